@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# One-shot set-up: system packages (Debian/Ubuntu), then .venv with the project and its test extras.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES="xvfb xauth libgl1 libegl1 libgl1-mesa-dri libglx-mesa0 libegl-mesa0 libglib2.0-0
+libdbus-1-3 libfontconfig1 libfreetype6 fonts-dejavu-core libxkbcommon0 libxkbcommon-x11-0
+libx11-xcb1 libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 libxcb-randr0
+libxcb-render-util0 libxcb-shape0 libxcb-xfixes0 libxcb-xkb1 libxcb-sync1 libxcb-shm0 libxcb-glx0"
+
+missing=()
+if command -v dpkg-query >/dev/null 2>&1; then
+    for p in $APT_PACKAGES; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    done
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+    if [ "$(id -u)" = 0 ]; then SUDO=""
+    elif sudo -n true 2>/dev/null; then SUDO="sudo -n"
+    else
+        echo "Missing system packages. Run:" >&2
+        echo "  sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
+        exit 1
+    fi
+    echo "Installing system packages: ${missing[*]}"
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -q
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+PYTHON="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+    "$PYTHON" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e ".[test]"

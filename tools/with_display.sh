@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Run a command on the real display if there is one, else on a private Xvfb (GLX via llvmpipe).
+set -euo pipefail
+export PYOPENGL_PLATFORM="${PYOPENGL_PLATFORM:-glx}"
+if [ -n "${DISPLAY:-}" ] && [ "${SHELLSCOPE_FORCE_XVFB:-0}" != 1 ]; then
+    exec "$@"
+fi
+export QT_QPA_PLATFORM=xcb
+export LIBGL_ALWAYS_SOFTWARE=1
+exec xvfb-run -a -s "-screen 0 1280x1024x24" "$@"
