@@ -1,0 +1,78 @@
+"""Per-joint precision, shell distance and rounding overrides chosen by name pattern.
+
+Rules apply in order, later rules win, so `*Hand*` followed by `LeftHand` refines the left
+hand alone. Patterns are shell globs matched case-insensitively against the joint name.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass
+
+import numpy as np
+
+from codec.clip import Skeleton
+from codec.sampling import BASE_ROUNDING
+
+
+@dataclass(frozen=True)
+class JointOverride:
+    """One rule; a None field leaves the value from earlier rules (or the global one)."""
+
+    pattern: str
+    precision: float | None = None
+    shell_distance: float | None = None
+    rounding: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("precision", "shell_distance"):
+            v = getattr(self, name)
+            if v is not None and not (np.isfinite(v) and v > 0):
+                raise ValueError(f"override {self.pattern!r}: {name} must be > 0, got {v}")
+        if self.rounding is not None and self.rounding not in BASE_ROUNDING:
+            raise ValueError(
+                f"override {self.pattern!r}: rounding {self.rounding!r} is not one of "
+                f"{BASE_ROUNDING}"
+            )
+
+    def matches(self, names: tuple[str, ...]) -> np.ndarray:
+        """(J,) bool: which joints this rule applies to."""
+        pat = self.pattern.lower()
+        return np.array([fnmatch.fnmatchcase(n.lower(), pat) for n in names], dtype=bool)
+
+
+@dataclass(frozen=True, eq=False)
+class ResolvedJoints:
+    """precision (J,), shell_distance (J,), rounding (J,) str, and which rule set each."""
+
+    precision: np.ndarray
+    shell_distance: np.ndarray
+    rounding: np.ndarray
+    overridden: np.ndarray
+
+
+def resolve(
+    skeleton: Skeleton,
+    rules: list[JointOverride] | tuple[JointOverride, ...] = (),
+    precision: float | None = None,
+    shell_distance: float | None = None,
+    rounding: str = "none",
+) -> ResolvedJoints:
+    """Per-joint values: the global value (or the skeleton's own), then every rule in order."""
+    n = skeleton.num_joints
+    prec = np.full(n, precision) if precision is not None else skeleton.precision.copy()
+    shell = (
+        np.full(n, shell_distance) if shell_distance is not None else skeleton.shell_distance.copy()
+    )
+    rnd = np.full(n, rounding, dtype=object)
+    touched = np.zeros(n, dtype=bool)
+    for rule in rules:
+        sel = rule.matches(skeleton.names)
+        if rule.precision is not None:
+            prec[sel] = rule.precision
+        if rule.shell_distance is not None:
+            shell[sel] = rule.shell_distance
+        if rule.rounding is not None:
+            rnd[sel] = rule.rounding
+        touched |= sel
+    return ResolvedJoints(prec, shell, rnd.astype(str), touched)

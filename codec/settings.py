@@ -1,0 +1,72 @@
+"""Compression settings and ACL's rule for resolving the `automatic` level."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from codec.clip import Clip
+from codec.errors import SettingsError
+
+LEVELS = ("lowest", "low", "medium", "high", "highest", "automatic")
+
+
+@dataclass(frozen=True)
+class CompressionSettings:
+    """What the user tunes. Per-joint precision and shell distance live on the skeleton;
+    `precision` / `shell_distance`, when given, replace them for every joint.
+
+    `supersample` is how many error evaluations per sample interval measure the error
+    between samples (0 turns that measure off).
+    """
+
+    level: str = "automatic"
+    precision: float | None = None
+    shell_distance: float | None = None
+    loop_optimization: bool = True
+    include_metadata: bool = True
+    supersample: int = 4
+
+    def __post_init__(self) -> None:
+        if self.level not in LEVELS:
+            raise SettingsError(
+                f"unknown compression level {self.level!r}; expected one of {LEVELS}"
+            )
+        for name in ("precision", "shell_distance"):
+            v = getattr(self, name)
+            if v is not None and not (np.isfinite(v) and v > 0):
+                raise SettingsError(f"{name.replace('_', ' ')} must be > 0, got {v}")
+        if self.supersample < 0:
+            raise SettingsError(f"supersample must be >= 0, got {self.supersample}")
+
+    def apply(self, clip: Clip) -> Clip:
+        """The clip with the global precision / shell distance written into its skeleton."""
+        if self.precision is None and self.shell_distance is None:
+            return clip
+        return clip.with_skeleton_settings(self.precision, self.shell_distance)
+
+
+def longest_chain(parents: np.ndarray) -> int:
+    """Number of joints on the longest root-to-leaf chain."""
+    depth = np.zeros(len(parents), dtype=np.int64)
+    for j, p in enumerate(parents):
+        depth[j] = depth[p] + 1 if p >= 0 else 1
+    return int(depth.max(initial=0))
+
+
+def resolve_level(level: str, clip: Clip) -> str:
+    """ACL 2.1: automatic -> medium above 500 samples, else by longest chain (<18 highest,
+    <25 high, else medium); lowest and low behave like medium."""
+    if level == "automatic":
+        if clip.num_samples > 500:
+            return "medium"
+        chain = longest_chain(clip.skeleton.parents)
+        if chain < 18:
+            return "highest"
+        if chain < 25:
+            return "high"
+        return "medium"
+    if level in ("lowest", "low"):
+        return "medium"
+    return level
