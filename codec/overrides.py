@@ -76,3 +76,37 @@ def resolve(
             rnd[sel] = rule.rounding
         touched |= sel
     return ResolvedJoints(prec, shell, rnd.astype(str), touched)
+
+
+def exact_pattern(name: str) -> str:
+    """A glob that matches exactly `name` (case-insensitively), even when it holds *, ? or [."""
+    return "".join(f"[{c}]" if c in "*?[]" else c for c in name)
+
+
+def set_joint_override(
+    rules: list[JointOverride] | tuple[JointOverride, ...],
+    name: str,
+    **fields: float | str | None,
+) -> tuple[JointOverride, ...]:
+    """Rules with one joint's exact-name rule changed by `fields` (None clears a field).
+
+    The joint's rule moves to the end so that it wins over every pattern rule: an edit made on
+    one joint must be what that joint gets. A rule left with no field is dropped.
+    """
+    unknown = set(fields) - {"precision", "shell_distance", "rounding"}
+    if unknown:
+        raise TypeError(f"unknown override fields {sorted(unknown)}")
+    pattern = exact_pattern(name)
+    old = [r for r in rules if r.pattern.lower() == pattern.lower()]
+    rest = tuple(r for r in rules if r.pattern.lower() != pattern.lower())
+    base = old[-1] if old else JointOverride(pattern)
+    values = {
+        "precision": base.precision,
+        "shell_distance": base.shell_distance,
+        "rounding": base.rounding,
+        **fields,
+    }
+    rule = JointOverride(pattern, **values)  # type: ignore[arg-type]
+    if rule.precision is None and rule.shell_distance is None and rule.rounding is None:
+        return rest
+    return (*rest, rule)
