@@ -1,0 +1,554 @@
+"""BVH (Biovision Hierarchy) reader and lossy writer.
+
+Conventions, chosen to match what DCC tools show for the real files we test on:
+
+- Joint order is file order (depth first), End Sites included as leaf joints named
+  ``<parent>_End`` so that shells reach the tips. Several ROOT blocks are allowed.
+- Bind pose: translation = OFFSET, rotation = identity, scale = 1.
+- Rotation channels are Euler angles in degrees applied in the order listed, intrinsic, for
+  column vectors: ``Zrotation Xrotation Yrotation`` means ``R = Rz @ Rx @ Ry``.
+- Position channels: on a root they replace the OFFSET (what most tools do; roots usually
+  have OFFSET 0). On any other joint they are added to the OFFSET: MakeHuman writes its
+  6-channel joints that way (the T-pose stores zeros there, and replacing would collapse
+  144 joints onto their parents). An axis without a channel keeps the OFFSET value.
+- The MOTION block is parsed with one numpy conversion; the header's ``Frames:`` value is
+  only compared with the rows found, never used to allocate.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from codec import quat
+from codec.atomic import atomic_open
+from codec.clip import Clip, Skeleton
+from codec.errors import ClipFormatError, ShellscopeError
+from codec.transforms import object_space
+
+Array = np.ndarray
+
+UNITS_TO_CM = {"cm": 1.0, "m": 100.0, "inch": 2.54}
+AUTO_METRES_BELOW = 5.0  # a skeleton less than 5 units tall is taken to be in metres
+_CHANNELS = {
+    "xposition": ("p", 0),
+    "yposition": ("p", 1),
+    "zposition": ("p", 2),
+    "xrotation": ("r", 0),
+    "yrotation": ("r", 1),
+    "zrotation": ("r", 2),
+}
+_MAX_CHANNELS = 6
+_TOKEN = re.compile(r"[{}]|[^\s{}]+")
+_NONBLANK_LINE = re.compile(r"^[ \t\r\f\v]*\S", re.MULTILINE)
+
+
+@dataclass
+class _Joint:
+    name: str
+    parent: int
+    line: int
+    offset: tuple[float, float, float] | None = None
+    channels: list[tuple[str, int]] = field(default_factory=list)  # (kind, axis)
+    end_site: bool = False
+
+
+def read_bvh(path: str | os.PathLike[str], *, units: str = "auto") -> Clip:
+    """Read a BVH file into a clip in centimetres.
+
+    `units` says what the file is in: "cm" (kept), "m" (x100), "inch" (x2.54) or "auto":
+    metres when the bind pose (OFFSETs) spans less than 5 units along its largest axis
+    (a human is 1-2 m or 100-200 cm tall), centimetres otherwise. A conversion adds a note
+    to `clip.warnings`. Raises ClipFormatError (file, line, what was expected) on bad input.
+    """
+    if units not in (*UNITS_TO_CM, "auto"):
+        raise ValueError(f"units must be one of cm, m, inch, auto; got {units!r}")
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        raise ClipFormatError(path, f"cannot read the file: {e.strerror or e}") from None
+    try:
+        return _parse(path, data, units)
+    except ShellscopeError as e:
+        if isinstance(e, ClipFormatError):
+            raise
+        raise ClipFormatError(path, str(e)) from None
+    except (ValueError, IndexError, KeyError, OverflowError, MemoryError) as e:
+        raise ClipFormatError(path, f"unreadable BVH ({type(e).__name__}: {e})") from None
+
+
+def _decode(data: bytes) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")  # never fails; names from old exporters are often Latin-1
+
+
+def _parse(path: object, data: bytes, units: str) -> Clip:
+    text = _decode(data)
+    m = re.search(r"^[ \t]*MOTION\b", text, re.MULTILINE)
+    if m is None:
+        raise ClipFormatError(path, "no MOTION section", line=text.count("\n") + 1)
+    head = text[: m.start()]
+    motion_line = head.count("\n") + 1
+    joints = _parse_hierarchy(path, head)
+    _name_end_sites(joints)
+
+    # --- MOTION header: "Frames: N" then "Frame Time: dt", each on its own line ---
+    pos = text.find("\n", m.end())
+    pos = len(text) if pos < 0 else pos + 1
+    line = motion_line + 1
+
+    def header_line(label: str, pattern: str) -> tuple[str, int]:
+        nonlocal pos, line
+        while pos < len(text):
+            nl = text.find("\n", pos)
+            nl = len(text) if nl < 0 else nl
+            content = text[pos:nl]
+            pos, here = nl + 1, line
+            line += 1
+            if content.strip():
+                hm = re.match(pattern, content)
+                if hm is None:
+                    raise ClipFormatError(
+                        path, f"expected '{label}', got {content.strip()[:40]!r}", line=here
+                    )
+                return hm.group(1), here
+        raise ClipFormatError(path, f"expected '{label}' before the end of file", line=line)
+
+    frames_tok, frames_line = header_line("Frames: <count>", r"\s*Frames\s*:\s*(\S+)\s*$")
+    try:
+        header_frames = int(frames_tok)
+        if header_frames < 0:
+            raise ValueError
+    except ValueError:
+        raise ClipFormatError(
+            path, f"Frames must be a count, got {frames_tok!r}", line=frames_line
+        ) from None
+    time_tok, time_line = header_line("Frame Time: <seconds>", r"\s*Frame\s+Time\s*:\s*(\S+)\s*$")
+    try:
+        frame_time = float(time_tok)
+    except ValueError:
+        frame_time = float("nan")
+    if not (math.isfinite(frame_time) and frame_time > 0):
+        raise ClipFormatError(
+            path, f"Frame Time must be a positive number, got {time_tok!r}", line=time_line
+        )
+    body = text[pos:]
+    first_row_line = line
+
+    num_channels = sum(len(j.channels) for j in joints)
+    if num_channels == 0:
+        raise ClipFormatError(path, "no joint has CHANNELS: there is nothing to animate")
+    values = _parse_rows(path, body, num_channels, first_row_line)
+    rows = values.shape[0]
+    warnings: list[str] = []
+    if rows != header_frames:
+        warnings.append(
+            f"{Path(str(path)).name}: header says Frames: {header_frames} but there are "
+            f"{rows} data rows; using the {rows} rows"
+        )
+    clip = _build_clip(path, joints, values, frame_time, units, warnings)
+    return clip
+
+
+def _parse_hierarchy(path: object, head: str) -> list[_Joint]:
+    tokens: list[tuple[str, int]] = []
+    for lineno, line in enumerate(head.split("\n"), start=1):
+        tokens.extend((t, lineno) for t in _TOKEN.findall(line))
+    n = len(tokens)
+    last_line = head.count("\n") + 1
+    pos = 0
+
+    def peek() -> tuple[str, int]:
+        return tokens[pos] if pos < n else ("<end of hierarchy>", last_line)
+
+    def number(what: str) -> float:
+        nonlocal pos
+        tok, line = peek()
+        try:
+            v = float(tok)
+        except ValueError:
+            v = float("nan")
+        if not math.isfinite(v):
+            raise ClipFormatError(path, f"expected a number for {what}, got {tok!r}", line=line)
+        pos += 1
+        return v
+
+    tok, line = peek()
+    if tok != "HIERARCHY":
+        raise ClipFormatError(path, f"expected 'HIERARCHY', got {tok!r}", line=line)
+    pos += 1
+    joints: list[_Joint] = []
+    stack: list[int] = []  # open joints; iterative so deep nesting cannot overflow
+
+    def expect(want: str, after: str) -> None:
+        nonlocal pos
+        tok, line = peek()
+        if tok != want:
+            raise ClipFormatError(path, f"expected {want!r} after {after}, got {tok!r}", line=line)
+        pos += 1
+
+    while pos < n or stack:
+        tok, line = peek()
+        if not stack and tok != "ROOT":
+            raise ClipFormatError(path, f"expected 'ROOT' or 'MOTION', got {tok!r}", line=line)
+        if tok == "ROOT" and stack:
+            raise ClipFormatError(path, "expected JOINT inside a joint, got 'ROOT'", line=line)
+        if tok in ("ROOT", "JOINT"):
+            pos += 1
+            name_parts = []
+            while pos < n and tokens[pos][1] == line and tokens[pos][0] != "{":
+                name_parts.append(tokens[pos][0])
+                pos += 1
+            if not name_parts:
+                raise ClipFormatError(path, f"expected a joint name after {tok}", line=line)
+            expect("{", f"{tok} name")
+            joints.append(_Joint(" ".join(name_parts), stack[-1] if stack else -1, line))
+            stack.append(len(joints) - 1)
+        elif tok == "End":
+            pos += 1
+            expect("Site", "'End'")
+            expect("{", "End Site")
+            expect("OFFSET", "'End Site {'")
+            offset = (number("OFFSET x"), number("OFFSET y"), number("OFFSET z"))
+            expect("}", "the End Site OFFSET")
+            joints.append(_Joint("", stack[-1], line, offset=offset, end_site=True))
+        elif tok == "OFFSET":
+            j = joints[stack[-1]]
+            if j.offset is not None:
+                raise ClipFormatError(path, f"second OFFSET in joint {j.name!r}", line=line)
+            pos += 1
+            j.offset = (number("OFFSET x"), number("OFFSET y"), number("OFFSET z"))
+        elif tok == "CHANNELS":
+            j = joints[stack[-1]]
+            if j.channels:
+                raise ClipFormatError(path, f"second CHANNELS in joint {j.name!r}", line=line)
+            pos += 1
+            ctok, cline = peek()
+            try:
+                count = int(ctok)
+            except ValueError:
+                raise ClipFormatError(
+                    path, f"expected a channel count after CHANNELS, got {ctok!r}", line=cline
+                ) from None
+            if not 0 <= count <= _MAX_CHANNELS:
+                raise ClipFormatError(
+                    path, f"CHANNELS count {count} is not 3 or 6 (at most 6)", line=cline
+                )
+            pos += 1
+            seen = set()
+            for _ in range(count):
+                ch, chline = peek()
+                spec = _CHANNELS.get(ch.lower())
+                if spec is None:
+                    raise ClipFormatError(
+                        path,
+                        f"expected a channel name (Xposition .. Zrotation), got {ch!r}",
+                        line=chline,
+                    )
+                if spec in seen:
+                    raise ClipFormatError(path, f"channel {ch} listed twice", line=chline)
+                seen.add(spec)
+                j.channels.append(spec)
+                pos += 1
+        elif tok == "}":
+            j = joints[stack.pop()]
+            if j.offset is None:
+                raise ClipFormatError(path, f"joint {j.name!r} has no OFFSET", line=line)
+            pos += 1
+        elif pos >= n:
+            raise ClipFormatError(
+                path, f"expected '}}' to close joint {joints[stack[-1]].name!r}", line=line
+            )
+        else:
+            raise ClipFormatError(
+                path,
+                f"expected OFFSET, CHANNELS, JOINT, End Site or '}}', got {tok!r}",
+                line=line,
+            )
+    if not joints:
+        raise ClipFormatError(path, "HIERARCHY has no ROOT", line=last_line)
+    return joints
+
+
+def _name_end_sites(joints: list[_Joint]) -> None:
+    """Name End Sites `<parent>_End`, made unique against every other joint name."""
+    taken = {j.name for j in joints if not j.end_site}
+    for j in joints:
+        if j.end_site:
+            base = f"{joints[j.parent].name}_End"
+            name, k = base, 1
+            while name in taken:
+                k += 1
+                name = f"{base}{k}"
+            taken.add(name)
+            j.name = name
+
+
+def _parse_rows(path: object, body: str, width: int, first_line: int) -> Array:
+    """All data rows as `(rows, width)` float64, with one conversion for the whole block."""
+    tokens = body.split()
+    num_lines = len(_NONBLANK_LINE.findall(body))
+    if num_lines == 0:
+        raise ClipFormatError(path, "MOTION has no data rows", line=first_line)
+    values: Array | None = None
+    if len(tokens) == num_lines * width:
+        try:
+            values = np.array(tokens, dtype=np.float64).reshape(num_lines, width)
+        except ValueError:
+            values = None
+    if values is not None and np.all(np.isfinite(values)):
+        return values
+    # Slow path, only to say where the problem is.
+    row = 0
+    for k, line in enumerate(body.split("\n")):
+        parts = line.split()
+        if not parts:
+            continue
+        row += 1
+        lineno = first_line + k
+        if len(parts) != width:
+            raise ClipFormatError(
+                path, f"row {row} has {len(parts)} values, expected {width}", line=lineno
+            )
+        for p in parts:
+            try:
+                v = float(p)
+            except ValueError:
+                v = float("nan")
+            if not math.isfinite(v):
+                raise ClipFormatError(
+                    path, f"row {row}: expected a finite number, got {p!r}", line=lineno
+                )
+    raise ClipFormatError(path, "MOTION data could not be read", line=first_line)
+
+
+def _euler_to_quat(angles_deg: Array, axes: Array) -> Array:
+    """Quaternions `(S, J, 4)` of intrinsic Euler angles `(S, J, 3)` about axes `(J, 3)`.
+
+    Slot k rotates about axis index axes[:, k]; the product is slot0 * slot1 * slot2, i.e.
+    the rotation listed first is outermost (applied last to a column vector).
+    """
+    half = np.radians(angles_deg) * 0.5
+    s, c = np.sin(half), np.cos(half)
+    out = None
+    for k in range(3):
+        q = np.zeros((*half.shape[:2], 4))
+        np.put_along_axis(
+            q,
+            np.broadcast_to(axes[None, :, k, None], (*half.shape[:2], 1)),
+            s[..., k, None],
+            axis=-1,
+        )
+        q[..., 3] = c[..., k]
+        out = q if out is None else quat.mul(out, q)
+    assert out is not None
+    return out
+
+
+def _build_clip(
+    path: object,
+    joints: list[_Joint],
+    values: Array,
+    frame_time: float,
+    units: str,
+    warnings: list[str],
+) -> Clip:
+    num = len(joints)
+    rows = values.shape[0]
+    parents = np.array([j.parent for j in joints], dtype=np.int64)
+    offsets = np.array([j.offset for j in joints], dtype=np.float64)
+
+    trans = np.broadcast_to(offsets, (rows, num, 3)).copy()
+    angles = np.zeros((rows, num, 3))
+    axes = np.zeros((num, 3), dtype=np.int64)
+    pj, pa, pc, rj, rk, rc = [], [], [], [], [], []
+    col = 0
+    for ji, j in enumerate(joints):
+        k = 0
+        for kind, axis in j.channels:
+            if kind == "p":
+                pj.append(ji)
+                pa.append(axis)
+                pc.append(col)
+            else:
+                rj.append(ji)
+                rk.append(k)
+                rc.append(col)
+                axes[ji, k] = axis
+                k += 1
+            col += 1
+    if pj:
+        pj_a, pa_a = np.array(pj), np.array(pa)
+        base = np.where(parents[pj_a] >= 0, offsets[pj_a, pa_a], 0.0)
+        trans[:, pj_a, pa_a] = base + values[:, pc]
+    if rj:
+        angles[:, rj, rk] = values[:, rc]
+    rot = quat.normalize(_euler_to_quat(angles, axes))
+    rot = quat.ensure_continuity(rot, axis=0)
+
+    factor = 1.0
+    if units == "auto":
+        extent = _bind_extent(offsets, parents)
+        if extent < AUTO_METRES_BELOW:
+            factor = UNITS_TO_CM["m"]
+            warnings.append(f"units: m -> cm (auto, skeleton height {extent:.3g})")
+    else:
+        factor = UNITS_TO_CM[units]
+        if factor != 1.0:
+            warnings.append(f"units: {units} -> cm (x{factor:g})")
+    skeleton = Skeleton.create(
+        [j.name for j in joints], parents, bind_translations=offsets * factor
+    )
+    return Clip(
+        skeleton=skeleton,
+        sample_rate=1.0 / frame_time,
+        rotations=rot,
+        translations=trans * factor,
+        scales=np.ones((rows, num, 3)),
+        name=Path(str(path)).stem,
+        warnings=warnings,
+    )
+
+
+def _bind_extent(offsets: Array, parents: Array) -> float:
+    """Largest axis-aligned extent of the joint positions in the bind pose (the 'height')."""
+    pos = np.zeros_like(offsets)
+    for j, p in enumerate(parents):
+        pos[j] = offsets[j] + (pos[p] if p >= 0 else 0.0)
+    return float(np.max(np.ptp(pos, axis=0)))
+
+
+# ----------------------------------------------------------------------------- writer
+
+
+def _quat_to_euler_zyx(q: Array) -> Array:
+    """Degrees `(..., 3)` as (z, y, x) with R = Rz @ Ry @ Rx; gimbal lock puts all in z."""
+    m = quat.to_matrix(quat.normalize(q))
+    cy = np.hypot(m[..., 0, 0], m[..., 1, 0])
+    lock = cy < 1e-9
+    y = np.arctan2(-m[..., 2, 0], cy)
+    z = np.where(
+        lock, np.arctan2(-m[..., 0, 1], m[..., 1, 1]), np.arctan2(m[..., 1, 0], m[..., 0, 0])
+    )
+    x = np.where(lock, 0.0, np.arctan2(m[..., 2, 1], m[..., 2, 2]))
+    return np.degrees(np.stack((z, y, x), axis=-1))
+
+
+def _is_end_site(clip: Clip, j: int, has_children: Array, tol: float) -> bool:
+    sk = clip.skeleton
+    p = int(sk.parents[j])
+    if p < 0 or has_children[j] or sk.names[j] != f"{sk.names[p]}_End":
+        return False
+    rot_ok = np.all(np.abs(np.abs(clip.rotations[:, j, 3]) - 1.0) <= 1e-12) and np.allclose(
+        sk.bind_rotations[j], quat.identity(), atol=1e-12
+    )
+    trans_ok = np.all(np.abs(clip.translations[:, j] - sk.bind_translations[j]) <= tol)
+    return bool(rot_ok and trans_ok)
+
+
+def _bvh_name(name: str) -> str:
+    """A name that reads back the same: one line, no braces, single spaces."""
+    clean = " ".join(re.sub(r"[{}]", "_", name).split())
+    return clean or "joint"
+
+
+def write_bvh(clip: Clip, path: str | os.PathLike[str], *, precision_digits: int = 6) -> list[str]:
+    """Export `clip` as BVH (written whole or not at all); returns what was lost, as text.
+
+    A lossy export for looking at a clip in a DCC: every joint gets ``Zrotation Yrotation
+    Xrotation`` channels (angles unwrapped over time so curves do not jump by 360), roots
+    also get absolute position channels, other joints get position channels only when
+    their translation moves or differs from the bind translation (written as the OFFSET).
+    Leaf joints named ``<parent>_End`` that never move are written as End Sites, which is
+    how `read_bvh` names them, so a round trip keeps the skeleton. BVH has no scale: scales
+    are dropped and a warning says so. Values are printed with `precision_digits` decimals
+    (degrees and clip units).
+    """
+    if precision_digits < 0 or precision_digits > 15:
+        raise ValueError(f"precision_digits must be 0..15, got {precision_digits}")
+    sk = clip.skeleton
+    num = sk.num_joints
+    parents = sk.parents
+    warnings: list[str] = []
+    scaled = np.any(np.abs(clip.scales - 1.0) > 1e-6, axis=(0, 2)) | np.any(
+        np.abs(sk.bind_scales - 1.0) > 1e-6, axis=1
+    )
+    if np.any(scaled):
+        names = [sk.names[j] for j in np.flatnonzero(scaled)]
+        shown = ", ".join(names[:5]) + (" ..." if len(names) > 5 else "")
+        warnings.append(f"BVH has no scale: dropped the scale of {len(names)} joint(s): {shown}")
+    tol = 0.5 * 10.0 ** (-precision_digits)
+    has_children = np.zeros(num, dtype=bool)
+    has_children[parents[parents >= 0]] = True
+    end_site = [_is_end_site(clip, j, has_children, tol) for j in range(num)]
+    moves = np.any(np.abs(clip.translations - sk.bind_translations) > tol, axis=(0, 2))
+    six = (parents < 0) | moves
+
+    children: list[list[int]] = [[] for _ in range(num)]
+    for j in range(num):
+        if parents[j] >= 0:
+            children[int(parents[j])].append(j)
+    order: list[int] = []  # depth-first, the order of the MOTION columns
+    fmt = f"%.{precision_digits}f"
+    lines = ["HIERARCHY"]
+
+    names = [_bvh_name(n) for n in sk.names]
+    renamed = sum(a != b for a, b in zip(names, sk.names, strict=True))
+    if renamed:
+        warnings.append(f"renamed {renamed} joint(s) whose names BVH cannot hold")
+    chans = "Zrotation Yrotation Xrotation"
+    todo: list[tuple[int, int, bool]] = [(int(r), 0, False) for r in np.flatnonzero(parents < 0)]
+    todo.reverse()
+    while todo:  # depth first without recursion: (joint, depth, closing)
+        j, depth, closing = todo.pop()
+        ind = "\t" * depth
+        if closing:
+            lines.append(f"{ind}}}")
+            continue
+        off = " ".join(fmt % v for v in sk.bind_translations[j])
+        if end_site[j]:
+            lines.extend([f"{ind}End Site", f"{ind}{{", f"{ind}\tOFFSET {off}", f"{ind}}}"])
+            continue
+        order.append(j)
+        kw = "ROOT" if parents[j] < 0 else "JOINT"
+        lines.extend([f"{ind}{kw} {names[j]}", f"{ind}{{", f"{ind}\tOFFSET {off}"])
+        if six[j]:
+            lines.append(f"{ind}\tCHANNELS 6 Xposition Yposition Zposition {chans}")
+        else:
+            lines.append(f"{ind}\tCHANNELS 3 {chans}")
+        todo.append((j, depth, True))
+        todo.extend((c, depth + 1, False) for c in reversed(children[j]))
+
+    idx = np.array(order)
+    euler = _quat_to_euler_zyx(clip.rotations[:, idx])  # (S, n, 3)
+    euler = np.degrees(np.unwrap(np.radians(euler), axis=0))
+    pos = clip.translations[:, idx] - np.where(
+        (parents[idx] >= 0)[:, None], sk.bind_translations[idx], 0.0
+    )
+    cols = []
+    for k, j in enumerate(order):
+        if six[j]:
+            cols.append(pos[:, k])
+        cols.append(euler[:, k])
+    table = np.concatenate(cols, axis=1) + 0.0  # + 0.0 turns -0.0 into 0.0
+    lines.extend(
+        ["MOTION", f"Frames: {clip.num_samples}", f"Frame Time: {1.0 / clip.sample_rate:.10g}"]
+    )
+    with atomic_open(path, "w", encoding="utf-8", newline="\n") as f:
+        f.write("\n".join(lines) + "\n")
+        np.savetxt(f, table, fmt=fmt, delimiter=" ")
+    return warnings
+
+
+def clip_object_positions(clip: Clip) -> Array:
+    """Object-space joint positions `(S, J, 3)` (handy for comparing two clips)."""
+    return object_space(clip.rotations, clip.translations, clip.scales, clip.skeleton.parents)[
+        ..., 3
+    ]
