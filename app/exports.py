@@ -1,0 +1,227 @@
+"""Exports of one compression: stats JSON, per-joint CSV, the lossy clip and a screenshot.
+
+Qt-free so the command line (`app.headless`) writes exactly what the menus write. Every file is
+written whole or not at all (codec.atomic): an export that fails leaves the old file in place.
+The main window can put `export_stats`, `export_joint_csv`, `export_lossy` and
+`export_screenshot` straight into a menu; the views pass PNG bytes to the last one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import json
+import math
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from codec.atomic import write_bytes, write_text
+from codec.overrides import JointOverride
+from codec.result import SUB_TRACKS, CompressionResult, TrackKind
+
+KIND_NAMES = {int(TrackKind.DEFAULT): "default", int(TrackKind.CONSTANT): "constant",
+              int(TrackKind.ANIMATED): "animated"}  # fmt: skip
+COMPONENTS = 3  # every sub-track stores 3 components (rotations drop W)
+CONSTANT_IN_SEGMENT_BITS = 16  # bit rate 0: one 16-bit-per-component value for the segment
+
+
+def _json_safe(value: Any) -> Any:
+    """numpy scalars and arrays to plain JSON; non-finite floats to null (JSON has no NaN)."""
+    if isinstance(value, dict):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _json_safe(value.tolist())
+    if isinstance(value, np.bool_ | bool):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating | float):
+        f = float(value)
+        return f if math.isfinite(f) else None
+    return value
+
+
+def stats_dict(
+    result: CompressionResult, overrides: tuple[JointOverride, ...] | list = ()
+) -> dict[str, Any]:
+    """The codec's stats under ACL's key names, plus what Shellscope tuned to get them.
+
+    Top-level keys are exactly `result.stats` (so tools reading ACL stats read ours); the
+    tuning goes under "shellscope" so the run can be repeated.
+    """
+    out = _json_safe(dict(result.stats))
+    out.setdefault("clip_name", result.clip.name)
+    s = result.settings
+    out["shellscope"] = {
+        "settings": {"level": s.level, "precision": s.precision,
+                     "shell_distance": s.shell_distance, "supersample": s.supersample},
+        "overrides": [{k: getattr(r, k) for k in ("pattern", "precision", "shell_distance",
+                       "rounding") if getattr(r, k) is not None} for r in overrides],
+    }  # fmt: skip
+    return out
+
+
+def export_stats(
+    path: str | os.PathLike[str],
+    result: CompressionResult,
+    overrides: tuple[JointOverride, ...] | list = (),
+) -> Path:
+    """Stats JSON (ACL key names), written whole or not at all."""
+    text = json.dumps(stats_dict(result, overrides), indent=2, allow_nan=False) + "\n"
+    write_text(path, text)
+    return Path(path)
+
+
+def segment_sample_counts(result: CompressionResult) -> np.ndarray:
+    """(G,) samples stored in each segment."""
+    return np.asarray(result.segments, dtype=np.int64).reshape(-1, 2)[:, 1]
+
+
+def cell_bytes(result: CompressionResult) -> np.ndarray:
+    """(G, J, 3) bytes of packed samples per segment, joint and sub-track (0 if not animated).
+
+    Bit rate 0 stores one 16-bit-per-component value for the segment; the others store every
+    sample of the segment at that many bits per component (ranges and headers not counted).
+    """
+    bits = result.bits_per_component
+    n = segment_sample_counts(result)[:, None, None]
+    total_bits = np.where(
+        bits > 0,
+        bits * COMPONENTS * n,
+        np.where(bits == 0, CONSTANT_IN_SEGMENT_BITS * COMPONENTS, 0),
+    )
+    return total_bits / 8.0
+
+
+def segment_errors(result: CompressionResult) -> np.ndarray:
+    """(G, J) the largest error of every joint over each segment's samples."""
+    err = np.asarray(result.error)
+    seg = np.asarray(result.segments, dtype=np.int64).reshape(-1, 2)
+    out = np.zeros((len(seg), err.shape[1]))
+    for g, (start, count) in enumerate(seg):  # a handful of segments; joints stay batched
+        rows = err[start : min(start + max(count, 1), err.shape[0])]
+        out[g] = rows.max(axis=0) if len(rows) else 0.0
+    return out
+
+
+JOINT_CSV_COLUMNS = (
+    "joint", "name", "parent", "precision", "shell_distance", "dominant_shell_distance",
+    "dominant_shell_precision",
+    *(f"{k}_kind" for k in SUB_TRACKS),
+    *(f"{k}_bits_mean" for k in SUB_TRACKS),
+    *(f"{k}_bits_max" for k in SUB_TRACKS),
+    "sample_bytes", "max_error", "worst_time", "error_p99", "max_error_between_samples",
+)  # fmt: skip
+
+
+def joint_rows(result: CompressionResult) -> list[dict[str, Any]]:
+    """One row per joint: its settings, storage and error (what the CSV and joints panel show)."""
+    clip = result.clip
+    sk = clip.skeleton
+    err = np.asarray(result.error)
+    bits = result.bits_per_component.astype(np.float64)  # (G, J, 3)
+    animated = bits >= 0
+    with np.errstate(invalid="ignore"):
+        mean_bits = np.where(animated.any(0), np.where(animated, bits, 0).sum(0) / animated.sum(0),
+                             np.nan)  # fmt: skip
+    max_bits = np.where(animated.any(0), bits.max(0), np.nan)
+    nbytes = cell_bytes(result).sum(axis=(0, 2))
+    worst = err.argmax(axis=0)
+    times = np.arange(err.shape[0]) / clip.sample_rate
+    p99 = np.percentile(err, 99, axis=0) if err.size else np.zeros(sk.num_joints)
+    between = (
+        np.asarray(result.error_between).max(axis=0)
+        if np.asarray(result.error_between).size
+        else np.full(sk.num_joints, np.nan)
+    )
+    ds = result.dominant_shells
+    rows = []
+    for j in range(sk.num_joints):
+        row: dict[str, Any] = {
+            "joint": j,
+            "name": sk.names[j],
+            "parent": int(sk.parents[j]),
+            "precision": float(sk.precision[j]),
+            "shell_distance": float(sk.shell_distance[j]),
+            "dominant_shell_distance": float(ds.distance[j]),
+            "dominant_shell_precision": float(ds.precision[j]),
+        }
+        for k, name in enumerate(SUB_TRACKS):
+            row[f"{name}_kind"] = KIND_NAMES[int(result.kinds[j, k])]
+        for k, name in enumerate(SUB_TRACKS):
+            row[f"{name}_bits_mean"] = float(mean_bits[j, k])
+        for k, name in enumerate(SUB_TRACKS):
+            row[f"{name}_bits_max"] = float(max_bits[j, k])
+        row["sample_bytes"] = float(nbytes[j])
+        row["max_error"] = float(err[:, j].max()) if err.size else 0.0
+        row["worst_time"] = float(times[worst[j]]) if err.size else 0.0
+        row["error_p99"] = float(p99[j])
+        row["max_error_between_samples"] = float(between[j])
+        rows.append(row)
+    return rows
+
+
+def joint_csv_text(result: CompressionResult) -> str:
+    """The per-joint CSV; NaN (a value that does not apply) is written as an empty cell."""
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=JOINT_CSV_COLUMNS, lineterminator="\n")
+    w.writeheader()
+    for row in joint_rows(result):
+        w.writerow(
+            {
+                k: (
+                    ""
+                    if isinstance(v, float) and math.isnan(v)
+                    else repr(v)
+                    if isinstance(v, float)
+                    else v
+                )
+                for k, v in row.items()
+            }  # fmt: skip
+        )
+    return buf.getvalue()
+
+
+def export_joint_csv(path: str | os.PathLike[str], result: CompressionResult) -> Path:
+    """Per-joint CSV (floats written with full precision), whole or not at all."""
+    write_text(path, joint_csv_text(result))
+    return Path(path)
+
+
+def export_lossy(path: str | os.PathLike[str], result: CompressionResult) -> Path:
+    """The decoded clip in the format the name asks for (`.acl.sjson`, `.bvh`, ...).
+
+    codec.save_clip writes into a private folder beside the target under the target's own
+    name (so the format is chosen by the same ending), and the finished file is renamed over
+    the target: a failed export leaves no partial file.
+    """
+    from codec import save_clip  # lazy: the formats package is heavy and optional here
+
+    path = Path(path)
+    tmpdir = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
+    try:
+        tmp = tmpdir / path.name
+        save_clip(result.lossy, tmp)
+        with open(tmp, "rb+") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(OSError):
+            shutil.rmtree(tmpdir)
+    return path
+
+
+def export_screenshot(path: str | os.PathLike[str], png: bytes) -> Path:
+    """A PNG grabbed by a view (see app.views.screenshot), whole or not at all."""
+    if not png.startswith(b"\x89PNG\r\n\x1a\n"):
+        raise ValueError("screenshot data is not a PNG image")
+    write_bytes(path, png)
+    return Path(path)

@@ -1,0 +1,198 @@
+"""The per-clip tuning file `CLIP.shellscope.json`, kept beside the clip.
+
+A tech animator tunes precision once per clip; the sidecar makes that tuning come back when the
+clip is opened again and lets the command line use it (`shellscope CLIP --export-...`). Qt-free.
+
+Where the main window calls it:
+- after loading a clip: `settings, overrides = load_sidecar(path)`, then
+  `document.set_clip(clip, path, overrides, settings)` (settings None keeps the current ones);
+  a `SidecarError` should be shown to the user and the clip opened without the sidecar;
+- after a user edit of settings or overrides: `save_document_sidecar(document)`; the joints and
+  settings panels already do this themselves.
+
+Layout (version 1)::
+
+    {"format": "shellscope-sidecar", "version": 1, "clip": "walk.acl.sjson",
+     "settings": {"precision": 0.01, "shell_distance": 3.0, "level": "automatic"},
+     "overrides": [{"pattern": "*Hand*", "precision": 0.001}, ...]}
+
+Overrides apply in order, later rules win. A file holding only the "overrides" list (or a bare
+list of rules) is accepted as an overrides file for `--overrides FILE`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from app.document import Document, GlobalSettings, Status
+from codec.atomic import write_text
+from codec.errors import ShellscopeError
+from codec.overrides import JointOverride
+
+SUFFIX = ".shellscope.json"
+FORMAT = "shellscope-sidecar"
+VERSION = 1
+_RULE_KEYS = ("pattern", "precision", "shell_distance", "rounding")
+_SETTING_KEYS = ("precision", "shell_distance", "level")
+
+
+class SidecarError(ShellscopeError, ValueError):
+    """A sidecar or overrides file that cannot be used; names the file and the place in it."""
+
+    def __init__(self, path: str | os.PathLike[str], place: str, message: str) -> None:
+        self.path = str(path)
+        self.place = place
+        super().__init__(f"{self.path}: {place}: {message}")
+
+
+def sidecar_path(clip_path: str | os.PathLike[str]) -> Path:
+    """`walk.acl.sjson` -> `walk.acl.sjson.shellscope.json` (the whole clip file name is kept,
+    so `walk.bvh` and `walk.acl.sjson` in one folder keep their own tuning)."""
+    p = Path(clip_path)
+    return p.with_name(p.name + SUFFIX)
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise SidecarError(path, f"byte {e.start}", "not UTF-8 text") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise SidecarError(path, f"line {e.lineno} column {e.colno}", e.msg) from None
+
+
+def _rule(path: Path, place: str, item: Any) -> JointOverride:
+    if not isinstance(item, dict):
+        raise SidecarError(path, place, f"expected an object, got {type(item).__name__}")
+    extra = set(item) - set(_RULE_KEYS)
+    if extra:
+        raise SidecarError(path, place, f"unknown keys {sorted(extra)}; expected {_RULE_KEYS}")
+    pattern = item.get("pattern")
+    if not isinstance(pattern, str) or not pattern:
+        raise SidecarError(path, f"{place}.pattern", "expected a non-empty string")
+    for key in ("precision", "shell_distance"):
+        v = item.get(key)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int | float)):
+            raise SidecarError(path, f"{place}.{key}", f"expected a number or null, got {v!r}")
+    rounding = item.get("rounding")
+    if rounding is not None and not isinstance(rounding, str):
+        raise SidecarError(path, f"{place}.rounding", f"expected a string, got {rounding!r}")
+    try:
+        return JointOverride(pattern, item.get("precision"), item.get("shell_distance"), rounding)
+    except ValueError as e:
+        raise SidecarError(path, place, str(e)) from None
+
+
+def _rules(path: Path, place: str, items: Any) -> tuple[JointOverride, ...]:
+    if not isinstance(items, list):
+        raise SidecarError(path, place, f"expected a list of rules, got {type(items).__name__}")
+    return tuple(_rule(path, f"{place}[{i}]", item) for i, item in enumerate(items))
+
+
+def _settings(path: Path, data: Any) -> GlobalSettings | None:
+    if data is None:
+        return None
+    if not isinstance(data, dict):
+        raise SidecarError(path, "settings", f"expected an object, got {type(data).__name__}")
+    extra = set(data) - set(_SETTING_KEYS)
+    if extra:
+        raise SidecarError(path, "settings", f"unknown keys {sorted(extra)}")
+    for key in ("precision", "shell_distance"):
+        v = data.get(key)
+        if key in data and (isinstance(v, bool) or not isinstance(v, int | float)):
+            raise SidecarError(path, f"settings.{key}", f"expected a number, got {v!r}")
+    try:
+        return GlobalSettings(**data)
+    except (TypeError, ValueError) as e:
+        raise SidecarError(path, "settings", str(e)) from None
+
+
+def read_sidecar_file(
+    path: str | os.PathLike[str],
+) -> tuple[GlobalSettings | None, tuple[JointOverride, ...]]:
+    """Parse one sidecar (or overrides) file; SidecarError on anything unusable."""
+    path = Path(path)
+    data = _read_json(path)
+    if isinstance(data, list):
+        return None, _rules(path, "top level", data)
+    if not isinstance(data, dict):
+        raise SidecarError(path, "top level", "expected an object or a list of rules")
+    fmt = data.get("format", FORMAT)
+    if fmt != FORMAT:
+        raise SidecarError(path, "format", f"expected {FORMAT!r}, got {fmt!r}")
+    version = data.get("version", VERSION)
+    if version != VERSION:
+        raise SidecarError(
+            path, "version", f"this Shellscope reads version {VERSION}, not {version!r}"
+        )
+    extra = set(data) - {"format", "version", "clip", "settings", "overrides"}
+    if extra:
+        raise SidecarError(path, "top level", f"unknown keys {sorted(extra)}")
+    return _settings(path, data.get("settings")), _rules(
+        path, "overrides", data.get("overrides", [])
+    )
+
+
+def load_sidecar(
+    clip_path: str | os.PathLike[str],
+) -> tuple[GlobalSettings | None, tuple[JointOverride, ...]]:
+    """The tuning saved for a clip: (settings or None, overrides); (None, ()) without a sidecar."""
+    path = sidecar_path(clip_path)
+    if not path.is_file():
+        return None, ()
+    return read_sidecar_file(path)
+
+
+def sidecar_text(
+    clip_name: str, settings: GlobalSettings | None, overrides: tuple[JointOverride, ...] | list
+) -> str:
+    """The JSON text of a sidecar (fixed key order keeps version-control diffs small)."""
+    rules = [{k: getattr(r, k) for k in _RULE_KEYS if getattr(r, k) is not None} for r in overrides]
+    data: dict[str, Any] = {"format": FORMAT, "version": VERSION, "clip": clip_name}
+    if settings is not None:
+        data["settings"] = {k: getattr(settings, k) for k in _SETTING_KEYS}
+    data["overrides"] = rules
+    return json.dumps(data, indent=2) + "\n"
+
+
+def save_sidecar(
+    clip_path: str | os.PathLike[str],
+    settings: GlobalSettings | None,
+    overrides: tuple[JointOverride, ...] | list[JointOverride],
+) -> Path:
+    """Write the clip's sidecar whole or not at all; returns its path."""
+    path = sidecar_path(clip_path)
+    write_text(path, sidecar_text(Path(clip_path).name, settings, overrides))
+    return path
+
+
+def save_document_sidecar(document: Document) -> Path | None:
+    """Save the document's tuning beside its clip (None when the clip has no file).
+
+    Raises OSError when the folder is not writable; panels report that in the status bar.
+    """
+    if document.path is None:
+        return None
+    return save_sidecar(document.path, document.settings, document.overrides)
+
+
+def save_after_edit(document: Document) -> Path | None:
+    """What panels call after a user edit: save, and report a failure in the status instead of
+    losing the edit (the document keeps it; the next edit tries again)."""
+    try:
+        return save_document_sidecar(document)
+    except OSError as e:
+        document.set_status(
+            Status(
+                document.status.running,
+                document.status.progress,
+                document.status.message,
+                f"could not save {sidecar_path(document.path or '')}: {e.strerror or e}",
+            )
+        )
+        return None

@@ -1,0 +1,80 @@
+"""Exports parse back to the numbers they were made from, and are written whole or not at all."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from panel_helpers import make_result
+
+from app import exports
+from codec.overrides import JointOverride
+
+
+def test_stats_json_keeps_acl_key_names_and_values(tmp_path: Path) -> None:
+    r = make_result()
+    r.stats["nan_value"] = float("nan")
+    out = exports.export_stats(tmp_path / "s.json", r, [JointOverride("*Hand*", precision=0.001)])
+    data = json.loads(out.read_text())
+    for key in (
+        "raw_size",
+        "compressed_size",
+        "compression_ratio",
+        "max_error",
+        "worst_track",
+        "worst_time",
+        "compression_time",
+        "num_bones",
+        "num_samples",
+        "segments",
+    ):
+        assert data[key] == r.stats[key], key
+    assert data["segmenting"] == {"num_segments": 3}
+    assert data["nan_value"] is None
+    assert data["shellscope"]["overrides"] == [{"pattern": "*Hand*", "precision": 0.001}]
+
+
+def test_joint_csv_matches_the_result(tmp_path: Path) -> None:
+    r = make_result()
+    out = exports.export_joint_csv(tmp_path / "j.csv", r)
+    rows = list(csv.DictReader(out.open()))
+    assert [row["name"] for row in rows] == list(r.clip.skeleton.names)
+    assert tuple(rows[0]) == exports.JOINT_CSV_COLUMNS
+    np.testing.assert_array_equal([float(row["max_error"]) for row in rows], r.error.max(0))
+    assert rows[4]["rotation_kind"] == "constant" and rows[4]["rotation_bits_mean"] == ""
+    bits = r.bits_per_component[:, 2, 0]
+    assert float(rows[2]["rotation_bits_mean"]) == bits.mean()
+    assert float(rows[2]["rotation_bits_max"]) == bits.max()
+    assert float(rows[2]["worst_time"]) == pytest.approx(31 / 30)
+
+
+def test_cell_bytes_count_bits_per_segment_sample() -> None:
+    r = make_result()
+    b = exports.cell_bytes(r)
+    bits = r.bits_per_component
+    assert b[0, 2, 0] == bits[0, 2, 0] * 3 * 16 / 8
+    assert b[2, 0, 0] == 16 * 3 / 8  # constant within the segment: one 16-bit value
+    assert b[0, 4, 0] == 0  # a constant sub-track stores nothing per segment
+    seg = exports.segment_errors(r)
+    assert seg[1, 3] == r.error[16:28, 3].max()
+
+
+def test_a_failed_export_leaves_the_old_file(tmp_path: Path) -> None:
+    target = tmp_path / "s.json"
+    target.write_text("old")
+    r = make_result()
+    r.stats["bad"] = object()
+    with pytest.raises(TypeError):
+        exports.export_stats(target, r)
+    assert target.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["s.json"]
+
+
+def test_screenshot_must_be_png(tmp_path: Path) -> None:
+    with pytest.raises(ValueError):
+        exports.export_screenshot(tmp_path / "x.png", b"GIF89a")
+    png = b"\x89PNG\r\n\x1a\n" + b"\0" * 8
+    assert exports.export_screenshot(tmp_path / "x.png", png).read_bytes() == png

@@ -1,0 +1,87 @@
+"""The sidecar round trip and its error messages."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from app.document import Document, GlobalSettings
+from app.sidecar import (
+    SidecarError,
+    load_sidecar,
+    read_sidecar_file,
+    save_after_edit,
+    save_sidecar,
+    sidecar_path,
+)
+from codec.overrides import JointOverride
+
+RULES = (
+    JointOverride("*Hand*", precision=0.001),
+    JointOverride("root", shell_distance=20.0, rounding="floor"),
+    JointOverride("*IK*", precision=0.5, shell_distance=1.0, rounding="nearest"),
+)
+
+
+def test_sidecar_sits_beside_the_clip_under_its_whole_name(tmp_path: Path) -> None:
+    assert sidecar_path(tmp_path / "walk.acl.sjson") == tmp_path / "walk.acl.sjson.shellscope.json"
+
+
+def test_round_trip(tmp_path: Path) -> None:
+    clip = tmp_path / "walk.bvh"
+    settings = GlobalSettings(precision=0.002, shell_distance=5.0, level="high")
+    written = save_sidecar(clip, settings, RULES)
+    assert written == sidecar_path(clip)
+    assert load_sidecar(clip) == (settings, RULES)
+    data = json.loads(written.read_text())
+    assert data["clip"] == "walk.bvh" and data["overrides"][0] == {
+        "pattern": "*Hand*",
+        "precision": 0.001,
+    }
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_no_sidecar_means_nothing_to_apply(tmp_path: Path) -> None:
+    assert load_sidecar(tmp_path / "x.bvh") == (None, ())
+
+
+def test_a_bare_rule_list_is_an_overrides_file(tmp_path: Path) -> None:
+    f = tmp_path / "rules.json"
+    f.write_text('[{"pattern": "*Hand*", "precision": 0.001}]')
+    assert read_sidecar_file(f) == (None, (JointOverride("*Hand*", precision=0.001),))
+
+
+@pytest.mark.parametrize(
+    ("text", "place"),
+    [
+        ('{"overrides": [\n  {"pattern": "a",}\n]}', "line 2 column 19"),
+        ('{"overrides": [{"pattern": "a"}, {"pattern": "b", "precision": -1}]}', "overrides[1]"),
+        ('{"overrides": [{"pattern": "a", "precision": "x"}]}', "overrides[0].precision"),
+        ('{"overrides": [{"pattern": "a", "rounding": "sometimes"}]}', "overrides[0]"),
+        ('{"overrides": [{"pattern": "a", "colour": 1}]}', "overrides[0]"),
+        ('{"overrides": [{"precision": 0.1}]}', "overrides[0].pattern"),
+        ('{"settings": {"level": "max"}}', "settings"),
+        ('{"version": 7}', "version"),
+        ('"hello"', "top level"),
+    ],
+)
+def test_a_broken_sidecar_names_the_file_and_the_place(
+    tmp_path: Path, text: str, place: str
+) -> None:
+    clip = tmp_path / "walk.bvh"
+    sidecar_path(clip).write_text(text)
+    with pytest.raises(SidecarError) as e:
+        load_sidecar(clip)
+    assert str(sidecar_path(clip)) in str(e.value) and place in str(e.value)
+    assert e.value.place.startswith(place)
+
+
+def test_save_after_edit_reports_an_unwritable_folder(tmp_path: Path) -> None:
+    doc = Document()
+    doc.path = tmp_path / "missing" / "walk.bvh"
+    assert save_after_edit(doc) is None
+    assert doc.status.error and "walk.bvh.shellscope.json" in doc.status.error
+    doc.path = None
+    assert save_after_edit(doc) is None  # an unsaved clip has nowhere to keep a sidecar
