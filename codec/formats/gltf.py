@@ -1,0 +1,635 @@
+"""glTF 2.0 reader (.gltf with external or data: buffers, .glb): a skin and one animation.
+
+The skeleton is `skins[skin].joints`, parents first. A joint's parent is its nearest ancestor
+node that is also a joint of the skin. Transforms of nodes that are not joints but sit
+between joints (or above the root joints) are folded into the child joint's local
+transform, bind and animated alike, so object space equals glTF world space.
+
+Animations are resampled to a uniform rate over [0, last key time]: LINEAR (rotations by
+slerp, as the spec says), STEP and CUBICSPLINE (Hermite, tangents scaled by the key interval,
+rotations normalised). The sample count is ceil(duration * rate) + 1, so the last sample is
+at or just after the last key (values past the last key hold it): the final key is always
+in the clip and the steps stay uniform; the clip may be up to one step longer.
+glTF is in metres; by default the clip is returned in centimetres.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import math
+import os
+import struct
+import urllib.parse
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+
+from codec import quat
+from codec.clip import Clip, Skeleton
+from codec.errors import ClipFormatError, ShellscopeError
+from codec.transforms import compose, decompose, qvv_to_matrix
+
+Array = np.ndarray
+
+GLB_MAGIC = b"glTF"
+CHUNK_JSON = 0x4E4F534A
+CHUNK_BIN = 0x004E4942
+_COMPONENTS = {  # componentType -> (dtype, normalisation divisor for normalized ints)
+    5120: (np.dtype("<i1"), 127.0),
+    5121: (np.dtype("<u1"), 255.0),
+    5122: (np.dtype("<i2"), 32767.0),
+    5123: (np.dtype("<u2"), 65535.0),
+    5125: (np.dtype("<u4"), None),
+    5126: (np.dtype("<f4"), None),
+}
+_WIDTH = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT2": 4, "MAT3": 9, "MAT4": 16}
+_T = TypeVar("_T")
+_PATH_WIDTH = {"translation": 3, "rotation": 4, "scale": 3}
+
+
+class _Doc:
+    """Parsed JSON plus binary buffers, with error helpers that name the JSON path."""
+
+    def __init__(self, path: object, gltf: dict[str, Any], bin_chunk: bytes | None) -> None:
+        self.path = path
+        self.gltf = gltf
+        self.bin_chunk = bin_chunk
+        self._buffers: dict[int, bytes] = {}
+
+    def fail(self, message: str, offset: int | None = None) -> ClipFormatError:
+        return ClipFormatError(self.path, message, offset=offset)
+
+    def get(
+        self, obj: Any, key: str, where: str, kind: type | tuple[type, ...], default: Any = ...
+    ):
+        if not isinstance(obj, dict):
+            raise self.fail(f"{where} is not an object")
+        if key not in obj:
+            if default is ...:
+                raise self.fail(f"{where}.{key} is missing")
+            return default
+        v = obj[key]
+        if kind is int and isinstance(v, float) and v.is_integer():
+            v = int(v)
+        if (isinstance(v, bool) and kind is not bool) or not isinstance(v, kind):
+            raise self.fail(f"{where}.{key} has the wrong type ({type(v).__name__})")
+        return v
+
+    def item(self, array_key: str, index: Any, where: str) -> dict[str, Any]:
+        arr = self.gltf.get(array_key, [])
+        if not isinstance(arr, list):
+            raise self.fail(f"{array_key} is not an array")
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(arr):
+            raise self.fail(f"{where} {index!r} does not exist ({array_key} has {len(arr)})")
+        obj = arr[index]
+        if not isinstance(obj, dict):
+            raise self.fail(f"{array_key}[{index}] is not an object")
+        return obj
+
+    def numbers(self, obj: dict, key: str, where: str, n: int, default: list[float]) -> Array:
+        v = obj.get(key, default)
+        try:
+            a = np.array(v, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise self.fail(f"{where}.{key} is not a list of numbers") from None
+        if a.shape != (n,) or not np.all(np.isfinite(a)):
+            raise self.fail(f"{where}.{key} must be {n} finite numbers")
+        return a
+
+    def buffer(self, index: int, where: str) -> bytes:
+        if index in self._buffers:
+            return self._buffers[index]
+        b = self.item("buffers", index, where)
+        bw = f"buffers[{index}]"
+        length = self.get(b, "byteLength", bw, int)
+        uri = self.get(b, "uri", bw, str, None)
+        if uri is None:
+            if index != 0 or self.bin_chunk is None:
+                raise self.fail(f"{bw} has no uri and there is no GLB BIN chunk")
+            data = self.bin_chunk
+        elif uri.startswith("data:"):
+            head, sep, payload = uri.partition(",")
+            if not sep or not head.endswith(";base64"):
+                raise self.fail(f"{bw}.uri is a data: URI that is not base64")
+            try:
+                data = base64.b64decode(payload, validate=True)
+            except (binascii.Error, ValueError):
+                raise self.fail(f"{bw}.uri holds invalid base64") from None
+        else:
+            file = Path(str(self.path)).parent / urllib.parse.unquote(uri)
+            try:
+                data = file.read_bytes()
+            except OSError as e:
+                raise self.fail(f"{bw}.uri {uri!r} cannot be read: {e.strerror or e}") from None
+        if len(data) < length:
+            raise self.fail(f"{bw} has {len(data)} bytes, byteLength says {length}")
+        self._buffers[index] = data
+        return data
+
+    def accessor(self, index: Any, where: str) -> Array:
+        """Accessor data as float64 `(count, width)`; normalized integers mapped to [-1, 1]."""
+        acc = self.item("accessors", index, where)
+        aw = f"accessors[{index}]"
+        ctype = self.get(acc, "componentType", aw, int)
+        if ctype not in _COMPONENTS:
+            raise self.fail(f"{aw}.componentType {ctype} is not supported")
+        dtype, norm = _COMPONENTS[ctype]
+        type_name = self.get(acc, "type", aw, str)
+        if type_name not in _WIDTH:
+            raise self.fail(f"{aw}.type {type_name!r} is unknown")
+        width = _WIDTH[type_name]
+        count = self.get(acc, "count", aw, int)
+        if count < 1:
+            raise self.fail(f"{aw}.count {count} must be at least 1")
+        normalized = bool(self.get(acc, "normalized", aw, bool, False))
+        elem = dtype.itemsize * width
+        if "bufferView" in acc:
+            bv_index = self.get(acc, "bufferView", aw, int)
+            bv = self.item("bufferViews", bv_index, f"{aw}.bufferView")
+            bvw = f"bufferViews[{bv_index}]"
+            data = self.buffer(self.get(bv, "buffer", bvw, int), f"{bvw}.buffer")
+            view_off = self.get(bv, "byteOffset", bvw, int, 0)
+            view_len = self.get(bv, "byteLength", bvw, int)
+            stride = self.get(bv, "byteStride", bvw, int, 0) or elem
+            acc_off = self.get(acc, "byteOffset", aw, int, 0)
+            if min(view_off, view_len, acc_off) < 0 or stride < elem:
+                raise self.fail(f"{aw}: negative offset or length, or byteStride < element size")
+            if view_off + view_len > len(data):
+                raise self.fail(
+                    f"{bvw} ends at byte {view_off + view_len} past its buffer ({len(data)} bytes)",
+                    offset=view_off,
+                )
+            need = acc_off + stride * (count - 1) + elem
+            if need > view_len:
+                raise self.fail(
+                    f"{aw} needs {need} bytes of {bvw}, which has {view_len}",
+                    offset=view_off + acc_off,
+                )
+            raw = np.ndarray(
+                (count, width),
+                dtype=dtype,
+                buffer=data,
+                offset=view_off + acc_off,
+                strides=(stride, dtype.itemsize),
+            )
+            out = raw.astype(np.float64)
+        else:
+            if count > 1 << 24:
+                raise self.fail(f"{aw}.count {count} is too large for an accessor without data")
+            out = np.zeros((count, width))
+        if "sparse" in acc:
+            self._apply_sparse(acc["sparse"], out, aw, dtype)
+        if normalized:
+            if norm is None:
+                raise self.fail(f"{aw} is normalized but not an 8- or 16-bit integer")
+            out = np.maximum(out / norm, -1.0)
+        if not np.all(np.isfinite(out)):
+            raise self.fail(f"{aw} holds values that are not finite")
+        return out
+
+    def _apply_sparse(self, sparse: Any, out: Array, aw: str, dtype: np.dtype) -> None:
+        sw = f"{aw}.sparse"
+        n = self.get(sparse, "count", sw, int)
+        if not 1 <= n <= out.shape[0]:
+            raise self.fail(f"{sw}.count {n} is not within 1..{out.shape[0]}")
+        idx_spec = self.get(sparse, "indices", sw, dict)
+        val_spec = self.get(sparse, "values", sw, dict)
+        ictype = self.get(idx_spec, "componentType", f"{sw}.indices", int)
+        if ictype not in (5121, 5123, 5125):
+            raise self.fail(f"{sw}.indices.componentType {ictype} is not an unsigned integer")
+        idx = self._view_array(idx_spec, f"{sw}.indices", _COMPONENTS[ictype][0], n, 1)[:, 0]
+        vals = self._view_array(val_spec, f"{sw}.values", dtype, n, out.shape[1])
+        if np.any(idx >= out.shape[0]):
+            raise self.fail(f"{sw}.indices point past the accessor's {out.shape[0]} elements")
+        out[idx.astype(np.int64)] = vals
+
+    def _view_array(self, spec: dict, where: str, dtype: np.dtype, n: int, width: int) -> Array:
+        bv_index = self.get(spec, "bufferView", where, int)
+        bv = self.item("bufferViews", bv_index, f"{where}.bufferView")
+        bvw = f"bufferViews[{bv_index}]"
+        data = self.buffer(self.get(bv, "buffer", bvw, int), f"{bvw}.buffer")
+        start = self.get(bv, "byteOffset", bvw, int, 0) + self.get(
+            spec, "byteOffset", where, int, 0
+        )
+        size = n * width * dtype.itemsize
+        view_end = self.get(bv, "byteOffset", bvw, int, 0) + self.get(bv, "byteLength", bvw, int)
+        if start < 0 or start + size > min(view_end, len(data)):
+            raise self.fail(f"{where} runs past its buffer view", offset=start)
+        return (
+            np.frombuffer(data, dtype=dtype, count=n * width, offset=start)
+            .reshape(n, width)
+            .astype(np.float64)
+        )
+
+
+def _load(path: str | os.PathLike[str]) -> _Doc:
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        raise ClipFormatError(path, f"cannot read the file: {e.strerror or e}") from None
+    bin_chunk: bytes | None = None
+    if data[:4] == GLB_MAGIC:
+        if len(data) < 12:
+            raise ClipFormatError(path, "GLB header is truncated", offset=len(data))
+        _, version, total = struct.unpack_from("<4sII", data, 0)
+        if version != 2:
+            raise ClipFormatError(path, f"GLB version {version} is not 2", offset=4)
+        if total > len(data):
+            raise ClipFormatError(
+                path, f"GLB header says {total} bytes but the file has {len(data)}", offset=8
+            )
+        off = 12
+        json_bytes: bytes | None = None
+        while off < total:
+            if off + 8 > total:
+                raise ClipFormatError(path, "GLB chunk header is truncated", offset=off)
+            length, ctype = struct.unpack_from("<II", data, off)
+            if off + 8 + length > total:
+                raise ClipFormatError(
+                    path, f"GLB chunk of {length} bytes runs past the end ({total})", offset=off
+                )
+            chunk = data[off + 8 : off + 8 + length]
+            if json_bytes is None:
+                if ctype != CHUNK_JSON:
+                    raise ClipFormatError(path, "the first GLB chunk is not JSON", offset=off + 4)
+                json_bytes = chunk
+            elif ctype == CHUNK_BIN and bin_chunk is None:
+                bin_chunk = chunk
+            off += 8 + length
+        if json_bytes is None:
+            raise ClipFormatError(path, "GLB has no JSON chunk", offset=12)
+        text_bytes = json_bytes
+    else:
+        text_bytes = data
+    try:
+        gltf = json.loads(text_bytes.decode("utf-8-sig"))
+    except UnicodeDecodeError as e:
+        raise ClipFormatError(path, "JSON is not UTF-8", offset=e.start) from None
+    except json.JSONDecodeError as e:
+        raise ClipFormatError(
+            path, f"invalid JSON: {e.msg} (line {e.lineno}, column {e.colno})", offset=e.pos
+        ) from None
+    except RecursionError:
+        raise ClipFormatError(path, "invalid JSON: nested too deeply") from None
+    if not isinstance(gltf, dict):
+        raise ClipFormatError(path, "the glTF JSON is not an object")
+    asset = gltf.get("asset")
+    version = asset.get("version") if isinstance(asset, dict) else None
+    if not isinstance(version, str) or not version.startswith("2"):
+        raise ClipFormatError(path, f"asset.version is {version!r}, expected '2.0'")
+    return _Doc(path, gltf, bin_chunk)
+
+
+def _animation_names(doc: _Doc) -> list[str]:
+    anims = doc.gltf.get("animations", [])
+    if not isinstance(anims, list):
+        raise doc.fail("animations is not an array")
+    names = []
+    for i, a in enumerate(anims):
+        name = a.get("name") if isinstance(a, dict) else None
+        names.append(name if isinstance(name, str) and name else f"animation_{i}")
+    return names
+
+
+def list_gltf_animations(path: str | os.PathLike[str]) -> list[str]:
+    """Names of the file's animations, in order; unnamed ones are called `animation_<index>`."""
+    return _guard(path, lambda: _animation_names(_load(path)))
+
+
+def read_gltf(
+    path: str | os.PathLike[str],
+    *,
+    animation: str | int | None = None,
+    sample_rate: float = 30.0,
+    skin: int = 0,
+    scale_to_cm: bool = True,
+) -> Clip:
+    """Read one animation of a glTF skin as a clip resampled to `sample_rate` Hz.
+
+    `animation` is a name (as listed by `list_gltf_animations`), an index, or None for the
+    first. A file without animations gives the rest pose as one sample (with a warning).
+    Raises ClipFormatError with a JSON path or byte offset on anything malformed.
+    """
+    if not (
+        isinstance(sample_rate, int | float) and math.isfinite(sample_rate) and sample_rate > 0
+    ):
+        raise ValueError(f"sample_rate must be a positive number, got {sample_rate!r}")
+    return _guard(path, lambda: _read(path, animation, float(sample_rate), skin, scale_to_cm))
+
+
+def _guard(path: object, fn: Callable[[], _T]) -> _T:
+    try:
+        return fn()
+    except ClipFormatError:
+        raise
+    except ShellscopeError as e:
+        raise ClipFormatError(path, str(e)) from None
+    except (ValueError, TypeError, KeyError, IndexError, OverflowError, MemoryError) as e:
+        raise ClipFormatError(path, f"unreadable glTF ({type(e).__name__}: {e})") from None
+
+
+def _node_matrix(doc: _Doc, node: dict, where: str) -> Array:
+    """Local 3x4 matrix of a node from `matrix` (column-major) or its TRS."""
+    if "matrix" in node:
+        m = doc.numbers(node, "matrix", where, 16, [])
+        return m.reshape(4, 4).T[:3].copy()
+    r, t, s = _node_trs(doc, node, where)
+    return qvv_to_matrix(r, t, s)
+
+
+def _node_trs(doc: _Doc, node: dict, where: str) -> tuple[Array, Array, Array]:
+    if "matrix" in node:
+        r, t, s = decompose(_node_matrix(doc, node, where))
+        return r, t, s
+    r = quat.normalize(doc.numbers(node, "rotation", where, 4, [0.0, 0.0, 0.0, 1.0]))
+    t = doc.numbers(node, "translation", where, 3, [0.0, 0.0, 0.0])
+    s = doc.numbers(node, "scale", where, 3, [1.0, 1.0, 1.0])
+    return r, t, s
+
+
+def _read(
+    path: object, animation: str | int | None, rate: float, skin_index: int, to_cm: bool
+) -> Clip:
+    doc = _load(path)
+    g = doc.gltf
+    nodes = g.get("nodes", [])
+    if not isinstance(nodes, list) or not nodes:
+        raise doc.fail("the file has no nodes")
+    skins = g.get("skins", [])
+    if not isinstance(skins, list) or not skins:
+        raise doc.fail("the file has no skin, so there is no skeleton to read")
+    skin = doc.item("skins", skin_index, "skin")
+    joints_nodes = doc.get(skin, "joints", f"skins[{skin_index}]", list)
+    if not joints_nodes:
+        raise doc.fail(f"skins[{skin_index}].joints is empty")
+    for k, jn in enumerate(joints_nodes):
+        doc.item("nodes", jn, f"skins[{skin_index}].joints[{k}]")
+    if len(set(joints_nodes)) != len(joints_nodes):
+        raise doc.fail(f"skins[{skin_index}].joints lists a node twice")
+
+    # node parents, checking that the node graph is a forest
+    node_parent = [-1] * len(nodes)
+    for i, node in enumerate(nodes):
+        if not isinstance(node, dict):
+            raise doc.fail(f"nodes[{i}] is not an object")
+        for c in doc.get(node, "children", f"nodes[{i}]", list, []):
+            doc.item("nodes", c, f"nodes[{i}].children")
+            if node_parent[c] != -1 or c == i:
+                raise doc.fail(f"nodes[{c}] has more than one parent (nodes[{i}].children)")
+            node_parent[c] = i
+    depth = [0] * len(nodes)
+    for i in range(len(nodes)):
+        seen, n = 0, i
+        while node_parent[n] >= 0:
+            n = node_parent[n]
+            seen += 1
+            if seen > len(nodes):
+                raise doc.fail(f"nodes[{i}] is part of a cycle of children")
+        depth[i] = seen
+
+    joint_set = set(joints_nodes)
+    order = sorted(joints_nodes, key=lambda n: depth[n])  # ancestors before descendants
+    if all(
+        _joint_parent(node_parent, joint_set, n) in joints_nodes[:k]
+        or _joint_parent(node_parent, joint_set, n) < 0
+        for k, n in enumerate(joints_nodes)
+    ):
+        order = list(joints_nodes)  # the skin's own order is already parents-first: keep it
+    index_of = {n: k for k, n in enumerate(order)}
+    parents = np.array(
+        [index_of.get(_joint_parent(node_parent, joint_set, n), -1) for n in order], dtype=np.int64
+    )
+    names = _unique_names(
+        [nodes[n].get("name") if isinstance(nodes[n].get("name"), str) else "" for n in order],
+        order,
+    )
+
+    # fold the transforms of non-joint nodes above each joint into the joint
+    pre: list[Array | None] = []
+    for n in order:
+        m: Array | None = None
+        a = node_parent[n]
+        while a >= 0 and a not in joint_set:
+            am = _node_matrix(doc, nodes[a], f"nodes[{a}]")
+            m = am if m is None else compose(am, m)
+            a = node_parent[a]
+        if m is not None and np.allclose(m, np.eye(3, 4), atol=1e-12):
+            m = None
+        pre.append(m)
+
+    rest = [_node_trs(doc, nodes[n], f"nodes[{n}]") for n in order]
+    bind_r = np.array([r for r, _, _ in rest])
+    bind_t = np.array([t for _, t, _ in rest])
+    bind_s = np.array([s for _, _, s in rest])
+
+    warnings: list[str] = []
+    anim_names = _animation_names(doc)
+    if not anim_names:
+        if animation is not None:
+            raise doc.fail(f"animation {animation!r} does not exist: the file has no animations")
+        warnings.append("the file has no animations: showing the rest pose")
+        rot, trans, scl = bind_r[None].copy(), bind_t[None].copy(), bind_s[None].copy()
+        clip_name = Path(str(path)).stem
+    else:
+        ai = _choose_animation(doc, anim_names, animation)
+        clip_name = anim_names[ai]
+        rot, trans, scl = _sample_animation(doc, ai, order, bind_r, bind_t, bind_s, rate, warnings)
+
+    bind_r, bind_t, bind_s = _fold(pre, bind_r[None], bind_t[None], bind_s[None], warnings, names)
+    bind_r, bind_t, bind_s = bind_r[0], bind_t[0], bind_s[0]
+    rot, trans, scl = _fold(pre, rot, trans, scl, [], names)
+    rot = quat.ensure_continuity(quat.normalize(rot), axis=0)
+    factor = 100.0 if to_cm else 1.0
+    precision = 0.01 if to_cm else 0.0001
+    shell = 3.0 if to_cm else 0.03
+    skeleton = Skeleton.create(
+        names,
+        parents,
+        bind_rotations=quat.normalize(bind_r),
+        bind_translations=bind_t * factor,
+        bind_scales=bind_s,
+        precision=precision,
+        shell_distance=shell,
+    )
+    return Clip(
+        skeleton=skeleton,
+        sample_rate=rate,
+        rotations=rot,
+        translations=trans * factor,
+        scales=scl,
+        name=clip_name,
+        warnings=warnings,
+    )
+
+
+def _joint_parent(node_parent: list[int], joint_set: set[int], n: int) -> int:
+    a = node_parent[n]
+    while a >= 0 and a not in joint_set:
+        a = node_parent[a]
+    return a
+
+
+def _unique_names(raw: list[str], node_ids: list[int]) -> list[str]:
+    out: list[str] = []
+    taken: set[str] = set()
+    for name, n in zip(raw, node_ids, strict=True):
+        base = name or f"node_{n}"
+        cand, k = base, 1
+        while cand in taken:
+            k += 1
+            cand = f"{base}_{k}"
+        taken.add(cand)
+        out.append(cand)
+    return out
+
+
+def _choose_animation(doc: _Doc, names: list[str], animation: str | int | None) -> int:
+    if animation is None:
+        return 0
+    if isinstance(animation, int) and not isinstance(animation, bool):
+        if not 0 <= animation < len(names):
+            raise doc.fail(f"animation index {animation} does not exist ({len(names)} animations)")
+        return animation
+    if isinstance(animation, str) and animation in names:
+        return names.index(animation)
+    raise doc.fail(f"no animation named {animation!r}; the file has {', '.join(names)}")
+
+
+def _fold(
+    pre: list[Array | None],
+    rot: Array,
+    trans: Array,
+    scl: Array,
+    warnings: list[str],
+    names: list[str],
+) -> tuple[Array, Array, Array]:
+    """Apply each joint's folded non-joint ancestor transform (if any) to its samples."""
+    rot, trans, scl = rot.copy(), trans.copy(), scl.copy()
+    for j, m in enumerate(pre):
+        if m is None:
+            continue
+        full = compose(m[None], qvv_to_matrix(rot[:, j], trans[:, j], scl[:, j]))
+        r, t, s = decompose(full)
+        err = np.max(np.abs(qvv_to_matrix(r, t, s) - full))
+        if err > 1e-6 * max(1.0, float(np.max(np.abs(full)))):
+            warnings.append(
+                f"joint {names[j]!r}: the non-joint nodes above it shear it; "
+                f"folded approximately (error {err:.3g})"
+            )
+        rot[:, j], trans[:, j], scl[:, j] = r, t, s
+    return rot, trans, scl
+
+
+def _sample_animation(
+    doc: _Doc,
+    ai: int,
+    order: list[int],
+    bind_r: Array,
+    bind_t: Array,
+    bind_s: Array,
+    rate: float,
+    warnings: list[str],
+) -> tuple[Array, Array, Array]:
+    anim = doc.item("animations", ai, "animation")
+    aw = f"animations[{ai}]"
+    channels = doc.get(anim, "channels", aw, list)
+    samplers = doc.get(anim, "samplers", aw, list)
+    index_of = {n: k for k, n in enumerate(order)}
+    tracks = []  # (joint, path, times, values, interpolation, where)
+    ignored = 0
+    duration = 0.0
+    for ci, ch in enumerate(channels):
+        cw = f"{aw}.channels[{ci}]"
+        si = doc.get(ch, "sampler", cw, int)
+        if not 0 <= si < len(samplers):
+            raise doc.fail(f"{cw}.sampler {si} does not exist ({len(samplers)} samplers)")
+        target = doc.get(ch, "target", cw, dict)
+        node = doc.get(target, "node", f"{cw}.target", int, None)
+        tpath = doc.get(target, "path", f"{cw}.target", str)
+        sw = f"{aw}.samplers[{si}]"
+        sampler = samplers[si]
+        interp = doc.get(sampler, "interpolation", sw, str, "LINEAR")
+        if interp not in ("LINEAR", "STEP", "CUBICSPLINE"):
+            raise doc.fail(f"{sw}.interpolation {interp!r} is not LINEAR, STEP or CUBICSPLINE")
+        times = doc.accessor(doc.get(sampler, "input", sw, int), f"{sw}.input")[:, 0]
+        if np.any(np.diff(times) < 0):
+            raise doc.fail(f"{sw}.input key times are not increasing")
+        duration = max(duration, float(times[-1]))
+        if node is None or node not in index_of or tpath not in _PATH_WIDTH:
+            ignored += 1
+            continue
+        width = _PATH_WIDTH[tpath]
+        values = doc.accessor(doc.get(sampler, "output", sw, int), f"{sw}.output")
+        if values.shape[1] != width:
+            raise doc.fail(f"{sw}.output has {values.shape[1]} components, {tpath} needs {width}")
+        per_key = 3 if interp == "CUBICSPLINE" else 1
+        if values.shape[0] != per_key * times.shape[0]:
+            raise doc.fail(
+                f"{sw}.output has {values.shape[0]} elements for {times.shape[0]} keys "
+                f"({interp} needs {per_key} per key)"
+            )
+        tracks.append((index_of[node], tpath, times, values, interp))
+    if ignored:
+        warnings.append(
+            f"{ignored} channel(s) of animation {ai} target morph weights or nodes "
+            "outside the skin and were ignored"
+        )
+    count = int(math.ceil(duration * rate - 1e-6)) + 1
+    if count > 10_000_000 // max(1, len(order)):
+        raise doc.fail(f"{aw} lasts {duration:g} s: too long to sample at {rate:g} Hz")
+    t = np.arange(count) / rate
+    num = len(order)
+    rot = np.broadcast_to(bind_r, (count, num, 4)).copy()
+    trans = np.broadcast_to(bind_t, (count, num, 3)).copy()
+    scl = np.broadcast_to(bind_s, (count, num, 3)).copy()
+    dest = {"rotation": rot, "translation": trans, "scale": scl}
+    for j, tpath, times, values, interp in tracks:
+        dest[tpath][:, j] = resample(times, values, t, interp, tpath == "rotation")
+    return rot, trans, scl
+
+
+def resample(times: Array, values: Array, t: Array, interpolation: str, rotation: bool) -> Array:
+    """Values `(N, C)` of one glTF sampler at times `t (N,)`; clamped outside the keys.
+
+    `values` is `(K, C)`, or `(3K, C)` as (in-tangent, value, out-tangent) per key for
+    CUBICSPLINE. Rotations come back unit length (slerp for LINEAR).
+    """
+    times = np.asarray(times, dtype=np.float64)
+    k = times.shape[0]
+    if interpolation == "CUBICSPLINE":
+        v3 = values.reshape(k, 3, values.shape[1])
+        a_in, v, b_out = v3[:, 0], v3[:, 1], v3[:, 2]
+    else:
+        v = quat.normalize(values) if rotation else values
+    if k == 1:
+        out = np.broadcast_to(v[0], (t.shape[0], v.shape[1])).copy()
+        return quat.normalize(out) if rotation else out
+    i = np.clip(np.searchsorted(times, t, side="right") - 1, 0, k - 2)
+    dt = times[i + 1] - times[i]
+    safe_dt = np.where(dt > 0, dt, 1.0)
+    s = np.clip((t - times[i]) / safe_dt, 0.0, 1.0)
+    s = np.where(dt > 0, s, (t >= times[i + 1]).astype(np.float64))
+    if interpolation == "STEP":
+        out = np.where((s >= 1.0)[:, None], v[i + 1], v[i])
+    elif interpolation == "LINEAR":
+        if rotation:
+            return quat.slerp(v[i], v[i + 1], s)
+        out = v[i] + (v[i + 1] - v[i]) * s[:, None]
+    else:
+        s2, s3 = s * s, s * s * s
+        h00 = 2 * s3 - 3 * s2 + 1
+        h10 = s3 - 2 * s2 + s
+        h01 = -2 * s3 + 3 * s2
+        h11 = s3 - s2
+        d = dt[:, None]
+        out = (
+            h00[:, None] * v[i]
+            + h10[:, None] * d * b_out[i]
+            + h01[:, None] * v[i + 1]
+            + h11[:, None] * d * a_in[i + 1]
+        )
+    return quat.normalize(out) if rotation else out
