@@ -1,0 +1,320 @@
+"""Bit-rate heat map: joints (rows, hierarchy order) x segments, for rotation, translation, scale.
+
+It answers "where do the bytes go": each cell is one sub-track in one segment, coloured by the
+bits per component the optimiser chose. Default and constant sub-tracks store nothing per
+segment and are marked D and C. Hovering tells bits, bytes, the segment's samples and the
+joint's error there; clicking selects the joint and moves the time to the segment's start.
+The view only draws `document.result`; it never runs the codec.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt
+from PySide6.QtGui import QColor, QFont, QMouseEvent, QPainter, QPaintEvent
+from PySide6.QtWidgets import QLabel, QScrollArea, QToolTip, QVBoxLayout, QWidget
+
+from app.document import Document
+from app.exports import CONSTANT_IN_SEGMENT_BITS, cell_bytes, segment_errors
+from codec.result import SUB_TRACKS, TrackKind
+
+ROW_HEIGHT = 16
+HEADER_HEIGHT = 34
+NAME_WIDTH = 150
+INDENT = 8
+GROUP_GAP = 8
+DEFAULT_COLOUR = QColor(236, 236, 236)
+CONSTANT_COLOUR = QColor(196, 196, 196)
+SEGMENT_CONSTANT_COLOUR = QColor(150, 200, 240)  # bit rate 0: constant within the segment
+RAW_COLOUR = QColor(220, 40, 40)  # 32 bits: the raw float fallback
+_VIRIDIS = pg.colormap.get("viridis").getLookupTable(0.0, 1.0, 23, mode="byte")
+
+
+def hierarchy_order(parents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Depth-first order (children under their parent, in index order) and depth of each joint.
+
+    Returns order (J,) joint indices and depth (J,) indexed by joint.
+    """
+    parents = np.asarray(parents)
+    n = len(parents)
+    depth = np.zeros(n, dtype=np.int64)
+    children: list[list[int]] = [[] for _ in range(n)]
+    roots = []
+    for j, p in enumerate(parents):
+        if p < 0:
+            roots.append(j)
+        else:
+            children[p].append(j)
+            depth[j] = depth[p] + 1
+    order: list[int] = []
+    stack = roots[::-1]
+    while stack:
+        j = stack.pop()
+        order.append(j)
+        stack.extend(children[j][::-1])
+    return np.array(order, dtype=np.int64), depth
+
+
+def bits_colour(bits: int) -> QColor:
+    """Colour of an animated cell: blue for constant-in-segment, viridis 1..23, red for raw."""
+    if bits <= 0:
+        return SEGMENT_CONSTANT_COLOUR
+    if bits >= 32:
+        return RAW_COLOUR
+    r, g, b, *_ = _VIRIDIS[min(bits, 23) - 1]
+    return QColor(int(r), int(g), int(b))
+
+
+def _text_colour(c: QColor) -> QColor:
+    return QColor(Qt.GlobalColor.black if c.lightness() > 140 else Qt.GlobalColor.white)
+
+
+class BitRateCanvas(QWidget):
+    """The painted grid; its parent panel wraps it in a vertical scroll area."""
+
+    def __init__(self, document: Document, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.document = document
+        self.setMouseTracking(True)
+        self.setMinimumWidth(NAME_WIDTH + 3 * 12)
+        f = QFont(self.font())
+        f.setPointSizeF(max(6.5, f.pointSizeF() * 0.8))
+        self._small = f
+        self._refresh_data()
+
+    # --- data ---------------------------------------------------------------------------
+    def _refresh_data(self) -> None:
+        r = self.document.result
+        if r is None:
+            self.bits = np.zeros((0, 0, 3), dtype=np.int64)
+            self.kinds = np.zeros((0, 3), dtype=np.int64)
+            self.order = np.zeros(0, dtype=np.int64)
+            self.depth = np.zeros(0, dtype=np.int64)
+            self.names: tuple[str, ...] = ()
+            self.bytes = np.zeros((0, 0, 3))
+            self.seg_error = np.zeros((0, 0))
+            self.segments = np.zeros((0, 2), dtype=np.int64)
+        else:
+            self.bits = r.bits_per_component
+            self.kinds = np.asarray(r.kinds)
+            self.order, self.depth = hierarchy_order(r.clip.skeleton.parents)
+            self.names = r.clip.skeleton.names
+            self.bytes = cell_bytes(r)
+            self.seg_error = segment_errors(r)
+            self.segments = np.asarray(r.segments, dtype=np.int64).reshape(-1, 2)
+        self.row_of = np.empty(len(self.order), dtype=np.int64)
+        self.row_of[self.order] = np.arange(len(self.order))
+        self.setMinimumHeight(HEADER_HEIGHT + ROW_HEIGHT * len(self.order) + 4)
+        self.updateGeometry()
+        self.update()
+
+    @property
+    def num_segments(self) -> int:
+        return int(self.bits.shape[0])
+
+    def _cell_width(self) -> float:
+        g = max(self.num_segments, 1)
+        return max(3.0, (self.width() - NAME_WIDTH - 2 * GROUP_GAP - 2) / (3 * g))
+
+    def _group_left(self, k: int) -> float:
+        return NAME_WIDTH + k * (self.num_segments * self._cell_width() + GROUP_GAP)
+
+    def cell_rect(self, segment: int, joint: int, sub_track: int) -> QRect:
+        w = self._cell_width()
+        x = self._group_left(sub_track) + segment * w
+        y = HEADER_HEIGHT + int(self.row_of[joint]) * ROW_HEIGHT
+        return QRect(int(x), y, max(1, int(x + w) - int(x) - 1), ROW_HEIGHT - 1)
+
+    def cell_at(self, pos: QPoint) -> tuple[int | None, int | None, int | None]:
+        """(segment, joint, sub_track) under a point; segment/sub_track None over the names."""
+        row = (pos.y() - HEADER_HEIGHT) // ROW_HEIGHT
+        if pos.y() < HEADER_HEIGHT or not 0 <= row < len(self.order):
+            return None, None, None
+        joint = int(self.order[row])
+        if pos.x() < NAME_WIDTH:
+            return None, joint, None
+        w = self._cell_width()
+        for k in range(3):
+            left = self._group_left(k)
+            g = int((pos.x() - left) // w)
+            if left <= pos.x() and 0 <= g < self.num_segments:
+                return g, joint, k
+        return None, joint, None
+
+    def tooltip_text(self, segment: int, joint: int, sub_track: int) -> str:
+        """What one cell means, in words a tech animator uses."""
+        start, count = (int(v) for v in self.segments[segment])
+        rate = self.document.result.clip.sample_rate if self.document.result else 1.0
+        kind = TrackKind(int(self.kinds[joint, sub_track]))
+        head = (
+            f"<b>{self.names[joint]}</b> {SUB_TRACKS[sub_track]}, segment {segment}<br>"
+            f"samples {start}–{start + count - 1} ({start / rate:.3f}–"
+            f"{(start + count - 1) / rate:.3f} s)<br>"
+        )
+        if kind == TrackKind.DEFAULT:
+            body = "default: equals the bind pose, stores nothing"
+        elif kind == TrackKind.CONSTANT:
+            body = "constant: one value for the whole clip, nothing per segment"
+        else:
+            bits = int(self.bits[segment, joint, sub_track])
+            if bits == 0:
+                body = f"constant in this segment: one {CONSTANT_IN_SEGMENT_BITS}-bit value"
+            elif bits >= 32:
+                body = "raw: 32 bits per component (full float)"
+            else:
+                body = f"{bits} bits per component"
+            body += f", {self.bytes[segment, joint, sub_track]:g} bytes"
+        err = float(self.seg_error[segment, joint])
+        return f"{head}{body}<br>joint error here: {err:.5g}"
+
+    # --- drawing ------------------------------------------------------------------------
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 (Qt API)
+        p = QPainter(self)
+        p.fillRect(self.rect(), self.palette().base())
+        if self.document.result is None:
+            p.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "No compression result yet")
+            return
+        w = self._cell_width()
+        g_count = self.num_segments
+        sel = self.document.selection
+        rate = self.document.result.clip.sample_rate
+        now = int(round(self.document.time * rate))
+        current = int(np.searchsorted(self.segments[:, 0], now, side="right") - 1)
+        p.setFont(self._small)
+        for k, label in enumerate(("Rotation", "Translation", "Scale")):
+            left = self._group_left(k)
+            p.drawText(
+                QRect(int(left), 0, int(w * g_count), 16), Qt.AlignmentFlag.AlignCenter, label
+            )
+            step = max(1, int(np.ceil(14 / w)))
+            for g in range(0, g_count, step):
+                p.drawText(
+                    QRect(int(left + g * w), 16, int(w * step), HEADER_HEIGHT - 16),
+                    Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                    str(g),
+                )
+        ink = self.palette().text().color()
+        y0, y1 = event.rect().top(), event.rect().bottom()  # draw only the exposed rows
+        for row, joint in enumerate(self.order):
+            y = HEADER_HEIGHT + row * ROW_HEIGHT
+            if y + ROW_HEIGHT < y0 or y > y1:
+                continue
+            if joint == sel:
+                p.fillRect(0, y, self.width(), ROW_HEIGHT, self.palette().highlight())
+            p.setPen(self.palette().highlightedText().color() if joint == sel else ink)
+            x = 2 + INDENT * int(self.depth[joint])
+            p.drawText(
+                QRect(x, y, NAME_WIDTH - x - 2, ROW_HEIGHT),
+                Qt.AlignmentFlag.AlignVCenter,
+                self.names[joint],
+            )
+            for k in range(3):
+                kind = int(self.kinds[joint, k])
+                for g in range(g_count):
+                    rect = self.cell_rect(g, joint, k)
+                    if kind == TrackKind.ANIMATED:
+                        bits = int(self.bits[g, joint, k])
+                        colour, text = bits_colour(bits), str(bits)
+                    elif kind == TrackKind.CONSTANT:
+                        colour, text = CONSTANT_COLOUR, "C"
+                    else:
+                        colour, text = DEFAULT_COLOUR, "D"
+                    p.fillRect(rect, colour)
+                    if w >= 13:
+                        p.setPen(_text_colour(colour))
+                        p.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
+        if 0 <= current < g_count:  # outline the segment under the time cursor
+            p.setPen(QColor(255, 120, 0))
+            p.setBrush(Qt.BrushStyle.NoBrush)
+            for k in range(3):
+                x = int(self._group_left(k) + current * w)
+                p.drawRect(x - 1, HEADER_HEIGHT - 2, int(w), ROW_HEIGHT * len(self.order) + 2)
+
+    # --- interaction --------------------------------------------------------------------
+    def event(self, e: QEvent) -> bool:
+        if e.type() == QEvent.Type.ToolTip:
+            g, j, k = self.cell_at(e.pos())
+            if g is not None and j is not None and k is not None:
+                QToolTip.showText(e.globalPos(), self.tooltip_text(g, j, k), self)
+            else:
+                QToolTip.hideText()
+                e.ignore()
+            return True
+        return super().event(e)
+
+    def mousePressEvent(self, e: QMouseEvent) -> None:  # noqa: N802 (Qt API)
+        g, j, _ = self.cell_at(e.position().toPoint())
+        if j is None:
+            return super().mousePressEvent(e)
+        self.document.set_selection(j)
+        if g is not None and self.document.result is not None:
+            self.document.set_time(self.segments[g, 0] / self.document.result.clip.sample_rate)
+
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt API)
+        return QSize(
+            NAME_WIDTH + 3 * max(self.num_segments, 1) * 18 + 2 * GROUP_GAP, self.minimumHeight()
+        )
+
+
+class BitRatePanel(QWidget):
+    """Dockable heat map of the bit rates of `document.result`."""
+
+    def __init__(self, document: Document, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.document = document
+        self.canvas = BitRateCanvas(document)
+        self.scroll = QScrollArea()
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.scroll.setWidget(self.canvas)
+        self.summary = QLabel()
+        self.summary.setWordWrap(True)
+        legend = QLabel(
+            "colour = bits per component (dark 1 → yellow 23); "
+            "<span style='background:#96c8f0'>&nbsp;0&nbsp;</span> constant in segment, "
+            "<span style='background:#dc2828;color:white'>&nbsp;32&nbsp;</span> raw, "
+            "<span style='background:#c4c4c4'>&nbsp;C&nbsp;</span> constant, "
+            "<span style='background:#ececec'>&nbsp;D&nbsp;</span> default"
+        )
+        legend.setWordWrap(True)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.scroll, 1)
+        layout.addWidget(legend)
+        document.result_changed.connect(self._on_result)
+        document.clip_changed.connect(self._on_result)
+        document.selection_changed.connect(self._on_selection)
+        document.time_changed.connect(self.canvas.update)
+        self._on_result()
+
+    @property
+    def bits(self) -> np.ndarray:
+        """(G, J, 3) bits per component as drawn (-1 where not animated)."""
+        return self.canvas.bits
+
+    def joint_bits(self, joint: int) -> int:
+        """Total bits per sample over a joint's animated sub-tracks, summed over segments."""
+        b = self.canvas.bits[:, joint, :]
+        return int(np.where(b > 0, b, 0).sum())
+
+    def _on_result(self) -> None:
+        self.canvas._refresh_data()
+        r = self.document.result
+        if r is None:
+            self.summary.setText("Bit rates appear after the first compression.")
+            return
+        anim = self.bits[self.bits > 0]
+        mean = f"{anim.mean():.1f}" if anim.size else "–"
+        self.summary.setText(
+            f"{self.bits.shape[1]} joints × {self.bits.shape[0]} segments · "
+            f"mean {mean} bits/component over animated cells"
+        )
+
+    def _on_selection(self) -> None:
+        self.canvas.update()
+        j = self.document.selection
+        if j is not None and j < len(self.canvas.row_of):
+            y = HEADER_HEIGHT + int(self.canvas.row_of[j]) * ROW_HEIGHT
+            self.scroll.ensureVisible(0, y + ROW_HEIGHT // 2, 0, ROW_HEIGHT)
