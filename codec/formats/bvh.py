@@ -92,11 +92,13 @@ def _decode(data: bytes) -> str:
 def _parse(path: object, data: bytes, units: str) -> Clip:
     text = _decode(data)
     m = re.search(r"^[ \t]*MOTION\b", text, re.MULTILINE)
+    head = text if m is None else text[: m.start()]
+    joints = _parse_hierarchy(path, head)  # first, so its errors win over a missing MOTION
     if m is None:
-        raise ClipFormatError(path, "no MOTION section", line=text.count("\n") + 1)
-    head = text[: m.start()]
+        raise ClipFormatError(
+            path, "expected 'MOTION' after the hierarchy", line=text.count("\n") + 1
+        )
     motion_line = head.count("\n") + 1
-    joints = _parse_hierarchy(path, head)
     _name_end_sites(joints)
 
     # --- MOTION header: "Frames: N" then "Frame Time: dt", each on its own line ---

@@ -1,0 +1,330 @@
+"""BVH reader and writer: real clips (counts from SOURCES.md), hand-made files, bad input."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from codec import quat
+from codec.errors import ClipFormatError
+from codec.formats.bvh import read_bvh, write_bvh
+from codec.transforms import object_space
+
+DATA = Path(__file__).resolve().parents[2] / "data" / "bvh"
+SHARED = Path(__file__).resolve().parents[4] / "shared" / "data" / "bvh"
+
+# From shared/data/SOURCES.md: (ROOT+JOINT count, End Sites, frames in header, rows, fps)
+FACTS = {
+    "cmu_01_01_jumps.bvh": (31, 7, 2752, 2752, 120),
+    "cmu_131_02_walk_3dsmax.bvh": (31, 7, 1247, 1247, 120),
+    "cmu_02_03_run_ccrig.bvh": (101, 41, 86, 86, 60),
+    "cmu_60_10_salsa_lead_scaled.bvh": (43, 14, 1197, 1197, 120.005),
+    "assimp_boxing_toes.bvh": (21, 5, 3069, 3070, 100),
+    "makehuman_face_poseunits.bvh": (163, 49, 60, 60, 24),
+    "makehuman_tpose.bvh": (173, 49, 1, 1, 24),
+    "cmu_02_02_walk_daz.bvh": (43, 14, 299, 299, 120),
+}
+LOCAL = ["cmu_02_03_run_ccrig.bvh", "cmu_02_02_walk_daz.bvh", "makehuman_tpose.bvh"]
+
+
+def positions(clip) -> np.ndarray:
+    return object_space(clip.rotations, clip.translations, clip.scales, clip.skeleton.parents)[
+        ..., 3
+    ]
+
+
+def rotation_angle(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Angle in radians between unit quaternions, accurate for tiny angles."""
+    d = quat.mul(quat.conjugate(a), b)
+    return 2.0 * np.arctan2(np.linalg.norm(d[..., :3], axis=-1), np.abs(d[..., 3]))
+
+
+def count_hierarchy(path: Path) -> tuple[int, int]:
+    """ROOT+JOINT count and End Site count, straight from the file's text."""
+    words = path.read_text().split()
+    return words.count("ROOT") + words.count("JOINT"), words.count("End")
+
+
+def write(tmp_path: Path, text: str, name: str = "clip.bvh") -> Path:
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def check_counts(path: Path) -> None:
+    joints, ends, header, rows, fps = FACTS[path.name]
+    assert count_hierarchy(path) == (joints, ends)
+    clip = read_bvh(path, units="cm")
+    end_sites = sum(n.endswith("_End") for n in clip.skeleton.names)
+    assert (clip.num_joints - end_sites, end_sites) == (joints, ends)
+    assert clip.num_samples == rows
+    assert clip.sample_rate == pytest.approx(fps, rel=1e-3)
+    assert np.allclose(np.linalg.norm(clip.rotations, axis=-1), 1.0, atol=1e-12)
+    assert np.all(quat.dot(clip.rotations[1:], clip.rotations[:-1]) >= 0.0)  # continuous
+    if header != rows:
+        assert any(str(header) in w and str(rows) in w and path.name in w for w in clip.warnings)
+
+
+@pytest.mark.parametrize("name", LOCAL)
+def test_local_real_clips_match_sources(name: str) -> None:
+    check_counts(DATA / name)
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/data is not here (fresh clone)")
+@pytest.mark.parametrize("name", sorted(FACTS))
+def test_shared_real_clips_match_sources(name: str) -> None:
+    check_counts(SHARED / name)
+
+
+def test_end_sites_reach_the_tips_and_bind_pose_is_offsets() -> None:
+    clip = read_bvh(DATA / "cmu_02_02_walk_daz.bvh", units="cm")
+    sk = clip.skeleton
+    assert "hip" == sk.names[0]
+    assert np.allclose(sk.bind_translations[sk.index("abdomen")], [0, 20.6881, -0.73152])
+    assert np.allclose(sk.bind_rotations, [0, 0, 0, 1])
+    # every End Site is a leaf whose parent is the joint it is named after
+    for j, n in enumerate(sk.names):
+        if n.endswith("_End"):
+            assert sk.names[sk.parents[j]] == n[: -len("_End")]
+            assert len(sk.children(j)) == 0
+
+
+def test_mixed_orders_first_row_by_hand() -> None:
+    """cmu_02_02 root is ZYX, abdomen ZXY: check abdomen's local rotation against matrices."""
+    clip = read_bvh(DATA / "cmu_02_02_walk_daz.bvh", units="cm")
+    text = (DATA / "cmu_02_02_walk_daz.bvh").read_text().split("MOTION")[1].split("\n")
+    row = [float(v) for v in text[3].split()]
+    z, x, y = np.radians(row[6:9])  # abdomen: Zrotation Xrotation Yrotation
+    rz = np.array([[math.cos(z), -math.sin(z), 0], [math.sin(z), math.cos(z), 0], [0, 0, 1]])
+    rx = np.array([[1, 0, 0], [0, math.cos(x), -math.sin(x)], [0, math.sin(x), math.cos(x)]])
+    ry = np.array([[math.cos(y), 0, math.sin(y)], [0, 1, 0], [-math.sin(y), 0, math.cos(y)]])
+    got = quat.to_matrix(clip.rotations[0, clip.skeleton.index("abdomen")])
+    assert np.allclose(got, rz @ rx @ ry, atol=1e-12)
+    assert np.allclose(clip.translations[0, 0], row[:3])  # root position replaces OFFSET
+
+
+def test_makehuman_six_channel_joints_add_to_offset() -> None:
+    clip = read_bvh(DATA / "makehuman_tpose.bvh", units="cm")
+    sk = clip.skeleton
+    j = sk.index("upperleg01.R")  # CHANNELS 6, values 0 0 0, OFFSET -1.026150 0.083862 -0.0832
+    assert np.allclose(clip.translations[0, j], [-1.026150, 0.083862, -0.083200], atol=1e-5)
+    # no bone collapses onto its parent: T-pose bone lengths equal the OFFSET lengths
+    bone = np.linalg.norm(clip.translations[0], axis=-1)
+    assert np.allclose(bone[1:], np.linalg.norm(sk.bind_translations, axis=-1)[1:], atol=1e-4)
+
+
+HAND = """HIERARCHY
+ROOT Hips
+{
+  OFFSET 5 6 7
+  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+  JOINT Spine
+  {
+    OFFSET 0 1 0
+    CHANNELS 3 Xrotation Zrotation Yrotation
+    End Site
+    {
+      OFFSET 0 2 0
+    }
+  }
+  JOINT Slide
+  {
+    OFFSET 1 0 0
+    CHANNELS 6 Zrotation Xposition Yrotation Yposition Xrotation Zposition
+    End Site
+    {
+      OFFSET 0 0 3
+    }
+  }
+}
+MOTION
+Frames: {frames}
+Frame Time: .0083333
+{rows}"""
+
+
+def hand(rows: list[str], frames: int | None = None) -> str:
+    n = len(rows) if frames is None else frames
+    return HAND.replace("{frames}", str(n)).replace("{rows}", "\n".join(rows) + "\n")
+
+
+ZERO = "0 0 0  0 0 0  0 0 0  0 0 0 0 0 0"
+
+
+def test_hand_made_channel_orders(tmp_path: Path) -> None:
+    rows = [
+        ZERO,
+        # root Zrotation 90: Spine's offset (0,1,0) -> (-1,0,0) relative to the root
+        "0 0 0  90 0 0  0 0 0  0 0 0 0 0 0",
+        # root Z 90 then X 90 (R = Rz Rx): (0,1,0) -> Rx -> (0,0,1) -> Rz -> (0,0,1)
+        "0 0 0  90 90 0  0 0 0  0 0 0 0 0 0",
+        # Spine "Xrotation Zrotation Yrotation" X 90, Z 90: tip (0,2,0) -> Rz -> (-2,0,0)
+        # -> Rx -> (-2,0,0)
+        "0 0 0  0 0 0  90 90 0  0 0 0 0 0 0",
+        # Slide scrambled channels: Z 90, Xpos 1, Y 0, Ypos 2, X 0, Zpos 3 -> t = offset + (1,2,3)
+        "0 0 0  0 0 0  0 0 0  90 1 0 2 0 3",
+    ]
+    clip = read_bvh(write(tmp_path, hand(rows)), units="cm")
+    sk = clip.skeleton
+    assert sk.names == ("Hips", "Spine", "Spine_End", "Slide", "Slide_End")
+    assert list(sk.parents) == [-1, 0, 1, 0, 3]
+    assert clip.sample_rate == pytest.approx(1 / 0.0083333)
+    p = positions(clip)
+    root = np.array([0.0, 0.0, 0.0])  # position channels replace the root OFFSET (5 6 7)
+    assert np.allclose(p[0, 0], root)
+    assert np.allclose(p[0, 1], [0, 1, 0])
+    assert np.allclose(p[0, 2], [0, 3, 0])  # End Site reaches the tip
+    assert np.allclose(p[1, 1], [-1, 0, 0], atol=1e-12)
+    assert np.allclose(p[2, 1], [0, 0, 1], atol=1e-12)
+    assert np.allclose(p[3, 2] - p[3, 1], [-2, 0, 0], atol=1e-12)
+    assert np.allclose(clip.translations[4, 3], [2, 2, 3])
+    # Slide's Zrotation 90 leaves its End Site's (0,0,3) where it is
+    assert np.allclose(p[4, 4] - p[4, 3], [0, 0, 3], atol=1e-12)
+
+
+def test_hand_made_frame_count_mismatch_uses_rows(tmp_path: Path) -> None:
+    path = write(tmp_path, hand([ZERO, ZERO], frames=999999999), "liar.bvh")
+    clip = read_bvh(path, units="cm")
+    assert clip.num_samples == 2
+    (w,) = [w for w in clip.warnings if "999999999" in w]
+    assert "liar.bvh" in w and " 2 " in w
+
+
+def test_units(tmp_path: Path) -> None:
+    path = write(tmp_path, hand([ZERO]))
+    cm = read_bvh(path, units="cm")
+    assert cm.warnings == []
+    m = read_bvh(path, units="m")
+    inch = read_bvh(path, units="inch")
+    assert np.allclose(m.skeleton.bind_translations, cm.skeleton.bind_translations * 100)
+    assert np.allclose(inch.translations, cm.translations * 2.54)
+    auto = read_bvh(path, units="auto")  # the bind pose spans 3 units: taken as metres
+    assert auto.warnings == ["units: m -> cm (auto, skeleton height 3)"]
+    assert np.allclose(auto.translations, m.translations)
+    assert read_bvh(DATA / "cmu_02_02_walk_daz.bvh").warnings == []  # 153 units: cm
+    with pytest.raises(ValueError):
+        read_bvh(path, units="furlong")
+
+
+def test_auto_units_on_metre_clip_from_shared() -> None:
+    path = SHARED / "cmu_60_10_salsa_lead_scaled.bvh"
+    if not path.exists():
+        pytest.skip("../shared/data is not here")
+    clip = read_bvh(path)
+    assert any("m -> cm" in w for w in clip.warnings)
+    assert np.allclose(clip.skeleton.bind_translations[1], [0, 16.1626, -0.5715])
+
+
+BAD = [
+    ("", "HIERARCHY", 1),
+    ("HIERARCHY\nROOT Hips\nOFFSET 0 0 0\n}\nMOTION\n", "'{' after ROOT name", 3),
+    ("HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 7 Xrotation\n}\nMOTION\n", "7", 5),
+    ("HIERARCHY\nROOT Hips\n{\n OFFSET 0 x 0\n}\nMOTION\n", "number", 4),
+    ("HIERARCHY\nROOT Hips\n{\n CHANNELS 1 Wrotation\n}\nMOTION\n", "channel name", 4),
+    ("HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 1 Xrotation\n", "'}' to close", 6),
+    ("HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 1 Xrotation\n}\n", "'MOTION'", 7),
+    ("HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 1 Xrotation\nMOTION\n", "'}'", 6),
+    ("HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 1 Xrotation\n}\nMOTION\nFrame: 2\n",
+     "Frames", 8),
+    ("HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 1 Xrotation\n}\nMOTION\nFrames: 2\n"
+     "Frame Time: 0\n1\n", "Frame Time", 9),
+    ("HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 1 Xrotation\n}\nMOTION\nFrames: 2\n"
+     "Frame Time: 0.1\n", "no data rows", 10),
+    ("HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 2 Xrotation Yrotation\n}\nMOTION\n"
+     "Frames: 3\nFrame Time: 0.1\n1 2\n\n3\n4 5\n", "row 2 has 1 values, expected 2", 12),
+    ("HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 2 Xrotation Yrotation\n}\nMOTION\n"
+     "Frames: 2\nFrame Time: 0.1\n1 2\n3 nan\n", "finite", 11),
+    ("HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 2 Xrotation Yrotation\n JOINT\n",
+     "joint name", 6),
+    ("HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n End Site\n {\n }\n}\nMOTION\n", "OFFSET", 7),
+    ("HIERARCHY\nJOINT Hips\n", "ROOT", 2),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "expected", "line"), BAD)
+def test_bad_input_names_file_line_and_expectation(
+    tmp_path: Path, text: str, expected: str, line: int
+) -> None:
+    path = write(tmp_path, text, "bad.bvh")
+    with pytest.raises(ClipFormatError) as info:
+        read_bvh(path)
+    err = info.value
+    assert expected in err.message
+    assert err.line == line
+    assert str(path) in str(err)
+
+
+def test_binary_garbage_and_missing_file(tmp_path: Path) -> None:
+    p = tmp_path / "garbage.bvh"
+    p.write_bytes(bytes(range(256)) * 10)
+    with pytest.raises(ClipFormatError):
+        read_bvh(p)
+    with pytest.raises(ClipFormatError):
+        read_bvh(tmp_path / "missing.bvh")
+
+
+def test_truncated_real_file_is_refused(tmp_path: Path) -> None:
+    data = (DATA / "cmu_02_02_walk_daz.bvh").read_bytes()
+    p = tmp_path / "cut.bvh"
+    p.write_bytes(data[: len(data) - 100])  # cuts the last row short
+    with pytest.raises(ClipFormatError, match="values, expected 132"):
+        read_bvh(p)
+
+
+def round_trip_bounds(clip, digits: int) -> tuple[float, float]:
+    """Worst position and angle error that printing with `digits` decimals can cause."""
+    unit = 0.5 * 10.0**-digits
+    angle = 3 * math.radians(unit) * 1.01 + 1e-12  # three rounded Euler angles per joint
+    depth = np.zeros(clip.num_joints, dtype=int)
+    for j, p in enumerate(clip.skeleton.parents):
+        depth[j] = depth[p] + 1 if p >= 0 else 1
+    reach = float(np.max(np.ptp(positions(clip), axis=1)))  # no chain is longer than this
+    return float(depth.max()) * (math.sqrt(3) * unit + angle * reach) + 1e-9, angle
+
+
+@pytest.mark.parametrize("name", LOCAL)
+@pytest.mark.parametrize("digits", [6, 3])
+def test_write_read_round_trip_within_print_precision(
+    tmp_path: Path, name: str, digits: int
+) -> None:
+    clip = read_bvh(DATA / name, units="cm")
+    out = tmp_path / "out.bvh"
+    assert write_bvh(clip, out, precision_digits=digits) == []
+    back = read_bvh(out, units="cm")
+    assert back.skeleton.names == clip.skeleton.names  # End Sites came back as End Sites
+    assert np.array_equal(back.skeleton.parents, clip.skeleton.parents)
+    assert back.num_samples == clip.num_samples
+    assert back.sample_rate == pytest.approx(clip.sample_rate, rel=1e-9)
+    pos_tol, ang_tol = round_trip_bounds(clip, digits)
+    assert np.max(np.abs(positions(back) - positions(clip))) <= pos_tol
+    assert np.max(rotation_angle(back.rotations, clip.rotations)) <= ang_tol
+    assert np.allclose(
+        back.skeleton.bind_translations, clip.skeleton.bind_translations, atol=10.0**-digits
+    )
+
+
+def test_writer_channels_scale_warning_and_atomicity(tmp_path: Path) -> None:
+    clip = read_bvh(write(tmp_path, hand([ZERO, "1 2 3  10 20 30  0 0 0  0 0 0 0 0 0"])))
+    scales = clip.scales.copy()
+    scales[:, 1] = 2.0
+    scaled = clip.replace(scales=scales)
+    out = tmp_path / "out.bvh"
+    warnings = write_bvh(scaled, out)
+    assert len(warnings) == 1 and "scale" in warnings[0] and "Spine" in warnings[0]
+    text = out.read_text()
+    assert text.count("End Site") == 2
+    assert "CHANNELS 3 Zrotation Yrotation Xrotation" in text  # Spine: no translation change
+    assert text.count("CHANNELS 6") == 1  # only the root; Slide never leaves its OFFSET
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+    # a joint whose translation moves gets 6 channels and the motion survives
+    trans = clip.translations.copy()
+    trans[1, 1] += [0.5, 0, 0]
+    moved = clip.replace(translations=trans)
+    write_bvh(moved, out)
+    assert out.read_text().count("CHANNELS 6") == 2
+    back = read_bvh(out, units="cm")
+    assert np.allclose(back.translations, moved.translations, atol=1e-6)
+    assert np.max(rotation_angle(back.rotations, moved.rotations)) < 1e-7
