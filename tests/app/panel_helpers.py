@@ -61,7 +61,7 @@ def make_result(
         * (1 + np.arange(j))[None, :]
         * (1.2 + np.sin(np.arange(clip.num_samples)[:, None] / 3.0))
     )
-    err[31, 2] = 0.02 * scale  # LeftHand's worst sample
+    err[31, 2] = 0.03 * scale  # LeftHand's worst sample
     between_t = np.arange((clip.num_samples - 1) * 4 + 1) / (clip.sample_rate * 4)
     between = np.interp(between_t, np.arange(clip.num_samples) / clip.sample_rate, err[:, 2])
     between = np.repeat(between[:, None], j, axis=1) * 1.1
