@@ -98,7 +98,9 @@ class _Reader:
         v = obj[key]
         ok = isinstance(v, kinds) and not (isinstance(v, bool) and bool not in kinds)
         if not ok:
-            names = " or ".join(_KIND_NAMES.get(k, k.__name__) for k in kinds)
+            names = " or ".join(
+                _KIND_NAMES.get(k, k.__name__) for k in kinds if not (k is int and float in kinds)
+            )
             raise self.fail(f"{what}: '{key}' must be {names}, found {_show(v)}", obj.lines[key])
         return v
 
@@ -175,7 +177,7 @@ class _Reader:
 
     def floats(self, value: object, shape: tuple[int, ...], what: str, line: int | None) -> Array:
         """A float64 array of exactly `shape` from a parsed numeric/hex table."""
-        arr = self._as_array(value, what, line)
+        arr = self._as_array(value, what, line, shape[1:])
         if arr.shape != shape:
             if arr.ndim == len(shape) and arr.ndim == 2 and arr.shape[1] == shape[1]:
                 raise self.fail(
@@ -186,7 +188,9 @@ class _Reader:
             raise self.fail(f"{what}: values must be finite", line)
         return arr
 
-    def _as_array(self, value: object, what: str, line: int | None) -> Array:
+    def _as_array(
+        self, value: object, what: str, line: int | None, row: tuple[int, ...] | None = None
+    ) -> Array:
         if isinstance(value, np.ndarray):
             if value.dtype.kind == "f":
                 return value
@@ -203,13 +207,13 @@ class _Reader:
                     rows.append(self._hex_table(np.array(item), what, ln))
                 else:
                     raise self.fail(f"{what}: expected numbers, found {_show(item)}", ln)
-            shapes = {r.shape for r in rows}
-            if len(shapes) > 1:
-                first = rows[0].shape
-                i = next(i for i, r in enumerate(rows) if r.shape != first)
+            want = rows[0].shape if row is None and rows else row
+            bad = [i for i, r in enumerate(rows) if r.shape != want]
+            if bad and (row is not None or len({r.shape for r in rows}) > 1):
+                i = bad[0]
                 raise self.fail(
-                    f"{what}: entry {i} has {_shape_text(rows[i].shape)}, the first has "
-                    f"{_shape_text(first)}",
+                    f"{what}: entry {i} has {_shape_text(rows[i].shape)}, expected "
+                    f"{_shape_text(want)}",
                     value.lines[i],
                 )
             return np.stack(rows) if rows else np.zeros((0,))
@@ -359,7 +363,7 @@ class _Reader:
             bname = self.get(bone, "name", (str,), what, _REQUIRED)
             what = f"bone {bname!r}"
             if bname in index:
-                raise self.fail(f"duplicate bone name {bname!r}", line)
+                raise self.fail(f"duplicate bone name {bname!r}", bone.lines["name"])
             index[bname] = j
             names.append(bname)
             parent = self.get(bone, "parent", (str,), what, _REQUIRED)

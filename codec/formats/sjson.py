@@ -225,8 +225,8 @@ class _Parser:
         if text == "{":
             return self.members("}", depth, at)
         if kind == "num":
-            if "." in text or "e" in text or "E" in text:
-                return float(text)
+            if "." in text or "e" in text or "E" in text or len(text) > 18:
+                return float(text)  # (long digit runs: float, not a 4300-digit-limit error)
             return int(text)
         if kind == "str":
             body = text[1:-1]
