@@ -176,7 +176,8 @@ class _Doc:
                 offset=view_off + acc_off,
                 strides=(stride, dtype.itemsize),
             )
-            out = raw.astype(np.float64)
+            with np.errstate(invalid="ignore", over="ignore"):
+                out = raw.astype(np.float64)
         else:
             if count > 1 << 24:
                 raise self.fail(f"{aw}.count {count} is too large for an accessor without data")
