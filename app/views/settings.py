@@ -1,0 +1,165 @@
+"""Global compression settings: precision (log slider + spin box), shell distance and level.
+
+Precision spans decades (0.001 cm for a face, 1 cm for a crowd), so the slider is logarithmic
+and the spin box takes the exact value. Every change goes to the document only; the controller
+debounces and recompresses in the background, and the line under the knobs says what the last
+change cost or saved against the previous result. The tuning is saved to the clip's sidecar.
+"""
+
+from __future__ import annotations
+
+import math
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import (
+    QAbstractSpinBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QSlider,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.document import Document
+from app.sidecar import save_after_edit
+from app.views.stats import change_text
+from codec.settings import LEVELS
+
+LOG_MIN, LOG_MAX = -4.0, 1.0  # precision slider: 0.0001 .. 10 clip units
+STEPS_PER_DECADE = 100
+SAVE_DELAY_MS = 400  # sidecar writes after a drag settles, not on every slider step
+
+
+def precision_to_slider(p: float) -> int:
+    return round((min(max(math.log10(p), LOG_MIN), LOG_MAX) - LOG_MIN) * STEPS_PER_DECADE)
+
+
+def slider_to_precision(v: int) -> float:
+    """Slider position -> precision rounded to 3 significant digits (values a person types)."""
+    return float(f"{10 ** (LOG_MIN + v / STEPS_PER_DECADE):.3g}")
+
+
+class SettingsPanel(QWidget):
+    """Dockable editor of `document.settings`."""
+
+    def __init__(self, document: Document, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.document = document
+        self._syncing = False
+        self._save_timer = QTimer(self, singleShot=True, interval=SAVE_DELAY_MS)
+        self._save_timer.timeout.connect(lambda: save_after_edit(self.document))
+
+        self.slider = QSlider(Qt.Orientation.Horizontal)
+        self.slider.setRange(0, round((LOG_MAX - LOG_MIN) * STEPS_PER_DECADE))
+        self.slider.setPageStep(STEPS_PER_DECADE // 4)
+        self.slider.setToolTip("Precision on a logarithmic scale, 0.0001 to 10 (left is stricter)")
+        self.precision = QDoubleSpinBox()
+        self.precision.setDecimals(5)
+        self.precision.setRange(10**LOG_MIN / 10, 100.0)
+        self.precision.setStepType(QAbstractSpinBox.StepType.AdaptiveDecimalStepType)
+        self.precision.setKeyboardTracking(False)
+        self.precision.setToolTip("Largest error allowed on each joint's shell, in clip units")
+        self.shell = QDoubleSpinBox()
+        self.shell.setDecimals(3)
+        self.shell.setRange(0.001, 10000.0)
+        self.shell.setStepType(QAbstractSpinBox.StepType.AdaptiveDecimalStepType)
+        self.shell.setKeyboardTracking(False)
+        self.shell.setToolTip("Radius of the virtual vertices (skin) each joint must keep in place")
+        self.level = QComboBox()
+        self.level.addItems(LEVELS)
+        self.level.setToolTip("Compression effort; automatic follows ACL's rule")
+        self.resolved = QLabel()
+        self.change = QLabel()
+        self.change.setWordWrap(True)
+        self.change.setTextFormat(Qt.TextFormat.RichText)
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+
+        row = QHBoxLayout()
+        row.addWidget(self.slider, 1)
+        row.addWidget(self.precision)
+        level_row = QHBoxLayout()
+        level_row.addWidget(self.level)
+        level_row.addWidget(self.resolved, 1)
+        form = QFormLayout()
+        form.addRow("Precision", row)
+        form.addRow("Shell distance", self.shell)
+        form.addRow("Level", level_row)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(form)
+        layout.addWidget(self.change)
+        layout.addWidget(self.status)
+        layout.addStretch(1)
+
+        self.slider.valueChanged.connect(self._on_slider)
+        self.precision.valueChanged.connect(self._on_precision)
+        self.shell.valueChanged.connect(self._on_shell)
+        self.level.currentTextChanged.connect(self._on_level)
+        document.settings_changed.connect(self._on_settings)
+        document.result_changed.connect(self._on_result)
+        document.clip_changed.connect(self._on_result)
+        document.status_changed.connect(self._on_status)
+        self._on_settings()
+        self._on_result()
+        self._on_status()
+
+    # --- model -> view ------------------------------------------------------------------
+    def _on_settings(self) -> None:
+        s = self.document.settings
+        self._syncing = True
+        try:
+            self.slider.setValue(precision_to_slider(s.precision))
+            self.precision.setValue(s.precision)
+            self.shell.setValue(s.shell_distance)
+            self.level.setCurrentText(s.level)
+        finally:
+            self._syncing = False
+
+    def _on_result(self) -> None:
+        r = self.document.result
+        level = r.stats.get("level") if r is not None else None
+        self.resolved.setText(f"→ {level}" if level and self.document.settings.level == "automatic"
+                              else "")  # fmt: skip
+        self.change.setText(change_text(self.document.previous_result, r))
+
+    def _on_status(self) -> None:
+        st = self.document.status
+        if st.error:
+            self.status.setText(f"<span style='color:#c0392b'>{st.error}</span>")
+        elif st.running:
+            self.status.setText(st.message or "Compressing…")
+        else:
+            self.status.setText(st.message)
+
+    # --- view -> model ------------------------------------------------------------------
+    def _edit(self, **changes: float | str) -> None:
+        if self._syncing:
+            return
+        self.document.update_settings(**changes)
+        self._save_timer.start()
+
+    def _on_slider(self, value: int) -> None:
+        if not self._syncing:
+            self._edit(precision=slider_to_precision(value))
+
+    def _on_precision(self, value: float) -> None:
+        if value > 0:
+            self._edit(precision=float(value))
+
+    def _on_shell(self, value: float) -> None:
+        if value > 0:
+            self._edit(shell_distance=float(value))
+
+    def _on_level(self, level: str) -> None:
+        if level in LEVELS:
+            self._edit(level=level)
+
+    def flush_save(self) -> None:
+        """Write a pending sidecar save now (the main window calls this before closing)."""
+        if self._save_timer.isActive():
+            self._save_timer.stop()
+            save_after_edit(self.document)

@@ -1,0 +1,274 @@
+"""Stats of the current compression, what changed since the previous one, and the exports.
+
+Everything is read from `result.stats` (ACL key names, filled by the codec), so the numbers
+here are the numbers the JSON export and `python -m codec compress --json` print. The worst
+joint and time are links: clicking selects the joint and jumps to the time.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QFormLayout,
+    QGridLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app import exports
+from app.document import Document
+from codec.result import SUB_TRACKS, CompressionResult
+
+GOOD, BAD = "#1e8449", "#c0392b"
+
+
+def _bytes(n: float) -> str:
+    return f"{n / 1024:.1f} KiB ({int(n):,} B)" if n >= 1024 else f"{int(n)} B"
+
+
+def change_text(previous: CompressionResult | None, current: CompressionResult | None) -> str:
+    """One rich-text line: how size and max error moved from `previous` to `current`."""
+    if current is None:
+        return ""
+    size, err = current.stats.get("compressed_size"), current.stats.get("max_error")
+    if previous is None or size is None or err is None:
+        return "Change: no previous result to compare with"
+    old_size, old_err = previous.stats.get("compressed_size"), previous.stats.get("max_error")
+    if old_size is None or old_err is None:
+        return "Change: no previous result to compare with"
+    ds, de = int(size) - int(old_size), float(err) - float(old_err)
+    pct = 100.0 * ds / old_size if old_size else 0.0
+    size_col = GOOD if ds < 0 else BAD if ds > 0 else "inherit"
+    err_col = GOOD if de < 0 else BAD if de > 0 else "inherit"
+    return (
+        f"Change: size <span style='color:{size_col}'>{ds:+,} B ({pct:+.1f} %)</span> · "
+        f"max error <span style='color:{err_col}'>{de:+.4g}</span>"
+    )
+
+
+class StatsPanel(QWidget):
+    """Dockable stats sheet with a bit-rate histogram and export buttons."""
+
+    def __init__(self, document: Document, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.document = document
+        self.values: dict[str, QLabel] = {}
+
+        self.change = QLabel()
+        self.change.setTextFormat(Qt.TextFormat.RichText)
+        self.change.setWordWrap(True)
+        sheet = QWidget()
+        sheet_layout = QVBoxLayout(sheet)
+        sheet_layout.setContentsMargins(0, 0, 0, 0)
+        sections = {
+            "Size": ("raw_size", "compressed_size", "metadata_size", "file_size",
+                     "compression_ratio"),
+            "Error": ("max_error", "worst_track", "worst_time", "error_p99",
+                      "max_error_between_samples", "precision_met"),
+            "Run": ("compression_time", "level", "num_segments"),
+            "Clip": ("duration", "num_samples", "num_bones", "sample_rate", "looping",
+                     "has_scale"),
+        }  # fmt: skip
+        labels = {
+            "raw_size": "Raw size", "compressed_size": "Compressed size",
+            "metadata_size": "Metadata", "file_size": "File size (.ssc)",
+            "compression_ratio": "Ratio", "max_error": "Max error", "worst_track": "Worst joint",
+            "worst_time": "Worst time", "error_p99": "99th percentile",
+            "max_error_between_samples": "Max between samples", "precision_met": "Precision met",
+            "compression_time": "Compression time", "level": "Level",
+            "num_segments": "Segments", "duration": "Duration", "num_samples": "Samples",
+            "num_bones": "Joints", "sample_rate": "Sample rate", "looping": "Looping",
+            "has_scale": "Has scale",
+        }  # fmt: skip
+        for title, keys in sections.items():
+            box = QGroupBox(title)
+            form = QFormLayout(box)
+            form.setContentsMargins(6, 4, 6, 4)
+            for key in keys:
+                value = QLabel()
+                value.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
+                value.linkActivated.connect(self._on_link)
+                self.values[key] = value
+                form.addRow(labels[key], value)
+            sheet_layout.addWidget(box)
+
+        tracks = QGroupBox("Sub-tracks")
+        grid = QGridLayout(tracks)
+        self.track_counts: dict[tuple[str, str], QLabel] = {}
+        for c, kind in enumerate(("default", "constant", "animated")):
+            grid.addWidget(QLabel(f"<b>{kind}</b>"), 0, c + 1, Qt.AlignmentFlag.AlignRight)
+        for r, sub in enumerate(SUB_TRACKS):
+            grid.addWidget(QLabel(sub), r + 1, 0)
+            for c, kind in enumerate(("default", "constant", "animated")):
+                label = QLabel()
+                grid.addWidget(label, r + 1, c + 1, Qt.AlignmentFlag.AlignRight)
+                self.track_counts[(sub, kind)] = label
+        sheet_layout.addWidget(tracks)
+
+        hist_box = QGroupBox("Bit rates (animated sub-track segments)")
+        hist_layout = QVBoxLayout(hist_box)
+        self.histogram = pg.PlotWidget(background="w")
+        self.histogram.setMenuEnabled(False)
+        self.histogram.setMouseEnabled(x=False, y=False)
+        self.histogram.setLabel("bottom", "bits per component")
+        self.histogram.setMinimumHeight(140)
+        self.bars = pg.BarGraphItem(x=[], height=[], width=0.8, brush=(60, 120, 200))
+        self.histogram.addItem(self.bars)
+        hist_layout.addWidget(self.histogram)
+        sheet_layout.addWidget(hist_box)
+        sheet_layout.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(sheet)
+
+        self.export_error = QLabel()
+        self.export_error.setWordWrap(True)
+        buttons = QHBoxLayout()
+        self.export_buttons: dict[str, QPushButton] = {}
+        for key, text, tip in (
+            ("stats", "Stats JSON…", "ACL key names"),
+            ("csv", "Joints CSV…", "one row per joint: settings, storage, error"),
+            ("lossy", "Lossy clip…", "the decoded clip as ACL SJSON or BVH"),
+            ("screenshot", "Screenshot…", "the whole window as PNG"),
+        ):
+            b = QPushButton(text)
+            b.setToolTip(f"Export {tip}")
+            b.clicked.connect(lambda _=False, k=key: self._ask_and_export(k))
+            buttons.addWidget(b)
+            self.export_buttons[key] = b
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.addWidget(self.change)
+        layout.addWidget(scroll, 1)
+        layout.addLayout(buttons)
+        layout.addWidget(self.export_error)
+
+        document.result_changed.connect(self._on_result)
+        document.clip_changed.connect(self._on_result)
+        self._on_result()
+
+    # --- model -> view ------------------------------------------------------------------
+    def _format(self, key: str, value: Any, stats: dict[str, Any]) -> str:
+        if value is None:
+            return "–"
+        if key in ("raw_size", "compressed_size", "metadata_size", "file_size"):
+            return _bytes(float(value))
+        if key == "compression_ratio":
+            return f"{float(value):.2f} : 1"
+        if key == "worst_track":
+            name = stats.get("worst_track_name", str(value))
+            return f"<a href='joint:{int(value)}'>{name}</a> (#{int(value)})"
+        if key == "worst_time":
+            return f"<a href='worst:{float(value)!r}'>{float(value):.4f} s</a>"
+        if key == "max_error_between_samples":
+            t = stats.get("worst_time_between_samples")
+            at = f" at <a href='time:{float(t)!r}'>{float(t):.4f} s</a>" if t is not None else ""
+            return f"{float(value):.6g}{at}"
+        if key == "precision_met":
+            return f"<span style='color:{GOOD}'>yes</span>" if value else (
+                f"<span style='color:{BAD}'>no</span>")  # fmt: skip
+        if key == "compression_time":
+            return f"{float(value) * 1000:.1f} ms"
+        if key == "duration":
+            return f"{float(value):.3f} s"
+        if key == "sample_rate":
+            return f"{float(value):g} Hz"
+        if isinstance(value, bool | np.bool_):
+            return "yes" if value else "no"
+        if isinstance(value, float | np.floating):
+            return f"{float(value):.6g}"
+        return str(value)
+
+    def _on_result(self) -> None:
+        r = self.document.result
+        stats = r.stats if r is not None else {}
+        for key, label in self.values.items():
+            value = stats.get(key)
+            if key == "num_segments" and value is None:
+                value = stats.get("segmenting", {}).get("num_segments")
+            label.setText(self._format(key, value, stats) if r is not None else "–")
+        sub = stats.get("sub_tracks", {})
+        for (name, kind), label in self.track_counts.items():
+            label.setText(str(sub.get(name, {}).get(kind, "–")))
+        hist = {int(k): int(v) for k, v in stats.get("bit_rate_histogram", {}).items()}
+        xs = np.array(sorted(hist), dtype=float)
+        self.bars.setOpts(x=xs, height=[hist[int(x)] for x in xs], width=0.8)
+        if len(xs):
+            self.histogram.setXRange(min(-0.5, xs.min() - 0.5), max(xs.max(), 8) + 0.5)
+            self.histogram.setYRange(0, max(hist.values()) * 1.05)
+        self.change.setText(change_text(self.document.previous_result, r))
+        for b in self.export_buttons.values():
+            b.setEnabled(r is not None)
+
+    @property
+    def histogram_data(self) -> dict[int, int]:
+        """bits -> count as drawn."""
+        opts = self.bars.opts
+        return {int(x): int(h) for x, h in zip(opts["x"], opts["height"], strict=True)}
+
+    # --- view -> model ------------------------------------------------------------------
+    def _on_link(self, link: str) -> None:
+        kind, _, value = link.partition(":")
+        if kind == "joint":
+            self.document.set_selection(int(value))
+        elif kind == "time":
+            self.document.set_time(float(value))
+        elif kind == "worst":  # the worst time belongs to the worst joint: show both
+            r = self.document.result
+            if r is not None and r.stats.get("worst_track") is not None:
+                self.document.set_selection(int(r.stats["worst_track"]))
+            self.document.set_time(float(value))
+
+    # --- exports ------------------------------------------------------------------------
+    def export_to(self, kind: str, path: str | os.PathLike[str]) -> Path | None:
+        """Write one export of the current result; errors are shown, not raised."""
+        r = self.document.result
+        if r is None:
+            return None
+        writers: dict[str, Callable[[], Path]] = {
+            "stats": lambda: exports.export_stats(path, r, self.document.overrides),
+            "csv": lambda: exports.export_joint_csv(path, r),
+            "lossy": lambda: exports.export_lossy(path, r),
+            "screenshot": lambda: exports.export_screenshot(path, self._window_png()),
+        }
+        try:
+            out = writers[kind]()
+        except (OSError, ValueError, RuntimeError) as e:
+            self.export_error.setText(f"<span style='color:{BAD}'>Export failed: {e}</span>")
+            return None
+        self.export_error.setText(f"Wrote {out}")
+        return out
+
+    def _window_png(self) -> bytes:
+        from app.views.screenshot import grab_png
+
+        return grab_png(self.window())
+
+    def _ask_and_export(self, kind: str) -> None:
+        base = self.document.path
+        stem = base.name.split(".")[0] if base is not None else "clip"
+        folder = base.parent if base is not None else Path.cwd()
+        suggestions = {
+            "stats": (f"{stem}.stats.json", "JSON (*.json)"),
+            "csv": (f"{stem}.joints.csv", "CSV (*.csv)"),
+            "lossy": (f"{stem}.lossy.acl.sjson", "ACL SJSON (*.acl.sjson);;BVH (*.bvh)"),
+            "screenshot": (f"{stem}.png", "PNG (*.png)"),
+        }
+        name, filters = suggestions[kind]
+        path, _ = QFileDialog.getSaveFileName(self, "Export", str(folder / name), filters)
+        if path:
+            self.export_to(kind, path)

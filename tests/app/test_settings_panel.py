@@ -1,0 +1,73 @@
+"""Settings panel: shows the document's settings, and every edit updates it and recompresses."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from panel_helpers import Recompressions, make_document, make_result
+
+from app.document import GlobalSettings
+from app.sidecar import load_sidecar
+from app.views.settings import SettingsPanel, precision_to_slider, slider_to_precision
+
+
+def test_log_slider_mapping() -> None:
+    assert slider_to_precision(precision_to_slider(0.01)) == 0.01
+    assert slider_to_precision(precision_to_slider(0.0005)) == pytest.approx(0.0005, rel=0.012)
+    assert precision_to_slider(1e-9) == 0 and slider_to_precision(0) == 0.0001
+    assert slider_to_precision(precision_to_slider(10.0)) == 10.0
+
+
+def test_model_changes_update_the_knobs(qtbot) -> None:
+    doc = make_document()
+    panel = SettingsPanel(doc)
+    qtbot.addWidget(panel)
+    counter = Recompressions(doc)
+    doc.set_settings(GlobalSettings(precision=0.002, shell_distance=6.0, level="high"))
+    assert panel.precision.value() == 0.002 and panel.shell.value() == 6.0
+    assert panel.slider.value() == precision_to_slider(0.002)
+    assert panel.level.currentText() == "high"
+    assert counter.count == 1  # the model's own change, nothing echoed back by the panel
+
+
+def test_edits_update_the_model_and_trigger_a_recompression(qtbot, tmp_path: Path) -> None:
+    doc = make_document(path=tmp_path / "walk.bvh")
+    panel = SettingsPanel(doc)
+    qtbot.addWidget(panel)
+    counter = Recompressions(doc)
+    panel.slider.setValue(precision_to_slider(0.1))
+    assert doc.settings.precision == 0.1 and panel.precision.value() == 0.1
+    panel.precision.setValue(0.0042)
+    assert doc.settings.precision == 0.0042
+    assert panel.slider.value() == precision_to_slider(0.0042)
+    panel.shell.setValue(4.5)
+    assert doc.settings.shell_distance == 4.5
+    panel.level.setCurrentText("medium")
+    assert doc.settings.level == "medium"
+    assert counter.count == 4
+    panel.flush_save()
+    assert load_sidecar(doc.path)[0] == GlobalSettings(0.0042, 4.5, "medium")
+
+
+def test_shows_the_change_against_the_previous_result(qtbot) -> None:
+    doc = make_document()
+    panel = SettingsPanel(doc)
+    qtbot.addWidget(panel)
+    assert "no previous result" in panel.change.text()
+    doc.set_result(make_result(doc.compression_input(), scale=0.5, bits_shift=2))
+    text = panel.change.text()
+    assert "+80 B (+8.0 %)" in text
+    assert f"{-0.5 * make_result().stats['max_error']:+.4g}" in text
+    assert "→ highest" in panel.resolved.text()
+
+
+@pytest.mark.parametrize("error", [None, "boom"])
+def test_status_line(qtbot, error: str | None) -> None:
+    from app.document import Status
+
+    doc = make_document()
+    panel = SettingsPanel(doc)
+    qtbot.addWidget(panel)
+    doc.set_status(Status(running=error is None, message="Compressing…", error=error))
+    assert ("boom" if error else "Compressing") in panel.status.text()

@@ -1,0 +1,63 @@
+"""Stats panel: shows every stat of the result, links jump, exports write files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from panel_helpers import Recompressions, make_document, make_result
+
+from app.views.stats import StatsPanel
+
+
+def test_shows_every_stat_and_the_histogram(qtbot) -> None:
+    doc = make_document(with_result=False)
+    panel = StatsPanel(doc)
+    qtbot.addWidget(panel)
+    assert panel.values["compressed_size"].text() == "–"
+    assert not panel.export_buttons["stats"].isEnabled()
+    doc.set_result(make_result(doc.compression_input()))
+    s = doc.result.stats
+    v = {k: label.text() for k, label in panel.values.items()}
+    assert v["raw_size"] == "7.8 KiB (8,000 B)" and v["compressed_size"] == "1000 B"
+    assert v["compression_ratio"] == "8.00 : 1"
+    assert f"{s['max_error']:.6g}" == v["max_error"]
+    assert "LeftHand" in v["worst_track"] and "1.0333 s" in v["worst_time"]
+    assert v["num_segments"] == "3" and v["compression_time"] == "12.3 ms"
+    assert v["precision_met"].endswith("no</span>")
+    assert panel.track_counts[("rotation", "animated")].text() == "4"
+    assert panel.track_counts[("scale", "default")].text() == "5"
+    assert panel.histogram_data == {int(k): c for k, c in s["bit_rate_histogram"].items()}
+    assert "no previous result" in panel.change.text()
+    doc.set_result(make_result(doc.compression_input(), bits_shift=-1))
+    assert "−40 B" in panel.change.text() or "-40 B" in panel.change.text()
+
+
+def test_worst_links_select_and_jump(qtbot) -> None:
+    doc = make_document()
+    counter = Recompressions(doc)
+    panel = StatsPanel(doc)
+    qtbot.addWidget(panel)
+    panel.values["worst_track"].linkActivated.emit("joint:2")
+    assert doc.selection == 2
+    doc.set_selection(None)
+    panel.values["worst_time"].linkActivated.emit(f"worst:{31 / 30!r}")
+    assert doc.selection == 2 and doc.time == 31 / 30
+    panel.values["max_error_between_samples"].linkActivated.emit("time:0.5")
+    assert doc.time == 0.5
+    assert counter.count == 0
+
+
+def test_export_buttons_write_files_or_say_why_not(qtbot, tmp_path: Path) -> None:
+    doc = make_document()
+    panel = StatsPanel(doc)
+    qtbot.addWidget(panel)
+    out = panel.export_to("stats", tmp_path / "s.json")
+    assert json.loads(out.read_text())["compressed_size"] == 1000
+    assert panel.export_to("csv", tmp_path / "j.csv").read_text().startswith("joint,name")
+    panel.show()
+    qtbot.waitExposed(panel)
+    png = panel.export_to("screenshot", tmp_path / "shot.png")
+    assert png.read_bytes().startswith(b"\x89PNG")
+    assert panel.export_to("stats", tmp_path / "no" / "s.json") is None
+    assert "Export failed" in panel.export_error.text()
