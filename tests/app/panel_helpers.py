@@ -147,13 +147,3 @@ class Recompressions:
     def _bump(self) -> None:
         self.count += 1
 
-
-def _share_gl_contexts() -> None:
-    """Stop-gap until tests/app/conftest.py sets it: must precede the QApplication."""
-    from PySide6.QtCore import QCoreApplication, Qt
-
-    if QCoreApplication.instance() is None:
-        QCoreApplication.setAttribute(Qt.ApplicationAttribute.AA_ShareOpenGLContexts)
-
-
-_share_gl_contexts()
