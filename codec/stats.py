@@ -1,0 +1,108 @@
+"""Statistics of one compression, under ACL's key names where ACL has one."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from codec.result import BIT_RATE_BITS, SUB_TRACKS, TrackKind
+
+if TYPE_CHECKING:
+    from codec.result import CompressionResult
+
+RAW_BYTES_PER_TRANSFORM = 40  # 10 floats per QVV, as ACL counts raw size
+
+
+def build_stats(
+    result: CompressionResult, level: str, compressed_size: int, compression_time: float
+) -> dict[str, Any]:
+    """Everything the stats panel, the CLI and the JSON export show."""
+    clip = result.clip
+    sk = clip.skeleton
+    err = result.error
+    S, J = err.shape  # noqa: N806
+    flat = int(np.argmax(err))
+    worst_sample, worst_joint = divmod(flat, J)
+    raw_size = J * S * RAW_BYTES_PER_TRANSFORM
+    per_joint_max = err.max(axis=0)
+    stats: dict[str, Any] = {
+        "clip_name": clip.name,
+        "raw_size": raw_size,
+        "compressed_size": compressed_size,
+        "metadata_size": len(result.data) - compressed_size,
+        "file_size": len(result.data),
+        "compression_ratio": raw_size / compressed_size,
+        "compression_time": compression_time,
+        "duration": clip.duration,
+        "num_samples": S,
+        "num_stored_samples": int(result.compressed.num_samples),
+        "num_bones": J,
+        "sample_rate": clip.sample_rate,
+        "looping": bool(result.compressed.wrap),
+        "has_scale": clip.has_scale,
+        "level": level,
+        "requested_level": result.settings.level,
+        "rotation_format": "quatf_drop_w_variable",
+        "translation_format": "vector3f_variable",
+        "scale_format": "vector3f_variable",
+        "max_error": float(err[worst_sample, worst_joint]),
+        "worst_track": int(worst_joint),
+        "worst_track_name": sk.names[worst_joint],
+        "worst_time": worst_sample / clip.sample_rate,
+        "error_p99": float(np.percentile(err, 99)),
+        "precision_met": bool(np.all(per_joint_max <= sk.precision)),
+        "joints_over_precision": [
+            sk.names[j] for j in np.flatnonzero(per_joint_max > sk.precision)
+        ],
+    }
+    if result.error_between.size:
+        eb = result.error_between
+        fb = int(np.argmax(eb))
+        ts, tj = divmod(fb, J)
+        stats["max_error_between_samples"] = float(eb[ts, tj])
+        stats["worst_track_between_samples"] = int(tj)
+        stats["worst_time_between_samples"] = float(result.error_between_times[ts])
+    else:
+        stats["max_error_between_samples"] = stats["max_error"]
+        stats["worst_track_between_samples"] = stats["worst_track"]
+        stats["worst_time_between_samples"] = stats["worst_time"]
+    segs = result.segments
+    sizes = _segment_sizes(result)
+    stats["num_segments"] = len(segs)
+    stats["segmenting"] = {
+        "num_segments": len(segs),
+        "ideal_num_samples": 16,
+        "max_num_samples": 31,
+    }
+    stats["segments"] = [
+        {"start": int(a), "num_samples": int(n), "segment_size": int(sz)}
+        for (a, n), sz in zip(segs, sizes, strict=True)
+    ]
+    stats["sub_tracks"] = {
+        name: {
+            "default": int(np.sum(result.kinds[:, k] == TrackKind.DEFAULT)),
+            "constant": int(np.sum(result.kinds[:, k] == TrackKind.CONSTANT)),
+            "animated": int(np.sum(result.kinds[:, k] == TrackKind.ANIMATED)),
+        }
+        for k, name in enumerate(SUB_TRACKS)
+    }
+    rates = result.bit_rates[result.bit_rates >= 0]
+    bits = BIT_RATE_BITS[rates.astype(np.int64)]
+    stats["bit_rate_histogram"] = {
+        str(int(b)): int(c) for b, c in zip(*np.unique(bits, return_counts=True), strict=True)
+    }
+    return stats
+
+
+def _segment_sizes(result: CompressionResult) -> list[int]:
+    """Bytes of each segment's rates, ranges and packed samples (as written)."""
+    enc = result.compressed.encoded
+    out = []
+    for g in range(enc.num_segments):
+        rates = enc.bit_rates[g].astype(np.int64)
+        n = int(enc.segment_sizes[g])
+        ranges = 6 * int(np.sum(rates == 0)) + 6 * int(np.sum(enc.has_range(g)))
+        bits = n * 3 * int(BIT_RATE_BITS[rates].sum())
+        out.append(len(rates) + ranges + (bits + 7) // 8)
+    return out
