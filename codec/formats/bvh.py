@@ -29,7 +29,6 @@ from codec import quat
 from codec.atomic import atomic_open
 from codec.clip import Clip, Skeleton
 from codec.errors import ClipFormatError, ShellscopeError
-from codec.transforms import object_space
 
 Array = np.ndarray
 
@@ -547,10 +546,3 @@ def write_bvh(clip: Clip, path: str | os.PathLike[str], *, precision_digits: int
         f.write("\n".join(lines) + "\n")
         np.savetxt(f, table, fmt=fmt, delimiter=" ")
     return warnings
-
-
-def clip_object_positions(clip: Clip) -> Array:
-    """Object-space joint positions `(S, J, 3)` (handy for comparing two clips)."""
-    return object_space(clip.rotations, clip.translations, clip.scales, clip.skeleton.parents)[
-        ..., 3
-    ]
