@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
-from panel_helpers import Recompressions, make_document, make_result
 from PySide6.QtCore import QPoint, Qt
 
 from app.views.bitrates import BitRatePanel, hierarchy_order
+from tests.app.panel_helpers import Recompressions, make_document, make_result
 
 
 def test_hierarchy_order_is_depth_first() -> None:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from panel_helpers import Recompressions, make_document, make_result
 from PySide6.QtCore import QPointF, Qt
 
 from app.views.error_heatmap import ErrorHeatmapPanel
 from app.views.error_plot import ErrorPlotPanel
 from codec.overrides import JointOverride
+from tests.app.panel_helpers import Recompressions, make_document, make_result
 
 
 def _click_view(qtbot, plot, x: float, y: float) -> None:

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from panel_helpers import make_result
 
 from app import exports
 from codec.overrides import JointOverride
+from tests.app.panel_helpers import make_result
 
 
 def test_stats_json_keeps_acl_key_names_and_values(tmp_path: Path) -> None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from panel_helpers import Recompressions, make_document, make_result
 
 from app.document import GlobalSettings
 from app.sidecar import load_sidecar
 from app.views.settings import SettingsPanel, precision_to_slider, slider_to_precision
+from tests.app.panel_helpers import Recompressions, make_document, make_result
 
 
 def test_log_slider_mapping() -> None:

@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from panel_helpers import Recompressions, make_document, make_result
-
 from app.views.stats import StatsPanel
+from tests.app.panel_helpers import Recompressions, make_document, make_result
 
 
 def test_shows_every_stat_and_the_histogram(qtbot) -> None:

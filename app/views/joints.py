@@ -1,0 +1,438 @@
+"""Joints: the hierarchy with what each joint costs and how wrong it is, and where to tune it.
+
+Per joint: sub-track kinds and bits, precision, shell distance, dominant shell and max error.
+Precision, shell distance and per_track rounding are edited in place; an edit becomes an
+exact-name override rule (last, so it wins). Rules by name pattern (`*Hand*`, `*IK*`, `root`)
+are added, edited and removed below the tree, the same list ozz and Unreal's ACL plugin keep.
+Every edit goes to the document (the controller recompresses) and to the clip's sidecar.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QAction, QBrush, QColor, QFont
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QDoubleSpinBox,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSplitter,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QTableWidget,
+    QTableWidgetItem,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.document import Document
+from app.sidecar import save_after_edit
+from codec.overrides import JointOverride, exact_pattern, set_joint_override
+from codec.result import TrackKind
+from codec.sampling import BASE_ROUNDING
+
+COLUMNS = ("Joint", "Rot", "Trans", "Scale", "Precision", "Shell", "Dominant shell",
+           "Max error", "Rounding")  # fmt: skip
+C_NAME, C_ROT, C_TRANS, C_SCALE, C_PREC, C_SHELL, C_DOM, C_ERR, C_ROUND = range(len(COLUMNS))
+EDITABLE = {C_PREC: "precision", C_SHELL: "shell_distance", C_ROUND: "rounding"}
+RULE_COLUMNS = ("Pattern", "Precision", "Shell", "Rounding", "Joints")
+JOINT_ROLE = Qt.ItemDataRole.UserRole
+OVER_BUDGET = QColor(192, 57, 43)
+
+
+def _spin(parent: QWidget) -> QDoubleSpinBox:
+    s = QDoubleSpinBox(parent)
+    s.setDecimals(5)
+    s.setRange(1e-6, 1e5)
+    s.setStepType(QDoubleSpinBox.StepType.AdaptiveDecimalStepType)
+    return s
+
+
+def subtrack_text(kind: int, bits: np.ndarray) -> str:
+    """'D', 'C', or the bits per component over segments ('12' or '8–14')."""
+    if kind == TrackKind.DEFAULT:
+        return "D"
+    if kind == TrackKind.CONSTANT:
+        return "C"
+    b = bits[bits >= 0]
+    if b.size == 0:
+        return "A"
+    lo, hi = int(b.min()), int(b.max())
+    return str(lo) if lo == hi else f"{lo}–{hi}"
+
+
+def matches_filter(name: str, text: str) -> bool:
+    """Substring match, or a glob when the filter holds * or ? (case-insensitive)."""
+    text = text.strip()
+    if not text:
+        return True
+    if any(c in text for c in "*?["):
+        return JointOverride(text).matches((name,))[0]
+    return text.lower() in name.lower()
+
+
+class JointEditDelegate(QStyledItemDelegate):
+    """Spin boxes for precision / shell distance, a combo for rounding; edits go to the panel."""
+
+    def __init__(self, panel: JointsPanel) -> None:
+        super().__init__(panel.tree)
+        self.panel = panel
+
+    def createEditor(  # noqa: N802 (Qt API)
+        self, parent: QWidget, option: QStyleOptionViewItem, index: QModelIndex
+    ) -> QWidget | None:
+        if index.column() in (C_PREC, C_SHELL):
+            return _spin(parent)
+        if index.column() == C_ROUND:
+            combo = QComboBox(parent)
+            combo.addItems(BASE_ROUNDING)
+            return combo
+        return None
+
+    def setEditorData(self, editor: QWidget, index: QModelIndex) -> None:  # noqa: N802
+        joint = index.siblingAtColumn(C_NAME).data(JOINT_ROLE)
+        r = self.panel.document.resolved_joints()
+        if r is None or joint is None:
+            return
+        if isinstance(editor, QDoubleSpinBox):
+            values = r.precision if index.column() == C_PREC else r.shell_distance
+            editor.setValue(float(values[joint]))
+        elif isinstance(editor, QComboBox):
+            editor.setCurrentText(str(r.rounding[joint]))
+
+    def setModelData(  # noqa: N802 (Qt API)
+        self,
+        editor: QWidget,
+        model: QAbstractItemModel,
+        index: QModelIndex | QPersistentModelIndex,
+    ) -> None:
+        joint = index.siblingAtColumn(C_NAME).data(JOINT_ROLE)
+        if joint is None:
+            return
+        if isinstance(editor, QDoubleSpinBox):
+            value: float | str = float(editor.value())
+        elif isinstance(editor, QComboBox):
+            value = editor.currentText()
+        else:
+            return
+        self.panel.edit_joint(int(joint), EDITABLE[index.column()], value)
+
+
+class JointsPanel(QWidget):
+    """Dockable joint tree with in-place tuning and the override rules."""
+
+    def __init__(self, document: Document, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.document = document
+        self._syncing = False
+        self.items: list[QTreeWidgetItem] = []
+        self._table_rules: tuple[JointOverride, ...] | None = None
+
+        self.filter = QLineEdit()
+        self.filter.setPlaceholderText("Filter joints (text or glob such as *Hand*)")
+        self.filter.setClearButtonEnabled(True)
+        self.filter.textChanged.connect(self._apply_filter)
+
+        self.tree = QTreeWidget()
+        self.tree.setColumnCount(len(COLUMNS))
+        self.tree.setHeaderLabels(list(COLUMNS))
+        self.tree.setUniformRowHeights(True)
+        self.tree.setAlternatingRowColors(True)
+        self.tree.setEditTriggers(
+            QAbstractItemView.EditTrigger.DoubleClicked
+            | QAbstractItemView.EditTrigger.EditKeyPressed
+            | QAbstractItemView.EditTrigger.SelectedClicked
+        )
+        self.tree.setItemDelegate(JointEditDelegate(self))
+        header = self.tree.header()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(False)
+        for c, tip in ((C_ROT, "rotation"), (C_TRANS, "translation"), (C_SCALE, "scale")):
+            self.tree.headerItem().setToolTip(
+                c, f"{tip}: D default, C constant, else bits per component over segments"
+            )
+        self.tree.headerItem().setToolTip(C_PREC, "double-click to override this joint")
+        self.tree.currentItemChanged.connect(self._on_current_item)
+        self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+        reset = QAction("Reset joint to rules and global values", self.tree)
+        reset.triggered.connect(self.reset_selected_joint)
+        self.tree.addAction(reset)
+
+        self.rules = QTableWidget(0, len(RULE_COLUMNS))
+        self.rules.setHorizontalHeaderLabels(list(RULE_COLUMNS))
+        self.rules.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.rules.verticalHeader().setVisible(False)
+        self.rules.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.rules.setToolTip(
+            "Rules apply top to bottom, later rules win. Pattern: glob on joint names, any case. "
+            "Empty cells keep the value from earlier rules or the global settings."
+        )
+        self.rules.itemChanged.connect(self._on_rule_item_changed)
+        self.add_button = QPushButton("Add rule")
+        self.add_button.clicked.connect(self._on_add_clicked)
+        self.remove_button = QPushButton("Remove")
+        self.remove_button.clicked.connect(self.remove_selected_rules)
+        self.rule_error = QLabel()
+        self.rule_error.setWordWrap(True)
+        self.rule_error.setStyleSheet("color: #c0392b")
+
+        rules_box = QGroupBox("Override rules (by name pattern; later rules win)")
+        rules_layout = QVBoxLayout(rules_box)
+        rules_layout.setContentsMargins(4, 4, 4, 4)
+        rules_layout.addWidget(self.rules, 1)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.add_button)
+        buttons.addWidget(self.remove_button)
+        buttons.addStretch(1)
+        rules_layout.addLayout(buttons)
+        rules_layout.addWidget(self.rule_error)
+
+        top = QWidget()
+        top_layout = QVBoxLayout(top)
+        top_layout.setContentsMargins(0, 0, 0, 0)
+        top_layout.addWidget(self.filter)
+        top_layout.addWidget(self.tree, 1)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(top)
+        split.addWidget(rules_box)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.addWidget(split)
+
+        document.clip_changed.connect(self._build_tree)
+        document.settings_changed.connect(self._on_settings)
+        document.rounding_changed.connect(self._refresh_values)
+        document.result_changed.connect(self._refresh_values)
+        document.selection_changed.connect(self._on_selection)
+        self._build_tree()
+
+    # --- model -> view ------------------------------------------------------------------
+    def _build_tree(self) -> None:
+        self._syncing = True
+        try:
+            self.tree.clear()
+            self.items = []
+            clip = self.document.clip
+            if clip is not None:
+                sk = clip.skeleton
+                for j, name in enumerate(sk.names):
+                    p = int(sk.parents[j])
+                    item = (
+                        QTreeWidgetItem([name]) if p < 0 else QTreeWidgetItem(self.items[p], [name])
+                    )
+                    item.setData(C_NAME, JOINT_ROLE, j)
+                    item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
+                    for c in (C_ROT, C_TRANS, C_SCALE, C_PREC, C_SHELL, C_DOM, C_ERR):
+                        item.setTextAlignment(
+                            c, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+                        )
+                    self.items.append(item)
+                    if p < 0:
+                        self.tree.addTopLevelItem(item)
+                self.tree.expandAll()
+        finally:
+            self._syncing = False
+        self._on_settings()
+        self._apply_filter()
+        self._on_selection()
+
+    def _on_settings(self) -> None:
+        self._refresh_values()
+        self._refresh_rules()
+
+    def _refresh_values(self) -> None:
+        r = self.document.resolved_joints()
+        if r is None or not self.items:
+            return
+        result = self.document.result
+        same = result is not None and result.kinds.shape[0] == len(self.items)
+        exact = {rule.pattern.lower(): rule for rule in self.document.overrides}
+        err = np.asarray(result.error).max(axis=0) if same and result.error.size else None
+        bold = QFont(self.tree.font())
+        bold.setBold(True)
+        plain = QFont(self.tree.font())
+        ink = self.tree.palette().text()
+        for j, item in enumerate(self.items):
+            own = exact.get(exact_pattern(item.text(C_NAME)).lower())
+            item.setText(C_PREC, f"{r.precision[j]:.5g}")
+            item.setText(C_SHELL, f"{r.shell_distance[j]:.4g}")
+            item.setText(C_ROUND, str(r.rounding[j]))
+            for c, field in (
+                (C_PREC, "precision"),
+                (C_SHELL, "shell_distance"),
+                (C_ROUND, "rounding"),
+            ):
+                item.setFont(
+                    c, bold if own is not None and getattr(own, field) is not None else plain
+                )
+            item.setFont(C_NAME, bold if r.overridden[j] else plain)
+            item.setToolTip(C_NAME, "set by override rules" if r.overridden[j] else "")
+            if same:
+                bits = result.bits_per_component[:, j, :]
+                for k, c in enumerate((C_ROT, C_TRANS, C_SCALE)):
+                    item.setText(c, subtrack_text(int(result.kinds[j, k]), bits[:, k]))
+                ds = result.dominant_shells
+                item.setText(C_DOM, f"{ds.distance[j]:.4g}")
+                item.setToolTip(C_DOM, f"dominant shell {ds.distance[j]:.6g}, "
+                                       f"precision {ds.precision[j]:.6g}")  # fmt: skip
+            else:
+                for c in (C_ROT, C_TRANS, C_SCALE, C_DOM):
+                    item.setText(c, "")
+            if err is not None:
+                item.setText(C_ERR, f"{err[j]:.4g}")
+                over = err[j] > r.precision[j] * (1 + 1e-9)
+                item.setForeground(C_ERR, QBrush(OVER_BUDGET) if over else ink)
+                item.setToolTip(C_ERR, "over this joint's precision" if over else "")
+            else:
+                item.setText(C_ERR, "")
+
+    def _refresh_rules(self) -> None:
+        rules = self.document.overrides
+        if rules == self._table_rules:
+            return
+        clip = self.document.clip
+        self._syncing = True
+        try:
+            self.rules.setRowCount(len(rules))
+            for row, rule in enumerate(rules):
+                cells = (
+                    rule.pattern,
+                    "" if rule.precision is None else f"{rule.precision:g}",
+                    "" if rule.shell_distance is None else f"{rule.shell_distance:g}",
+                    rule.rounding or "",
+                    str(int(rule.matches(clip.skeleton.names).sum())) if clip is not None else "",
+                )
+                for c, text in enumerate(cells):
+                    cell = QTableWidgetItem(text)
+                    if c == len(cells) - 1:
+                        cell.setFlags(cell.flags() & ~Qt.ItemFlag.ItemIsEditable)
+                    self.rules.setItem(row, c, cell)
+            self._table_rules = rules
+        finally:
+            self._syncing = False
+        self.rule_error.setText("")
+
+    def _apply_filter(self) -> None:
+        text = self.filter.text()
+        if not self.items:
+            return
+        shown = np.array([matches_filter(item.text(C_NAME), text) for item in self.items])
+        parents = self.document.clip.skeleton.parents if self.document.clip else []
+        for j in range(len(self.items) - 1, -1, -1):  # children after parents: walk backwards
+            if shown[j] and parents[j] >= 0:
+                shown[parents[j]] = True
+        for item, visible in zip(self.items, shown, strict=True):
+            item.setHidden(not visible)
+
+    def _on_selection(self) -> None:
+        j = self.document.selection
+        self._syncing = True
+        try:
+            if j is None or j >= len(self.items):
+                self.tree.setCurrentItem(None)
+                self.tree.clearSelection()
+            else:
+                self.tree.setCurrentItem(self.items[j])
+                self.tree.scrollToItem(self.items[j])
+        finally:
+            self._syncing = False
+
+    # --- view -> model ------------------------------------------------------------------
+    def _on_current_item(self, item: QTreeWidgetItem | None, _previous: object) -> None:
+        if self._syncing or item is None:
+            return
+        self.document.set_selection(int(item.data(C_NAME, JOINT_ROLE)))
+
+    def _commit(self, rules: tuple[JointOverride, ...]) -> None:
+        self.document.set_overrides(rules)
+        save_after_edit(self.document)
+
+    def edit_joint(self, joint: int, field: str, value: float | str | None) -> None:
+        """Give one joint its own value (an exact-name rule that wins over every pattern)."""
+        if self.document.clip is None:
+            return
+        name = self.document.clip.skeleton.names[joint]
+        if isinstance(value, float) and not (math.isfinite(value) and value > 0):
+            return
+        self._commit(set_joint_override(self.document.overrides, name, **{field: value}))
+
+    def reset_selected_joint(self) -> None:
+        """Drop the selected joint's own rule, so rules and global values apply again."""
+        j = self.document.selection
+        if j is None or self.document.clip is None:
+            return
+        name = self.document.clip.skeleton.names[j]
+        self._commit(set_joint_override(self.document.overrides, name, precision=None,
+                                        shell_distance=None, rounding=None))  # fmt: skip
+
+    def add_rule(self, pattern: str, **fields: float | str | None) -> None:
+        """Append a pattern rule (later rules win)."""
+        self._commit((*self.document.overrides, JointOverride(pattern, **fields)))  # type: ignore[arg-type]
+
+    def _on_add_clicked(self) -> None:
+        self.add_rule("*", precision=self.document.settings.precision)
+        row = self.rules.rowCount() - 1
+        self.rules.setCurrentCell(row, 0)
+        self.rules.editItem(self.rules.item(row, 0))  # type the pattern straight away
+
+    def remove_selected_rules(self) -> None:
+        rows = {i.row() for i in self.rules.selectionModel().selectedRows()}
+        if not rows and self.rules.currentRow() >= 0:
+            rows = {self.rules.currentRow()}
+        self._commit(tuple(r for i, r in enumerate(self.document.overrides) if i not in rows))
+
+    def _rule_from_row(self, row: int) -> JointOverride:
+        def text(c: int) -> str:
+            cell = self.rules.item(row, c)
+            return cell.text().strip() if cell is not None else ""
+
+        def number(c: int, label: str) -> float | None:
+            t = text(c)
+            if not t:
+                return None
+            try:
+                return float(t)
+            except ValueError:
+                raise ValueError(f"row {row + 1}: {label} {t!r} is not a number") from None
+
+        pattern = text(0)
+        if not pattern:
+            raise ValueError(f"row {row + 1}: the pattern is empty")
+        return JointOverride(pattern, number(1, "precision"), number(2, "shell distance"),
+                             text(3) or None)  # fmt: skip
+
+    def _on_rule_item_changed(self, _item: QTableWidgetItem) -> None:
+        if self._syncing:
+            return
+        try:
+            rules = tuple(self._rule_from_row(r) for r in range(self.rules.rowCount()))
+        except ValueError as e:
+            self.rule_error.setText(str(e))  # keep the table as typed; the model keeps its rules
+            return
+        self.rule_error.setText("")
+        self._table_rules = rules  # the table already shows them: no rebuild under the editor
+        self._commit(rules)
+        self._refresh_match_counts()
+
+    def _refresh_match_counts(self) -> None:
+        clip = self.document.clip
+        self._syncing = True
+        try:
+            for row, rule in enumerate(self.document.overrides[: self.rules.rowCount()]):
+                cell = self.rules.item(row, len(RULE_COLUMNS) - 1)
+                if cell is not None and clip is not None:
+                    cell.setText(str(int(rule.matches(clip.skeleton.names).sum())))
+        finally:
+            self._syncing = False

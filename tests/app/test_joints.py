@@ -1,0 +1,134 @@
+"""Joints panel: shows the result; edits become override rules that save beside the clip."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QComboBox, QDoubleSpinBox
+
+from app.sidecar import load_sidecar
+from app.views.joints import (
+    C_DOM,
+    C_ERR,
+    C_NAME,
+    C_PREC,
+    C_ROT,
+    C_ROUND,
+    C_SCALE,
+    C_SHELL,
+    C_TRANS,
+    JointsPanel,
+    matches_filter,
+)
+from codec.overrides import JointOverride
+from tests.app.panel_helpers import Recompressions, make_document, make_result
+
+
+def _panel(qtbot, tmp_path: Path | None = None) -> tuple[JointsPanel, object, Recompressions]:
+    doc = make_document(path=tmp_path / "walk.bvh" if tmp_path else None)
+    panel = JointsPanel(doc)
+    qtbot.addWidget(panel)
+    return panel, doc, Recompressions(doc)
+
+
+def test_tree_shows_hierarchy_kinds_bits_shells_and_error(qtbot) -> None:
+    panel, doc, _ = _panel(qtbot)
+    assert panel.tree.topLevelItemCount() == 1
+    root = panel.tree.topLevelItem(0)
+    assert root.text(C_NAME) == "root" and root.child(0).text(C_NAME) == "Spine"
+    assert root.child(0).childCount() == 3
+    hand = panel.items[2]
+    assert hand.text(C_ROT) == "11–13" and hand.text(C_TRANS) == "C" and hand.text(C_SCALE) == "D"
+    assert panel.items[4].text(C_ROT) == "C"
+    assert hand.text(C_PREC) == "0.01" and hand.text(C_SHELL) == "3" and hand.text(C_DOM) == "3"
+    assert hand.text(C_ERR) == f"{doc.result.error[:, 2].max():.4g}"
+    assert hand.foreground(C_ERR).color().red() > 150  # over its precision: red
+    doc.set_result(make_result(doc.compression_input(), bits_shift=1))
+    assert hand.text(C_ROT) == "12–14"
+
+
+def test_filter_keeps_ancestors_and_accepts_globs(qtbot) -> None:
+    panel, _, _ = _panel(qtbot)
+    panel.filter.setText("hand")
+    hidden = [item.isHidden() for item in panel.items]
+    assert hidden == [False, False, False, False, True]
+    panel.filter.setText("left*")
+    assert [item.isHidden() for item in panel.items] == [False, False, False, True, True]
+    assert matches_filter("RightHand", "") and not matches_filter("Head", "hand")
+
+
+def test_selection_syncs_both_ways(qtbot) -> None:
+    panel, doc, counter = _panel(qtbot)
+    doc.set_selection(3)
+    assert panel.tree.currentItem() is panel.items[3]
+    panel.tree.setCurrentItem(panel.items[1])
+    assert doc.selection == 1
+    assert counter.count == 0
+
+
+def test_editing_a_joint_adds_an_exact_rule_recompresses_and_saves(qtbot, tmp_path: Path) -> None:
+    panel, doc, counter = _panel(qtbot, tmp_path)
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.tree.editItem(panel.items[2], C_PREC)
+    editor = panel.tree.viewport().findChild(QDoubleSpinBox)
+    editor.setValue(0.002)
+    qtbot.keyClick(editor, Qt.Key.Key_Return)  # the delegate commits on the next event loop turn
+    qtbot.waitUntil(lambda: doc.overrides != ())
+    assert doc.overrides == (JointOverride("LeftHand", precision=0.002),)
+    assert counter.count == 1
+    assert doc.resolved_joints().precision[2] == 0.002
+    assert panel.items[2].text(C_PREC) == "0.002" and panel.items[2].font(C_PREC).bold()
+    assert panel.rules.rowCount() == 1 and panel.rules.item(0, 0).text() == "LeftHand"
+    assert load_sidecar(doc.path)[1] == doc.overrides
+
+    panel.tree.editItem(panel.items[2], C_ROUND)
+    combo = panel.tree.viewport().findChild(QComboBox)
+    combo.setCurrentText("floor")
+    qtbot.keyClick(combo, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: doc.overrides[0].rounding is not None)
+    assert doc.overrides == (JointOverride("LeftHand", precision=0.002, rounding="floor"),)
+    assert doc.per_track_rounding()[2] == "floor"
+    panel.edit_joint(2, "shell_distance", 7.0)
+    assert doc.resolved_joints().shell_distance[2] == 7.0
+    assert panel.items[2].text(C_SHELL) == "7"
+    doc.set_selection(2)
+    panel.reset_selected_joint()
+    assert doc.overrides == () and counter.count == 4
+    assert load_sidecar(doc.path)[1] == ()
+
+
+def test_pattern_rules_add_edit_remove(qtbot, tmp_path: Path) -> None:
+    panel, doc, counter = _panel(qtbot, tmp_path)
+    panel.add_rule("*Hand*", precision=0.001)
+    assert panel.rules.item(0, 4).text() == "2"  # joints matched
+    assert doc.resolved_joints().precision.tolist() == [0.01, 0.01, 0.001, 0.001, 0.01]
+    assert panel.items[3].font(C_NAME).bold() and not panel.items[4].font(C_NAME).bold()
+    panel.rules.item(0, 0).setText("root")  # what typing in the cell does
+    assert doc.overrides == (JointOverride("root", precision=0.001),)
+    assert panel.rules.item(0, 4).text() == "1"
+    panel.rules.item(0, 1).setText("abc")
+    assert "not a number" in panel.rule_error.text()
+    assert doc.overrides == (JointOverride("root", precision=0.001),)  # a bad edit changes nothing
+    panel.rules.item(0, 1).setText("0.5")
+    panel.rules.item(0, 3).setText("ceil")
+    assert doc.overrides == (JointOverride("root", precision=0.5, rounding="ceil"),)
+    assert panel.rule_error.text() == ""
+    qtbot.mouseClick(panel.add_button, Qt.MouseButton.LeftButton)
+    assert len(doc.overrides) == 2 and doc.overrides[1].pattern == "*"
+    panel.rules.selectRow(0)
+    qtbot.mouseClick(panel.remove_button, Qt.MouseButton.LeftButton)
+    assert doc.overrides == (JointOverride("*", precision=0.01),)
+    assert counter.count == 6
+    assert load_sidecar(doc.path)[1] == doc.overrides
+    doc.set_overrides([JointOverride("*IK*", shell_distance=2.0)])  # from elsewhere (a sidecar)
+    assert panel.rules.rowCount() == 1 and panel.rules.item(0, 2).text() == "2"
+
+
+def test_reopening_a_clip_rebuilds_the_tree(qtbot) -> None:
+    panel, doc, _ = _panel(qtbot)
+    doc.set_clip(doc.clip, None, [JointOverride("Head", precision=0.3)])
+    assert len(panel.items) == 5 and panel.items[4].text(C_PREC) == "0.3"
+    assert panel.items[4].text(C_ROT) == ""  # no result for the reopened clip yet
+    assert panel.rules.rowCount() == 1
