@@ -146,4 +146,3 @@ class Recompressions:
 
     def _bump(self) -> None:
         self.count += 1
-
