@@ -1,0 +1,201 @@
+"""`shellscope [CLIP] [options]`: open the inspector, optionally save a screenshot and exit.
+
+The screenshot mode waits for the compression to finish and for the 3D view to draw the
+result before it grabs the window, so the picture is reproducible from the command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from codec.sampling import ROUNDING_MODES
+from codec.settings import LEVELS
+
+SCREENSHOT_TIMEOUT_MS = 180_000
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        prog="shellscope",
+        description="Inspect ACL-style compression of a skeletal animation clip.",
+    )
+    p.add_argument("clip", nargs="?", help="BVH, glTF/GLB, ACL SJSON or .ssc (default: bundled)")
+    p.add_argument("--animation", help="animation name in a glTF/GLB holding several")
+    p.add_argument("--units", help="BVH units: cm, m, inch or auto")
+    p.add_argument("--precision", type=float, help="global precision in clip units")
+    p.add_argument("--level", choices=LEVELS, help="compression level")
+    p.add_argument("--time", type=float, default=None, help="time to show, in seconds")
+    p.add_argument("--rounding", choices=ROUNDING_MODES, help="sample-time rounding mode")
+    p.add_argument("--select", help="joint to select, by name or index")
+    p.add_argument("--shells", choices=("all", "selected", "none"), help="dominant shells shown")
+    p.add_argument("--screenshot", metavar="PNG", help="save the window to PNG once drawn, exit")
+    p.add_argument("--size", default="1280x800", help="window size WxH (default 1280x800)")
+    return p.parse_args(argv)
+
+
+def _select(window: object, spec: str) -> None:
+    doc = window.document  # type: ignore[attr-defined]
+    try:
+        joint = doc.clip.skeleton.index(spec)
+    except KeyError:
+        if not spec.lstrip("-").isdigit():
+            raise
+        joint = int(spec)
+    doc.set_selection(joint)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if sys.platform.startswith("linux"):
+        os.environ.setdefault("PYOPENGL_PLATFORM", "glx")
+    from PySide6 import QtCore, QtWidgets
+
+    # before the QApplication exists: every GL view shares pyqtgraph's compiled shaders
+    QtCore.QCoreApplication.setAttribute(QtCore.Qt.ApplicationAttribute.AA_ShareOpenGLContexts)
+    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
+    app.setOrganizationName("Shellscope")
+    app.setApplicationName("Shellscope")
+
+    from app.main_window import DEFAULT_CLIP, Dialogs, MainWindow
+
+    class CliDialogs(Dialogs):
+        """Headless runs report to stderr instead of opening boxes nobody can close."""
+
+        def error(self, parent: QtWidgets.QWidget, title: str, message: str) -> None:
+            print(f"shellscope: {title}: {message}", file=sys.stderr)
+
+    window = MainWindow(dialogs=CliDialogs() if args.screenshot else None)
+    try:
+        w, h = (int(v) for v in args.size.lower().split("x"))
+        window.resize(w, h)
+    except ValueError:
+        print(f"shellscope: bad --size {args.size!r}, expected WxH", file=sys.stderr)
+        return 2
+    doc = window.document
+    if args.precision is not None or args.level is not None:
+        changes = {}
+        if args.precision is not None:
+            changes["precision"] = args.precision
+        if args.level is not None:
+            changes["level"] = args.level
+        try:
+            doc.update_settings(**changes)
+        except ValueError as exc:
+            print(f"shellscope: {exc}", file=sys.stderr)
+            return 2
+    if args.units:
+        window.open_options["units"] = args.units
+
+    path = Path(args.clip) if args.clip else DEFAULT_CLIP
+    if not window.open_file(path, animation=args.animation):
+        if args.screenshot or args.clip:
+            if not args.screenshot:
+                window.show()
+                return app.exec()
+            return 1
+    try:
+        if args.rounding:
+            doc.set_rounding(args.rounding)
+        if args.time is not None:
+            doc.set_time(args.time)
+        if args.select is not None:
+            _select(window, args.select)
+        if args.shells:
+            doc.update_display(shells=args.shells)
+    except (KeyError, IndexError, ValueError) as exc:
+        print(f"shellscope: {exc}", file=sys.stderr)
+        return 2
+
+    window.show()
+    if args.screenshot:
+        shot = _screenshot_class()(window, Path(args.screenshot))
+        shot.start()
+    return app.exec()
+
+
+def _screenshot_class() -> type:
+    from PySide6 import QtCore, QtWidgets
+
+    from app.main_window import MainWindow
+
+    class Screenshot(QtCore.QObject):
+        """Waits for a result (or a failure), then two drawn frames, then grabs and quits."""
+
+        def __init__(self, window: MainWindow, path: Path) -> None:
+            super().__init__(window)
+            self.window = window
+            self.path = path
+            self.code = 0
+            self._frames = 0
+            self._armed = False
+
+        def start(self) -> None:
+            c = self.window.controller
+            c.result_ready.connect(self._arm)
+            c.failed.connect(self._on_failed)
+            QtCore.QTimer.singleShot(SCREENSHOT_TIMEOUT_MS, self._timeout)
+            if not c.running:
+                QtCore.QTimer.singleShot(0, self._arm)
+
+        def _on_failed(self, message: str) -> None:
+            print(f"shellscope: compression failed: {message}", file=sys.stderr)
+            self.code = 1
+            self._arm()
+
+        def _timeout(self) -> None:
+            print("shellscope: timed out waiting for the compression", file=sys.stderr)
+            self.code = 1
+            self._grab()
+
+        def _arm(self) -> None:
+            if self._armed:
+                return
+            self._armed = True
+            vp = self.window.viewport
+            vp.frame_drawn.connect(self._on_frame)
+            vp.invalidate()
+
+        def _on_frame(self) -> None:
+            self._frames += 1
+            if self._frames == 2:
+                QtCore.QTimer.singleShot(50, self._grab)
+            else:
+                self.window.viewport.invalidate()
+
+        def _grab(self) -> None:
+            self.window.viewport.frame_drawn.disconnect(self._on_frame)
+            image = grab_window(self.window)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if not image.save(str(self.path), "PNG"):
+                print(f"shellscope: cannot write {self.path}", file=sys.stderr)
+                self.code = 1
+            else:
+                print(f"shellscope: wrote {self.path}", file=sys.stderr)
+            self.window.close()
+            QtWidgets.QApplication.instance().exit(self.code)  # type: ignore[union-attr]
+
+    return Screenshot
+
+
+def grab_window(window: object) -> object:
+    """The whole window as a QImage, with the GL scene composited from its framebuffer
+    (QWidget.grab alone may leave an OpenGL widget blank)."""
+    from PySide6 import QtCore, QtGui
+
+    win = window  # MainWindow
+    image = win.grab().toImage()  # type: ignore[attr-defined]
+    scene = win.viewport.scene  # type: ignore[attr-defined]
+    fb = scene.grabFramebuffer()
+    top_left = scene.mapTo(win, QtCore.QPoint(0, 0))
+    painter = QtGui.QPainter(image)
+    target = QtCore.QRect(top_left, scene.size())
+    painter.drawImage(target, fb)
+    painter.end()
+    return image
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,206 @@
+"""The only part of the app that talks to the codec: opens clips and compresses them.
+
+Compression runs on a daemon thread per request. Each run has its own cancel flag that the
+codec polls through its `cancel` callback; a newer request raises the flag of the older
+one, and results of stale runs are dropped by generation number, so the document only ever
+receives the result of the latest settings. Daemon threads cannot hold the process open.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from PySide6 import QtCore
+
+import codec
+from app.document import Document, Status
+from codec.clip import Clip
+from codec.result import CompressionResult
+from codec.settings import CompressionSettings
+
+CompressFn = Callable[..., CompressionResult]
+LoadFn = Callable[..., Clip]
+
+DEBOUNCE_MS = 200
+PROGRESS_INTERVAL = 0.05  # s between progress signals from one run
+
+
+class _Run:
+    def __init__(self, generation: int) -> None:
+        self.generation = generation
+        self.cancel = threading.Event()
+        self.thread: threading.Thread | None = None
+        self.last_progress = 0.0
+
+
+class Controller(QtCore.QObject):
+    """Feeds the document: `open_path` loads, settings changes recompress (debounced).
+
+    Signals: `result_ready(result)` after the document got a new result, `failed(message)`
+    when a run raised, `progress(fraction, message)`, `busy_changed(running)`.
+    """
+
+    result_ready = QtCore.Signal(object)
+    failed = QtCore.Signal(str)
+    progress = QtCore.Signal(float, str)
+    busy_changed = QtCore.Signal(bool)
+    # internal: worker threads -> UI thread
+    _finished = QtCore.Signal(int, object, str)
+    _progressed = QtCore.Signal(int, float, str)
+
+    def __init__(
+        self,
+        document: Document,
+        compress: CompressFn | None = None,
+        load: LoadFn | None = None,
+        debounce_ms: int = DEBOUNCE_MS,
+        parent: QtCore.QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.document = document
+        self._compress = compress
+        self._load = load
+        self._generation = 0
+        self._run: _Run | None = None
+        self._runs: list[_Run] = []
+        self.debounce = QtCore.QTimer(self)
+        self.debounce.setSingleShot(True)
+        self.debounce.setInterval(debounce_ms)
+        self.debounce.timeout.connect(self.compress_now)
+        self._finished.connect(self._on_finished, QtCore.Qt.ConnectionType.QueuedConnection)
+        self._progressed.connect(self._on_progress, QtCore.Qt.ConnectionType.QueuedConnection)
+        self.level_override: str | None = None
+        document.settings_changed.connect(self.schedule)
+
+    # --- opening ------------------------------------------------------------------------
+    def load(self, path: str | Path, **options: Any) -> Clip:
+        """Read a clip (raises the reader's error); does not touch the document."""
+        fn = self._load if self._load is not None else codec.load_clip
+        return fn(path, **options)
+
+    @staticmethod
+    def list_animations(path: str | Path) -> list[str]:
+        """Animation names of a glTF/GLB (empty for formats that hold one clip)."""
+        if not str(path).lower().endswith((".gltf", ".glb")):
+            return []
+        return list(codec.list_animations(path))
+
+    def open_clip(self, clip: Clip, path: str | Path | None = None) -> None:
+        """Show a clip and compress it right away."""
+        self.cancel()
+        self.document.set_clip(clip, path)
+        self.compress_now()
+
+    # --- compressing --------------------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        return self._run is not None
+
+    def schedule(self) -> None:
+        """Debounced recompression: a burst of settings edits runs once, at its end."""
+        if self.document.clip is not None:
+            self.debounce.start()
+
+    def settings(self) -> CompressionSettings:
+        return CompressionSettings(level=self.document.settings.level)
+
+    def compress_now(self) -> None:
+        """Start compressing the document's clip, cancelling any run in flight."""
+        self.debounce.stop()
+        clip = self.document.compression_input()
+        if clip is None:
+            return
+        self._cancel_current()
+        self._generation += 1
+        run = _Run(self._generation)
+        self._run = run
+        self._runs = [r for r in self._runs if r.thread is not None and r.thread.is_alive()]
+        self._runs.append(run)
+        settings = self.settings()
+        fn = self._compress if self._compress is not None else codec.compress
+
+        def work() -> None:
+            def progress(fraction: float, message: str = "") -> None:
+                now = time.monotonic()
+                if now - run.last_progress >= PROGRESS_INTERVAL:
+                    run.last_progress = now
+                    self._progressed.emit(run.generation, float(fraction), str(message))
+
+            try:
+                result = fn(clip, settings, progress=progress, cancel=run.cancel.is_set)
+            except codec.Cancelled:
+                self._finished.emit(run.generation, None, "")
+            except Exception as exc:  # noqa: BLE001 - any failure is shown, the app lives on
+                msg = f"{type(exc).__name__}: {exc}"
+                traceback.print_exc()
+                self._finished.emit(run.generation, exc, msg)
+            else:
+                self._finished.emit(run.generation, result, "")
+
+        run.thread = threading.Thread(target=work, name=f"compress-{run.generation}", daemon=True)
+        self.document.set_status(Status(running=True, progress=0.0, message="Compressing\u2026"))
+        self.busy_changed.emit(True)
+        run.thread.start()
+
+    def _cancel_current(self) -> None:
+        if self._run is not None:
+            self._run.cancel.set()
+            self._run = None
+
+    def cancel(self) -> None:
+        """Stop the run in flight (its result, if any, is dropped)."""
+        self.debounce.stop()
+        if self._run is not None:
+            self._cancel_current()
+            self.document.set_status(Status(message="Compression cancelled"))
+            self.busy_changed.emit(False)
+
+    def _on_progress(self, generation: int, fraction: float, message: str) -> None:
+        if self._run is None or generation != self._run.generation:
+            return
+        self.document.set_status(
+            Status(running=True, progress=fraction, message=message or "Compressing\u2026")
+        )
+        self.progress.emit(fraction, message)
+
+    def _on_finished(self, generation: int, payload: object, message: str) -> None:
+        if self._run is None or generation != self._run.generation:
+            return  # stale or cancelled
+        self._run = None
+        self.busy_changed.emit(False)
+        if isinstance(payload, CompressionResult) or (
+            payload is not None and not isinstance(payload, BaseException)
+        ):
+            stats = getattr(payload, "stats", {}) or {}
+            size = stats.get("compressed_size")
+            secs = stats.get("compression_time")
+            text = "Compressed"
+            if size is not None:
+                text += f": {size:,} bytes"
+            if secs is not None:
+                text += f" in {secs:.2f} s"
+            self.document.set_result(payload)  # type: ignore[arg-type]
+            self.document.set_status(Status(progress=1.0, message=text))
+            self.result_ready.emit(payload)
+        elif isinstance(payload, BaseException):
+            self.document.set_status(Status(message="Compression failed", error=message))
+            self.failed.emit(message)
+        else:
+            self.document.set_status(Status(message="Compression cancelled"))
+
+    def shutdown(self, timeout: float = 1.5) -> None:
+        """Cancel everything and give the workers a moment to notice (they are daemons)."""
+        self.debounce.stop()
+        self._cancel_current()
+        for r in self._runs:
+            r.cancel.set()
+        deadline = time.monotonic() + timeout
+        for r in self._runs:
+            if r.thread is not None:
+                r.thread.join(max(0.0, deadline - time.monotonic()))
+        self._runs.clear()

@@ -1,0 +1,225 @@
+"""Qt-free geometry of the 3D view: poses to object space, solid bones, shell spheres.
+
+Everything is batched over joints with numpy so one frame costs a handful of array ops, and
+the outputs are flat triangle soups (N * 3 vertices) that a single GL mesh draws as is.
+Lighting is baked into vertex colours (a head light), so normals never reach the GPU.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from codec.sampling import Pose
+from codec.transforms import depth_levels, local_to_object, qvv_to_matrix
+
+Array = np.ndarray
+
+# Y-up clips (BVH, glTF) are shown Z-up like the grid: (x, y, z) -> (x, -z, y).
+Y_UP_TO_Z_UP = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])
+
+
+class PoseSolver:
+    """Object-space matrices of one pose at a time, with the hierarchy levels cached."""
+
+    def __init__(self, parents: Array, up: Array | None = None) -> None:
+        self.parents = np.asarray(parents)
+        self.levels = depth_levels(self.parents)
+        self.up = np.eye(3) if up is None else np.asarray(up, dtype=np.float64)
+
+    def matrices(self, pose: Pose) -> Array:
+        """(J, 3, 4) object-space matrices in display space (already turned Z-up)."""
+        local = qvv_to_matrix(pose.rotations, pose.translations, pose.scales)
+        return self.up @ local_to_object(local, self.parents, self.levels)
+
+    def clip_positions(self, rotations: Array, translations: Array, scales: Array) -> Array:
+        """(S, J, 3) display-space joint positions of whole clips (for framing and the floor)."""
+        local = qvv_to_matrix(rotations, translations, scales)
+        return local_to_object(local, self.parents, self.levels)[..., 3] @ self.up.T
+
+
+def shell_error(raw: Array, lossy: Array, shell_distance: Array) -> Array:
+    """(J,) the design's error measure on the drawn poses: the farthest of the three shell
+    points (d,0,0), (0,d,0), (0,0,d) between raw and lossy object matrices (J, 3, 4)."""
+    d = np.asarray(shell_distance, dtype=np.float64)[:, None, None]
+    diff = (raw[..., :3] - lossy[..., :3]) * d + (raw[..., 3:] - lossy[..., 3:])
+    return np.sqrt(np.max(np.sum(diff * diff, axis=1), axis=1))
+
+
+def bone_pairs(parents: Array, joints: Array | None = None) -> tuple[Array, Array]:
+    """(children, parents) of every bone: one per joint that has a parent, both ends among
+    `joints` (default: all)."""
+    parents = np.asarray(parents)
+    keep = parents >= 0
+    if joints is not None:
+        inside = np.zeros(len(parents), dtype=bool)
+        inside[joints] = True
+        keep &= inside & inside[np.maximum(parents, 0)]
+    child = np.flatnonzero(keep)
+    return child, parents[child]
+
+
+def body_joints(parents: Array, positions: Array) -> Array:
+    """Joints worth framing and drawing bones between: all but a root that sits far from its
+    only child (the ground-level motion root of many rigs, which would dwarf the body).
+
+    positions (J, 3) of one pose.
+    """
+    parents = np.asarray(parents)
+    keep = np.ones(len(parents), dtype=bool)
+    for root in np.flatnonzero(parents < 0):
+        kids = np.flatnonzero(parents == root)
+        if len(kids) != 1 or len(parents) < 3:
+            continue
+        rest = np.flatnonzero(parents >= 0)
+        extent = float(np.ptp(positions[rest], axis=0).max()) if len(rest) else 0.0
+        if np.linalg.norm(positions[kids[0]] - positions[root]) > 0.35 * extent:
+            keep[root] = False
+    return np.flatnonzero(keep)
+
+
+def _unit(v: Array, fallback: Array) -> Array:
+    n = np.linalg.norm(v, axis=-1, keepdims=True)
+    return np.where(n > 1e-12, v / np.where(n > 1e-12, n, 1.0), fallback)
+
+
+class BoneMesh:
+    """Octahedral bones (the shape DCC tools use) for a fixed skeleton: 8 faces per bone.
+
+    The cross-section is oriented by the parent's object rotation, so twist is visible.
+    `radius_fraction` of the bone length, capped at `max_radius` (clip units).
+    """
+
+    FACES = 8
+
+    def __init__(
+        self, parents: Array, radius_fraction: float, max_radius: float,
+        joints: Array | None = None,
+    ) -> None:  # fmt: skip
+        self.child, self.parent = bone_pairs(parents, joints)
+        self.radius_fraction = radius_fraction
+        self.max_radius = max_radius
+
+    @property
+    def num_bones(self) -> int:
+        return len(self.child)
+
+    def triangles(self, matrices: Array) -> Array:
+        """(B * 8 * 3, 3) float32 vertices, outward-facing counter-clockwise triangles."""
+        pos = matrices[:, :, 3]
+        a, b = pos[self.parent], pos[self.child]
+        v = b - a
+        length = np.linalg.norm(v, axis=1)
+        d = _unit(v, np.array([0.0, 0.0, 1.0]))
+        axes = np.swapaxes(matrices[self.parent, :, :3], 1, 2)  # (B, 3 columns, 3)
+        axes = _unit(axes, np.eye(3))
+        pick = np.argmin(np.abs(np.einsum("bkc,bc->bk", axes, d)), axis=1)
+        ref = axes[np.arange(len(pick)), pick]
+        u = _unit(ref - np.sum(ref * d, axis=1, keepdims=True) * d, np.array([1.0, 0.0, 0.0]))
+        w = np.cross(d, u)
+        r = np.minimum(length * self.radius_fraction, self.max_radius)[:, None]
+        c = a + v * 0.2
+        ring = np.stack([c + r * u, c + r * w, c - r * u, c - r * w], axis=1)  # (B, 4, 3)
+        nxt = np.roll(ring, -1, axis=1)
+        head = np.broadcast_to(a[:, None], ring.shape)
+        tail = np.broadcast_to(b[:, None], ring.shape)
+        # around d the ring turns u -> w (counter-clockwise seen from the tail)
+        near = np.stack([head, nxt, ring], axis=2)  # (B, 4, 3 verts, 3)
+        far = np.stack([tail, ring, nxt], axis=2)
+        tris = np.concatenate([near, far], axis=1)  # (B, 8, 3, 3)
+        return tris.reshape(-1, 3).astype(np.float32)
+
+    def colors(self, triangles: Array, bone_rgba: Array, view_dir: Array) -> Array:
+        """(B * 24, 4) float32 head-lit flat colours from per-bone RGBA (B, 4)."""
+        t = triangles.reshape(-1, 3, 3)
+        n = np.cross(t[:, 1] - t[:, 0], t[:, 2] - t[:, 0])
+        n /= np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-12)
+        light = 0.35 + 0.65 * np.abs(n @ np.asarray(view_dir, dtype=np.float32))
+        shade = light.reshape(-1, self.FACES)  # (B, 8)
+        out = np.repeat(np.asarray(bone_rgba, dtype=np.float32), self.FACES * 3, axis=0)
+        out[:, :3] *= np.repeat(shade.reshape(-1), 3)[:, None]
+        return out
+
+
+def unit_sphere(segments: int = 12, rings: int = 8) -> Array:
+    """(T, 3, 3) triangles of a UV sphere of radius 1, outward counter-clockwise."""
+    theta = np.linspace(0.0, np.pi, rings + 1)
+    phi = np.linspace(0.0, 2.0 * np.pi, segments + 1)
+    st, ct = np.sin(theta), np.cos(theta)
+    grid = np.stack(
+        [
+            st[:, None] * np.cos(phi)[None],
+            st[:, None] * np.sin(phi)[None],
+            np.repeat(ct[:, None], segments + 1, 1),
+        ],
+        axis=-1,
+    )  # (rings + 1, segments + 1, 3), from the north pole down
+    tris = []
+    for i in range(rings):
+        for j in range(segments):
+            p00, p01 = grid[i, j], grid[i, j + 1]
+            p10, p11 = grid[i + 1, j], grid[i + 1, j + 1]
+            if i > 0:
+                tris.append((p00, p10, p01))
+            if i < rings - 1:
+                tris.append((p01, p10, p11))
+    return np.array(tris, dtype=np.float64)
+
+
+class ShellMesh:
+    """Translucent spheres as one triangle soup, faces sorted back to front every frame.
+
+    Back faces are dropped by the GL state (culling), so each sphere shows its near half
+    once and overlapping spheres blend in depth order.
+    """
+
+    def __init__(self, segments: int = 12, rings: int = 8) -> None:
+        self.template = unit_sphere(segments, rings).astype(np.float32)  # (T, 3, 3)
+        self.normals = self.template  # unit sphere: the vertex is its own normal
+
+    @property
+    def faces_per_sphere(self) -> int:
+        return len(self.template)
+
+    def build(self, centres: Array, radii: Array, rgba: Array, eye: Array) -> tuple[Array, Array]:
+        """Vertices (N*T*3, 3) and colours (N*T*3, 4) float32 for spheres seen from `eye`.
+
+        The alpha of `rgba` (N, 4) rises towards the silhouette so each sphere reads as a
+        ball rather than a flat disc.
+        """
+        n = len(centres)
+        if n == 0:
+            return np.zeros((0, 3), np.float32), np.zeros((0, 4), np.float32)
+        c = np.asarray(centres, dtype=np.float32)[:, None, None, :]
+        r = np.asarray(radii, dtype=np.float32)[:, None, None, None]
+        tris = c + r * self.template[None]  # (N, T, 3, 3)
+        flat = tris.reshape(-1, 3, 3)
+        eye32 = np.asarray(eye, dtype=np.float32)
+        depth = np.sum((flat.mean(axis=1) - eye32) ** 2, axis=1)
+        order = np.argsort(-depth, kind="stable")  # far first
+        verts = flat[order].reshape(-1, 3)
+        to_eye = eye32 - verts
+        to_eye /= np.maximum(np.linalg.norm(to_eye, axis=1, keepdims=True), 1e-12)
+        normals = np.broadcast_to(self.normals[None], tris.shape).reshape(-1, 3, 3)[order]
+        facing = np.abs(np.sum(normals.reshape(-1, 3) * to_eye, axis=1))
+        base = np.repeat(np.asarray(rgba, dtype=np.float32), self.faces_per_sphere, axis=0)[order]
+        cols = np.repeat(base, 3, axis=0)
+        cols[:, 3] *= 0.55 + 0.9 * (1.0 - facing)
+        cols[:, :3] *= (0.75 + 0.25 * facing)[:, None]
+        return verts, cols
+
+
+def ring_lines(centres: Array, radii: Array, segments: int = 32) -> Array:
+    """(N * 3 * segments * 2, 3) line-segment vertices of three great circles per sphere
+    (the joint's own shell: the three shell points lie on them)."""
+    n = len(centres)
+    if n == 0:
+        return np.zeros((0, 3), np.float32)
+    a = np.linspace(0.0, 2.0 * np.pi, segments + 1)
+    cs, sn = np.cos(a), np.sin(a)
+    z = np.zeros_like(a)
+    circles = np.stack(
+        [np.stack([cs, sn, z], -1), np.stack([cs, z, sn], -1), np.stack([z, cs, sn], -1)]
+    )  # (3, segments + 1, 3)
+    seg = np.stack([circles[:, :-1], circles[:, 1:]], axis=2).reshape(-1, 3)  # (3*seg*2, 3)
+    out = centres[:, None, :] + np.asarray(radii)[:, None, None] * seg[None]
+    return out.reshape(-1, 3).astype(np.float32)
