@@ -1,0 +1,120 @@
+"""`shellscope CLIP --export-stats S.json --export-csv J.csv --export-lossy L.acl.sjson`: no window.
+
+Build machines and scripts need the same numbers the inspector shows without a display, so this
+path is Qt-free: it loads the clip, applies the clip's sidecar (or `--overrides FILE`) and the
+command-line settings exactly as the document does, compresses once with the settings the
+controller would use, writes every requested export whole or not at all, and returns an exit
+code.
+
+For app/__main__.py: call `add_export_arguments(parser)` when building the parser (it adds the
+--export-* flags and any of --precision / --shell-distance / --level / --overrides the parser
+lacks), then, before creating the QApplication, `if wants_headless(args): return
+run_headless(args)`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TextIO
+
+from app.document import Document, GlobalSettings
+from app.exports import export_joint_csv, export_lossy, export_stats
+from app.sidecar import load_sidecar, read_sidecar_file, sidecar_path
+from codec.errors import ShellscopeError
+from codec.settings import LEVELS, CompressionSettings
+
+EXPORT_FLAGS = ("export_stats", "export_csv", "export_lossy")
+
+
+def _has(parser: argparse.ArgumentParser, flag: str) -> bool:
+    return any(flag in a.option_strings for a in parser._actions)
+
+
+def add_export_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the headless export flags (and the tuning flags the parser does not have yet)."""
+    g = parser.add_argument_group("export without a window")
+    g.add_argument("--export-stats", metavar="JSON", help="write stats (ACL key names) and exit")
+    g.add_argument("--export-csv", metavar="CSV", help="write per-joint stats and exit")
+    g.add_argument("--export-lossy", metavar="CLIP",
+                   help="write the decoded clip (.acl.sjson or .bvh) and exit")  # fmt: skip
+    if not _has(parser, "--precision"):
+        g.add_argument("--precision", type=float, help="global precision in clip units")
+    if not _has(parser, "--shell-distance"):
+        g.add_argument("--shell-distance", type=float, help="global shell distance in clip units")
+    if not _has(parser, "--level"):
+        g.add_argument("--level", choices=LEVELS, help="compression level")
+    if not _has(parser, "--overrides"):
+        g.add_argument("--overrides", metavar="FILE",
+                       help="override rules (a sidecar or a JSON list of rules) instead of the "
+                            "clip's CLIP.shellscope.json")  # fmt: skip
+
+
+def wants_headless(args: argparse.Namespace) -> bool:
+    """True when any --export-* flag was given."""
+    return any(getattr(args, name, None) for name in EXPORT_FLAGS)
+
+
+def _settings(args: argparse.Namespace, base: GlobalSettings | None) -> GlobalSettings:
+    s = base or GlobalSettings()
+    changes = {
+        "precision": getattr(args, "precision", None),
+        "shell_distance": getattr(args, "shell_distance", None),
+        "level": getattr(args, "level", None),
+    }
+    return GlobalSettings(**{**vars(s), **{k: v for k, v in changes.items() if v is not None}})
+
+
+def run_headless(
+    args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None
+) -> int:
+    """Compress `args.clip` once and write the requested exports. 0 ok, 1 failed, 2 bad use."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    clip_path = getattr(args, "clip", None)
+    if not clip_path:
+        print("shellscope: the --export-* flags need a CLIP", file=err)
+        return 2
+    import codec  # the codec is heavy; keep `--help` fast
+
+    try:
+        options = {k: getattr(args, k) for k in ("units", "animation") if getattr(args, k, None)}
+        clip = codec.load_clip(clip_path, **options)
+        overrides_file = getattr(args, "overrides", None)
+        if overrides_file:
+            saved, rules = read_sidecar_file(overrides_file)
+        else:
+            saved, rules = load_sidecar(clip_path)
+            if rules or saved:
+                print(f"using {sidecar_path(clip_path)}", file=out)
+        settings = _settings(args, saved)
+    except (ShellscopeError, OSError, ValueError) as e:
+        print(f"shellscope: {e}", file=err)
+        return 1 if isinstance(e, ShellscopeError | OSError) else 2
+
+    doc = Document()
+    doc.set_clip(clip, clip_path, rules, settings)
+    for rule in rules:
+        if not rule.matches(clip.skeleton.names).any():
+            print(f"shellscope: warning: rule {rule.pattern!r} matches no joint", file=err)
+    try:
+        result = codec.compress(doc.compression_input(), CompressionSettings(level=settings.level))
+        written = []
+        if args.export_stats:
+            written.append(export_stats(args.export_stats, result, rules))
+        if args.export_csv:
+            written.append(export_joint_csv(args.export_csv, result))
+        if args.export_lossy:
+            written.append(export_lossy(args.export_lossy, result))
+    except (ShellscopeError, OSError, ValueError) as e:
+        print(f"shellscope: {e}", file=err)
+        return 1
+    s = result.stats
+    print(
+        f"{clip_path}: {s['compressed_size']} B (ratio {s['compression_ratio']:.2f}), "
+        f"max error {s['max_error']:.6g} at {s['worst_track_name']} {s['worst_time']:.4f} s",
+        file=out,
+    )
+    for path in written:
+        print(f"wrote {path}", file=out)
+    return 0

@@ -1,0 +1,124 @@
+"""The no-window export path: same numbers as codec.compress, sidecar and overrides applied."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import codec
+from app.document import Document, GlobalSettings
+from app.headless import add_export_arguments, run_headless, wants_headless
+from app.sidecar import save_sidecar
+from codec.overrides import JointOverride
+from codec.settings import CompressionSettings
+
+DATA = Path(__file__).parents[1] / "data" / "acl"
+CLIP = DATA / "cmu_09_02.acl.sjson"
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="shellscope")
+    p.add_argument("clip", nargs="?")
+    p.add_argument("--precision", type=float)  # as app/__main__.py has it
+    add_export_arguments(p)
+    return p
+
+
+def _run(argv: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = run_headless(_parser().parse_args(argv), out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def _expected(path: Path, settings: GlobalSettings, rules=()) -> codec.CompressionResult:
+    doc = Document()
+    doc.set_clip(codec.load_clip(path), path, rules, settings)
+    return codec.compress(doc.compression_input(), CompressionSettings(level=settings.level))
+
+
+def test_flags_are_added_once() -> None:
+    p = _parser()
+    args = p.parse_args(
+        ["x.bvh", "--export-csv", "j.csv", "--level", "high", "--shell-distance", "2"]
+    )
+    assert wants_headless(args) and args.level == "high" and args.shell_distance == 2.0
+    assert not wants_headless(p.parse_args(["x.bvh"]))
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    tmp = tmp_path_factory.mktemp("headless")
+    code, out, err = _run([str(CLIP), "--precision", "0.02", "--export-stats", str(tmp / "s.json"),
+                           "--export-csv", str(tmp / "j.csv"),
+                           "--export-lossy", str(tmp / "l.acl.sjson")])  # fmt: skip
+    assert code == 0, err
+    return tmp, out
+
+
+def test_exports_parse_back_to_the_codecs_numbers(exported: tuple[Path, str]) -> None:
+    tmp, out = exported
+    want = _expected(CLIP, GlobalSettings(precision=0.02))
+    stats = json.loads((tmp / "s.json").read_text())
+    for key in (
+        "compressed_size",
+        "raw_size",
+        "compression_ratio",
+        "max_error",
+        "worst_track",
+        "worst_time",
+        "error_p99",
+        "num_segments",
+        "sub_tracks",
+        "bit_rate_histogram",
+    ):
+        assert stats[key] == want.stats[key], key
+    assert stats["shellscope"]["settings"]["level"] == "automatic"
+    rows = list(csv.DictReader((tmp / "j.csv").open()))
+    np.testing.assert_array_equal([float(r["max_error"]) for r in rows], want.error.max(axis=0))
+    np.testing.assert_array_equal([float(r["precision"]) for r in rows], 0.02)
+    lossy = codec.load_clip(tmp / "l.acl.sjson")
+    np.testing.assert_allclose(lossy.rotations, want.lossy.rotations, atol=1e-6)
+    np.testing.assert_allclose(lossy.translations, want.lossy.translations, atol=1e-5)
+    assert "wrote" in out and f"{want.stats['compressed_size']} B" in out
+
+
+def test_sidecar_and_overrides_file_are_applied(tmp_path: Path) -> None:
+    clip = tmp_path / CLIP.name
+    clip.write_bytes(CLIP.read_bytes())
+    rules = (JointOverride("*Hand*", precision=0.001),)
+    save_sidecar(clip, GlobalSettings(precision=0.05, level="medium"), rules)
+    code, out, err = _run([str(clip), "--export-stats", str(tmp_path / "a.json")])
+    assert code == 0, err
+    assert "shellscope.json" in out
+    want = _expected(clip, GlobalSettings(precision=0.05, level="medium"), rules)
+    assert (
+        json.loads((tmp_path / "a.json").read_text())["compressed_size"]
+        == (want.stats["compressed_size"])
+    )
+    other = tmp_path / "rules.json"
+    other.write_text('[{"pattern": "*Nope*", "precision": 0.5}]')
+    code, _, err = _run([str(clip), "--overrides", str(other), "--export-stats",
+                         str(tmp_path / "b.json")])  # fmt: skip
+    assert code == 0 and "matches no joint" in err
+    b = json.loads((tmp_path / "b.json").read_text())
+    assert b["compressed_size"] == _expected(clip, GlobalSettings()).stats["compressed_size"]
+
+
+def test_failures_leave_no_files_and_say_why(tmp_path: Path) -> None:
+    code, _, err = _run([str(tmp_path / "none.bvh"), "--export-stats", str(tmp_path / "s.json")])
+    assert code == 1 and "none.bvh" in err
+    bad = tmp_path / "rules.json"
+    bad.write_text("[{]")
+    code, _, err = _run([str(CLIP), "--overrides", str(bad), "--export-stats", "s.json"])
+    assert code == 1 and "rules.json: line 1" in err
+    code, _, err = _run([str(CLIP), "--export-stats", str(tmp_path / "missing" / "s.json")])
+    assert code == 1 and "s.json" in err
+    code, _, err = _run(["--export-stats", "s.json"])
+    assert code == 2 and "need a CLIP" in err
+    assert [p.name for p in tmp_path.iterdir()] == ["rules.json"]
