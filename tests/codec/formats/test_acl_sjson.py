@@ -264,27 +264,27 @@ def test_v5_binary_exact_hex_and_settings(tmp_path: Path) -> None:
     version = 5
     clip =
     {{
-    	name = "hex"
-    	num_samples = 1
-    	sample_rate = 60
-    	is_binary_exact = true
-    	additive_format = "none"
+        name = "hex"
+        num_samples = 1
+        sample_rate = 60
+        is_binary_exact = true
+        additive_format = "none"
     }}
     settings =
     {{
-    	algorithm_name = "uniformly_sampled"
-    	level = "medium"
-    	segmenting = {{ ideal_num_samples = 16 max_num_samples = 31 }}
-    	error_threshold = 0.02
+        algorithm_name = "uniformly_sampled"
+        level = "medium"
+        segmenting = {{ ideal_num_samples = 16 max_num_samples = 31 }}
+        error_threshold = 0.02
     }}
     bones = [ {{ name = "a" parent = "" vertex_distance = 1.5 }} ]
     tracks =
     [
-    	{{
-    		name = "a"
-    		rotations = [ [ "0", "0", "0", "3FF0000000000000" ] ]
-    		translations = [ [ "{sjson.hex_double(third)}", "0x8000000000000000", "1" ] ]
-    	}}
+        {{
+            name = "a"
+            rotations = [ [ "0", "0", "0", "3FF0000000000000" ] ]
+            translations = [ [ "{sjson.hex_double(third)}", "0x8000000000000000", "1" ] ]
+        }}
     ]
     """
     clip = read_acl_sjson(write(tmp_path, text))
