@@ -6,7 +6,7 @@ import numpy as np
 
 from codec import ssc_format
 from codec.clip import Clip, Skeleton
-from codec.errors import CompressedFormatError
+from codec.errors import ClipValidationError, CompressedFormatError
 from codec.quantize import dequantize, rebuild_rotation, segment_range_decode
 from codec.sampling import INTERPOLATIONS, Pose, blend, duration_of, sample_keys
 
@@ -103,7 +103,10 @@ class CompressedClip:
     def decode_all(self) -> Clip:
         """Every stored sample as a Clip (S stored samples, `looping` when wrapping)."""
         rot, tr, sc = self._assemble(self._values(slice(None)))
-        return Clip(self.skeleton, self.sample_rate, rot, tr, sc, looping=self.wrap)
+        try:
+            return Clip(self.skeleton, self.sample_rate, rot, tr, sc, looping=self.wrap)
+        except ClipValidationError as e:  # only corrupt data decodes to an invalid clip
+            raise CompressedFormatError(f"the data decodes to an invalid clip: {e}") from None
 
     def sample(
         self,

@@ -28,6 +28,11 @@ def positive_w(q: Array) -> Array:
 def rebuild_rotation(xyz: Array) -> Array:
     """Unit quaternions (..., 4) float32 from stored x, y, z with a positive W."""
     xyz = np.asarray(xyz, dtype=F32)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _rebuild(xyz)
+
+
+def _rebuild(xyz: Array) -> Array:
     w2 = F32(1.0) - np.sum(xyz * xyz, axis=-1, dtype=F32)
     q = np.concatenate((xyz, np.sqrt(np.maximum(w2, F32(0.0)))[..., None]), axis=-1)
     n = np.sqrt(np.sum(q * q, axis=-1, dtype=F32))[..., None]

@@ -245,6 +245,10 @@ def read(data: bytes) -> ParsedFile:
     ka = int(np.sum(kinds == TrackKind.ANIMATED))
     constants = r.array("<f4", kc * 3, "constant values").reshape(kc, 3)
     ranges = r.array("<f4", ka * 6, "clip ranges").reshape(ka, 6)
+    if not (np.all(np.isfinite(constants)) and np.all(np.isfinite(ranges))):
+        raise CompressedFormatError("constant values or clip ranges are not finite numbers")
+    if np.any(ranges[:, 3:] < 0):
+        raise CompressedFormatError("a clip range has a negative extent")
     table = r.array("<u2,<u4", ng, "segment table")
     sizes = table["f0"].astype(np.int64)
     offsets = table["f1"].astype(np.int64)
@@ -279,7 +283,11 @@ def read(data: bytes) -> ParsedFile:
         packed = r.take(nbytes, f"samples of segment {g}")
         widths = np.broadcast_to(bits[None, :, None], (n, ka, 3))
         offs = (np.cumsum(widths.reshape(-1)) - widths.reshape(-1)).reshape(n, ka, 3)
-        samples.append(bitstream.unpack(packed, offs, widths))
+        q = bitstream.unpack(packed, offs, widths)
+        raw = rates == RAW_BIT_RATE
+        if np.any(raw) and not np.all(np.isfinite(q[:, raw].view(np.float32))):
+            raise CompressedFormatError(f"segment {g}: a raw sample is not a finite number")
+        samples.append(q)
     meta_size = len(data) - anim_end
     skeleton = None
     if flags & FLAG_METADATA:

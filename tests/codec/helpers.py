@@ -1,0 +1,60 @@
+"""Small hand-made clips and paths to the test data, shared by the codec tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from codec import quat
+from codec.clip import Clip, Skeleton
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+SHARED = Path(__file__).resolve().parents[3] / "shared"
+
+
+def chain_clip(
+    num_samples: int = 40,
+    num_joints: int = 4,
+    seed: int = 0,
+    bone: float = 10.0,
+    amplitude: float = 0.6,
+    scale: bool = False,
+) -> Clip:
+    """A single chain swinging smoothly about changing axes (cm units)."""
+    rng = np.random.default_rng(seed)
+    t = np.linspace(0.0, 1.0, num_samples)[:, None]
+    axes = rng.normal(size=(num_joints, 3))
+    axes /= np.linalg.norm(axes, axis=1, keepdims=True)
+    phase = rng.uniform(0, 2 * np.pi, num_joints)
+    angle = amplitude * np.sin(2 * np.pi * t + phase)  # (S, J)
+    rot = quat.from_axis_angle(np.broadcast_to(axes, (num_samples, num_joints, 3)), angle)
+    tr = np.zeros((num_samples, num_joints, 3))
+    tr[:, 1:, 1] = bone
+    tr[:, 0] = np.stack((np.sin(2 * np.pi * t[:, 0]) * 20, np.zeros(num_samples), t[:, 0] * 50), 1)
+    sc = np.ones((num_samples, num_joints, 3))
+    if scale:
+        sc[:, 1, 0] = 1.0 + 0.5 * np.sin(3 * t[:, 0])
+    names = [f"j{i}" for i in range(num_joints)]
+    sk = Skeleton.create(names, [-1] + list(range(num_joints - 1)), bind_translations=tr[0])
+    return Clip(sk, 30.0, rot, tr, sc, name="chain")
+
+
+def random_hierarchy_clip(seed: int, num_joints: int = 8, num_samples: int = 50) -> Clip:
+    """Random tree, random smooth motion, occasional scale: for property tests."""
+    rng = np.random.default_rng(seed)
+    parents = [-1] + [int(rng.integers(0, j)) for j in range(1, num_joints)]
+    t = np.linspace(0, 1, num_samples)[:, None, None]
+    freq = rng.uniform(0.2, 2.0, (1, num_joints, 1))
+    axes = rng.normal(size=(1, num_joints, 3))
+    axes /= np.linalg.norm(axes, axis=-1, keepdims=True)
+    angle = rng.uniform(0, 2, (1, num_joints)) * np.sin(2 * np.pi * freq[..., 0] * t[..., 0])
+    rot = quat.from_axis_angle(np.broadcast_to(axes, (num_samples, num_joints, 3)), angle)
+    offsets = rng.normal(scale=8.0, size=(1, num_joints, 3))
+    tr = offsets + rng.normal(scale=0.5, size=(1, num_joints, 3)) * np.sin(5 * t)
+    sc = np.ones((num_samples, num_joints, 3))
+    if rng.random() < 0.5:
+        j = int(rng.integers(0, num_joints))
+        sc[:, j] = 1 + 0.3 * np.sin(2 * np.pi * t[:, 0])
+    sk = Skeleton.create([f"r{i}" for i in range(num_joints)], parents)
+    return Clip(sk, 30.0, rot, tr, sc)
