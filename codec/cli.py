@@ -1,0 +1,693 @@
+"""The `python -m codec` command line: compress, decompress, info, stats and bench.
+
+Every command is a function `(args) -> exit code`; `main(argv)` parses, dispatches and turns
+every expected failure (bad file, bad settings, unwritable output) into one line on stderr
+and exit code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import math
+import os
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+
+from codec import atomic
+from codec.clip import Skeleton
+from codec.errors import CompressedFormatError, ShellscopeError
+from codec.settings import LEVELS, CompressionSettings
+
+PROG = "python -m codec"
+EXIT_OK, EXIT_FAIL, EXIT_ERROR = 0, 1, 2
+CLIP_EXTENSIONS = (".bvh", ".glb", ".gltf", ".acl.sjson")
+UNITS = ("auto", "cm", "m", "inch")
+STATS_COLUMNS = (
+    "name",
+    "joints",
+    "samples",
+    "raw_size",
+    "compressed_size",
+    "compression_ratio",
+    "max_error",
+    "worst_track_name",
+    "compression_time",
+    "precision_met",
+    "level",
+)
+
+
+class CliError(Exception):
+    """A user-facing failure: its message is printed as is and the exit code is 2."""
+
+
+# --- small helpers --------------------------------------------------------------------------
+
+
+def json_safe(value: Any) -> Any:
+    """`value` with numpy scalars / arrays, tuples and paths turned into JSON types.
+
+    Non-finite floats become None, so the output is strict JSON.
+    """
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set):
+        return [json_safe(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return json_safe(value.tolist())
+    if isinstance(value, np.generic):
+        return json_safe(value.item())
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, bool | int | str) or value is None:
+        return value
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    return str(value)
+
+
+def dumps_json(value: Any) -> str:
+    """Strict, indented JSON text of `value` (made JSON-safe first), ending in a newline."""
+    return json.dumps(json_safe(value), indent=2, allow_nan=False) + "\n"
+
+
+def write_text_output(path: str, text: str, stdout: TextIO) -> None:
+    """Write `text` to `path` atomically, or to stdout when `path` is '-'."""
+    if path == "-":
+        stdout.write(text)
+        return
+    try:
+        atomic.write_text(path, text)
+    except OSError as e:
+        raise CliError(f"{path}: cannot write: {e.strerror or e}") from None
+
+
+def write_bytes_output(path: str, data: bytes) -> None:
+    try:
+        atomic.write_bytes(path, data)
+    except OSError as e:
+        raise CliError(f"{path}: cannot write: {e.strerror or e}") from None
+
+
+def fmt_bytes(n: int) -> str:
+    return f"{n:,} B"
+
+
+def table(rows: Sequence[Sequence[str]], right: Iterable[int] = ()) -> str:
+    """Rows of cells as an aligned text table; columns in `right` are right-aligned."""
+    right = set(right)
+    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
+    lines = []
+    for r in rows:
+        cells = [
+            cell.rjust(w) if c in right else cell.ljust(w)
+            for c, (cell, w) in enumerate(zip(r, widths, strict=True))
+        ]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines) + "\n"
+
+
+def settings_from(args: argparse.Namespace) -> CompressionSettings:
+    """CompressionSettings from the shared compression flags (SettingsError when bad)."""
+    return CompressionSettings(
+        level=args.level,
+        precision=args.precision,
+        shell_distance=args.shell_distance,
+        loop_optimization=not args.no_loop,
+        include_metadata=not getattr(args, "no_metadata", False),
+    )
+
+
+def load_options(args: argparse.Namespace) -> dict[str, Any]:
+    """Reader options given on the command line (only those set)."""
+    opts: dict[str, Any] = {}
+    if getattr(args, "units", None):
+        opts["units"] = args.units
+    if getattr(args, "animation", None) is not None:
+        opts["animation"] = args.animation
+    return opts
+
+
+def read_ssc(path: str):  # -> codec.ssc_format.ParsedFile
+    """Read and parse a .ssc file; errors name the file."""
+    from codec import ssc_format
+
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise CliError(f"{path}: cannot read: {e.strerror or e}") from None
+    try:
+        return ssc_format.read(data)
+    except CompressedFormatError as e:
+        raise CliError(f"{path}: {e}") from None
+
+
+# --- compress -------------------------------------------------------------------------------
+
+
+def cmd_compress(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Compress one clip; print a summary or JSON stats; write the .ssc when -o is given."""
+    from codec.compressor import compress
+    from codec.formats import load_clip
+
+    settings = settings_from(args)
+    if args.output and not args.output.lower().endswith(".ssc"):
+        raise CliError(f"{args.output}: the output of compress must end in .ssc")
+    clip = load_clip(args.clip, **load_options(args))
+    if not clip.name:
+        clip.name = Path(args.clip).name
+    result = compress(clip, settings)
+    if args.output:
+        write_bytes_output(args.output, result.data)
+    if args.json:
+        write_text_output(args.json, dumps_json(result.stats), out)
+    if args.json != "-":
+        out.write(compress_summary(args.clip, result.stats, result.clip.skeleton))
+        if args.output:
+            out.write(f"  wrote            {args.output} ({fmt_bytes(len(result.data))})\n")
+    for w in clip.warnings:
+        err.write(f"warning: {args.clip}: {w}\n")
+    return EXIT_OK
+
+
+def compress_summary(path: str, s: dict[str, Any], skeleton: Skeleton) -> str:
+    """The short human summary of one compression's stats."""
+    precision = skeleton.precision
+    prec = float(np.min(precision))
+    prec_text = f"{prec:g}" if np.all(precision == prec) else f"{prec:g} (smallest)"
+    over = s.get("joints_over_precision", [])
+    met = "yes" if s["precision_met"] else f"NO ({len(over)} joints over: {', '.join(over[:5])})"
+    lines = [
+        f"{path}: {s['num_bones']} joints, {s['num_samples']} samples at {s['sample_rate']:g} Hz "
+        f"({s['duration']:.3f} s), level {s['level']} ({s['requested_level']})"
+        + (", looping" if s["looping"] else ""),
+        f"  raw size         {fmt_bytes(s['raw_size'])}",
+        f"  compressed size  {fmt_bytes(s['compressed_size'])}  "
+        f"(ratio {s['compression_ratio']:.2f}:1)",
+        f"  metadata size    {fmt_bytes(s['metadata_size'])}  (file {fmt_bytes(s['file_size'])})",
+        f"  max error        {s['max_error']:.6g} cm at {s['worst_track_name']} "
+        f"(joint {s['worst_track']}), t = {s['worst_time']:.4g} s",
+        f"  error p99        {s['error_p99']:.6g} cm",
+        f"  between samples  {s['max_error_between_samples']:.6g} cm at "
+        f"{skeleton.names[s['worst_track_between_samples']]} "
+        f"(joint {s['worst_track_between_samples']}), t = {s['worst_time_between_samples']:.4g} s",
+        f"  precision        {prec_text} cm, met: {met}",
+        f"  segments         {s['num_segments']}",
+        f"  compression time {s['compression_time']:.3f} s",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+# --- decompress -----------------------------------------------------------------------------
+
+
+def cmd_decompress(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Decode a .ssc (with metadata) and write the lossy clip as ACL SJSON or BVH."""
+    from codec.clip import Clip
+    from codec.decoder import CompressedClip
+    from codec.formats import format_of, save_clip
+
+    if format_of(args.output) not in ("sjson", "bvh"):
+        raise CliError(f"{args.output}: decompress writes .acl.sjson or .bvh files")
+    parsed = read_ssc(args.input)
+    if parsed.skeleton is None:
+        raise CliError(
+            f"{args.input}: has no metadata block (compressed with --no-metadata), "
+            "so it cannot be decoded on its own"
+        )
+    compressed = CompressedClip(parsed)
+    decoded = compressed.decode_all()
+    arrays = (decoded.rotations, decoded.translations, decoded.scales)
+    if compressed.wrap:  # the dropped last sample of a wrapping clip is the first one again
+        arrays = tuple(np.concatenate((a, a[:1]), axis=0) for a in arrays)
+    name = Path(args.input).name.removesuffix(".ssc")
+    clip = Clip(decoded.skeleton, decoded.sample_rate, *arrays, looping=compressed.wrap, name=name)
+    try:
+        warnings = save_clip(clip, args.output)
+    except OSError as e:
+        raise CliError(f"{args.output}: cannot write: {e.strerror or e}") from None
+    except ValueError as e:  # e.g. names SJSON cannot hold
+        raise CliError(f"{args.output}: {e}") from None
+    for w in warnings:
+        err.write(f"warning: {args.output}: {w}\n")
+    out.write(
+        f"wrote {args.output}: {clip.num_joints} joints, {clip.num_samples} samples "
+        f"at {clip.sample_rate:g} Hz\n"
+    )
+    return EXIT_OK
+
+
+# --- info -----------------------------------------------------------------------------------
+
+
+def ssc_info(parsed: Any) -> dict[str, Any]:
+    """Header fields, sizes, segments, sub-track kinds and bit-rate histogram of a parsed .ssc."""
+    from codec import ssc_format
+    from codec.result import BIT_RATE_BITS, SUB_TRACKS, TrackKind
+
+    data = parsed.data
+    magic, version, flags, crc, total, nj, ns, rate, ng, anim = ssc_format.HEADER.unpack_from(data)
+    enc = parsed.encoded
+    table_at = ssc_format.HEADER_SIZE + (nj * 3 * 2 + 7) // 8
+    table_at += 12 * len(enc.constant_tracks) + 24 * len(enc.animated)
+    offsets = np.frombuffer(data, dtype="<u2,<u4", count=ng, offset=table_at)["f1"].astype(np.int64)
+    ends = np.append(offsets[1:], anim)
+    kinds = {
+        name: {kind.name.lower(): int(np.sum(enc.kinds[:, k] == kind)) for kind in TrackKind}
+        for k, name in enumerate(SUB_TRACKS)
+    }
+    bits = BIT_RATE_BITS[enc.bit_rates.astype(np.int64).reshape(-1)]
+    values, counts = np.unique(bits, return_counts=True)
+    return {
+        "magic": magic.decode("ascii", "replace"),
+        "version": version,
+        "flags": flags,
+        "looping": bool(flags & ssc_format.FLAG_WRAP),
+        "has_metadata": bool(flags & ssc_format.FLAG_METADATA),
+        "crc32": f"{crc:08x}",
+        "file_size": total,
+        "num_joints": nj,
+        "num_stored_samples": ns,
+        "sample_rate": rate,
+        "num_segments": ng,
+        "compressed_size": parsed.compressed_size,
+        "metadata_size": parsed.metadata_size,
+        "segments": [
+            {"num_samples": int(n), "segment_size": int(e - o)}
+            for n, o, e in zip(enc.segment_sizes, offsets, ends, strict=True)
+        ],
+        "sub_tracks": kinds,
+        "bit_rate_histogram": {str(int(b)): int(c) for b, c in zip(values, counts, strict=True)},
+    }
+
+
+def cmd_info(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Print what a .ssc file holds (or its JSON with --json)."""
+    info = ssc_info(read_ssc(args.input))
+    if args.json:
+        write_text_output(args.json, dumps_json(info), out)
+        if args.json == "-":
+            return EXIT_OK
+    flags = [
+        f for f, on in (("looping", info["looping"]), ("metadata", info["has_metadata"])) if on
+    ]
+    segs = info["segments"]
+    seg_sizes = [s["segment_size"] for s in segs]
+    lines = [
+        f"{args.input}: Shellscope compressed clip, format version {info['version']}",
+        f"  magic            {info['magic']}",
+        f"  flags            {info['flags']:#06x} ({', '.join(flags) or 'none'})",
+        f"  crc32            {info['crc32']}",
+        f"  joints           {info['num_joints']}",
+        f"  stored samples   {info['num_stored_samples']} at {info['sample_rate']:g} Hz",
+        f"  file size        {fmt_bytes(info['file_size'])}",
+        f"  compressed size  {fmt_bytes(info['compressed_size'])}",
+        f"  metadata size    {fmt_bytes(info['metadata_size'])}",
+        f"  segments         {info['num_segments']}: samples "
+        f"{' '.join(str(s['num_samples']) for s in segs)}",
+        f"  segment sizes    {' '.join(map(str, seg_sizes))} B "
+        f"(min {min(seg_sizes)}, max {max(seg_sizes)}, sum {sum(seg_sizes):,})",
+        "  sub-tracks       default  constant  animated",
+    ]
+    for name, counts in info["sub_tracks"].items():
+        lines.append(
+            f"    {name:<14} {counts['default']:>7}  {counts['constant']:>8}  "
+            f"{counts['animated']:>8}"
+        )
+    hist = info["bit_rate_histogram"]
+    lines.append("  bit rates        bits per component: count (segments x animated sub-tracks)")
+    lines.append(
+        "    " + ("  ".join(f"{b}: {c}" for b, c in hist.items()) if hist else "(none animated)")
+    )
+    out.write("\n".join(lines) + "\n")
+    return EXIT_OK
+
+
+# --- stats ----------------------------------------------------------------------------------
+
+
+def is_clip_file(path: Path) -> bool:
+    name = path.name.lower()
+    return path.is_file() and any(name.endswith(ext) for ext in CLIP_EXTENSIONS)
+
+
+def collect_clips(paths: Sequence[str]) -> list[tuple[str, str]]:
+    """(path, display name) of every clip: files as given, folders searched recursively."""
+    found: list[tuple[str, str]] = []
+    for p in paths:
+        root = Path(p)
+        if root.is_dir():
+            files = sorted(f for f in root.rglob("*") if is_clip_file(f))
+            found += [(str(f), str(f.relative_to(root))) for f in files]
+        elif root.exists():
+            found.append((str(root), root.name))
+        else:
+            raise CliError(f"{p}: no such file or folder")
+    return found
+
+
+def stats_job(path: str, name: str, settings: CompressionSettings, options: dict) -> dict:
+    """Compress one clip in a worker: a row (STATS_COLUMNS) or {'name', 'error'}."""
+    from codec.compressor import compress
+    from codec.formats import load_clip
+
+    try:
+        clip = load_clip(path, **options)
+        s = compress(clip, settings).stats
+    except ShellscopeError as e:
+        return {"name": name, "error": str(e)}
+    except Exception as e:  # one broken clip must not stop a batch
+        return {"name": name, "error": f"{path}: internal error ({type(e).__name__}: {e})"}
+    return {
+        "name": name,
+        "joints": s["num_bones"],
+        "samples": s["num_samples"],
+        "raw_size": s["raw_size"],
+        "compressed_size": s["compressed_size"],
+        "compression_ratio": s["compression_ratio"],
+        "max_error": s["max_error"],
+        "worst_track_name": s["worst_track_name"],
+        "compression_time": s["compression_time"],
+        "precision_met": s["precision_met"],
+        "level": s["level"],
+    }
+
+
+class ProgressBar:
+    """A text progress bar on a stream: redrawn in place on a terminal, a line per step
+    otherwise. `note` prints a message without breaking the bar."""
+
+    def __init__(self, stream: TextIO, total: int, width: int = 30) -> None:
+        self.stream, self.total, self.width = stream, total, width
+        self.tty = bool(getattr(stream, "isatty", lambda: False)())
+        self.done = 0
+        self._drawn = False
+
+    def _clear(self) -> None:
+        if self.tty and self._drawn:
+            self.stream.write("\r\x1b[K")
+            self._drawn = False
+
+    def note(self, message: str) -> None:
+        self._clear()
+        self.stream.write(message + "\n")
+        self.stream.flush()
+
+    def step(self, label: str) -> None:
+        self.done += 1
+        filled = self.width * self.done // max(self.total, 1)
+        bar = "#" * filled + "." * (self.width - filled)
+        text = f"[{bar}] {self.done}/{self.total} {label}"
+        if self.tty:
+            self._clear()
+            self.stream.write(text)
+            self._drawn = True
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        self._clear()
+
+
+def run_jobs(
+    jobs: list[tuple[str, str]],
+    settings: CompressionSettings,
+    options: dict,
+    workers: int,
+    on_done: Callable[[dict], None],
+) -> list[dict]:
+    """Run stats_job over `jobs` on `workers` processes (in-process for one); results in
+    input order, `on_done` called as each finishes."""
+    results: list[dict | None] = [None] * len(jobs)
+    if workers <= 1:
+        for i, (path, name) in enumerate(jobs):
+            results[i] = stats_job(path, name, settings, options)
+            on_done(results[i])
+        return [r for r in results if r is not None]
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        pending: dict[Future, int] = {
+            pool.submit(stats_job, path, name, settings, options): i
+            for i, (path, name) in enumerate(jobs)
+        }
+        try:
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    i = pending.pop(fut)
+                    results[i] = fut.result()
+                    on_done(results[i])
+        except BaseException:
+            for fut in pending:
+                fut.cancel()
+            raise
+    return [r for r in results if r is not None]
+
+
+def percentiles(values: Sequence[float]) -> dict[str, float]:
+    a = np.asarray(values, dtype=np.float64)
+    return {
+        "p50": float(np.percentile(a, 50)),
+        "p90": float(np.percentile(a, 90)),
+        "p99": float(np.percentile(a, 99)),
+        "max": float(a.max()),
+    }
+
+
+def stats_report(rows: list[dict], skipped: int) -> str:
+    """The per-clip table and the summary (totals, total ratio, percentiles)."""
+    head = [
+        "clip",
+        "joints",
+        "samples",
+        "raw B",
+        "compressed B",
+        "ratio",
+        "max error",
+        "worst joint",
+        "time s",
+    ]
+    cells = [head] + [
+        [
+            r["name"],
+            str(r["joints"]),
+            str(r["samples"]),
+            f"{r['raw_size']:,}",
+            f"{r['compressed_size']:,}",
+            f"{r['compression_ratio']:.2f}",
+            f"{r['max_error']:.6f}" + ("" if r["precision_met"] else " !"),
+            r["worst_track_name"],
+            f"{r['compression_time']:.3f}",
+        ]
+        for r in rows
+    ]
+    raw = sum(r["raw_size"] for r in rows)
+    comp = sum(r["compressed_size"] for r in rows)
+    err = percentiles([r["max_error"] for r in rows])
+    ratio = percentiles([r["compression_ratio"] for r in rows])
+    missed = sum(not r["precision_met"] for r in rows)
+    summary = [
+        f"{len(rows)} clips compressed, {skipped} skipped; precision missed on {missed}"
+        + (" (marked !)" if missed else ""),
+        f"total raw {fmt_bytes(raw)}, compressed {fmt_bytes(comp)}, ratio {raw / comp:.2f}:1",
+        "max error  " + "  ".join(f"{k} {v:.6f}" for k, v in err.items()),
+        "ratio      " + "  ".join(f"{k} {v:.2f}" for k, v in ratio.items()),
+    ]
+    return table(cells, right=(1, 2, 3, 4, 5, 6, 8)) + "\n" + "\n".join(summary) + "\n"
+
+
+def cmd_stats(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Compress many clips in parallel; one row per clip, a summary, optionally a CSV."""
+    settings = settings_from(args)
+    if args.jobs is not None and args.jobs < 1:
+        raise CliError(f"--jobs must be at least 1, got {args.jobs}")
+    jobs = collect_clips(args.paths)
+    if not jobs:
+        raise CliError(f"no clips ({', '.join(CLIP_EXTENSIONS)}) in {' '.join(args.paths)}")
+    workers = min(args.jobs or os.cpu_count() or 1, len(jobs))
+    bar = ProgressBar(err, len(jobs))
+    skipped = 0
+
+    def on_done(r: dict) -> None:
+        nonlocal skipped
+        if "error" in r:
+            skipped += 1
+            bar.note(f"skipped: {r['error']}")
+        bar.step(r["name"])
+
+    try:
+        results = run_jobs(jobs, settings, load_options(args), workers, on_done)
+    finally:
+        bar.close()
+    rows = [r for r in results if "error" not in r]
+    if args.csv:
+        buf = io.StringIO()
+        writer = csv.DictWriter(buf, fieldnames=STATS_COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        write_text_output(args.csv, buf.getvalue(), out)
+    if not rows:
+        raise CliError(f"none of the {len(jobs)} files could be compressed")
+    if args.csv != "-":
+        out.write(stats_report(rows, skipped))
+    return EXIT_OK
+
+
+# --- bench ----------------------------------------------------------------------------------
+
+
+def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Compare with ACL's reference numbers and check the speed and memory targets."""
+    from codec import bench
+
+    if args.repeat < 1:
+        raise CliError(f"--repeat must be at least 1, got {args.repeat}")
+    report = bench.run(
+        clips_dir=args.clips,
+        reference=args.reference,
+        repeat=args.repeat,
+        progress=lambda m: (err.write(m + "\n"), err.flush()),
+    )
+    out.write(bench.format_report(report))
+    if args.json:
+        write_text_output(args.json, dumps_json(report), out)
+    return EXIT_OK if report["all_pass"] else EXIT_FAIL
+
+
+# --- parser and main ------------------------------------------------------------------------
+
+
+def positive_float(text: str) -> float:
+    """A float from the command line (its sign is checked by CompressionSettings)."""
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+
+
+def add_settings_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--precision",
+        type=positive_float,
+        metavar="P",
+        help="error bound for every joint, in clip units (default: the clip's, 0.01 cm)",
+    )
+    p.add_argument(
+        "--shell-distance",
+        type=positive_float,
+        metavar="D",
+        help="shell distance for every joint (default: the clip's, 3 cm)",
+    )
+    p.add_argument(
+        "--level",
+        choices=LEVELS,
+        default="automatic",
+        help="compression level (default: automatic)",
+    )
+    p.add_argument(
+        "--no-loop", action="store_true", help="keep the last sample even when it matches the first"
+    )
+    p.add_argument("--units", choices=UNITS, help="units of BVH files (default: auto)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Shellscope's ACL-style animation codec on the command line.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("compress", help="compress one clip, report its stats, write .ssc")
+    p.add_argument("clip", metavar="CLIP", help=".bvh, .gltf/.glb, .acl.sjson or .ssc")
+    p.add_argument("-o", "--output", metavar="OUT.ssc", help="write the compressed file")
+    add_settings_flags(p)
+    p.add_argument("--json", metavar="FILE|-", help="write the stats as JSON ('-': stdout only)")
+    p.add_argument(
+        "--no-metadata",
+        action="store_true",
+        help="leave out names, parents and bind pose (smaller, not self-decoding)",
+    )
+    p.add_argument("--animation", metavar="NAME", help="glTF animation to read (default: first)")
+    p.set_defaults(func=cmd_compress)
+
+    p = sub.add_parser("decompress", help="decode a .ssc into the lossy clip (SJSON or BVH)")
+    p.add_argument("input", metavar="IN.ssc")
+    p.add_argument("-o", "--output", required=True, metavar="OUT.acl.sjson|OUT.bvh")
+    p.set_defaults(func=cmd_decompress)
+
+    p = sub.add_parser("info", help="header, sizes, segments and bit rates of a .ssc")
+    p.add_argument("input", metavar="IN.ssc")
+    p.add_argument("--json", metavar="FILE|-", help="also write the fields as JSON")
+    p.set_defaults(func=cmd_info)
+
+    p = sub.add_parser("stats", help="compress clips and folders in parallel, summarise")
+    p.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="clips, or folders searched recursively for " + ", ".join(CLIP_EXTENSIONS),
+    )
+    p.add_argument("--csv", metavar="FILE|-", help="write one row per clip as CSV")
+    p.add_argument(
+        "--jobs", "-j", type=int, metavar="N", help="worker processes (default: CPU count)"
+    )
+    add_settings_flags(p)
+    p.set_defaults(func=cmd_stats)
+
+    p = sub.add_parser("bench", help="sizes, errors and speed against ACL's reference")
+    p.add_argument("--clips", metavar="DIR", help="folder of the shared ACL clips")
+    p.add_argument("--reference", metavar="FILE", help="ACL reference JSON")
+    p.add_argument(
+        "--repeat",
+        type=int,
+        default=3,
+        metavar="N",
+        help="compressions per clip, median reported (default 3)",
+    )
+    p.add_argument("--json", metavar="FILE|-", help="also dump the numbers as JSON")
+    p.set_defaults(func=cmd_bench)
+    return parser
+
+
+@dataclass
+class _Streams:
+    out: TextIO
+    err: TextIO
+
+
+def main(
+    argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None
+) -> int:
+    """Run the CLI on `argv` (default sys.argv[1:]); returns the exit code."""
+    io_ = _Streams(stdout or sys.stdout, stderr or sys.stderr)
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # argparse already printed usage and the error (or --help)
+        return int(e.code or 0) if not isinstance(e.code, str) else EXIT_ERROR
+    try:
+        return int(args.func(args, io_.out, io_.err))
+    except (CliError, ShellscopeError) as e:
+        io_.err.write(f"{PROG} {args.command}: error: {e}\n")
+    except KeyboardInterrupt:
+        io_.err.write(f"{PROG} {args.command}: interrupted\n")
+        return 130
+    except BrokenPipeError:  # e.g. piped into `head`
+        return EXIT_OK
+    except MemoryError:
+        io_.err.write(f"{PROG} {args.command}: error: out of memory\n")
+    except Exception as e:  # a codec bug: still one line, never a traceback
+        io_.err.write(
+            f"{PROG} {args.command}: internal error ({type(e).__name__}: {e}); please report it\n"
+        )
+    return EXIT_ERROR
