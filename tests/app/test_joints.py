@@ -132,3 +132,48 @@ def test_reopening_a_clip_rebuilds_the_tree(qtbot) -> None:
     assert len(panel.items) == 5 and panel.items[4].text(C_PREC) == "0.3"
     assert panel.items[4].text(C_ROT) == ""  # no result for the reopened clip yet
     assert panel.rules.rowCount() == 1
+
+
+def test_lowering_then_raising_a_joints_precision_end_to_end(qtbot) -> None:
+    """Real controller, real codec: the heat map and the stats answer a joint's precision."""
+    import codec
+    from app.controller import Controller
+    from app.document import Document
+    from app.views.bitrates import BitRatePanel
+    from app.views.stats import StatsPanel
+
+    path = Path(__file__).parents[1] / "data" / "acl" / "cmu_09_02.acl.sjson"
+    doc = Document()
+    controller = Controller(doc, debounce_ms=20)
+    joints, bitrates, stats = JointsPanel(doc), BitRatePanel(doc), StatsPanel(doc)
+    for w in (joints, bitrates, stats):
+        qtbot.addWidget(w)
+    joints.show()
+    qtbot.waitExposed(joints)
+    with qtbot.waitSignal(controller.result_ready, timeout=30_000):
+        controller.open_clip(codec.load_clip(path), path)
+    head = doc.clip.skeleton.index("head")
+
+    def state() -> tuple[int, int, str]:
+        size = doc.result.stats["compressed_size"]
+        return bitrates.joint_bits(head), size, stats.values["compressed_size"].text()
+
+    bits0, size0, text0 = state()
+    assert f"{size0:,} B" in text0
+
+    joints.tree.editItem(joints.items[head], C_PREC)  # lower it: 0.01 -> 0.0005
+    editor = joints.tree.viewport().findChild(QDoubleSpinBox)
+    editor.setValue(0.0005)
+    with qtbot.waitSignal(controller.result_ready, timeout=30_000):
+        qtbot.keyClick(editor, Qt.Key.Key_Return)
+    bits1, size1, text1 = state()
+    assert bits1 > bits0 and size1 > size0 and f"{size1:,} B" in text1
+    assert doc.result.clip.skeleton.precision[head] == 0.0005
+    assert "+" in stats.change.text()
+
+    with qtbot.waitSignal(controller.result_ready, timeout=30_000):
+        joints.edit_joint(head, "precision", 0.01)  # raise it again
+    bits2, size2, text2 = state()
+    assert bits2 < bits1 and size2 < size1 and f"{size2:,} B" in text2
+    assert joints.items[head].text(C_ERR) == f"{doc.result.error[:, head].max():.4g}"
+    controller.cancel()

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from app.views.stats import StatsPanel
 from tests.app.panel_helpers import Recompressions, make_document, make_result
@@ -60,3 +64,31 @@ def test_export_buttons_write_files_or_say_why_not(qtbot, tmp_path: Path) -> Non
     assert png.read_bytes().startswith(b"\x89PNG")
     assert panel.export_to("stats", tmp_path / "no" / "s.json") is None
     assert "Export failed" in panel.export_error.text()
+
+
+SHARED_CLIP = Path(__file__).parents[3] / "shared" / "data" / "acl" / "cmu_13_07.acl.sjson"
+
+
+@pytest.mark.skipif(not SHARED_CLIP.is_file(), reason="shared data folder absent")
+def test_stats_panel_equals_the_codec_command_line_on_cmu_13_07(qtbot) -> None:
+    import codec
+    from app.controller import Controller
+    from app.document import Document
+
+    cli = subprocess.run(
+        [sys.executable, "-m", "codec", "compress", str(SHARED_CLIP), "--json", "-",
+         "--precision", "0.01", "--shell-distance", "3", "--level", "automatic"],
+        capture_output=True, text=True, check=True, timeout=120,
+    )  # fmt: skip
+    want = json.loads(cli.stdout)
+    doc = Document()
+    controller = Controller(doc, debounce_ms=20)
+    panel = StatsPanel(doc)
+    qtbot.addWidget(panel)
+    with qtbot.waitSignal(controller.result_ready, timeout=60_000):
+        controller.open_clip(codec.load_clip(SHARED_CLIP), SHARED_CLIP)
+    got = doc.result.stats
+    assert got["compressed_size"] == want["compressed_size"]
+    assert got["max_error"] == want["max_error"]
+    assert f"{want['compressed_size']:,} B" in panel.values["compressed_size"].text()
+    assert panel.values["max_error"].text() == f"{want['max_error']:.6g}"
