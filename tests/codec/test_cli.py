@@ -1,0 +1,244 @@
+"""The `python -m codec` command line, run in-process through `codec.cli.main`."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import codec
+from codec import transforms
+from codec.cli import main
+from codec.settings import CompressionSettings
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+CLIP = DATA / "acl" / "cmu_09_02.acl.sjson"
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run(*argv: object) -> tuple[int, str, str]:
+    """Run the CLI in-process; returns (exit code, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    code = main([str(a) for a in argv], stdout=out, stderr=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def assert_one_line_error(err: str, *needles: str) -> None:
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    for n in needles:
+        assert n in lines[0]
+
+
+def shell_points_object(clip: codec.Clip, distance: float) -> np.ndarray:
+    """(S, J, 3 coords, 3 points): object-space images of (d,0,0), (0,d,0), (0,0,d),
+    composed here with 4x4 matrices, independently of the codec's object space."""
+    local = transforms.qvv_to_matrix(clip.rotations, clip.translations, clip.scales)
+    s, j = local.shape[:2]
+    m = np.zeros((s, j, 4, 4))
+    m[..., :3, :] = local
+    m[..., 3, 3] = 1.0
+    obj = np.empty_like(m)
+    for k, p in enumerate(clip.skeleton.parents):
+        obj[:, k] = m[:, k] if p < 0 else obj[:, p] @ m[:, k]
+    pts = np.vstack((np.eye(3) * distance, np.ones((1, 3))))  # (4, 3) homogeneous columns
+    return (obj @ pts)[..., :3, :]
+
+
+@pytest.fixture(scope="module")
+def compressed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    """CLIP compressed once with `-o` and `--json -`: the .ssc path and the stats."""
+    ssc = tmp_path_factory.mktemp("cli") / "clip.ssc"
+    code, out, err = run("compress", CLIP, "-o", ssc, "--json", "-")
+    assert code == 0, err
+    return ssc, json.loads(out)  # only JSON on stdout
+
+
+def test_help_runs_as_module() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "codec", "--help"], cwd=REPO, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    for command in ("compress", "decompress", "info", "stats", "bench"):
+        assert command in proc.stdout
+
+
+def test_json_stats_match_the_api(compressed: tuple[Path, dict]) -> None:
+    ssc, stats = compressed
+    result = codec.compress(codec.load_clip(CLIP), CompressionSettings())
+    expected = json.loads(json.dumps(result.stats))
+    assert set(stats) == set(expected)
+    for key in (
+        "raw_size",
+        "compressed_size",
+        "metadata_size",
+        "file_size",
+        "num_segments",
+        "segments",
+        "sub_tracks",
+        "bit_rate_histogram",
+        "worst_track",
+        "level",
+    ):
+        assert stats[key] == expected[key], key
+    assert stats["max_error"] == pytest.approx(expected["max_error"], rel=1e-12)
+    assert ssc.read_bytes() == result.data
+
+
+def test_summary_without_output_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run("compress", CLIP, "--precision", "0.02", "--level", "medium")
+    assert code == 0, err
+    assert "compressed size" in out and "level medium" in out
+    assert " cm at " in out and "between samples" in out
+    assert "precision        0.02 cm, met: yes" in out
+    assert not list(tmp_path.iterdir())  # nothing written without -o
+
+
+def test_info_agrees_with_stats(compressed: tuple[Path, dict]) -> None:
+    ssc, stats = compressed
+    code, out, err = run("info", ssc)
+    assert code == 0, err
+    assert f"{stats['compressed_size']:,} B" in out and "bit rates" in out
+    code, out, _ = run("info", ssc, "--json", "-")
+    info = json.loads(out)
+    assert info["magic"] == "SSCF" and info["has_metadata"]
+    assert info["num_joints"] == stats["num_bones"]
+    for key in (
+        "compressed_size",
+        "metadata_size",
+        "file_size",
+        "num_segments",
+        "sub_tracks",
+        "bit_rate_histogram",
+    ):
+        assert info[key] == stats[key], key
+    assert [s["segment_size"] for s in info["segments"]] == [
+        s["segment_size"] for s in stats["segments"]
+    ]
+
+
+def test_decompress_sjson_gives_the_reported_error(
+    compressed: tuple[Path, dict], tmp_path: Path
+) -> None:
+    ssc, stats = compressed
+    out_path = tmp_path / "lossy.acl.sjson"
+    code, _, err = run("decompress", ssc, "-o", out_path)
+    assert code == 0, err
+    raw = codec.load_clip(CLIP)
+    lossy = codec.load_clip(out_path)
+    assert lossy.skeleton.names == raw.skeleton.names
+    assert lossy.num_samples == raw.num_samples
+    diff = shell_points_object(raw, 3.0) - shell_points_object(lossy, 3.0)
+    error = np.sqrt(np.sum(diff * diff, axis=-2)).max(axis=-1)  # (S, J)
+    assert error.max() == pytest.approx(stats["max_error"], rel=1e-9)
+    assert error.max() <= 0.01
+    s, j = np.unravel_index(np.argmax(error), error.shape)
+    assert j == stats["worst_track"]
+
+
+def test_decompress_bvh(compressed: tuple[Path, dict], tmp_path: Path) -> None:
+    ssc, _ = compressed
+    out_path = tmp_path / "lossy.bvh"
+    code, out, err = run("decompress", ssc, "-o", out_path)
+    assert code == 0, err
+    assert "Traceback" not in err
+    bvh = codec.load_clip(out_path, units="cm")
+    lossy = codec.load_clip(ssc)
+    assert bvh.num_samples == lossy.num_samples
+    common = [n for n in bvh.skeleton.names if n in lossy.skeleton.names]
+    assert len(common) >= lossy.num_joints - 5
+    bvh_obj = bvh.object_space()[..., 3]
+    lossy_obj = lossy.object_space()[..., 3]
+    for name in common:  # joint positions survive the text round trip
+        a = bvh_obj[:, bvh.skeleton.index(name)]
+        b = lossy_obj[:, lossy.skeleton.index(name)]
+        assert np.abs(a - b).max() < 1e-3, name
+
+
+def test_stats_folder_with_a_broken_file(tmp_path: Path) -> None:
+    folder = tmp_path / "clips"
+    (folder / "sub").mkdir(parents=True)
+    shutil.copy(DATA / "acl" / "cmu_121_10_single_sample.acl.sjson", folder)
+    shutil.copy(DATA / "acl" / "cmu_81_16_two_samples.acl.sjson", folder / "sub")
+    (folder / "broken.bvh").write_text("HIERARCHY\nROOT hips\n{\n")
+    (folder / "notes.txt").write_text("not a clip")
+    csv_path = tmp_path / "rows.csv"
+    code, out, err = run("stats", folder, "--csv", csv_path, "--jobs", "2")
+    assert code == 0, err
+    skipped = [line for line in err.splitlines() if line.startswith("skipped")]
+    assert len(skipped) == 1 and "broken.bvh" in skipped[0]
+    assert "[" + "#" * 30 + "] 3/3" in err
+    assert "2 clips compressed, 1 skipped" in out and "p99" in out
+    with open(csv_path, newline="") as f:
+        rows = {r["name"]: r for r in csv.DictReader(f)}
+    assert set(rows) == {
+        "cmu_121_10_single_sample.acl.sjson",
+        str(Path("sub") / "cmu_81_16_two_samples.acl.sjson"),
+    }
+    for row in rows.values():
+        assert int(row["joints"]) == 44
+        ratio = int(row["raw_size"]) / int(row["compressed_size"])
+        assert float(row["compression_ratio"]) == pytest.approx(ratio)
+        assert float(row["max_error"]) <= 0.01 and row["precision_met"] == "True"
+    assert sorted(int(r["samples"]) for r in rows.values()) == [1, 2]
+
+
+def test_bad_clip_file_exits_2_naming_it(tmp_path: Path) -> None:
+    bad = tmp_path / "garbage.bvh"
+    bad.write_text("MOTION\nFrames: x\n")
+    code, out, err = run("compress", bad)
+    assert code == 2 and out == ""
+    assert_one_line_error(err, "garbage.bvh")
+
+
+def test_bad_ssc_exits_2_naming_it(compressed: tuple[Path, dict], tmp_path: Path) -> None:
+    ssc, _ = compressed
+    cut = tmp_path / "cut.ssc"
+    cut.write_bytes(ssc.read_bytes()[:-7])
+    for command in (["info", cut], ["decompress", cut, "-o", tmp_path / "x.acl.sjson"]):
+        code, _, err = run(*command)
+        assert code == 2
+        assert_one_line_error(err, "cut.ssc")
+    assert not (tmp_path / "x.acl.sjson").exists()
+
+
+def test_decompress_without_metadata_is_refused(tmp_path: Path) -> None:
+    ssc = tmp_path / "bare.ssc"
+    code, _, err = run(
+        "compress",
+        DATA / "acl" / "cmu_81_16_two_samples.acl.sjson",
+        "--no-metadata",
+        "-o",
+        ssc,
+        "--json",
+        tmp_path / "s.json",
+    )
+    assert code == 0, err
+    assert json.loads((tmp_path / "s.json").read_text())["metadata_size"] == 0
+    code, _, err = run("decompress", ssc, "-o", tmp_path / "out.bvh")
+    assert code == 2
+    assert_one_line_error(err, "bare.ssc", "metadata")
+
+
+@pytest.mark.parametrize("command", ["compress", "stats"])
+def test_precision_zero_exits_2(command: str) -> None:
+    code, out, err = run(command, CLIP, "--precision", "0")
+    assert code == 2 and out == ""
+    assert_one_line_error(err, "precision must be > 0")
+
+
+def test_wrong_output_extension_exits_2(tmp_path: Path) -> None:
+    code, _, err = run("compress", CLIP, "-o", tmp_path / "out.bvh")
+    assert code == 2
+    assert_one_line_error(err, ".ssc")
