@@ -128,15 +128,24 @@ class BoneMesh:
         tris = np.concatenate([near, far], axis=1)  # (B, 8, 3, 3)
         return tris.reshape(-1, 3).astype(np.float32)
 
-    def colors(self, triangles: Array, bone_rgba: Array, view_dir: Array) -> Array:
-        """(B * 24, 4) float32 head-lit flat colours from per-bone RGBA (B, 4)."""
+    def colors(
+        self, triangles: Array, bone_rgba: Array, view_dir: Array, rim: bool = False
+    ) -> Array:
+        """(B * 24, 4) float32 head-lit flat colours from per-bone RGBA (B, 4).
+
+        `rim` makes faces seen edge-on more opaque than faces seen head-on, so a translucent
+        bone reads as an outline and whatever is inside keeps its own colour.
+        """
         t = triangles.reshape(-1, 3, 3)
         n = np.cross(t[:, 1] - t[:, 0], t[:, 2] - t[:, 0])
         n /= np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-12)
-        light = 0.35 + 0.65 * np.abs(n @ np.asarray(view_dir, dtype=np.float32))
-        shade = light.reshape(-1, self.FACES)  # (B, 8)
+        facing = np.abs(n @ np.asarray(view_dir, dtype=np.float32))
+        light = 0.35 + 0.65 * facing
         out = np.repeat(np.asarray(bone_rgba, dtype=np.float32), self.FACES * 3, axis=0)
-        out[:, :3] *= np.repeat(shade.reshape(-1), 3)[:, None]
+        out[:, :3] *= np.repeat(light, 3)[:, None]
+        if rim:
+            out[:, 3] *= np.repeat(np.clip(0.3 + 1.6 * (1.0 - facing), 0.0, 2.0), 3)
+            np.clip(out[:, 3], 0.0, 1.0, out=out[:, 3])
         return out
 
 

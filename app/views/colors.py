@@ -9,7 +9,7 @@ import numpy as np
 
 Array = np.ndarray
 
-RAW = (0.30, 0.55, 1.00, 0.38)  # translucent blue sleeve around each lossy bone
+RAW = (0.30, 0.55, 1.00, 0.5)  # translucent blue sleeve around each lossy bone
 RAW_JOINT = (0.45, 0.70, 1.00, 1.0)
 SELECTED = (1.00, 0.25, 0.95, 1.0)  # magenta: never on the error map
 DOMINANT_SHELL = (1.00, 0.62, 0.15, 0.16)

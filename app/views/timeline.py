@@ -164,6 +164,10 @@ class TimelineWidget(QtWidgets.QWidget):
         self.readout.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
         font = QtGui.QFontDatabase.systemFont(QtGui.QFontDatabase.SystemFont.FixedFont)
         self.readout.setFont(font)
+        # a changing readout must never resize the window's central area
+        self.readout.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored,
+                                   QtWidgets.QSizePolicy.Policy.Preferred)  # fmt: skip
+        self.readout.setMinimumWidth(200)
         for w in (self.loop_box, self.speed_box, self.rounding_box, self.per_joint_button):
             w.setFocusPolicy(QtCore.Qt.FocusPolicy.NoFocus)
 

@@ -274,6 +274,8 @@ class Viewport3D(QtWidgets.QWidget):
         self.frame_button.clicked.connect(self.frame_all)
         self.info = QtWidgets.QLabel()
         self.info.setMinimumWidth(120)
+        self.info.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored,
+                                QtWidgets.QSizePolicy.Policy.Preferred)  # fmt: skip
         self.color_bar = ColorBar()
         for w in (self.show_raw, self.show_lossy, self.shells_mode, self.follow, self.frame_button):
             w.setFocusPolicy(QtCore.Qt.FocusPolicy.NoFocus)
@@ -324,8 +326,8 @@ class Viewport3D(QtWidgets.QWidget):
         pts = self.clip_positions[:, body].reshape(-1, 3)
         lo, hi = pts.min(0), pts.max(0)
         size = max(float(np.ptp(self.clip_positions[0, body], axis=0).max()), 1e-6)
-        self.raw_mesh = BoneMesh(clip.skeleton.parents, 0.09, 0.025 * size, body)
-        self.lossy_mesh = BoneMesh(clip.skeleton.parents, 0.06, 0.017 * size, body)
+        self.raw_mesh = BoneMesh(clip.skeleton.parents, 0.10, 0.028 * size, body)
+        self.lossy_mesh = BoneMesh(clip.skeleton.parents, 0.055, 0.016 * size, body)
         spacing = 10.0 ** np.floor(np.log10(size / 4))
         span = float(np.max(hi[:2] - lo[:2])) + 2 * size
         n = max(2, int(np.ceil(span / spacing)))
@@ -418,7 +420,7 @@ class Viewport3D(QtWidgets.QWidget):
         mesh = self.raw_mesh
         tris = mesh.triangles(raw)
         rgba = np.broadcast_to(np.array(colors.RAW), (mesh.num_bones, 4))
-        self.raw_bones.set_soup(tris, mesh.colors(tris, rgba, view_dir))
+        self.raw_bones.set_soup(tris, mesh.colors(tris, rgba, view_dir, rim=True))
         self.raw_bones.setVisible(disp.show_raw)
         set_points(self.raw_joints, self.raw_positions,
                    np.broadcast_to(np.array(colors.RAW_JOINT), (len(raw), 4)), 5.0)  # fmt: skip

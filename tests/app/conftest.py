@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from pathlib import Path
 
 import pytest
 from PySide6 import QtCore
@@ -27,3 +28,82 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if str(item.fspath).startswith(here):
             item.add_marker(pytest.mark.qt_log_level_fail("WARNING"))
+
+
+# --- shared fixtures for the inspector tests ------------------------------------------------
+DATA = Path(__file__).resolve().parents[1] / "data"
+ACL_CLIP = DATA / "acl" / "cmu_09_02.acl.sjson"
+RESULT_TIMEOUT_MS = 60_000
+
+
+class FakeDialogs:
+    """Canned answers for MainWindow's dialogs; records what was asked."""
+
+    def __init__(self) -> None:
+        self.paths: list[str] = []
+        self.animation: str | None = None
+        self.animation_choices: list[list[str]] = []
+        self.errors: list[tuple[str, str]] = []
+
+    def open_path(self, parent: object, directory: str) -> str | None:
+        return self.paths.pop(0) if self.paths else None
+
+    def choose_animation(self, parent: object, names: list[str]) -> str | None:
+        self.animation_choices.append(list(names))
+        return self.animation
+
+    def error(self, parent: object, title: str, message: str) -> None:
+        self.errors.append((title, message))
+
+
+@pytest.fixture
+def dialogs() -> FakeDialogs:
+    return FakeDialogs()
+
+
+@pytest.fixture
+def window(qtbot, dialogs: FakeDialogs):
+    from app.main_window import MainWindow
+
+    w = MainWindow(dialogs=dialogs)  # type: ignore[arg-type]
+    qtbot.addWidget(w)
+    w.resize(1280, 800)
+    w.show()
+    qtbot.waitExposed(w)
+    yield w
+    w.close()
+
+
+def open_through_ui(qtbot, window, dialogs: FakeDialogs, path: Path, **kwargs: object) -> None:
+    """File > Open with the file dialog answering `path`; waits for the compression result."""
+    dialogs.paths.append(str(path))
+    with qtbot.waitSignal(window.controller.result_ready, timeout=RESULT_TIMEOUT_MS):
+        assert window.open_file(**kwargs)
+
+
+def draw(qtbot, viewport) -> None:
+    """Bring the 3D view up to date with the document and wait for the frame on screen."""
+    with qtbot.waitSignal(viewport.frame_drawn, timeout=10_000):
+        viewport.invalidate()
+    assert not viewport._dirty
+
+
+@pytest.fixture
+def loaded(qtbot, window, dialogs: FakeDialogs):
+    """The window with the ACL test clip open and compressed."""
+    open_through_ui(qtbot, window, dialogs, ACL_CLIP)
+    draw(qtbot, window.viewport)
+    return window
+
+
+@pytest.fixture
+def ui(qtbot, dialogs: FakeDialogs):
+    """The helpers above bound to this test's qtbot and dialogs."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(
+        open=lambda window, path, **kw: open_through_ui(qtbot, window, dialogs, path, **kw),
+        draw=lambda viewport: draw(qtbot, viewport),
+        data=DATA,
+        acl_clip=ACL_CLIP,
+    )

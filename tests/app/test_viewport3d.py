@@ -1,0 +1,272 @@
+"""The 3D view: geometry maths, the drawn poses against the codec, picking, and pixels."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+
+from app.picking import pick, project, ray_through
+from app.skeleton_mesh import (
+    Y_UP_TO_Z_UP,
+    BoneMesh,
+    ShellMesh,
+    body_joints,
+    ring_lines,
+    shell_error,
+    unit_sphere,
+)
+from codec.transforms import object_space
+
+# --- Qt-free maths ------------------------------------------------------------------------
+
+
+def _look_at_mvp() -> np.ndarray:
+    """A camera at z=10 looking down -z with a 90 degree frustum (near 1, far 100)."""
+    n, f = 1.0, 100.0
+    proj = np.array([[1, 0, 0, 0], [0, 1, 0, 0],
+                     [0, 0, -(f + n) / (f - n), -2 * f * n / (f - n)], [0, 0, -1, 0]])  # fmt: skip
+    view = np.eye(4)
+    view[2, 3] = -10.0
+    return proj @ view
+
+
+def test_project_and_ray_agree() -> None:
+    mvp = _look_at_mvp()
+    pts = np.array([[0.0, 0.0, 0.0], [2.0, -1.0, 1.0]])
+    xy, w = project(pts, mvp, 200, 100)
+    assert xy[0].tolist() == pytest.approx([100, 50])
+    assert np.all(w > 0)
+    origin, d = ray_through(mvp, *xy[1], 200, 100)
+    closest = origin + d * np.dot(pts[1] - origin, d)
+    assert np.linalg.norm(closest - pts[1]) < 1e-6
+
+
+def test_pick_takes_the_nearest_joint_within_tolerance() -> None:
+    mvp = _look_at_mvp()
+    pts = np.array([[0.0, 0.0, 0.0], [0.0, 0.0, 5.0], [3.0, 0.0, 0.0]])  # 0 and 1 overlap
+    assert pick(pts, mvp, 100, 50, 200, 100) == 1  # same pixel: the one nearer the eye
+    x, y = project(pts[2:], mvp, 200, 100)[0][0]
+    assert pick(pts, mvp, x + 5, y - 5, 200, 100, tolerance=10) == 2
+    assert pick(pts, mvp, x + 30, y, 200, 100, tolerance=10) is None
+    behind = np.array([[0.0, 0.0, 20.0]])
+    assert pick(behind, mvp, 100, 50, 200, 100) is None
+
+
+def _chain_matrices() -> np.ndarray:
+    rot = np.tile([0.0, 0.0, 0.0, 1.0], (3, 1))
+    tr = np.array([[0.0, 0.0, 0.0], [0.0, 0.0, 10.0], [0.0, 0.0, 10.0]])
+    return object_space(rot[None], tr[None], np.ones((1, 3, 3)), np.array([-1, 0, 1]))[0]
+
+
+def test_bone_mesh_is_closed_and_faces_outward() -> None:
+    m = _chain_matrices()
+    mesh = BoneMesh(np.array([-1, 0, 1]), 0.1, 5.0)
+    tris = mesh.triangles(m).reshape(-1, 3, 3)
+    assert tris.shape == (2 * 8, 3, 3)
+    n = np.cross(tris[:, 1] - tris[:, 0], tris[:, 2] - tris[:, 0])
+    # outward: away from the bone's axis (the z axis here)
+    radial = tris.mean(axis=1) * np.array([1, 1, 0])
+    assert np.all(np.sum(n * radial, axis=1) > 0)
+    rgba = np.array([[1.0, 0.0, 0.0, 1.0], [0.0, 1.0, 0.0, 1.0]])
+    cols = mesh.colors(tris.reshape(-1, 3), rgba, np.array([0.0, 1.0, 0.0]))
+    assert cols.shape == (48, 4) and np.all(cols[:24, 1] == 0) and np.all(cols[24:, 0] == 0)
+
+
+def test_sphere_faces_outward_and_shells_sort_far_to_near() -> None:
+    s = unit_sphere(12, 8)
+    n = np.cross(s[:, 1] - s[:, 0], s[:, 2] - s[:, 0])
+    assert np.all(np.sum(n * s.mean(axis=1), axis=1) > 0)
+    shells = ShellMesh(12, 8)
+    eye = np.array([0.0, 0.0, 100.0])
+    verts, cols = shells.build(np.array([[0.0, 0, 0], [0, 0, 50]]), np.array([1.0, 2.0]),
+                               np.array([[1, 0, 0, 0.2], [0, 1, 0, 0.2]]), eye)  # fmt: skip
+    depth = np.linalg.norm(verts.reshape(-1, 3, 3).mean(axis=1) - eye, axis=1)
+    assert np.all(np.diff(depth) <= 1e-4)  # back to front
+    assert verts.shape == (2 * len(s) * 3, 3) and cols.shape == (2 * len(s) * 3, 4)
+    assert ring_lines(np.zeros((2, 3)), np.array([1.0, 3.0]), 16).shape == (2 * 3 * 16 * 2, 3)
+
+
+def test_shell_error_is_the_farthest_shell_point() -> None:
+    a = _chain_matrices()
+    b = a.copy()
+    b[2, :, 3] += [0.0, 0.3, 0.0]
+    b[1, :, :3] = np.array([[1.0, 0, 0], [0, 0, -1], [0, 1, 0]])  # 90 degrees about x
+    err = shell_error(a, b, np.array([1.0, 2.0, 3.0]))
+    assert err[0] == 0 and err[2] == pytest.approx(0.3)
+    assert err[1] == pytest.approx(2.0 * np.sqrt(2))
+
+
+def test_a_far_motion_root_is_not_part_of_the_body() -> None:
+    pos = np.array([[0.0, 0, 0], [100, 0, 90], [100, 0, 120], [100, 0, 60]])
+    assert body_joints(np.array([-1, 0, 1, 1]), pos).tolist() == [1, 2, 3]
+    near = pos.copy()
+    near[0] = [100, 0, 88]
+    assert body_joints(np.array([-1, 0, 1, 1]), near).tolist() == [0, 1, 2, 3]
+
+
+# --- the drawn poses -----------------------------------------------------------------------
+
+
+def expected_positions(doc, pose) -> np.ndarray:
+    parents = doc.clip.skeleton.parents
+    m = object_space(pose.rotations[None], pose.translations[None], pose.scales[None], parents)
+    return m[0, :, :, 3] @ Y_UP_TO_Z_UP.T
+
+
+def halfway(doc) -> float:
+    rate = doc.clip.sample_rate
+    return (doc.clip.num_samples // 2 + 0.5) / rate
+
+
+def test_each_rounding_mode_draws_exactly_the_codecs_sample(loaded, ui) -> None:
+    doc, vp = loaded.document, loaded.viewport
+    doc.set_time(halfway(doc) + 0.1 / doc.clip.sample_rate)  # alpha 0.6
+    result = doc.result
+    drawn = {}
+    for mode in ("floor", "ceil", "nearest", "none"):
+        loaded.timeline.rounding_box.setCurrentText(mode)  # the UI path
+        assert doc.rounding == mode
+        ui.draw(vp)
+        want = expected_positions(doc, result.compressed.sample(doc.time, mode))
+        np.testing.assert_allclose(vp.lossy_positions, want, atol=1e-9)
+        raw = doc.clip
+        from codec.sampling import sample_dense
+
+        raw_pose = sample_dense(raw.rotations, raw.translations, raw.scales, raw.sample_rate,
+                                doc.time, mode)  # fmt: skip
+        np.testing.assert_allclose(vp.raw_positions, expected_positions(doc, raw_pose), atol=1e-9)
+        drawn[mode] = vp.lossy_positions.copy()
+    assert not np.allclose(drawn["floor"], drawn["ceil"])
+    np.testing.assert_array_equal(drawn["nearest"], drawn["ceil"])  # alpha 0.6 rounds up
+    assert not np.allclose(drawn["none"], drawn["floor"])
+
+
+def test_per_track_rounding_uses_each_joints_mode(loaded, ui) -> None:
+    doc, vp = loaded.document, loaded.viewport
+    doc.set_time(halfway(doc))
+    doc.set_selection(5)
+    loaded.timeline.set_joint_rounding("ceil")  # the per-joint menu's action
+    assert doc.rounding == "per_track"
+    ui.draw(vp)
+    modes = doc.per_track_rounding()
+    assert modes[5] == "ceil" and modes[0] == "none"
+    want = doc.result.compressed.sample(doc.time, "per_track", per_track=modes)
+    np.testing.assert_allclose(vp.lossy_positions, expected_positions(doc, want), atol=1e-9)
+
+
+def test_clicking_a_joint_selects_it(loaded, ui, qtbot) -> None:
+    doc, vp = loaded.document, loaded.viewport
+    assert doc.selection is None
+    xy = np.array([[p.x(), p.y()] for p in map(vp.screen_position, range(doc.clip.num_joints))])
+    d = np.linalg.norm(xy[:, None] - xy[None], axis=-1) + np.eye(len(xy)) * 1e9
+    inside = (
+        (xy[:, 0] > 5)
+        & (xy[:, 1] > 5)
+        & (xy[:, 0] < vp.scene.width() - 5)
+        & (xy[:, 1] < vp.scene.height() - 5)
+    )
+    lonely = int(np.argmax(np.where(inside, d.min(axis=1), -1)))  # easiest joint to hit
+    QTest.mouseClick(vp.scene, Qt.MouseButton.LeftButton, pos=vp.screen_position(lonely))
+    qtbot.waitUntil(lambda: doc.selection == lonely, timeout=3000)
+    ui.draw(vp)
+    assert vp.marker.visible()
+    np.testing.assert_allclose(vp.marker.pos[0], vp.raw_positions[lonely], atol=1e-4)
+    assert doc.clip.skeleton.names[lonely] in vp.info.text()
+    # a click on empty space keeps the selection
+    QTest.mouseClick(
+        vp.scene,
+        Qt.MouseButton.LeftButton,
+        pos=vp.scene.rect().topLeft()
+        + (vp.scene.rect().bottomRight() - vp.scene.rect().topLeft()) * 0
+        + vp.scene.rect().topLeft(),
+    )
+    assert doc.selection == lonely
+
+
+# --- pixels --------------------------------------------------------------------------------
+
+
+def blue_pixels(img: np.ndarray) -> int:
+    r, g, b = (img[..., k].astype(int) for k in range(3))
+    return int(np.sum((b > 80) & (b > r + 35) & (b > g + 20)))
+
+
+def green_pixels(img: np.ndarray) -> int:
+    r, g, b = (img[..., k].astype(int) for k in range(3))
+    return int(np.sum((g > 110) & (g > r + 20) & (g > b + 30)))
+
+
+def test_both_skeleton_colours_are_on_screen_and_toggle(loaded, ui) -> None:
+    doc, vp = loaded.document, loaded.viewport
+    img = vp.grab_scene()
+    assert blue_pixels(img) > 150 and green_pixels(img) > 150
+    vp.show_raw.click()
+    assert not doc.display.show_raw
+    ui.draw(vp)
+    img = vp.grab_scene()
+    assert blue_pixels(img) < 20 and green_pixels(img) > 150
+    vp.show_raw.click()
+    vp.show_lossy.click()
+    ui.draw(vp)
+    img = vp.grab_scene()
+    assert green_pixels(img) < 20 and blue_pixels(img) > 150
+
+
+def test_shells_are_drawn_when_on_and_gone_when_off(loaded, ui) -> None:
+    doc, vp = loaded.document, loaded.viewport
+    doc.set_selection(doc.clip.skeleton.names.index("rForeArm"))
+    vp.shells_mode.setCurrentText("none")
+    ui.draw(vp)
+    off = vp.grab_scene().astype(int)
+    vp.shells_mode.setCurrentText("selected")
+    assert doc.display.shells == "selected"
+    ui.draw(vp)
+    on = vp.grab_scene().astype(int)
+    diff = np.abs(on - off)[..., :3].sum(axis=-1) > 12
+    assert diff.sum() > 200  # a sphere of a few centimetres
+    assert vp.shells.visible() and vp.own_shells.visible()
+    # orange-ish where the shell lies over the background
+    assert (on - off)[diff][:, 0].mean() > (on - off)[diff][:, 2].mean()
+    vp.shells_mode.setCurrentText("all")
+    ui.draw(vp)
+    every = vp.grab_scene().astype(int)
+    assert (np.abs(every - off)[..., :3].sum(axis=-1) > 12).sum() > diff.sum()
+    vp.shells_mode.setCurrentText("none")
+    ui.draw(vp)
+    again = vp.grab_scene().astype(int)
+    assert not vp.shells.visible()
+    np.testing.assert_array_equal(again, off)
+
+
+def test_floor_and_ceil_render_different_poses_and_nearest_one_of_them(loaded, ui) -> None:
+    doc, vp = loaded.document, loaded.viewport
+    doc.set_time(halfway(doc))
+    images = {}
+    for mode in ("floor", "ceil", "nearest"):
+        doc.set_rounding(mode)
+        ui.draw(vp)
+        images[mode] = vp.grab_scene().astype(int)
+    changed = lambda a, b: int((np.abs(a - b)[..., :3].sum(axis=-1) > 12).sum())  # noqa: E731
+    assert changed(images["floor"], images["ceil"]) > 100
+    assert min(changed(images["nearest"], images["floor"]),
+               changed(images["nearest"], images["ceil"])) == 0  # fmt: skip
+
+
+def test_frame_all_and_follow_keep_the_skeleton_in_view(loaded, ui) -> None:
+    doc, vp = loaded.document, loaded.viewport
+    vp.scene.setCameraPosition(distance=5000.0)
+    ui.draw(vp)
+    loaded.viewport.frame_all()
+    ui.draw(vp)
+    xy = np.array([[p.x(), p.y()] for p in map(vp.screen_position, vp.body)])
+    assert xy.min() >= 0 and xy[:, 0].max() <= vp.scene.width()
+    assert xy[:, 1].max() <= vp.scene.height()
+    assert np.ptp(xy[:, 1]) > 0.5 * vp.scene.height()  # the body fills the view
+    doc.set_selection(0 if 0 in vp.body else int(vp.body[0]))
+    vp.follow.click()
+    doc.set_time(doc.duration)
+    ui.draw(vp)
+    centre = np.array(vp.scene.opts["center"].toTuple())
+    np.testing.assert_allclose(centre, vp.raw_positions[doc.selection], atol=1e-3)
