@@ -147,6 +147,28 @@ def test_decompress_sjson_gives_the_reported_error(
     assert j == stats["worst_track"]
 
 
+def independent_max_error(raw: codec.Clip, lossy: codec.Clip) -> float:
+    diff = shell_points_object(raw, 3.0) - shell_points_object(lossy, 3.0)
+    return float(np.sqrt(np.sum(diff * diff, axis=-2)).max())
+
+
+def test_decompress_of_a_wrapping_clip_restores_the_last_sample(tmp_path: Path) -> None:
+    base = codec.load_clip(DATA / "acl" / "cmu_09_02.acl.sjson")
+    arrays = [np.concatenate((a, a[:1])) for a in (base.rotations, base.translations, base.scales)]
+    raw = codec.Clip(base.skeleton, base.sample_rate, *arrays, name="loop")
+    src = tmp_path / "loop.acl.sjson"
+    codec.save_clip(raw, src)
+    code, out, err = run("compress", src, "-o", tmp_path / "loop.ssc", "--json", "-")
+    assert code == 0, err
+    stats = json.loads(out)
+    assert stats["looping"] and stats["num_stored_samples"] == raw.num_samples - 1
+    code, _, err = run("decompress", tmp_path / "loop.ssc", "-o", tmp_path / "out.acl.sjson")
+    assert code == 0, err
+    lossy = codec.load_clip(tmp_path / "out.acl.sjson")
+    assert lossy.num_samples == raw.num_samples
+    assert independent_max_error(raw, lossy) == pytest.approx(stats["max_error"], rel=1e-9)
+
+
 def test_decompress_bvh(compressed: tuple[Path, dict], tmp_path: Path) -> None:
     ssc, _ = compressed
     out_path = tmp_path / "lossy.bvh"
@@ -242,3 +264,23 @@ def test_wrong_output_extension_exits_2(tmp_path: Path) -> None:
     code, _, err = run("compress", CLIP, "-o", tmp_path / "out.bvh")
     assert code == 2
     assert_one_line_error(err, ".ssc")
+
+
+def test_bench_on_a_small_reference(tmp_path: Path) -> None:
+    entry = {"compressed_size": 1147, "max_error": 3.4e-05, "compression_time_s_median": 1e-4}
+    ref = tmp_path / "ref.json"
+    ref.write_text(
+        json.dumps({"clips": {"cmu_121_10_single_sample.acl.sjson": {"automatic": entry}}})
+    )
+    args = ["bench", "--clips", DATA / "acl", "--reference", ref, "--repeat", "1"]
+    code, out, err = run(*args, "--json", tmp_path / "bench.json")
+    assert code == 1, err  # cmu_13_07's speed targets cannot be measured: FAIL, not a crash
+    assert "cmu_121_10_single_sample" in out and "peak RSS" in out
+    assert "total size / ACL total" in out and "missing" in out and "FAIL" in out
+    report = json.loads((tmp_path / "bench.json").read_text())
+    clip = report["clips"]["cmu_121_10_single_sample.acl.sjson"]
+    assert clip["size_ratio"] == pytest.approx(clip["compressed_size"] / 1147)
+    assert clip["sample_s_median"] > 0 and clip["decode_all_s_median"] > 0
+    code, _, err = run("bench", "--clips", tmp_path, "--reference", ref)
+    assert code == 2
+    assert_one_line_error(err, "cmu_121_10_single_sample.acl.sjson", "missing")
