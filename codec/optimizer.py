@@ -101,6 +101,8 @@ class SegmentOptimizer:
         self.rot = np.repeat(p.base_rot[None], m, axis=0)
         self.tr = np.repeat(p.base_tr[None], m, axis=0)
         self.sc = np.repeat(p.base_sc[None], m, axis=0)
+        self._local = qvv_to_matrix(self.rot, self.tr, self.sc)
+        self._obj: Array | None = None
         self.children = [np.flatnonzero(p.parents == j) for j in range(self.num_joints)]
         self.chain = [self._chain(j) for j in range(self.num_joints)]
         self.subtree = [self._subtree(j) for j in range(self.num_joints)]
@@ -129,16 +131,22 @@ class SegmentOptimizer:
         j = self.track_joint[t]
         target = (self.rot, self.tr, self.sc)[kind]
         target[:, j] = self.p.candidates[kind][rate, :, pos][self.p.rows]
+        self._local[:, j] = qvv_to_matrix(self.rot[:, j], self.tr[:, j], self.sc[:, j])
+        self._obj = None
 
     def local(self) -> Array:
-        return qvv_to_matrix(self.rot, self.tr, self.sc)
+        """Current lossy local matrices (m, J, 3, 4), kept up to date by set_rate."""
+        return self._local
 
-    def object(self, local: Array | None = None) -> Array:
-        m = np.array(self.local() if local is None else local, copy=True)
-        par = self.p.parents
-        for level in self.p.levels[1:]:
-            m[:, level] = compose(m[:, par[level]], m[:, level])
-        return m
+    def object(self) -> Array:
+        """Current lossy object-space matrices (m, J, 3, 4), cached until a rate changes."""
+        if self._obj is None:
+            m = self._local.copy()
+            par = self.p.parents
+            for level in self.p.levels[1:]:
+                m[:, level] = compose(m[:, par[level]], m[:, level])
+            self._obj = m
+        return self._obj
 
     def errors(self) -> Array:
         """(J,) worst object-space error of each joint over the segment's rows."""

@@ -24,10 +24,8 @@ def qvv_to_matrix(rotations: Array, translations: Array, scales: Array) -> Array
 
 def compose(parent: Array, child: Array) -> Array:
     """`parent @ child` for affine 3x4 matrices `(..., 3, 4)`: child first, then parent."""
-    out = np.empty(np.broadcast_shapes(parent.shape, child.shape), dtype=parent.dtype)
-    pr = parent[..., :3]
-    out[..., :3] = pr @ child[..., :3]
-    out[..., 3] = (pr @ child[..., 3:4])[..., 0] + parent[..., 3]
+    out = parent[..., :3] @ child  # rotates the child's translation column as well
+    out[..., 3] += parent[..., 3]
     return out
 
 
