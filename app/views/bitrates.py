@@ -200,8 +200,11 @@ class BitRateCanvas(QWidget):
             y = HEADER_HEIGHT + row * ROW_HEIGHT
             if y + ROW_HEIGHT < y0 or y > y1:
                 continue
-            if joint == sel:
-                p.fillRect(0, y, self.width(), ROW_HEIGHT, self.palette().highlight())
+            if joint == sel:  # name on the highlight; cells keep their colours, framed
+                p.fillRect(0, y, NAME_WIDTH - 2, ROW_HEIGHT, self.palette().highlight())
+                frame = self.palette().highlight().color()
+                p.fillRect(NAME_WIDTH - 2, y - 1, self.width(), 1, frame)
+                p.fillRect(NAME_WIDTH - 2, y + ROW_HEIGHT - 1, self.width(), 1, frame)
             p.setPen(self.palette().highlightedText().color() if joint == sel else ink)
             x = 2 + INDENT * int(self.depth[joint])
             p.drawText(
@@ -271,10 +274,10 @@ class BitRatePanel(QWidget):
         self.summary = QLabel()
         self.summary.setWordWrap(True)
         legend = QLabel(
-            "colour = bits per component (dark 1 → yellow 23); "
-            "<span style='background:#96c8f0'>&nbsp;0&nbsp;</span> constant in segment, "
-            "<span style='background:#dc2828;color:white'>&nbsp;32&nbsp;</span> raw, "
-            "<span style='background:#c4c4c4'>&nbsp;C&nbsp;</span> constant, "
+            "bits/component: dark 1 → yellow 23 · "
+            "<span style='background:#96c8f0'>&nbsp;0&nbsp;</span> constant in segment · "
+            "<span style='background:#dc2828;color:white'>&nbsp;32&nbsp;</span> raw · "
+            "<span style='background:#c4c4c4'>&nbsp;C&nbsp;</span> constant · "
             "<span style='background:#ececec'>&nbsp;D&nbsp;</span> default"
         )
         legend.setWordWrap(True)

@@ -36,7 +36,9 @@ class ErrorPlotPanel(QWidget):
         self.plot.setLabel("left", "error")
         self.plot.showGrid(x=True, y=True, alpha=0.25)
         self.plot.setMenuEnabled(False)
-        self.legend = self.plot.addLegend(offset=(-10, 10))
+        self.legend = self.plot.addLegend(
+            offset=(-10, 10), brush=(255, 255, 255, 210), labelTextColor=(40, 40, 40)
+        )
         self.max_curve = self.plot.plot(pen=MAX_PEN, name="max over joints")
         self.joint_curve = self.plot.plot(pen=SELECTED_PEN, name="selected joint")
         self.between_curve = self.plot.plot(pen=BETWEEN_PEN, name="max between samples")
