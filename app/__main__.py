@@ -11,6 +11,7 @@ import os
 import sys
 from pathlib import Path
 
+from app.headless import add_export_arguments, run_headless, wants_headless
 from codec.sampling import ROUNDING_MODES
 from codec.settings import LEVELS
 
@@ -33,6 +34,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--shells", choices=("all", "selected", "none"), help="dominant shells shown")
     p.add_argument("--screenshot", metavar="PNG", help="save the window to PNG once drawn, exit")
     p.add_argument("--size", default="1280x800", help="window size WxH (default 1280x800)")
+    add_export_arguments(p)  # --export-* (and --shell-distance, --overrides): no window
     return p.parse_args(argv)
 
 
@@ -49,6 +51,8 @@ def _select(window: object, spec: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if wants_headless(args):
+        return run_headless(args)
     if sys.platform.startswith("linux"):
         os.environ.setdefault("PYOPENGL_PLATFORM", "glx")
     from PySide6 import QtCore, QtWidgets

@@ -134,7 +134,7 @@ def test_reopening_a_clip_rebuilds_the_tree(qtbot) -> None:
     assert panel.rules.rowCount() == 1
 
 
-def test_lowering_then_raising_a_joints_precision_end_to_end(qtbot) -> None:
+def test_lowering_then_raising_a_joints_precision_end_to_end(qtbot, tmp_path: Path) -> None:
     """Real controller, real codec: the heat map and the stats answer a joint's precision."""
     import codec
     from app.controller import Controller
@@ -142,7 +142,8 @@ def test_lowering_then_raising_a_joints_precision_end_to_end(qtbot) -> None:
     from app.views.bitrates import BitRatePanel
     from app.views.stats import StatsPanel
 
-    path = Path(__file__).parents[1] / "data" / "acl" / "cmu_09_02.acl.sjson"
+    path = tmp_path / "cmu_09_02.acl.sjson"  # a copy: edits save a sidecar beside the clip
+    path.write_bytes((Path(__file__).parents[1] / "data" / "acl" / path.name).read_bytes())
     doc = Document()
     controller = Controller(doc, debounce_ms=20)
     joints, bitrates, stats = JointsPanel(doc), BitRatePanel(doc), StatsPanel(doc)
@@ -176,4 +177,5 @@ def test_lowering_then_raising_a_joints_precision_end_to_end(qtbot) -> None:
     bits2, size2, text2 = state()
     assert bits2 < bits1 and size2 < size1 and f"{size2:,} B" in text2
     assert joints.items[head].text(C_ERR) == f"{doc.result.error[:, head].max():.4g}"
+    assert load_sidecar(path)[1] == (JointOverride("head", precision=0.01),)
     controller.cancel()
