@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 
@@ -26,6 +26,9 @@ from codec import atomic
 from codec.clip import Skeleton
 from codec.errors import CompressedFormatError, ShellscopeError
 from codec.settings import LEVELS, CompressionSettings
+
+if TYPE_CHECKING:
+    from codec.ssc_format import ParsedFile
 
 PROG = "python -m codec"
 EXIT_OK, EXIT_FAIL, EXIT_ERROR = 0, 1, 2
@@ -137,7 +140,7 @@ def load_options(args: argparse.Namespace) -> dict[str, Any]:
     return opts
 
 
-def read_ssc(path: str):  # -> codec.ssc_format.ParsedFile
+def read_ssc(path: str) -> ParsedFile:
     """Read and parse a .ssc file; errors name the file."""
     from codec import ssc_format
 
@@ -250,7 +253,7 @@ def cmd_decompress(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 # --- info -----------------------------------------------------------------------------------
 
 
-def ssc_info(parsed: Any) -> dict[str, Any]:
+def ssc_info(parsed: ParsedFile) -> dict[str, Any]:
     """Header fields, sizes, segments, sub-track kinds and bit-rate histogram of a parsed .ssc."""
     from codec import ssc_format
     from codec.result import BIT_RATE_BITS, SUB_TRACKS, TrackKind
