@@ -46,6 +46,7 @@ ADDITIVE_FORMATS = ("none", "relative", "additive0", "additive1")
 MAX_UNBACKED_TRANSFORMS = 1 << 20
 _CLIP_TOP = ("version", "clip", "settings", "bones", "base_tracks", "tracks")
 _LIST_TOP = ("version", "track_list", "settings", "tracks")
+_HEX_RE = re.compile(r"[0-9A-Fa-f]*")
 _SECTION_RE = re.compile(r"^[ \t]*(clip|track_list)[ \t]*[=:]", re.M)
 
 
@@ -65,22 +66,30 @@ def read_acl_sjson(path: str | Path) -> Clip | ScalarTrackList:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ClipFormatError(path, "not UTF-8 text", offset=exc.start) from None
-    sections = {m.group(1): text.count("\n", 0, m.start()) + 1 for m in _SECTION_RE.finditer(text)}
-    if len(sections) == 2:
+    try:
+        doc = sjson.parse(text, path)
+    except sjson.SJSONError:
+        _refuse_two_forms(path, text)  # ACL's format reference: say that, not "duplicate key"
+        raise
+    return _Reader(path, doc, text).read()
+
+
+def _refuse_two_forms(path: str | Path, text: str) -> None:
+    lines = {m.group(1): text.count("\n", 0, m.start()) + 1 for m in _SECTION_RE.finditer(text)}
+    if len(lines) == 2:
         raise ClipFormatError(
             path,
-            f"holds both a clip (line {sections['clip']}) and a track list "
-            f"(line {sections['track_list']}); an ACL file holds one or the other",
-            line=max(sections.values()),
+            f"holds both a clip (line {lines['clip']}) and a track list "
+            f"(line {lines['track_list']}); an ACL file holds one or the other",
+            line=max(lines.values()),
         )
-    doc = sjson.parse(text, path)
-    return _Reader(path, doc).read()
 
 
 class _Reader:
-    def __init__(self, path: str | Path, doc: SObject) -> None:
+    def __init__(self, path: str | Path, doc: SObject, text: str) -> None:
         self.path = path
         self.doc = doc
+        self.text = text
         self.warnings: list[str] = []
         self.binary_exact = False
         self.hex_bits = 64
@@ -158,20 +167,26 @@ class _Reader:
     def hex(self, strings: Array, what: str, line: int | None) -> Array:
         """Decode ACL binary-exact hex bit patterns (float64 or float32) to float64."""
         digits = self.hex_bits // 4
-        flat = [s[2:] if s[:2] in ("0x", "0X") else s for s in strings.ravel().tolist()]
-        try:
-            if any(len(s) == 0 or len(s) > digits for s in flat):
-                raise ValueError
-            raw = bytes.fromhex("".join(s.zfill(digits) for s in flat))
-        except ValueError:
+        flat = np.asarray(strings, dtype=str).ravel()
+        prefixed = np.strings.startswith(flat, "0x") | np.strings.startswith(flat, "0X")
+        if np.any(prefixed):
+            flat = np.array(
+                [x[2:] if p else x for x, p in zip(flat.tolist(), prefixed, strict=True)]
+            )
+        lengths = np.strings.str_len(flat)
+        joined = "".join(np.strings.zfill(flat, digits).tolist()) if flat.size else ""
+        if flat.size and (
+            lengths.min() == 0 or lengths.max() > digits or not _HEX_RE.fullmatch(joined)
+        ):
             bad = next(
-                (s for s in flat if not re.fullmatch(f"[0-9A-Fa-f]{{1,{digits}}}", s)), flat[0]
+                x for x in flat.tolist() if not re.fullmatch(f"[0-9A-Fa-f]{{1,{digits}}}", x)
             )
             raise self.fail(
                 f"{what}: expected a binary-exact hex float ({digits} hex digits at most), "
                 f"found {bad!r}",
                 line,
-            ) from None
+            )
+        raw = bytes.fromhex(joined)
         dtype = ">f8" if self.hex_bits == 64 else ">f4"
         return np.frombuffer(raw, dtype=dtype).astype(np.float64).reshape(strings.shape)
 
@@ -241,6 +256,8 @@ class _Reader:
                 doc.lines["version"],
             )
         self.version = version
+        if "clip" in doc and "track_list" in doc:
+            _refuse_two_forms(self.path, self.text)
         if "clip" in doc:
             allowed = _CLIP_TOP
         elif "track_list" in doc:

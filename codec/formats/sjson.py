@@ -40,6 +40,8 @@ _ROW_RE = re.compile(_ROW, re.S)
 _MATRIX_RE = re.compile(rf"\[{_SEP}(?:{_ROW}{_SEP})++\]", re.S)
 _ATOM_RE = re.compile(rf"{_NUM}|{_PLAIN_STR}")
 _COMMENT_RE = re.compile(_COMMENT, re.S)
+_STR_BODY_RE = re.compile(r'"([^"\\\n]*)"')
+_LAYOUT_CHARS = str.maketrans("", "", " \t\r\n,[]")
 
 _TOKEN_RE = re.compile(
     rf"""
@@ -288,16 +290,20 @@ def _row(tok: str) -> np.ndarray | None:
 def _matrix(tok: str) -> np.ndarray | None:
     body = tok[1:-1]
     if '"' in body:
-        if "/" in body or any(c in a for a in _ATOM_RE.findall(body) for c in "[]"):
-            return None  # comments or brackets inside strings: the general parser copes
-        rows = [_ATOM_RE.findall(r) for r in body.split("]")[:-1]]
-        width = len(rows[0])
-        if any(len(r) != width for r in rows):
+        if "/" in body:
+            return None  # comments, or '/' inside strings: the general parser copes
+        strings = _STR_BODY_RE.findall(body)
+        # nothing but strings and layout: every character is accounted for by the strings,
+        # their quotes and the layout characters (strings holding layout characters or
+        # brackets fail the count and take the general path, which is right, only slower)
+        layout = len(body) - len(body.translate(_LAYOUT_CHARS))
+        if len(body) != len("".join(strings)) + 2 * len(strings) + layout:
             return None
-        flat = [a for r in rows for a in r]
-        if not all(a[0] == '"' for a in flat):
+        widths = {p.count('"') for p in body.split("]")[:-1]}
+        if len(widths) != 1:
             return None
-        return np.array([a[1:-1] for a in flat], dtype=str).reshape(len(rows), width)
+        width = widths.pop() // 2
+        return np.array(strings, dtype=str).reshape(-1, width)
     if "/" in body:
         body = _COMMENT_RE.sub(" ", body)
     body = body.replace(",", " ").replace("[", " ")
