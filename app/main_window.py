@@ -109,6 +109,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.document.status_changed.connect(self._on_status)
         self.document.clip_changed.connect(self._update_title)
         self.controller.failed.connect(self._on_failed)
+        # keys go to the 3D view first (text fields in panels keep their own keys)
+        self.viewport.scene.setFocus()
 
     # --- panels (issue 5) ---------------------------------------------------------------
     def _add_panels(self) -> None:

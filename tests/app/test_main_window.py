@@ -1,0 +1,131 @@
+"""The window: opening clips every way, failures keep the clip, recent files, closing."""
+
+from __future__ import annotations
+
+import shutil
+import time
+
+import pytest
+from PySide6 import QtCore, QtGui
+
+import codec
+
+
+def test_opening_through_file_open_compresses_in_the_background(window, ui, dialogs) -> None:
+    ui.open(window, ui.acl_clip)
+    doc = window.document
+    assert doc.clip.num_joints == 44 and doc.path == ui.acl_clip
+    assert doc.result is not None and doc.result.clip.num_joints == 44
+    assert "cmu_09_02" in window.windowTitle()
+    assert "Compressed" in window.status_label.text()
+    assert not window.progress_bar.isVisible() and not window.cancel_button.isVisible()
+    assert dialogs.errors == []
+
+
+def test_a_broken_file_shows_the_readers_message_and_keeps_the_clip(loaded, dialogs, tmp_path,
+                                                                   ui) -> None:  # fmt: skip
+    doc = loaded.document
+    clip, result = doc.clip, doc.result
+    bad = tmp_path / "broken.bvh"
+    bad.write_text("HIERARCHY\nROOT hip\n{\n  OFFSET 0 0\n")
+    dialogs.paths.append(str(bad))
+    assert not loaded.open_file()
+    assert len(dialogs.errors) == 1
+    title, message = dialogs.errors[0]
+    assert "broken.bvh" in message
+    try:
+        codec.load_clip(bad)
+    except codec.ClipFormatError as exc:
+        assert str(exc) == message  # the reader's own words
+    assert doc.clip is clip and doc.result is result
+    ui.draw(loaded.viewport)
+    assert loaded.viewport.lossy_positions is not None
+
+
+def test_cancelling_the_file_dialog_changes_nothing(loaded, dialogs) -> None:
+    clip = loaded.document.clip
+    assert not loaded.open_file()  # no canned path: the dialog was cancelled
+    assert loaded.document.clip is clip and dialogs.errors == []
+
+
+def test_gltf_with_several_animations_asks_which_one(window, ui, dialogs) -> None:
+    dialogs.animation = "Walk"
+    ui.open(window, ui.data / "gltf" / "Fox.glb")
+    assert dialogs.animation_choices == [["Survey", "Walk", "Run"]]
+    assert window.document.clip.num_samples == codec.load_clip(
+        ui.data / "gltf" / "Fox.glb", animation="Walk").num_samples  # fmt: skip
+    dialogs.animation = None  # the user backs out of the chooser
+    clip = window.document.clip
+    dialogs.paths.append(str(ui.data / "gltf" / "Fox.glb"))
+    assert not window.open_file()
+    assert window.document.clip is clip
+
+
+def test_recent_files_remember_and_reopen(window, ui, tmp_path, qtbot) -> None:
+    other = tmp_path / "two.acl.sjson"
+    shutil.copy(ui.data / "acl" / "cmu_81_16_two_samples.acl.sjson", other)
+    ui.open(window, ui.acl_clip)
+    ui.open(window, other)
+    assert window.recent_files()[:2] == [str(other.resolve()), str(ui.acl_clip.resolve())]
+    actions = window.recent_menu.actions()
+    assert [a.text() for a in actions[:2]] == ["two.acl.sjson", "cmu_09_02.acl.sjson"]
+    with qtbot.waitSignal(window.controller.result_ready, timeout=60_000):
+        actions[1].trigger()
+    assert window.document.path == ui.acl_clip.resolve()
+
+
+def test_dropping_a_file_opens_it(window, ui, qtbot) -> None:
+    mime = QtCore.QMimeData()
+    mime.setUrls([QtCore.QUrl.fromLocalFile(str(ui.acl_clip))])
+    pos = QtCore.QPointF(window.rect().center())
+    enter = QtGui.QDragEnterEvent(pos.toPoint(), QtCore.Qt.DropAction.CopyAction, mime,
+                                  QtCore.Qt.MouseButton.LeftButton,
+                                  QtCore.Qt.KeyboardModifier.NoModifier)  # fmt: skip
+    window.dragEnterEvent(enter)
+    assert enter.isAccepted()
+    drop = QtGui.QDropEvent(pos, QtCore.Qt.DropAction.CopyAction, mime,
+                            QtCore.Qt.MouseButton.LeftButton,
+                            QtCore.Qt.KeyboardModifier.NoModifier)  # fmt: skip
+    with qtbot.waitSignal(window.controller.result_ready, timeout=60_000):
+        window.dropEvent(drop)
+    assert window.document.path == ui.acl_clip
+
+
+def test_progress_shows_with_a_cancel_button_while_compressing(window, ui, qtbot) -> None:
+    ui.open(window, ui.data / "bvh" / "cmu_02_03_run_ccrig.bvh")
+    window.document.update_settings(precision=0.02)
+    qtbot.waitUntil(lambda: window.controller.running, timeout=3000)
+    assert window.progress_bar.isVisible() and window.cancel_button.isVisible()
+    qtbot.mouseClick(window.cancel_button, QtCore.Qt.MouseButton.LeftButton)
+    assert not window.controller.running
+    assert not window.cancel_button.isVisible()
+    assert window.document.result.clip.skeleton.precision[0] == 0.01  # the old one stays
+
+
+def test_closing_while_compressing_is_quick(window, ui, qtbot) -> None:
+    window.open_file(ui.data / "bvh" / "cmu_02_03_run_ccrig.bvh")
+    qtbot.waitUntil(lambda: window.controller.running, timeout=3000)
+    qtbot.wait(200)
+    t0 = time.monotonic()
+    window.close()
+    assert time.monotonic() - t0 < 2.0
+
+
+def test_panels_of_the_other_views_are_docked(window) -> None:
+    from app.main_window import PANELS
+
+    for module, cls, title, _ in PANELS:
+        try:
+            __import__(module)
+        except ModuleNotFoundError:
+            continue
+        assert window.docks[cls].windowTitle() == title
+
+
+@pytest.mark.parametrize("mode", ["none", "all"])
+def test_view_menu_shells(window, mode) -> None:
+    menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&View")
+    shells = next(a.menu() for a in menu.actions() if a.text() == "&Shells")
+    next(a for a in shells.actions() if a.text().lower() == mode).trigger()
+    assert window.document.display.shells == mode
+    assert window.viewport.shells_mode.currentText() == mode

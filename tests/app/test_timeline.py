@@ -1,0 +1,109 @@
+"""Timeline: keys and transport move the document's time, the bar scrubs between samples."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtTest import QTest
+
+
+def key(window, k: Qt.Key) -> None:
+    """A real key press on whatever has focus in the window (the 3D view by default)."""
+    target = window.focusWidget() or window
+    QTest.keyClick(target, k)
+
+
+def activate(window, qtbot) -> None:
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=3000)
+
+
+def test_space_plays_in_real_time_and_pauses(loaded, qtbot) -> None:
+    doc, tl = loaded.document, loaded.timeline
+    activate(loaded, qtbot)
+    assert doc.time == 0.0
+    key(loaded, Qt.Key.Key_Space)
+    assert tl.playing
+    qtbot.wait(300)
+    key(loaded, Qt.Key.Key_Space)
+    assert not tl.playing
+    # wall clock drives time: 0.3 s of playback at 1x, whatever the frame rate was
+    assert 0.2 < doc.time < 0.6
+    t = doc.time
+    qtbot.wait(100)
+    assert doc.time == t
+
+
+def test_speed_and_loop(loaded, qtbot) -> None:
+    doc, tl = loaded.document, loaded.timeline
+    tl.set_speed(4.0)
+    assert tl.speed == 4.0
+    tl.loop_box.setChecked(False)
+    tl.play()
+    qtbot.waitUntil(lambda: not tl.playing, timeout=3000)  # 1.04 s clip at 4x stops at the end
+    assert doc.time == pytest.approx(doc.duration)
+    tl.loop_box.setChecked(True)
+    tl.set_speed(0.1)
+    tl.play()
+    qtbot.wait(200)
+    assert tl.playing and doc.time < 0.1  # looped back to the start, slowly
+    tl.pause()
+
+
+def test_right_and_left_step_one_sample_from_between_samples(loaded, qtbot) -> None:
+    doc = loaded.document
+    rate = doc.clip.sample_rate
+    doc.set_time(3.4 / rate)
+    activate(loaded, qtbot)
+    key(loaded, Qt.Key.Key_Right)
+    assert doc.time == pytest.approx(4 / rate)
+    key(loaded, Qt.Key.Key_Right)
+    assert doc.time == pytest.approx(5 / rate)
+    key(loaded, Qt.Key.Key_Left)
+    key(loaded, Qt.Key.Key_Left)
+    assert doc.time == pytest.approx(3 / rate)
+    key(loaded, Qt.Key.Key_End)
+    assert doc.time == pytest.approx(doc.duration)
+    key(loaded, Qt.Key.Key_Right)
+    assert doc.time == pytest.approx(doc.duration)
+    key(loaded, Qt.Key.Key_Home)
+    assert doc.time == 0.0
+
+
+def test_dragging_the_bar_scrubs_continuously(loaded, qtbot, ui) -> None:
+    doc, bar = loaded.document, loaded.timeline.bar
+    y = bar.height() // 2
+    x0 = round(bar.time_to_x(0.25 * doc.duration))
+    QTest.mousePress(bar, Qt.MouseButton.LeftButton, pos=QPoint(x0, y))
+    assert doc.time == pytest.approx(bar.x_to_time(x0))
+    seen = []
+    for x in range(x0, x0 + 40, 3):
+        QTest.mouseMove(bar, QPoint(x, y))
+        seen.append(doc.time)
+    QTest.mouseRelease(bar, Qt.MouseButton.LeftButton, pos=QPoint(x0 + 40, y))
+    assert doc.time == pytest.approx(bar.x_to_time(x0 + 40))
+    assert seen == sorted(seen) and len(set(seen)) == len(seen)
+    frames = [t * doc.clip.sample_rate for t in seen]
+    assert any(abs(f - round(f)) > 0.05 for f in frames)  # between samples, not snapped
+    ui.draw(loaded.viewport)
+    assert loaded.viewport.drawn_time == doc.time
+
+
+def test_readout_names_time_frame_samples_and_alpha(loaded) -> None:
+    doc, tl = loaded.document, loaded.timeline
+    rate = doc.clip.sample_rate
+    doc.set_time(7.25 / rate)
+    text = tl.readout.text()
+    assert "7.25" in text and "7\u21928" in text and "0.25" in text and "24 Hz" in text
+    doc.set_rounding("ceil")
+    assert tl.rounding_box.currentText() == "ceil"
+    assert "\u2192 1" in tl.readout.text()
+
+
+def test_segment_boundaries_come_from_the_result(loaded) -> None:
+    tl, doc = loaded.timeline, loaded.document
+    img = tl.bar.grab().toImage()
+    segs = doc.result.segments
+    x = round(tl.bar.time_to_x(segs[0][0] / doc.clip.sample_rate))
+    c = img.pixelColor(x, 6)
+    assert c.red() > 200 and c.blue() < 120  # the orange boundary line
