@@ -19,6 +19,9 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w", **kwargs: object)
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
     try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes 0600; give the file normal permissions
         with os.fdopen(fd, mode, **kwargs) as f:  # type: ignore[call-overload]
             yield f
             f.flush()

@@ -218,6 +218,14 @@ class SegmentOptimizer:
         for j in range(self.num_joints):
             self.cancel()
             err = shell_error(p.raw_obj[:, j], obj[:, j], p.shell[j]).max()
+            if err > p.precision[j] and not self._reachable(j):
+                # not even raw floats on the whole chain meet it: keep the closest result
+                for i in self.chain[j]:
+                    for t in self.joint_tracks[i]:
+                        self.set_rate(int(t), RAW_BIT_RATE)
+                obj = self.object()
+                stuck.append(j)
+                continue
             guard = 0
             while err > p.precision[j] and guard < 400:
                 guard += 1
@@ -230,6 +238,20 @@ class SegmentOptimizer:
                 obj = self.object()
                 err = shell_error(p.raw_obj[:, j], obj[:, j], p.shell[j]).max()
         return np.array(stuck, dtype=np.int64)
+
+    def _reachable(self, j: int) -> bool:
+        """Whether raw rates on every animated sub-track of j's chain meet j's precision."""
+        saved = self.rates.copy()
+        tracks = [int(t) for i in self.chain[j] for t in self.joint_tracks[i]]
+        for t in tracks:
+            self.set_rate(t, RAW_BIT_RATE)
+        p = self.p
+        ok = bool(
+            shell_error(p.raw_obj[:, j], self.object()[:, j], p.shell[j]).max() <= p.precision[j]
+        )
+        for t in tracks:
+            self.set_rate(t, int(saved[t]))
+        return ok
 
     def _best_raise(self, j: int, obj: Array, err: float) -> tuple[int, int] | None:
         p = self.p

@@ -4,7 +4,8 @@ A joint's error moves every descendant, so its rotation is judged on the farthes
 descendant puts in its space. Walking leaves to root, each joint pushes its current shell
 through its own local transform at every sample; the largest reach, plus the joint's
 precision (the error it may carry), becomes its parent's shell when it is farther. The
-parent then also takes that child's precision (ACL 2.1's rule).
+parent's precision becomes the tightest of its subtree's (ACL 2.1 takes the dominant
+child's, which lets a loose leaf loosen its whole chain).
 """
 
 from __future__ import annotations
@@ -29,5 +30,7 @@ def dominant_shells(
         reach = float(shell_reach(local[:, j], dist[j]).max()) + prec[j]
         if reach > dist[p]:
             dist[p] = reach
-            prec[p] = prec[j]
+        # ACL hands the dominant child's precision up; the tightest one keeps the bound strict
+        # when a child asks for less precision than its parent (ACL would loosen the parent)
+        prec[p] = min(prec[p], prec[j])
     return dist, prec

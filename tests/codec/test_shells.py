@@ -29,10 +29,21 @@ def test_largest_reach_over_samples_and_child_precision_is_taken():
     assert prec[0] == 0.02  # the dominant child's precision
 
 
+def test_a_loose_child_does_not_loosen_its_parent():
+    rot = quat.identity((1, 2))
+    tr = np.array([[[0.0, 0, 0], [0.0, 0, 20.0]]])
+    local = qvv_to_matrix(rot, tr, np.ones((1, 2, 3)))
+    dist, prec = dominant_shells(
+        local, np.array([-1, 0]), np.array([3.0, 3.0]), np.array([0.01, 1.0])
+    )
+    assert dist[0] == 23.0 + 1.0  # the child dominates the distance
+    assert prec[0] == 0.01  # but not the precision
+
+
 def test_a_short_child_does_not_dominate():
     local = qvv_to_matrix(quat.identity((1, 2)), np.zeros((1, 2, 3)), np.ones((1, 2, 3)))
     dist, prec = dominant_shells(
         local, np.array([-1, 0]), np.array([3.0, 1.0]), np.array([0.01, 0.5])
     )
     np.testing.assert_allclose(dist, [3.0, 1.0])
-    np.testing.assert_allclose(prec, [0.01, 0.5])
+    np.testing.assert_allclose(prec, [0.01, 0.5])  # a looser child leaves the parent's alone
