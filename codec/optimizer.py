@@ -103,6 +103,7 @@ class SegmentOptimizer:
         self.sc = np.repeat(p.base_sc[None], m, axis=0)
         self._local = qvv_to_matrix(self.rot, self.tr, self.sc)
         self._obj: Array | None = None
+        self._rel: dict[int, Array] = {}
         self.children = [np.flatnonzero(p.parents == j) for j in range(self.num_joints)]
         self.chain = [self._chain(j) for j in range(self.num_joints)]
         self.subtree = [self._subtree(j) for j in range(self.num_joints)]
@@ -133,6 +134,8 @@ class SegmentOptimizer:
         target[:, j] = self.p.candidates[kind][rate, :, pos][self.p.rows]
         self._local[:, j] = qvv_to_matrix(self.rot[:, j], self.tr[:, j], self.sc[:, j])
         self._obj = None
+        for a in self.chain[j][:-1]:  # a joint's relative subtree holds its descendants' locals
+            self._rel.pop(int(a), None)
 
     def local(self) -> Array:
         """Current lossy local matrices (m, J, 3, 4), kept up to date by set_rate."""
@@ -326,6 +329,11 @@ class SegmentOptimizer:
 
     def _relative_subtree(self, j: int) -> Array:
         """(m, D, 3, 4) transform of every joint of j's subtree relative to j's space."""
+        if j not in self._rel:
+            self._rel[j] = self._compute_relative_subtree(j)
+        return self._rel[j]
+
+    def _compute_relative_subtree(self, j: int) -> Array:
         sub = self.subtree[j]
         local = self.local()
         pos = {int(d): i for i, d in enumerate(sub)}
