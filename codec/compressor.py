@@ -18,7 +18,7 @@ from codec.clip import Clip
 from codec.decoder import CompressedClip
 from codec.error_metric import shell_error
 from codec.errors import Cancelled
-from codec.optimizer import SLACK_ROUNDS, SegmentOptimizer, SegmentProblem
+from codec.optimizer import SegmentOptimizer, SegmentProblem
 from codec.quantize import (
     F32,
     clip_range,
@@ -153,11 +153,9 @@ def compress(
     report(0.95, "packing")
     data, compressed_size = ssc_format.write(enc, sk if settings.include_metadata else None)
     compressed = CompressedClip(ssc_format.read(data), sk)
-    decoded = compressed.decode_all()
-    rot, tr, sc = decoded.rotations, decoded.translations, decoded.scales
-    if wrap:
-        rot, tr, sc = (np.concatenate((a, a[:1]), axis=0) for a in (rot, tr, sc))
-    lossy = Clip(sk, clip.sample_rate, rot, tr, sc, looping=clip.looping or wrap, name=clip.name)
+    lossy = compressed.decode_source(clip.name)
+    if clip.looping and not lossy.looping:
+        lossy = lossy.replace(looping=True)
     lossy_obj = lossy.object_space()
     error = shell_error(raw_obj, lossy_obj, sk.shell_distance)
     times_b, error_b = _error_between(clip, lossy, settings.supersample)
@@ -298,6 +296,3 @@ def _encode(
         seg_extent=seg_ext, seg_constant=seg_const, samples=samples,
     )  # fmt: skip
     return enc, (seg_dist, seg_prec), np.unique(np.array(stuck_all, dtype=np.int64))
-
-
-_ = SLACK_ROUNDS

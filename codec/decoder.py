@@ -108,6 +108,17 @@ class CompressedClip:
         except ClipValidationError as e:  # only corrupt data decodes to an invalid clip
             raise CompressedFormatError(f"the data decodes to an invalid clip: {e}") from None
 
+    def decode_source(self, name: str = "") -> Clip:
+        """Every sample of the clip that was compressed: a wrapping clip's dropped last
+        sample comes back as a copy of the first, so sample counts match the source."""
+        c = self.decode_all()
+        if not self.wrap:
+            return c.replace(name=name)
+        rot, tr, sc = (
+            np.concatenate((a, a[:1]), axis=0) for a in (c.rotations, c.translations, c.scales)
+        )
+        return Clip(self.skeleton, self.sample_rate, rot, tr, sc, looping=True, name=name)
+
     def sample(
         self,
         t: float,

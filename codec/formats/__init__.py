@@ -120,7 +120,7 @@ def _read(fmt: str, path: str | os.PathLike[str], kwargs: dict) -> Clip:
 
     with open(path, "rb") as f:
         data = f.read()
-    return decode(data, **kwargs).decode_all()
+    return decode(data, **kwargs).decode_source(Path(path).name.removesuffix(".ssc"))
 
 
 def list_animations(path: str | os.PathLike[str]) -> list[str]:

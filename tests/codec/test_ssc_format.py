@@ -98,3 +98,17 @@ def test_fuzz_only_compressed_format_errors(data):
             outcomes["error"] += 1
     # every unsigned mutation must be caught; re-signed ones may decode to a valid clip
     assert outcomes["error"] >= 750 and outcomes["ok"] > 0
+
+
+def test_load_clip_of_a_looping_ssc_has_the_source_sample_count(tmp_path):
+    clip = chain_clip(num_samples=41)
+    clip = clip.replace(
+        translations=np.concatenate([clip.translations[:-1], clip.translations[:1]])
+    )
+    r = compress(clip)
+    assert r.compressed.wrap
+    path = tmp_path / "loop.ssc"
+    path.write_bytes(r.data)
+    back = codec.load_clip(path)
+    assert back.num_samples == 41 and back.looping and back.name == "loop"
+    np.testing.assert_array_equal(back.rotations, r.lossy.rotations)
