@@ -221,17 +221,17 @@ class SegmentOptimizer:
         for j in range(self.num_joints):
             self.cancel()
             err = shell_error(p.raw_obj[:, j], obj[:, j], p.shell[j]).max()
-            if err > p.precision[j] and not self._reachable(j):
-                # not even raw floats on the whole chain meet it: keep the closest result
-                for i in self.chain[j]:
-                    for t in self.joint_tracks[i]:
-                        self.set_rate(int(t), RAW_BIT_RATE)
-                obj = self.object()
-                stuck.append(j)
-                continue
             guard = 0
             while err > p.precision[j] and guard < 400:
                 guard += 1
+                if guard == 8 and not self._reachable(j):
+                    # not even raw floats on the whole chain meet it: keep the closest result
+                    for i in self.chain[j]:
+                        for t in self.joint_tracks[i]:
+                            self.set_rate(int(t), RAW_BIT_RATE)
+                    obj = self.object()
+                    stuck.append(j)
+                    break
                 chosen = self._best_raise(j, obj, err)
                 if chosen is None:
                     stuck.append(j)
