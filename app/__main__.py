@@ -71,6 +71,11 @@ def main(argv: list[str] | None = None) -> int:
         def error(self, parent: QtWidgets.QWidget, title: str, message: str) -> None:
             print(f"shellscope: {title}: {message}", file=sys.stderr)
 
+        def choose_animation(self, parent: QtWidgets.QWidget, names: list[str]) -> str | None:
+            print(f"shellscope: animations {names}; showing {names[0]!r} "
+                  "(choose with --animation)", file=sys.stderr)  # fmt: skip
+            return names[0]
+
     window = MainWindow(dialogs=CliDialogs() if args.screenshot else None)
     try:
         w, h = (int(v) for v in args.size.lower().split("x"))

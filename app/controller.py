@@ -8,6 +8,7 @@ receives the result of the latest settings. Daemon threads cannot hold the proce
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 import traceback
@@ -76,6 +77,10 @@ class Controller(QtCore.QObject):
         self._progressed.connect(self._on_progress, QtCore.Qt.ConnectionType.QueuedConnection)
         self.level_override: str | None = None
         document.settings_changed.connect(self.schedule)
+        # hand the GIL back to the UI thread more often while a worker computes
+        sys.setswitchinterval(min(sys.getswitchinterval(), 0.002))
+        if compress is None:
+            import codec.compressor  # noqa: F401 - import now, not under the worker's GIL hold
 
     # --- opening ------------------------------------------------------------------------
     def load(self, path: str | Path, **options: Any) -> Clip:

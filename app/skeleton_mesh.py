@@ -177,44 +177,55 @@ def unit_sphere(segments: int = 12, rings: int = 8) -> Array:
 class ShellMesh:
     """Translucent spheres as one triangle soup, faces sorted back to front every frame.
 
-    Back faces are dropped by the GL state (culling), so each sphere shows its near half
-    once and overlapping spheres blend in depth order.
+    Only faces turned towards the eye are emitted (each sphere shows its near half once), and
+    the faces of all spheres are sorted together so nested and overlapping shells blend in
+    depth order.
     """
 
     def __init__(self, segments: int = 12, rings: int = 8) -> None:
         self.template = unit_sphere(segments, rings).astype(np.float32)  # (T, 3, 3)
-        self.normals = self.template  # unit sphere: the vertex is its own normal
+        centroid = self.template.mean(axis=1)
+        self.face_normals = centroid / np.linalg.norm(centroid, axis=1, keepdims=True)
+        self.face_centres = centroid
 
     @property
     def faces_per_sphere(self) -> int:
         return len(self.template)
 
-    def build(self, centres: Array, radii: Array, rgba: Array, eye: Array) -> tuple[Array, Array]:
-        """Vertices (N*T*3, 3) and colours (N*T*3, 4) float32 for spheres seen from `eye`.
+    def build(
+        self, centres: Array, radii: Array, rgba: Array, eye: Array, max_facing: float = 1.0
+    ) -> tuple[Array, Array]:
+        """Vertices (F*3, 3) and colours (F*3, 4) float32 of the spheres' near faces.
 
         The alpha of `rgba` (N, 4) rises towards the silhouette so each sphere reads as a
-        ball rather than a flat disc.
+        ball rather than a flat disc. `max_facing` < 1 also drops the faces seen almost
+        head-on (cosine above it): with many faint shells those add next to no colour but
+        most of the fill cost of a software rasteriser.
         """
-        n = len(centres)
-        if n == 0:
+        if len(centres) == 0:
             return np.zeros((0, 3), np.float32), np.zeros((0, 4), np.float32)
-        c = np.asarray(centres, dtype=np.float32)[:, None, None, :]
-        r = np.asarray(radii, dtype=np.float32)[:, None, None, None]
-        tris = c + r * self.template[None]  # (N, T, 3, 3)
-        flat = tris.reshape(-1, 3, 3)
+        c = np.asarray(centres, dtype=np.float32)
+        r = np.asarray(radii, dtype=np.float32)
         eye32 = np.asarray(eye, dtype=np.float32)
-        depth = np.sum((flat.mean(axis=1) - eye32) ** 2, axis=1)
-        order = np.argsort(-depth, kind="stable")  # far first
-        verts = flat[order].reshape(-1, 3)
-        to_eye = eye32 - verts
-        to_eye /= np.maximum(np.linalg.norm(to_eye, axis=1, keepdims=True), 1e-12)
-        normals = np.broadcast_to(self.normals[None], tris.shape).reshape(-1, 3, 3)[order]
-        facing = np.abs(np.sum(normals.reshape(-1, 3) * to_eye, axis=1))
-        base = np.repeat(np.asarray(rgba, dtype=np.float32), self.faces_per_sphere, axis=0)[order]
-        cols = np.repeat(base, 3, axis=0)
+        t = self.faces_per_sphere
+        to_eye = eye32 - (c[:, None, :] + r[:, None, None] * self.face_centres[None])  # (N, T, 3)
+        along = np.einsum("ntk,tk->nt", to_eye, self.face_normals)
+        dist2 = np.einsum("ntk,ntk->nt", to_eye, to_eye)
+        front = along > 0
+        if max_facing < 1.0:
+            front &= along * along < (max_facing * max_facing) * dist2
+        sel = np.flatnonzero(front)
+        order = sel[np.argsort(-dist2.reshape(-1)[sel])]  # far first
+        n_idx, t_idx = np.divmod(order, t)
+        normals = self.template[t_idx]  # unit sphere: a vertex is its own normal
+        verts = c[n_idx, None, :] + r[n_idx, None, None] * normals  # (F, 3, 3)
+        look = to_eye.reshape(-1, 3)[order]
+        look /= np.maximum(np.linalg.norm(look, axis=1, keepdims=True), 1e-12)
+        facing = np.abs(np.einsum("fvk,fk->fv", normals, look)).reshape(-1)  # (F*3,)
+        cols = np.repeat(np.asarray(rgba, dtype=np.float32)[n_idx], 3, axis=0)
         cols[:, 3] *= 0.55 + 0.9 * (1.0 - facing)
         cols[:, :3] *= (0.75 + 0.25 * facing)[:, None]
-        return verts, cols
+        return verts.reshape(-1, 3), cols
 
 
 def ring_lines(centres: Array, radii: Array, segments: int = 32) -> Array:

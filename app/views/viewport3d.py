@@ -44,6 +44,9 @@ TRANSLUCENT_CULLED = {
         GL.GL_SRC_ALPHA, GL.GL_ONE_MINUS_SRC_ALPHA, GL.GL_ONE, GL.GL_ONE_MINUS_SRC_ALPHA,
     ),
 }  # fmt: skip
+# shells: sorted back to front on the CPU, so no depth reads are needed for blending them
+# (software GL is fill-bound here: skipping the depth test saves a read per layer)
+SHELLS = {**TRANSLUCENT_CULLED, GL.GL_DEPTH_TEST: False}
 # joints and the selection marker stay visible through bones
 ON_TOP = {
     GL.GL_DEPTH_TEST: False,
@@ -203,10 +206,10 @@ class Viewport3D(QtWidgets.QWidget):
         self.lossy_bones = SoupMesh(OPAQUE, 0)
         self.raw_bones = SoupMesh(TRANSLUCENT_CULLED, 5)
         self.own_shells = gl.GLLinePlotItem(
-            glOptions=OPAQUE, mode="lines", width=1.5, color=colors.OWN_SHELL
+            glOptions=OPAQUE, mode="lines", width=1.0, color=colors.OWN_SHELL
         )
         self.own_shells.setDepthValue(2)
-        self.shells = SoupMesh(TRANSLUCENT_CULLED, 10)
+        self.shells = SoupMesh(SHELLS, 10)
         self.raw_joints = gl.GLScatterPlotItem(glOptions=ON_TOP, pxMode=True)
         self.raw_joints.setDepthValue(20)
         self.lossy_joints = gl.GLScatterPlotItem(glOptions=ON_TOP, pxMode=True)
@@ -230,6 +233,7 @@ class Viewport3D(QtWidgets.QWidget):
         self.raw_mesh: BoneMesh | None = None
         self.lossy_mesh: BoneMesh | None = None
         self.shell_mesh = ShellMesh(12, 8)
+        self.shell_mesh_many = ShellMesh(10, 6)  # "all": many faint shells, fewer faces
         self.clip_positions: Array | None = None
         self.body: Array = np.zeros(0, dtype=np.int64)
         self.raw_matrices: Array | None = None
@@ -241,6 +245,8 @@ class Viewport3D(QtWidgets.QWidget):
         self.frames = 0
         self._dirty = True
         self._camera_key: tuple[object, ...] | None = None
+        self._first_frame = False
+        self._pending_frame: bool | None = None
 
         d = document
         d.clip_changed.connect(self._on_clip)
@@ -315,6 +321,8 @@ class Viewport3D(QtWidgets.QWidget):
             self.solver = None
             self.invalidate()
             return
+        self.raw_positions = self.lossy_positions = None
+        self.raw_matrices = self.lossy_matrices = None
         # every reader hands over Y-up clips (BVH, glTF and ACL's CMU data alike)
         self.solver = PoseSolver(clip.skeleton.parents, Y_UP_TO_Z_UP)
         step = max(1, clip.num_samples // 200)
@@ -337,7 +345,10 @@ class Viewport3D(QtWidgets.QWidget):
         self.grid.setSize(n * spacing, n * spacing)
         mid = (lo + hi) / 2
         self.grid.translate(float(mid[0]), float(mid[1]), float(lo[2]))
-        self.frame_all(whole_clip=True)
+        # frame the whole motion unless the clip travels far (a walk): then its first pose
+        motion = float(np.linalg.norm(hi - lo))
+        pose = float(np.linalg.norm(np.ptp(self.clip_positions[0, body], axis=0)))
+        self._pending_frame = motion <= 1.6 * pose  # framed at the first paint, at final size
         self.invalidate()
 
     def frame_all(self, whole_clip: bool = False) -> None:
@@ -345,8 +356,9 @@ class Viewport3D(QtWidgets.QWidget):
         if self.clip_positions is None:
             return
         pts = self.clip_positions[:, self.body].reshape(-1, 3)
-        if not whole_clip and self.raw_positions is not None:
-            pts = self.raw_positions[self.body]
+        if not whole_clip:
+            now = self.raw_positions if self.raw_positions is not None else self.clip_positions[0]
+            pts = now[self.body]
         lo, hi = pts.min(0), pts.max(0)
         centre = (lo + hi) / 2
         radius = max(float(np.linalg.norm(hi - lo)) / 2, 1e-3)
@@ -357,7 +369,7 @@ class Viewport3D(QtWidgets.QWidget):
             pos=QtGui.QVector3D(*map(float, centre)),
             distance=radius / sin(half),
             elevation=12,
-            azimuth=-70 if whole_clip else self.scene.opts["azimuth"],
+            azimuth=-70 if self._first_frame else self.scene.opts["azimuth"],
         )
         # the sphere bound is loose for a tall thin body: tighten on the projected box
         corners = np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1])
@@ -371,6 +383,11 @@ class Viewport3D(QtWidgets.QWidget):
         self.invalidate()
 
     def _before_paint(self) -> None:
+        if self._pending_frame is not None:
+            whole, self._pending_frame = self._pending_frame, None
+            self._first_frame = True
+            self.frame_all(whole_clip=whole)
+            self._first_frame = False
         key = (
             self.scene.opts["distance"], self.scene.opts["elevation"], self.scene.opts["azimuth"],
             tuple(self.scene.opts["center"].toTuple()), self.scene.width(), self.scene.height(),
@@ -469,13 +486,18 @@ class Viewport3D(QtWidgets.QWidget):
             assert result is not None
             radii = result.dominant_shells.distance[idx]
             rgba = np.tile(np.array(colors.DOMINANT_SHELL), (len(idx), 1))
-            if len(idx) > 1:  # many nested shells: keep the skeleton readable through them
+            many = len(idx) > 1
+            if many:  # many nested shells: keep the skeleton readable through them
                 rgba[:, 3] = colors.DOMINANT_SHELL_MANY_ALPHA
-            self.shells.set_soup(*self.shell_mesh.build(centres, radii, rgba, eye))
+            if many:
+                soup = self.shell_mesh_many.build(centres, radii, rgba, eye, 0.5)
+            else:
+                soup = self.shell_mesh.build(centres, radii, rgba, eye)
+            self.shells.set_soup(*soup)
         self.shells.setVisible(bool(have_dominant))
         resolved = doc.resolved_joints()
         if len(idx) and resolved is not None:
-            set_lines(self.own_shells, ring_lines(centres, resolved.shell_distance[idx]))
+            set_lines(self.own_shells, ring_lines(centres, resolved.shell_distance[idx], 24))
             self.own_shells.setVisible(True)
         else:
             self.own_shells.setVisible(False)

@@ -15,8 +15,8 @@ from codec.clip import Clip, Skeleton
 
 
 def small_clip() -> Clip:
-    sk = Skeleton.create(["root", "a", "b"], [-1, 0, 1],
-                         bind_translations=np.array([[0, 0, 0], [0, 10, 0], [0, 10, 0.0]]))  # fmt: skip
+    offsets = np.array([[0, 0, 0], [0, 10, 0], [0, 10, 0.0]])
+    sk = Skeleton.create(["root", "a", "b"], [-1, 0, 1], bind_translations=offsets)
     s = 12
     rot = np.zeros((s, 3, 4))
     ang = np.linspace(0, 1, s)[:, None] * np.array([0.2, 0.5, 0.9])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
 
 from app.picking import pick, project, ray_through
@@ -84,7 +84,12 @@ def test_sphere_faces_outward_and_shells_sort_far_to_near() -> None:
                                np.array([[1, 0, 0, 0.2], [0, 1, 0, 0.2]]), eye)  # fmt: skip
     depth = np.linalg.norm(verts.reshape(-1, 3, 3).mean(axis=1) - eye, axis=1)
     assert np.all(np.diff(depth) <= 1e-4)  # back to front
-    assert verts.shape == (2 * len(s) * 3, 3) and cols.shape == (2 * len(s) * 3, 4)
+    # only the near half of each sphere is emitted
+    full = 2 * len(s) * 3
+    assert 0.4 * full < len(verts) < 0.6 * full and cols.shape == (len(verts), 4)
+    tris = verts.reshape(-1, 3, 3)
+    n = np.cross(tris[:, 1] - tris[:, 0], tris[:, 2] - tris[:, 0])
+    assert np.all(np.sum(n * (eye - tris.mean(axis=1)), axis=1) > 0)
     assert ring_lines(np.zeros((2, 3)), np.array([1.0, 3.0]), 16).shape == (2 * 3 * 16 * 2, 3)
 
 

@@ -1,0 +1,81 @@
+"""`shellscope CLIP --time T --rounding floor --screenshot PNG` for every clip format."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6 import QtGui
+
+import codec
+from app.__main__ import parse_args
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data"
+
+
+def run_app(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYOPENGL_PLATFORM": "glx"}
+    return subprocess.run([sys.executable, "-m", "app", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=timeout)  # fmt: skip
+
+
+def skeleton_pixels(png: Path) -> tuple[int, int]:
+    """(blue raw, green/yellow/red lossy) pixel counts of a screenshot."""
+    img = QtGui.QImage(str(png)).convertToFormat(QtGui.QImage.Format.Format_RGBA8888)
+    a = np.frombuffer(img.constBits(), np.uint8).reshape(img.height(), img.bytesPerLine() // 4, 4)
+    r, g, b = (a[..., k].astype(int) for k in range(3))
+    blue = (b > 80) & (b > r + 35) & (b > g + 20)
+    lossy = (g > 110) & (g > b + 30) & (np.abs(g - r) < 200) & (r + g > 220) & (b < 120)
+    return int(blue.sum()), int(lossy.sum())
+
+
+@pytest.fixture(scope="module")
+def ssc_clip(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("ssc") / "cmu_09_02.ssc"
+    path.write_bytes(codec.compress(codec.load_clip(DATA / "acl" / "cmu_09_02.acl.sjson")).data)
+    return path
+
+
+@pytest.mark.parametrize(
+    "clip, extra",
+    [
+        ("bvh/cmu_02_02_walk_daz.bvh", ["--units", "cm"]),
+        ("gltf/CesiumMan.glb", []),
+        ("acl/cmu_09_02.acl.sjson", ["--select", "rHand", "--shells", "selected"]),
+        ("ssc", ["--precision", "0.02"]),
+    ],
+)
+def test_screenshot_of_every_format(clip, extra, tmp_path, ssc_clip) -> None:
+    path = ssc_clip if clip == "ssc" else DATA / clip
+    png = tmp_path / "a.png"
+    proc = run_app(str(path), "--time", "0.3", "--rounding", "floor", "--screenshot", str(png),
+                   *extra)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert png.exists()
+    blue, lossy = skeleton_pixels(png)
+    assert blue > 100 and lossy > 100, (blue, lossy)
+
+
+def test_a_broken_clip_exits_non_zero_with_the_readers_message(tmp_path) -> None:
+    bad = tmp_path / "bad.acl.sjson"
+    bad.write_text("version = 5\nbones = [ {")
+    proc = run_app(str(bad), "--screenshot", str(tmp_path / "x.png"))
+    assert proc.returncode == 1
+    assert "bad.acl.sjson" in proc.stderr
+    assert not (tmp_path / "x.png").exists()
+
+
+def test_arguments_parse() -> None:
+    a = parse_args(["x.glb", "--animation", "Run", "--precision", "0.02", "--time", "1.5",
+                    "--rounding", "per_track", "--select", "Head", "--shells", "all",
+                    "--screenshot", "s.png", "--level", "high", "--units", "m"])  # fmt: skip
+    assert (a.clip, a.animation, a.precision, a.time, a.rounding, a.select, a.shells) == (
+        "x.glb", "Run", 0.02, 1.5, "per_track", "Head", "all")  # fmt: skip
+    assert (a.screenshot, a.level, a.units) == ("s.png", "high", "m")
+    with pytest.raises(SystemExit):
+        parse_args(["--rounding", "sideways"])
