@@ -55,8 +55,10 @@ def main() -> None:
     doc.set_clip(clip, BVH)
     t0 = time.perf_counter()
     doc.set_result(codec.compress(doc.compression_input()))
-    print(f"{BVH.name}: {clip.num_joints} joints, {clip.num_samples} samples "
-          f"(compressed in {time.perf_counter() - t0:.1f} s)")
+    print(
+        f"{BVH.name}: {clip.num_joints} joints, {clip.num_samples} samples "
+        f"(compressed in {time.perf_counter() - t0:.1f} s)"
+    )
     doc.update_display(shells="all")
     doc.set_selection(clip.num_joints // 2)
     # make the GL scene exactly 1280x720
@@ -70,8 +72,10 @@ def main() -> None:
         app.processEvents()
     vp.invalidate()
     wait_frame(vp)
-    print(f"scene {vp.scene.width()}x{vp.scene.height()}, shells: all "
-          f"({len(clip.skeleton.names)} spheres, {vp.shells.vertexes.shape[0] // 3} triangles)")
+    print(
+        f"scene {vp.scene.width()}x{vp.scene.height()}, shells: all "
+        f"({len(clip.skeleton.names)} spheres, {vp.shells.vertexes.shape[0] // 3} triangles)"
+    )
 
     # 1) frame time: draw frame after frame, time moving each frame (playback at full speed)
     times = []
@@ -83,8 +87,10 @@ def main() -> None:
         vp.scene.paintGL()  # rebuild + draw, synchronously
         GL.glFinish()
         times.append((time.perf_counter() - t) * 1000)
-    print(f"frame time: median {statistics.median(times):.1f} ms, "
-          f"p90 {sorted(times)[int(0.9 * len(times))]:.1f} ms")
+    print(
+        f"frame time: median {statistics.median(times):.1f} ms, "
+        f"p90 {sorted(times)[int(0.9 * len(times))]:.1f} ms"
+    )
 
     # 2) scrub latency: a scrub-bar move until that frame is on screen
     lat = []
@@ -123,9 +129,11 @@ def main() -> None:
     done.exec()
     heart.stop()
     took = time.perf_counter() - t
-    print(f"{LONG.name}: compressed in the background in {took:.1f} s; "
-          f"longest UI stall {max(gaps):.1f} ms (heartbeat 5 ms, {len(gaps)} beats, "
-          f"ending {stamps[gaps.index(max(gaps))]:.2f} s after the request)")
+    print(
+        f"{LONG.name}: compressed in the background in {took:.1f} s; "
+        f"longest UI stall {max(gaps):.1f} ms (heartbeat 5 ms, {len(gaps)} beats, "
+        f"ending {stamps[gaps.index(max(gaps))]:.2f} s after the request)"
+    )
     vp.release_gl()
     host.close()
 

@@ -106,6 +106,8 @@ class SceneView(gl.GLViewWidget):
     owner to bring the geometry up to date right before each paint."""
 
     clicked = QtCore.Signal(float, float)
+    resized = QtCore.Signal()
+    camera_touched = QtCore.Signal()
 
     def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(parent)
@@ -117,6 +119,19 @@ class SceneView(gl.GLViewWidget):
         if self.before_paint is not None:
             self.before_paint()
         super().paintGL()
+
+    def resizeGL(self, w: int, h: int) -> None:  # noqa: N802
+        super().resizeGL(w, h)
+        self.resized.emit()
+
+    def wheelEvent(self, ev: QtGui.QWheelEvent) -> None:  # noqa: N802
+        self.camera_touched.emit()
+        super().wheelEvent(ev)
+
+    def mouseMoveEvent(self, ev: QtGui.QMouseEvent) -> None:  # noqa: N802
+        if ev.buttons() != QtCore.Qt.MouseButton.NoButton:
+            self.camera_touched.emit()
+        super().mouseMoveEvent(ev)
 
     def mousePressEvent(self, ev: QtGui.QMouseEvent) -> None:  # noqa: N802
         self._press = ev.position()
@@ -199,6 +214,8 @@ class Viewport3D(QtWidgets.QWidget):
         self.scene.before_paint = self._before_paint
         self.scene.clicked.connect(self._on_click)
         self.scene.frameSwapped.connect(self.frame_drawn)
+        self.scene.resized.connect(self._on_resized)
+        self.scene.camera_touched.connect(self._on_camera_touched)
 
         self.grid = gl.GLGridItem(glOptions=TRANSLUCENT)
         self.grid.setColor(colors.GRID)
@@ -247,6 +264,7 @@ class Viewport3D(QtWidgets.QWidget):
         self._camera_key: tuple[object, ...] | None = None
         self._first_frame = False
         self._pending_frame: bool | None = None
+        self._auto_frame: bool | None = None
 
         d = document
         d.clip_changed.connect(self._on_clip)
@@ -279,7 +297,7 @@ class Viewport3D(QtWidgets.QWidget):
         self.frame_button.setText("Frame (F)")
         self.frame_button.clicked.connect(self.frame_all)
         self.info = QtWidgets.QLabel()
-        self.info.setMinimumWidth(120)
+        self.info.setMinimumWidth(160)
         self.info.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored,
                                 QtWidgets.QSizePolicy.Policy.Preferred)  # fmt: skip
         self.color_bar = ColorBar()
@@ -348,8 +366,16 @@ class Viewport3D(QtWidgets.QWidget):
         # frame the whole motion unless the clip travels far (a walk): then its first pose
         motion = float(np.linalg.norm(hi - lo))
         pose = float(np.linalg.norm(np.ptp(self.clip_positions[0, body], axis=0)))
-        self._pending_frame = motion <= 1.6 * pose  # framed at the first paint, at final size
+        # framed at the first paint, and again on resizes until the user moves the camera
+        self._pending_frame = self._auto_frame = motion <= 1.6 * pose
         self.invalidate()
+
+    def _on_resized(self) -> None:
+        if self._auto_frame is not None:
+            self._pending_frame = self._auto_frame
+
+    def _on_camera_touched(self) -> None:
+        self._auto_frame = None
 
     def frame_all(self, whole_clip: bool = False) -> None:
         """Fit the current pose (or, on opening, the whole motion) in view."""
@@ -385,9 +411,11 @@ class Viewport3D(QtWidgets.QWidget):
     def _before_paint(self) -> None:
         if self._pending_frame is not None:
             whole, self._pending_frame = self._pending_frame, None
+            self._rebuild()  # frame the pose as it is now, not as it was
             self._first_frame = True
             self.frame_all(whole_clip=whole)
             self._first_frame = False
+            self._dirty = True
         key = (
             self.scene.opts["distance"], self.scene.opts["elevation"], self.scene.opts["azimuth"],
             tuple(self.scene.opts["center"].toTuple()), self.scene.width(), self.scene.height(),
