@@ -84,22 +84,29 @@ def main(argv: list[str] | None = None) -> int:
         print(f"shellscope: bad --size {args.size!r}, expected WxH", file=sys.stderr)
         return 2
     doc = window.document
-    if args.precision is not None or args.level is not None:
-        changes = {}
-        if args.precision is not None:
-            changes["precision"] = args.precision
-        if args.level is not None:
-            changes["level"] = args.level
+    tuning = {
+        k: v
+        for k, v in (
+            ("precision", args.precision),
+            ("shell_distance", args.shell_distance),
+            ("level", args.level),
+        )
+        if v is not None
+    }
+    overrides = None
+    if args.overrides:
+        from app.sidecar import SidecarError, read_sidecar_file
+
         try:
-            doc.update_settings(**changes)
-        except ValueError as exc:
+            _, overrides = read_sidecar_file(args.overrides)
+        except SidecarError as exc:
             print(f"shellscope: {exc}", file=sys.stderr)
             return 2
     if args.units:
         window.open_options["units"] = args.units
 
     path = Path(args.clip) if args.clip else DEFAULT_CLIP
-    if not window.open_file(path, animation=args.animation):
+    if not window.open_file(path, animation=args.animation, tuning=tuning, overrides=overrides):
         if args.screenshot or args.clip:
             if not args.screenshot:
                 window.show()

@@ -19,8 +19,9 @@ from typing import Any
 from PySide6 import QtCore
 
 import codec
-from app.document import Document, Status
+from app.document import Document, GlobalSettings, Status
 from codec.clip import Clip
+from codec.overrides import JointOverride
 from codec.result import CompressionResult
 from codec.settings import CompressionSettings
 
@@ -95,10 +96,16 @@ class Controller(QtCore.QObject):
             return []
         return list(codec.list_animations(path))
 
-    def open_clip(self, clip: Clip, path: str | Path | None = None) -> None:
-        """Show a clip and compress it right away."""
+    def open_clip(
+        self,
+        clip: Clip,
+        path: str | Path | None = None,
+        overrides: tuple[JointOverride, ...] = (),
+        settings: GlobalSettings | None = None,
+    ) -> None:
+        """Show a clip with its tuning and compress it right away."""
         self.cancel()
-        self.document.set_clip(clip, path)
+        self.document.set_clip(clip, path, overrides, settings)
         self.compress_now()
 
     # --- compressing --------------------------------------------------------------------

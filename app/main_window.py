@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -15,9 +16,11 @@ from typing import Any
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from app.controller import Controller
-from app.document import Document
+from app.document import Document, GlobalSettings
+from app.sidecar import SidecarError, load_sidecar
 from app.views.timeline import TimelineWidget
 from app.views.viewport3d import Viewport3D
+from codec.overrides import JointOverride
 
 OPEN_FILTER = (
     "Animation clips (*.bvh *.gltf *.glb *.sjson *.ssc);;BVH (*.bvh);;glTF (*.gltf *.glb);;"
@@ -239,9 +242,20 @@ class MainWindow(QtWidgets.QMainWindow):
         self._action(c, "&Cancel", self.controller.cancel, "Esc")
 
     # --- opening ------------------------------------------------------------------------
-    def open_file(self, path: str | Path | None = None, animation: str | None = None,
-                  **options: Any) -> bool:  # fmt: skip
-        """File > Open, recent files, drops and the command line all come here."""
+    def open_file(
+        self,
+        path: str | Path | None = None,
+        animation: str | None = None,
+        tuning: dict[str, Any] | None = None,
+        overrides: tuple[JointOverride, ...] | None = None,
+        **options: Any,
+    ) -> bool:
+        """File > Open, recent files, drops and the command line all come here.
+
+        The clip opens with the tuning saved beside it (its sidecar; defaults without one);
+        `tuning` (precision, shell_distance, level) and `overrides`, as the command line
+        gives them, replace what the sidecar says.
+        """
         if path is None:
             start = str(self.document.path.parent) if self.document.path else str(Path.cwd())
             chosen = self.dialogs.open_path(self, start)
@@ -264,7 +278,21 @@ class MainWindow(QtWidgets.QMainWindow):
             self.dialogs.error(self, "Cannot open clip", str(exc))
             self.statusBar().showMessage(f"Could not open {path.name}", 8000)
             return False
-        self.controller.open_clip(clip, path)
+        try:
+            saved, rules = load_sidecar(path)
+        except SidecarError as exc:  # the clip is fine: open it untuned and say why
+            self.dialogs.error(self, "Cannot use the saved tuning", str(exc))
+            saved, rules = None, ()
+        settings = saved or GlobalSettings()
+        try:
+            if tuning:
+                settings = replace(settings, **tuning)
+        except ValueError as exc:
+            self.dialogs.error(self, "Bad settings", str(exc))
+            return False
+        if overrides is not None:
+            rules = overrides
+        self.controller.open_clip(clip, path, tuple(rules), settings)
         self._add_recent(path)
         for w in clip.warnings:
             self.statusBar().showMessage(f"{path.name}: {w}", 8000)

@@ -129,3 +129,35 @@ def test_view_menu_shells(window, mode) -> None:
     next(a for a in shells.actions() if a.text().lower() == mode).trigger()
     assert window.document.display.shells == mode
     assert window.viewport.shells_mode.currentText() == mode
+
+
+def test_reopening_a_clip_applies_its_sidecar_and_the_command_line_wins(
+    qtbot, window, ui, tmp_path, dialogs
+) -> None:
+    from app.document import GlobalSettings
+    from app.sidecar import save_sidecar
+    from codec.overrides import JointOverride
+
+    clip = tmp_path / "tuned.acl.sjson"
+    shutil.copy(ui.acl_clip, clip)
+    rules = (JointOverride("*Hand*", precision=0.002), JointOverride("head", rounding="floor"))
+    save_sidecar(clip, GlobalSettings(precision=0.02, level="medium"), rules)
+    ui.open(window, clip)
+    doc = window.document
+    assert doc.settings.precision == 0.02 and doc.overrides == rules
+    hand = doc.clip.skeleton.index("rHand")
+    assert doc.result.clip.skeleton.precision[hand] == 0.002  # the codec saw the rule
+    assert doc.per_track_rounding()[doc.clip.skeleton.index("head")] == "floor"
+    # the command line's values replace the sidecar's for that open
+    dialogs.paths.append(str(clip))
+    with qtbot.waitSignal(window.controller.result_ready, timeout=60_000):
+        assert window.open_file(tuning={"precision": 0.05}, overrides=())
+    assert doc.settings.precision == 0.05 and doc.settings.level == "medium"
+    assert doc.overrides == () and doc.result.clip.skeleton.precision[hand] == 0.05
+    # a broken sidecar is reported and the clip still opens, untuned
+    (tmp_path / "tuned.acl.sjson.shellscope.json").write_text("{ not json")
+    dialogs.paths.append(str(clip))
+    with qtbot.waitSignal(window.controller.result_ready, timeout=60_000):
+        assert window.open_file()
+    assert "tuned.acl.sjson.shellscope.json" in dialogs.errors[-1][1]
+    assert doc.settings == GlobalSettings() and doc.overrides == ()
