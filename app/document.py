@@ -140,8 +140,19 @@ class Document:
     def set_overrides(self, overrides: tuple[JointOverride, ...] | list[JointOverride]) -> None:
         overrides = tuple(overrides)
         if overrides != self.overrides:
+            before = self.resolved_joints()
             self.overrides = overrides
-            self.settings_changed.emit()
+            after = self.resolved_joints()
+            # a rule that only changes rounding needs no new compression
+            if (
+                before is None
+                or after is None
+                or not (
+                    np.array_equal(before.precision, after.precision)
+                    and np.array_equal(before.shell_distance, after.shell_distance)
+                )
+            ):
+                self.settings_changed.emit()
             self.rounding_changed.emit()
 
     def resolved_joints(self) -> ResolvedJoints | None:

@@ -213,7 +213,7 @@ class JointsPanel(QWidget):
 
         document.clip_changed.connect(self._build_tree)
         document.settings_changed.connect(self._on_settings)
-        document.rounding_changed.connect(self._refresh_values)
+        document.rounding_changed.connect(self._on_settings)  # rounding-only rule edits
         document.result_changed.connect(self._refresh_values)
         document.selection_changed.connect(self._on_selection)
         self._build_tree()
