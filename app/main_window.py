@@ -39,9 +39,9 @@ PANELS: list[tuple[str, str, str, str]] = [
     ("app.views.settings", "SettingsPanel", "Settings", "right"),
     ("app.views.stats", "StatsPanel", "Stats", "right"),
     ("app.views.joints", "JointsPanel", "Joints", "left"),
-    ("app.views.bitrates", "BitRatePanel", "Bit rates", "left"),
     ("app.views.error_plot", "ErrorPlotPanel", "Error", "bottom"),
     ("app.views.error_heatmap", "ErrorHeatmapPanel", "Error heat map", "bottom-tab"),
+    ("app.views.bitrates", "BitRatePanel", "Bit rates", "bottom-tab"),
 ]
 AREAS = {
     "left": QtCore.Qt.DockWidgetArea.LeftDockWidgetArea,
@@ -134,7 +134,12 @@ class MainWindow(QtWidgets.QMainWindow):
             widget = cls(self.document, **kwargs)
             dock = QtWidgets.QDockWidget(title, self)
             dock.setObjectName(f"dock_{class_name}")
-            dock.setWidget(widget)
+            # a scroll area lets a narrow dock scroll instead of widening the whole window
+            scroll = QtWidgets.QScrollArea()
+            scroll.setWidgetResizable(True)
+            scroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+            scroll.setWidget(widget)
+            dock.setWidget(scroll)
             area, _, tab = where.partition("-")
             if tab and area in last:
                 self.tabifyDockWidget(last[area], dock)
@@ -149,7 +154,7 @@ class MainWindow(QtWidgets.QMainWindow):
     def _size_docks(self) -> None:
         """Give the 3D view the lion's share of the window."""
         for area, size, orient in (("bottom", 230, QtCore.Qt.Orientation.Vertical),
-                                   ("left", 240, QtCore.Qt.Orientation.Horizontal),
+                                   ("left", 270, QtCore.Qt.Orientation.Horizontal),
                                    ("right", 300, QtCore.Qt.Orientation.Horizontal)):  # fmt: skip
             docks = [d for d in self.docks.values() if self.dockWidgetArea(d) == AREAS[area]]
             if docks:

@@ -167,7 +167,7 @@ class TimelineWidget(QtWidgets.QWidget):
         # a changing readout must never resize the window's central area
         self.readout.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored,
                                    QtWidgets.QSizePolicy.Policy.Preferred)  # fmt: skip
-        self.readout.setMinimumWidth(200)
+        self.readout.setMinimumWidth(0)
         for w in (self.loop_box, self.speed_box, self.rounding_box, self.per_joint_button):
             w.setFocusPolicy(QtCore.Qt.FocusPolicy.NoFocus)
 
@@ -180,13 +180,14 @@ class TimelineWidget(QtWidgets.QWidget):
         row.addWidget(QtWidgets.QLabel("Rounding:"))
         row.addWidget(self.rounding_box)
         row.addWidget(self.per_joint_button)
-        row.addSpacing(12)
-        row.addWidget(self.readout, 1)
+        row.addStretch(1)
         lay = QtWidgets.QVBoxLayout(self)
         lay.setContentsMargins(0, 2, 0, 2)
         lay.setSpacing(2)
         lay.addLayout(row)
         lay.addWidget(self.bar)
+        self.readout.setContentsMargins(6, 0, 6, 0)
+        lay.addWidget(self.readout)  # its own line: the full readout is never cut off
 
         d = document
         d.time_changed.connect(self._on_time)
