@@ -55,17 +55,7 @@ def read_acl_sjson(path: str | Path) -> Clip | ScalarTrackList:
 
     Raises `ClipFormatError` (file, line, what was expected) for anything it cannot read.
     """
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        raise ClipFormatError(path, "no such file") from None
-    except OSError as exc:
-        raise ClipFormatError(path, f"cannot read: {exc.strerror or exc}") from None
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ClipFormatError(path, "not UTF-8 text", offset=exc.start) from None
+    text = sjson.read_text(path)
     try:
         doc = sjson.parse(text, path)
     except sjson.SJSONError:

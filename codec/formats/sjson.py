@@ -83,18 +83,24 @@ def parse(text: str, path: object = "<sjson>") -> SObject:
     return _Parser(text, path).document()
 
 
-def parse_file(path: object) -> SObject:
-    """Read and parse an SJSON file (UTF-8; a BOM is skipped)."""
+def read_text(path: object) -> str:
+    """A text file's contents (UTF-8; a BOM is skipped), or ClipFormatError saying why not."""
     try:
         with open(path, "rb") as f:  # type: ignore[arg-type]
             data = f.read()
+    except FileNotFoundError:
+        raise ClipFormatError(path, "no such file") from None
     except OSError as exc:
         raise ClipFormatError(path, f"cannot read: {exc.strerror or exc}") from None
     try:
-        text = data.decode("utf-8-sig")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ClipFormatError(path, "not UTF-8 text", offset=exc.start) from None
-    return parse(text, path)
+
+
+def parse_file(path: object) -> SObject:
+    """Read and parse an SJSON file."""
+    return parse(read_text(path), path)
 
 
 def _unescape(body: str, path: object, line: int) -> str:
