@@ -37,14 +37,6 @@ class PoseSolver:
         return local_to_object(local, self.parents, self.levels)[..., 3] @ self.up.T
 
 
-def shell_error(raw: Array, lossy: Array, shell_distance: Array) -> Array:
-    """(J,) the design's error measure on the drawn poses: the farthest of the three shell
-    points (d,0,0), (0,d,0), (0,0,d) between raw and lossy object matrices (J, 3, 4)."""
-    d = np.asarray(shell_distance, dtype=np.float64)[:, None, None]
-    diff = (raw[..., :3] - lossy[..., :3]) * d + (raw[..., 3:] - lossy[..., 3:])
-    return np.sqrt(np.max(np.sum(diff * diff, axis=1), axis=1))
-
-
 def bone_pairs(parents: Array, joints: Array | None = None) -> tuple[Array, Array]:
     """(children, parents) of every bone: one per joint that has a parent, both ends among
     `joints` (default: all)."""

@@ -26,9 +26,9 @@ from app.skeleton_mesh import (
     ShellMesh,
     body_joints,
     ring_lines,
-    shell_error,
 )
 from app.views import colors
+from codec.error_metric import shell_error
 
 Array = np.ndarray
 

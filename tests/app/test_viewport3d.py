@@ -14,9 +14,9 @@ from app.skeleton_mesh import (
     ShellMesh,
     body_joints,
     ring_lines,
-    shell_error,
     unit_sphere,
 )
+from codec.error_metric import shell_error
 from codec.transforms import object_space
 
 # --- Qt-free maths ------------------------------------------------------------------------
