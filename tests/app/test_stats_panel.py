@@ -7,8 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from app.views.stats import StatsPanel
 from tests.app.panel_helpers import Recompressions, make_document, make_result
 
@@ -66,17 +64,16 @@ def test_export_buttons_write_files_or_say_why_not(qtbot, tmp_path: Path) -> Non
     assert "Export failed" in panel.export_error.text()
 
 
-SHARED_CLIP = Path(__file__).parents[3] / "shared" / "data" / "acl" / "cmu_13_07.acl.sjson"
-
-
-@pytest.mark.skipif(not SHARED_CLIP.is_file(), reason="shared data folder absent")
 def test_stats_panel_equals_the_codec_command_line_on_cmu_13_07(qtbot) -> None:
     import codec
     from app.controller import Controller
     from app.document import Document
+    from tests.codec.helpers import data_clip
+
+    clip_path = data_clip("cmu_13_07.acl.sjson")
 
     cli = subprocess.run(
-        [sys.executable, "-m", "codec", "compress", str(SHARED_CLIP), "--json", "-",
+        [sys.executable, "-m", "codec", "compress", str(clip_path), "--json", "-",
          "--precision", "0.01", "--shell-distance", "3", "--level", "automatic"],
         capture_output=True, text=True, check=True, timeout=120,
     )  # fmt: skip
@@ -86,7 +83,7 @@ def test_stats_panel_equals_the_codec_command_line_on_cmu_13_07(qtbot) -> None:
     panel = StatsPanel(doc)
     qtbot.addWidget(panel)
     with qtbot.waitSignal(controller.result_ready, timeout=60_000):
-        controller.open_clip(codec.load_clip(SHARED_CLIP), SHARED_CLIP)
+        controller.open_clip(codec.load_clip(clip_path), clip_path)
     got = doc.result.stats
     assert got["compressed_size"] == want["compressed_size"]
     assert got["max_error"] == want["max_error"]

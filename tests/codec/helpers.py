@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import lzma
+import shutil
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +14,20 @@ from codec.clip import Clip, Skeleton
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SHARED = Path(__file__).resolve().parents[3] / "shared"
+_UNPACKED = Path(tempfile.mkdtemp(prefix="shellscope-test-clips-"))
+
+
+def data_clip(name: str) -> Path:
+    """Path of a test clip by file name; `.xz` copies are unpacked once per session."""
+    plain = DATA / "acl" / name
+    if plain.is_file():
+        return plain
+    packed = plain.with_name(name + ".xz")
+    target = _UNPACKED / name
+    if not target.is_file():
+        with lzma.open(packed) as src, open(target, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+    return target
 
 
 def chain_clip(

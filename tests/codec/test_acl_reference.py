@@ -1,4 +1,4 @@
-"""Our sizes and errors against ACL's own results on the shared clips (needs ../shared)."""
+"""Our sizes and errors against ACL's own results on its regression clips (tests/data)."""
 
 import json
 
@@ -6,20 +6,21 @@ import pytest
 
 import codec
 from codec.compressor import compress
-from tests.codec.helpers import SHARED
-
-REFERENCE = SHARED / "reference" / "acl_reference.json"
-pytestmark = pytest.mark.skipif(not REFERENCE.exists(), reason="../shared is not beside the repo")
+from tests.codec.helpers import DATA, data_clip
 
 
 @pytest.fixture(scope="module")
 def measured():
-    ref = json.loads(REFERENCE.read_text())["clips"]
+    ref = json.loads((DATA / "acl_reference.json").read_text())["clips"]
     out = {}
     for name, levels in ref.items():
-        result = compress(codec.load_clip(SHARED / "data" / "acl" / name))
+        result = compress(codec.load_clip(data_clip(name)))
         out[name] = (result.stats, levels["automatic"])
     return out
+
+
+def test_all_eight_reference_clips_are_measured(measured):
+    assert len(measured) == 8
 
 
 def test_strict_precision_on_every_reference_clip(measured):
@@ -41,3 +42,10 @@ def test_same_sample_and_segment_counts_as_acl(measured):
         assert s["num_stored_samples"] == a["num_samples"], name
         assert s["num_segments"] == a["num_segments"], name
         assert s["raw_size"] == a["raw_size"] or s["num_stored_samples"] != s["num_samples"]
+
+
+def test_packed_clips_are_the_unmodified_files():
+    import hashlib
+
+    sha = hashlib.sha256(data_clip("cmu_13_07.acl.sjson").read_bytes()).hexdigest()
+    assert sha == "9f7c0e56ddc33fb8f27d49a070dc0dd6b506aa47cd9df335c05d99227fda1ab7"
