@@ -15,8 +15,8 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 from app.document import Document
 from app.views.bitrates import hierarchy_order
 from app.views.colors import error_colors
+from app.views.time_cursor import TimeCursor
 
-CURSOR_PEN = pg.mkPen((255, 120, 0), width=2)
 SELECTION_PEN = pg.mkPen((255, 40, 240), width=1)
 
 
@@ -26,7 +26,6 @@ class ErrorHeatmapPanel(QWidget):
     def __init__(self, document: Document, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.document = document
-        self._syncing = False
         self.ratio = np.zeros((0, 0))  # (S, J) error / precision, columns in hierarchy order
         self.order = np.zeros(0, dtype=np.int64)
 
@@ -42,10 +41,7 @@ class ErrorHeatmapPanel(QWidget):
             orientation="horizontal", movable=False, brush=(255, 40, 240, 40), pen=SELECTION_PEN
         )
         self.plot.addItem(self.selection_box, ignoreBounds=True)
-        self.cursor = pg.InfiniteLine(angle=90, pen=CURSOR_PEN, movable=True)
-        self.cursor.setZValue(10)
-        self.plot.addItem(self.cursor, ignoreBounds=True)
-        self.cursor.sigPositionChanged.connect(self._on_cursor_moved)
+        self.cursor = TimeCursor(document, self.plot)
         self.plot.scene().sigMouseClicked.connect(self._on_scene_clicked)
 
         self.caption = QLabel(
@@ -59,7 +55,6 @@ class ErrorHeatmapPanel(QWidget):
         document.result_changed.connect(self._on_result)
         document.clip_changed.connect(self._on_result)
         document.selection_changed.connect(self._on_selection)
-        document.time_changed.connect(self._on_time)
         self._on_result()
 
     # --- model -> view ------------------------------------------------------------------
@@ -85,7 +80,6 @@ class ErrorHeatmapPanel(QWidget):
             self.plot.setXRange(-0.5 / rate, (s - 0.5) / rate, padding=0)
             self.plot.setYRange(0, j, padding=0)
         self._on_selection()
-        self._on_time()
 
     def _on_selection(self) -> None:
         j = self.document.selection
@@ -96,18 +90,7 @@ class ErrorHeatmapPanel(QWidget):
         self.selection_box.setRegion((row, row + 1))
         self.selection_box.show()
 
-    def _on_time(self) -> None:
-        self._syncing = True
-        try:
-            self.cursor.setValue(self.document.time)
-        finally:
-            self._syncing = False
-
     # --- view -> model ------------------------------------------------------------------
-    def _on_cursor_moved(self) -> None:
-        if not self._syncing:
-            self.document.set_time(float(self.cursor.value()))
-
     def cell_at(self, x: float, y: float) -> tuple[int, float] | None:
         """(joint, time) under a point in plot coordinates, or None outside the map."""
         r = self.document.result

@@ -14,13 +14,13 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from app.document import Document
+from app.views.time_cursor import TimeCursor
 
 MAX_PEN = pg.mkPen((220, 60, 40), width=2)
 SELECTED_PEN = pg.mkPen((40, 110, 220), width=2)
 BETWEEN_PEN = pg.mkPen((230, 150, 30), width=1, style=Qt.PenStyle.DotLine)
 PRECISION_PEN = pg.mkPen((40, 160, 70), width=1, style=Qt.PenStyle.DashLine)
 JOINT_PRECISION_PEN = pg.mkPen((40, 110, 220), width=1, style=Qt.PenStyle.DashLine)
-CURSOR_PEN = pg.mkPen((255, 120, 0), width=2)
 
 
 class ErrorPlotPanel(QWidget):
@@ -29,7 +29,6 @@ class ErrorPlotPanel(QWidget):
     def __init__(self, document: Document, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.document = document
-        self._syncing = False
 
         self.plot = pg.PlotWidget(background="w")
         self.plot.setLabel("bottom", "time", units="s")
@@ -50,11 +49,9 @@ class ErrorPlotPanel(QWidget):
             labelOpts={"position": 0.05, "color": (40, 160, 70)},
         )
         self.joint_precision_line = pg.InfiniteLine(angle=0, pen=JOINT_PRECISION_PEN)
-        self.cursor = pg.InfiniteLine(angle=90, pen=CURSOR_PEN, movable=True)
-        self.cursor.setZValue(10)
-        for item in (self.precision_line, self.joint_precision_line, self.cursor):
+        for item in (self.precision_line, self.joint_precision_line):
             self.plot.addItem(item, ignoreBounds=True)
-        self.cursor.sigPositionChanged.connect(self._on_cursor_moved)
+        self.cursor = TimeCursor(document, self.plot)
         self.plot.scene().sigMouseClicked.connect(self._on_scene_clicked)
 
         self.between_box = QCheckBox("Between samples")
@@ -83,7 +80,7 @@ class ErrorPlotPanel(QWidget):
         document.clip_changed.connect(self._on_result)
         document.settings_changed.connect(self._on_precision)
         document.selection_changed.connect(self._on_selection)
-        document.time_changed.connect(self._on_time)
+        document.time_changed.connect(self._update_readout)
         document.display_changed.connect(self._on_display)
         self._on_result()
         self._on_display()
@@ -104,7 +101,7 @@ class ErrorPlotPanel(QWidget):
             self._on_display()
         self._on_selection()
         self._on_precision()
-        self._on_time()
+        self._update_readout()
         if r is not None:
             self.plot.setXRange(0.0, max(self.document.duration, 1e-6), padding=0.02)
             self.plot.enableAutoRange(axis="y")
@@ -147,14 +144,6 @@ class ErrorPlotPanel(QWidget):
             self.joint_precision_line.setVisible(p != self.document.settings.precision)
         self._update_readout()
 
-    def _on_time(self) -> None:
-        self._syncing = True
-        try:
-            self.cursor.setValue(self.document.time)
-        finally:
-            self._syncing = False
-        self._update_readout()
-
     def _update_readout(self) -> None:
         r = self.document.result
         if r is None:
@@ -169,10 +158,6 @@ class ErrorPlotPanel(QWidget):
         self.readout.setText(text)
 
     # --- view -> model ------------------------------------------------------------------
-    def _on_cursor_moved(self) -> None:
-        if not self._syncing:
-            self.document.set_time(float(self.cursor.value()))
-
     def _on_scene_clicked(self, event) -> None:  # pyqtgraph MouseClickEvent
         if event.button() != Qt.MouseButton.LeftButton or self.document.result is None:
             return
