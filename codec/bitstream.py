@@ -1,15 +1,32 @@
 """Bit packing: unsigned integers of any width from 0 to 32 bits, LSB first, no padding.
 
-Vectorised both ways: packing expands every value into its bits once; unpacking reads a
-64-bit little-endian window at each value's byte offset, so any subset of values (two
-samples for one pose, or everything) decodes in a handful of numpy calls.
+Any subset of values (the two samples of one pose, or everything) decodes from its bit
+offsets alone: a value never needs more than the five bytes from its first.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from codec.jit import kernel
+
 Array = np.ndarray
+
+
+@kernel
+def _pack(values, widths, out):
+    pos = 0
+    for i in range(values.shape[0]):
+        w = widths[i]
+        if w == 0:
+            continue
+        v = np.uint64(values[i]) << np.uint64(pos & 7)
+        b = pos >> 3
+        while v:
+            out[b] |= np.uint8(v & np.uint64(0xFF))
+            v >>= np.uint64(8)
+            b += 1
+        pos += w
 
 
 def pack(values: Array, widths: Array) -> bytes:
@@ -17,24 +34,20 @@ def pack(values: Array, widths: Array) -> bytes:
 
     Returns ceil(sum(widths) / 8) bytes; a value wider than its width is an error.
     """
-    values = np.asarray(values, dtype=np.uint64).reshape(-1)
-    widths = np.asarray(widths, dtype=np.int64).reshape(-1)
+    values = np.ascontiguousarray(values, dtype=np.uint64).reshape(-1)
+    widths = np.ascontiguousarray(widths, dtype=np.int64).reshape(-1)
     if values.shape != widths.shape:
         raise ValueError("values and widths differ in length")
     if np.any((widths < 0) | (widths > 32)):
         raise ValueError("widths must be within 0..32")
-    too_big = (widths < 64) & (values >> widths.astype(np.uint64) != 0)
+    too_big = values >> widths.astype(np.uint64) != 0
     if np.any(too_big):
         i = int(np.flatnonzero(too_big)[0])
         raise ValueError(f"value {values[i]} does not fit in {widths[i]} bits")
     total = int(widths.sum())
-    if total == 0:
-        return b""
-    owner = np.repeat(np.arange(len(values)), widths)
-    starts = np.cumsum(widths) - widths
-    bit_index = np.arange(total) - np.repeat(starts, widths)
-    bits = ((values[owner] >> bit_index.astype(np.uint64)) & np.uint64(1)).astype(np.uint8)
-    return np.packbits(bits, bitorder="little").tobytes()
+    out = np.zeros((total + 7) // 8 + 8, dtype=np.uint8)
+    _pack(values, widths, out)
+    return out[: (total + 7) // 8].tobytes()
 
 
 def unpack(data: bytes | Array, offsets: Array, widths: Array) -> Array:
@@ -44,7 +57,7 @@ def unpack(data: bytes | Array, offsets: Array, widths: Array) -> Array:
     """
     buf = np.frombuffer(data, dtype=np.uint8) if isinstance(data, bytes | bytearray) else data
     offsets = np.asarray(offsets, dtype=np.int64)
-    widths = np.asarray(widths, dtype=np.int64)
+    widths = np.broadcast_to(np.asarray(widths, dtype=np.int64), offsets.shape)
     if offsets.size == 0:
         return np.zeros(offsets.shape, dtype=np.uint32)
     end = int((offsets + widths).max())

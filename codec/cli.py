@@ -261,9 +261,7 @@ def ssc_info(parsed: ParsedFile) -> dict[str, Any]:
     data = parsed.data
     magic, version, flags, crc, total, nj, ns, rate, ng, anim = ssc_format.HEADER.unpack_from(data)
     enc = parsed.encoded
-    table_at = ssc_format.HEADER_SIZE + (nj * 3 * 2 + 7) // 8
-    table_at += 12 * len(enc.constant_tracks) + 24 * len(enc.animated)
-    offsets = np.frombuffer(data, dtype="<u2,<u4", count=ng, offset=table_at)["f1"].astype(np.int64)
+    offsets = parsed.segment_offsets
     ends = np.append(offsets[1:], anim)
     kinds = {
         name: {kind.name.lower(): int(np.sum(enc.kinds[:, k] == kind)) for kind in TrackKind}
@@ -290,8 +288,18 @@ def ssc_info(parsed: ParsedFile) -> dict[str, Any]:
             for n, o, e in zip(enc.segment_sizes, offsets, ends, strict=True)
         ],
         "sub_tracks": kinds,
+        "rotation_layouts": rotation_layouts(enc),
         "bit_rate_histogram": {str(int(b)): int(c) for b, c in zip(values, counts, strict=True)},
     }
+
+
+def rotation_layouts(enc: Any) -> dict[str, int]:
+    """How many stored rotations drop each component, and how many vary by segment."""
+    from codec.rotation_layout import PER_SEGMENT
+
+    codes = np.concatenate((enc.const_dropped, enc.clip_layout))
+    names = {0: "drop_x", 1: "drop_y", 2: "drop_z", 3: "drop_w", PER_SEGMENT: "per_segment"}
+    return {name: int(np.sum(codes == code)) for code, name in names.items()}
 
 
 def cmd_info(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -19,6 +19,7 @@ Array = np.ndarray
 DEFAULT_PRECISION = 0.01  # clip units (cm for ACL's clips)
 DEFAULT_SHELL_DISTANCE = 3.0
 UNIT_QUAT_TOLERANCE = 1e-3
+UNIT_EXACT = 2.0**-50  # a float64 unit quaternion's length is within this of 1
 
 
 def _first_bad(mask: Array) -> tuple[int, ...]:
@@ -66,6 +67,14 @@ class Skeleton:
             if not np.all(np.isfinite(a)):
                 j = _first_bad(~np.isfinite(a))[0]
                 raise ClipValidationError(f"{attr} of joint {j} ({names[j]!r}) is not finite")
+            if attr == "bind_rotations":
+                norm = np.sqrt(np.sum(a * a, axis=-1, keepdims=True))
+                if np.any(np.abs(norm - 1.0) > UNIT_QUAT_TOLERANCE):
+                    j = _first_bad(np.abs(norm[:, 0] - 1.0) > UNIT_QUAT_TOLERANCE)[0]
+                    raise ClipValidationError(
+                        f"bind rotation of joint {j} ({names[j]!r}) is not a unit quaternion"
+                    )
+                a /= np.where(np.abs(norm - 1.0) > UNIT_EXACT, norm, 1.0)
             a.setflags(write=False)
             object.__setattr__(self, attr, a)
         for attr in ("precision", "shell_distance"):
@@ -175,13 +184,19 @@ class Clip:
                     f"{label} of joint {ji} ({names[ji]!r}) at sample {si} is not finite "
                     f"({a[si, ji].tolist()})"
                 )
-        norm_err = np.abs(np.sqrt(np.sum(rot * rot, axis=-1)) - 1.0)
+        norm = np.sqrt(np.sum(rot * rot, axis=-1))
+        norm_err = np.abs(norm - 1.0)
         if np.any(norm_err > UNIT_QUAT_TOLERANCE):
             si, ji = _first_bad(norm_err > UNIT_QUAT_TOLERANCE)
             raise ClipValidationError(
                 f"rotation of joint {ji} ({names[ji]!r}) at sample {si} is not a unit quaternion "
                 f"(length {1 + norm_err[si, ji]:.6g})"
             )
+        # unit in float64: float32 sources and decoded files then mean one rotation each,
+        # however a reader turns them into matrices (already unit ones are left bit for bit)
+        off = np.abs(norm - 1.0) > UNIT_EXACT
+        if np.any(off):
+            rot[off] /= norm[off][:, None]
         self.rotations, self.translations, self.scales = rot, tr, sc
         self.looping = bool(self.looping)
 

@@ -1,99 +1,85 @@
 """The compression pipeline: clip in, .ssc bytes, decoded clip, errors and stats out.
 
-Order (ACL 2.1): dominant shells, loop detection, constant / default sub-tracks, clip
-ranges, segments with 8-bit segment ranges, bit rates per segment (codec.optimizer),
-packing (codec.ssc_format). The lossy clip is then decoded from the written bytes, so what
-we report is what a reader of the file gets.
+Order (ACL 2.1): dominant shells, loop detection, constant / default sub-tracks, rotation
+layouts, clip ranges, segments with 8-bit segment ranges, bit rates per segment
+(codec.optimizer), packing (codec.ssc_format). The lossy clip is then decoded from the
+written bytes, so what we report is what a reader of the file gets.
+
+When a joint cannot meet its precision, the constant and default sub-tracks on its chain
+that are not exactly constant in the raw data are freed (made animated) and the clip is
+encoded again, at most twice.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
-from codec import quat, ssc_format
+from codec import rotation_layout, ssc_format
+from codec.affine import pack_qvv
+from codec.bit_rates import TrackKind, segment_cost_bits
 from codec.clip import Clip
+from codec.constant_tracks import detect_kinds, exact_kinds
 from codec.decoder import CompressedClip
-from codec.error_metric import shell_error
+from codec.error_metric import between_errors, clip_errors, shell_error
 from codec.errors import Cancelled
-from codec.optimizer import SegmentOptimizer, SegmentProblem
+from codec.optimizer import Hierarchy, SegmentProblem, optimize_segment
 from codec.quantize import (
     F32,
     clip_range,
     constant_value,
-    dequantize,
-    encode,
+    decode_params,
     normalize,
-    positive_w,
-    rebuild_rotation,
     segment_range,
     segment_range_decode,
+    to_segment_space,
 )
-from codec.result import (
-    NUM_BIT_RATES,
-    CompressionResult,
-    DominantShells,
-    TrackKind,
-)
+from codec.result import CompressionResult, DominantShells
 from codec.segments import segment_table
 from codec.settings import CompressionSettings, resolve_level
 from codec.shells import dominant_shells
 from codec.stats import build_stats
-from codec.transforms import depth_levels, local_to_object, qvv_to_matrix
+from codec.transforms import object_space
 
 Array = np.ndarray
 Progress = Callable[[float, str], None]
 
 __all__ = ["CompressionResult", "CompressionSettings", "compress"]
 
-
-def _stored_constant(values: Array, kind: int) -> Array:
-    """What a constant sub-track decodes to: sample 0 as float32 (rotation W rebuilt)."""
-    v = values.astype(F32)
-    if kind == 0:
-        return rebuild_rotation(positive_w(v)[..., :3]).astype(np.float64)
-    return v.astype(np.float64)
-
-
-def detect_kinds(
-    clip: Clip, raw_local: Array, dom_dist: Array, dom_prec: Array, forced: Array
-) -> tuple[Array, list[Array]]:
-    """(J, 3) TrackKind per sub-track, and the fixed values (J, 4|3) used for each kind.
-
-    A sub-track is default (bind value) or constant (sample 0) when replacing it keeps the
-    local error on the dominant shell within the dominant precision at every sample. The
-    three kinds are decided in turn, each on top of the earlier replacements, so a joint's
-    combined replacement is checked too. `forced (J, 3)` bool keeps sub-tracks animated.
-    """
-    sk = clip.skeleton
-    arrays = [clip.rotations, clip.translations, clip.scales]
-    current = [a.copy() for a in arrays]
-    binds = [sk.bind_rotations, sk.bind_translations, sk.bind_scales]
-    kinds = np.full((clip.num_joints, 3), TrackKind.ANIMATED, dtype=np.uint8)
-    fixed = [b.copy() for b in binds]
-    for k in range(3):
-        options = [
-            (TrackKind.DEFAULT, binds[k]),
-            (TrackKind.CONSTANT, _stored_constant(arrays[k][0], k)),
-        ]
-        decided = forced[:, k].copy()
-        for kind, value in options:
-            trial = list(current)
-            trial[k] = np.broadcast_to(value[None], arrays[k].shape)
-            err = shell_error(raw_local, qvv_to_matrix(*trial), dom_dist).max(axis=0)
-            ok = (err <= dom_prec) & ~decided
-            kinds[ok, k] = kind
-            fixed[k][ok] = value[ok]
-            current[k][:, ok] = value[ok]
-            decided |= ok
-    return kinds, fixed
+_ANIMATED = int(TrackKind.ANIMATED)
 
 
 def _check(cancel: Callable[[], bool] | None) -> None:
     if cancel is not None and cancel():
         raise Cancelled("compression cancelled")
+
+
+@dataclass(eq=False)
+class _Clip:
+    """The raw clip as the kernels take it: QVV rows (S, J, 10) and the hierarchy."""
+
+    qvv: Array
+    binds: tuple[Array, Array, Array]
+    hierarchy: Hierarchy
+    shell: Array
+    precision: Array
+    sample_rate: float
+
+    @classmethod
+    def of(cls, clip: Clip) -> _Clip:
+        sk = clip.skeleton
+        c = np.ascontiguousarray
+        return cls(
+            qvv=pack_qvv(clip.rotations, clip.translations, clip.scales),
+            binds=(c(sk.bind_rotations), c(sk.bind_translations), c(sk.bind_scales)),
+            hierarchy=Hierarchy.of(sk.parents),
+            shell=c(sk.shell_distance, dtype=np.float64),
+            precision=c(sk.precision, dtype=np.float64),
+            sample_rate=clip.sample_rate,
+        )
 
 
 def compress(
@@ -113,39 +99,40 @@ def compress(
         _check(cancel)
 
     sk = clip.skeleton
-    parents = sk.parents
-    levels = depth_levels(parents)
-    S, J = clip.num_samples, clip.num_joints  # noqa: N806
+    S, J = clip.num_samples, clip.num_joints
     report(0.0, "analysing")
-    raw_local = qvv_to_matrix(clip.rotations, clip.translations, clip.scales)
-    raw_obj = local_to_object(raw_local, parents, levels)
-    dom_dist, dom_prec = dominant_shells(raw_local, parents, sk.shell_distance, sk.precision)
+    raw = _Clip.of(clip)
+    parents = raw.hierarchy.parents
+    dom_dist, dom_prec = dominant_shells(raw.qvv, parents, raw.shell, raw.precision)
     check()
 
     wrap = False
     if settings.loop_optimization and S >= 2:
-        loop_err = shell_error(raw_obj[0], raw_obj[-1], sk.shell_distance)
-        wrap = bool(np.all(loop_err <= sk.precision))
+        q = raw.qvv[[0, -1]]
+        ends = object_space(q[..., :4], q[..., 4:7], q[..., 7:], parents)
+        wrap = bool(np.all(shell_error(ends[0], ends[1], raw.shell) <= raw.precision))
     stored = S - 1 if wrap else S
     table = segment_table(stored)
-    G = len(table)  # noqa: N806
 
+    exact = exact_kinds(raw.qvv, raw.binds)
     forced = np.zeros((J, 3), dtype=bool)
     for attempt in range(3):
-        kinds, fixed = detect_kinds(clip, raw_local, dom_dist, dom_prec, forced)
+        kinds, fixed, const_dropped = detect_kinds(
+            raw.qvv, raw.binds, dom_dist, dom_prec, forced, exact
+        )
         enc, seg_shells, stuck = _encode(
-            clip, kinds, fixed, table, wrap, stored, raw_local, raw_obj, levels,
-            level, report, check, attempt,
-        )  # fmt: skip
+            raw, kinds, fixed, const_dropped, table, wrap, stored, level, report, check, attempt
+        )
         if len(stuck) == 0:
             break
-        # a constant or default sub-track on a failing chain is the only thing left to free
+        # a constant or default sub-track on a failing chain is the only thing left to free,
+        # unless the raw data holds it exactly constant (animating it cannot help)
         chain_mask = np.zeros(J, dtype=bool)
         for j in stuck:
             while j >= 0:
                 chain_mask[j] = True
                 j = parents[j]
-        newly = chain_mask[:, None] & (kinds != TrackKind.ANIMATED) & ~forced
+        newly = chain_mask[:, None] & (kinds != _ANIMATED) & ~forced & (exact == _ANIMATED)
         if not np.any(newly):
             break
         forced |= newly
@@ -156,82 +143,104 @@ def compress(
     lossy = compressed.decode_source(clip.name)
     if clip.looping and not lossy.looping:
         lossy = lossy.replace(looping=True)
-    lossy_obj = lossy.object_space()
-    error = shell_error(raw_obj, lossy_obj, sk.shell_distance)
-    times_b, error_b = _error_between(clip, lossy, settings.supersample)
+    error = clip_errors(clip, lossy)
+    times_b, error_b = between_errors(clip, lossy, settings.supersample)
     anim = enc.animated
-    bit_rates = np.full((G, J, 3), -1, dtype=np.int16)
+    bit_rates = np.full((len(table), J, 3), -1, dtype=np.int16)
     bit_rates[:, anim[:, 0], anim[:, 1]] = enc.bit_rates
     shells = DominantShells(dom_dist, dom_prec, seg_shells[0], seg_shells[1])
     elapsed = time.perf_counter() - start
     result = CompressionResult(
-        clip=clip, settings=settings, data=data, compressed=compressed, lossy=lossy,
-        kinds=kinds, bit_rates=bit_rates, segments=table, dominant_shells=shells,
-        error=error, error_between_times=times_b, error_between=error_b,
-    )  # fmt: skip
+        clip=clip,
+        settings=settings,
+        data=data,
+        compressed=compressed,
+        lossy=lossy,
+        kinds=kinds,
+        bit_rates=bit_rates,
+        segments=table,
+        dominant_shells=shells,
+        error=error,
+        error_between_times=times_b,
+        error_between=error_b,
+    )
     result.stats = build_stats(result, level, compressed_size, elapsed)
     report(1.0, "done")
     return result
 
 
-def _error_between(clip: Clip, lossy: Clip, supersample: int) -> tuple[Array, Array]:
-    """Errors (N, J) at `supersample` times per sample interval, rounding none."""
-    S = clip.num_samples  # noqa: N806
-    if supersample <= 0 or S < 2:
-        return np.zeros(0), np.zeros((0, clip.num_joints))
-    frac = np.arange(supersample) / supersample
-    k = np.repeat(np.arange(S - 1), supersample)
-    alpha = np.tile(frac, S - 1)
-    k = np.append(k, S - 2)
-    alpha = np.append(alpha, 1.0)
-    times = (k + alpha) / clip.sample_rate
-    a = alpha[:, None, None]
-
-    def pose_at(c: Clip) -> Array:
-        rot = quat.nlerp(c.rotations[k], c.rotations[k + 1], a)
-        tr = c.translations[k] + (c.translations[k + 1] - c.translations[k]) * a
-        sc = c.scales[k] + (c.scales[k + 1] - c.scales[k]) * a
-        return local_to_object(qvv_to_matrix(rot, tr, sc), c.skeleton.parents)
-
-    err = shell_error(pose_at(clip), pose_at(lossy), clip.skeleton.shell_distance)
-    return times, err
+def _stored_values(
+    raw: _Clip, anim: Array, seg_dropped: Array, seg_of: Array, stored: int
+) -> Array:
+    """(stored, Ka, 4) float32: rotations signed so each segment's dropped component is
+    >= 0, vectors x, y, z (and 0)."""
+    values = np.zeros((stored, len(anim), 4), dtype=F32)
+    for k, (lo, hi) in enumerate(((0, 4), (4, 7), (7, 10))):
+        sel = np.flatnonzero(anim[:, 1] == k)
+        if not len(sel):
+            continue
+        v = raw.qvv[:stored, anim[sel, 0], lo:hi]
+        if k == 0:
+            v = rotation_layout.signed(v, seg_dropped[seg_of][:, sel])
+            values[:, sel] = v
+        else:
+            values[:, sel, :3] = v
+    return values
 
 
 def _encode(
-    clip: Clip,
+    raw: _Clip,
     kinds: Array,
-    fixed: list[Array],
+    fixed: tuple[Array, Array, Array],
+    const_dropped: Array,
     table: Array,
     wrap: bool,
     stored: int,
-    raw_local: Array,
-    raw_obj: Array,
-    levels: list[Array],
     level: str,
     report: Progress,
     check: Callable[[], None],
     attempt: int,
 ) -> tuple[ssc_format.EncodedClip, tuple[Array, Array], Array]:
-    """Ranges, segments and bit rates for given sub-track kinds -> EncodedClip."""
-    sk = clip.skeleton
-    S, J = clip.num_samples, clip.num_joints  # noqa: N806
-    G = len(table)  # noqa: N806
-    anim = np.argwhere(kinds == TrackKind.ANIMATED)  # (Ka, 2)
+    """Layouts, ranges, segments and bit rates for given sub-track kinds -> EncodedClip."""
+    h = raw.hierarchy
+    S, J = raw.qvv.shape[:2]
+    G = len(table)
+    anim = np.argwhere(kinds == _ANIMATED)  # (Ka, 2), joint-major: the stored order
     consts = np.argwhere(kinds == TrackKind.CONSTANT)
-    rot_pos = positive_w(clip.rotations[:stored])
-    components = [rot_pos[..., :3], clip.translations[:stored], clip.scales[:stored]]
-    values = np.zeros((stored, len(anim), 3), dtype=F32)
-    for k in range(3):
-        sel = anim[:, 1] == k
-        values[:, sel] = components[k][:, anim[sel, 0]].astype(F32)
-    const_vals = np.zeros((len(consts), 3), dtype=F32)
-    for k in range(3):
-        sel = consts[:, 1] == k
-        const_vals[sel] = components[k][0, consts[sel, 0]].astype(F32)
-    clip_min, clip_ext = clip_range(values) if len(anim) else (np.zeros((0, 3), F32),) * 2
+    ka = len(anim)
+    seg_of = np.repeat(np.arange(G), table[:, 1])
+
+    is_rot = anim[:, 1] == 0
+    clip_layout = np.full(ka, -1, dtype=np.int64)
+    seg_dropped = np.full((G, ka), -1, dtype=np.int64)
+    lay, per_seg = rotation_layout.choose(raw.qvv[:stored, anim[is_rot, 0], :4], table)
+    clip_layout[is_rot] = lay
+    seg_dropped[:, is_rot] = per_seg
+    comps = rotation_layout.kept_components(seg_dropped)  # (G, Ka, 3)
+    values = _stored_values(raw, anim, seg_dropped, seg_of, stored)
+    kept = np.zeros((G, ka, 4), dtype=bool)
+    np.put_along_axis(kept, comps, True, axis=-1)
+    clip_min, clip_ext = clip_range(values, kept[seg_of])
     norm = normalize(values, clip_min, clip_ext)
 
-    ka = len(anim)
+    const_vals = np.zeros((len(consts), 3), dtype=F32)
+    const_drop = np.full(len(consts), -1, dtype=np.int64)
+    for i, (j, k) in enumerate(consts):
+        if k == 0:
+            d = int(const_dropped[j])
+            q = rotation_layout.signed(raw.qvv[0, j, :4], np.array(d))
+            const_vals[i] = q[rotation_layout.kept_components(np.array(d))]
+            const_drop[i] = d
+        else:
+            const_vals[i] = raw.qvv[0, j, 4:7] if k == 1 else raw.qvv[0, j, 7:]
+
+    # the optimiser takes tracks kind-major (rotations, translations, scales)
+    order = np.argsort(anim[:, 1], kind="stable")
+    track_joint = np.ascontiguousarray(anim[order, 0])
+    track_kind = np.ascontiguousarray(anim[order, 1])
+    base = pack_qvv(*fixed)
+
+    multi = G > 1
     bit_rates = np.zeros((G, ka), dtype=np.uint8)
     seg_min = np.zeros((G, ka, 3), dtype=np.uint8)
     seg_ext = np.zeros((G, ka, 3), dtype=np.uint8)
@@ -239,60 +248,79 @@ def _encode(
     samples: list[Array] = []
     seg_dist = np.zeros((G, J))
     seg_prec = np.zeros((G, J))
-    stuck_all: list[int] = []
-    multi = G > 1
-    cand_sel = [np.flatnonzero(anim[:, 1] == k) for k in range(3)]
+    stuck_all = np.zeros(J, dtype=bool)
     for g, (first, n) in enumerate(table):
         check()
         report(0.05 + 0.9 * (attempt * G + g) / (3 * G if attempt else G), f"segment {g + 1}/{G}")
-        idx = np.arange(first, first + n)
         rows = np.arange(n)
-        raw_rows = idx
+        raw_rows = np.arange(first, first + n)
         if wrap and g == 0:  # the dropped last sample decodes as sample 0
             rows = np.append(rows, 0)
             raw_rows = np.append(raw_rows, S - 1)
-        seg_local = raw_local[raw_rows]
-        sd, sp = dominant_shells(seg_local, sk.parents, sk.shell_distance, sk.precision)
+        sd, sp = dominant_shells(raw.qvv, h.parents, raw.shell, raw.precision, rows=raw_rows)
         seg_dist[g], seg_prec[g] = sd, sp
-        nseg = norm[first : first + n]
+        cg = comps[g][None]
+        nseg = np.take_along_axis(norm[first : first + n], cg, axis=2)
+        vseg = np.take_along_axis(values[first : first + n], cg, axis=2)
         if multi and ka:
             seg_min[g], seg_ext[g] = segment_range(nseg)
             smin, sext = segment_range_decode(seg_min[g], seg_ext[g])
+            unit = to_segment_space(nseg, smin, sext)
         else:
-            smin = sext = None
+            smin = np.zeros((ka, 3), dtype=F32)
+            sext = np.ones((ka, 3), dtype=F32)
+            unit = nseg
         if ka:
             seg_const[g] = constant_value(nseg)
-        raw_seg = values[first : first + n]
-        cands = np.zeros((NUM_BIT_RATES, n, ka, 3), dtype=F32)
-        for r in range(NUM_BIT_RATES):
-            rates = np.full(ka, r)
-            q = encode(nseg, raw_seg, rates, seg_min[g] if multi else None, seg_ext[g])
-            cands[r] = dequantize(q, rates, clip_min, clip_ext, smin, sext, seg_const[g])
-        candidates = [
-            rebuild_rotation(cands[:, :, cand_sel[0]]).astype(np.float64),
-            cands[:, :, cand_sel[1]].astype(np.float64),
-            cands[:, :, cand_sel[2]].astype(np.float64),
-        ]
+        c = np.ascontiguousarray
+        lay, dec = decode_params(
+            comps[g][order],
+            seg_dropped[g][order],
+            clip_min[order],
+            clip_ext[order],
+            smin[order],
+            sext[order],
+            seg_const[g][order],
+        )
         problem = SegmentProblem(
-            raw_local=seg_local, raw_obj=raw_obj[raw_rows],
-            raw_rot=clip.rotations[raw_rows], raw_tr=clip.translations[raw_rows],
-            raw_sc=clip.scales[raw_rows], rows=rows, num_samples=int(n),
-            candidates=candidates, cand_joint=[anim[s, 0] for s in cand_sel],
-            cand_index=cand_sel, base_rot=fixed[0], base_tr=fixed[1], base_sc=fixed[2],
-            parents=sk.parents, levels=levels, shell=sk.shell_distance,
-            precision=sk.precision, dom_dist=sd, dom_prec=sp, multi_segment=multi,
-        )  # fmt: skip
-        opt = SegmentOptimizer(problem, level, check)
-        stuck_all.extend(int(j) for j in opt.run())
-        seg_rates = np.zeros(ka, dtype=np.int64)
-        for t, (kind, pos) in enumerate(opt.tracks):
-            seg_rates[cand_sel[kind][pos]] = opt.rates[t]
-        bit_rates[g] = seg_rates
-        samples.append(encode(nseg, raw_seg, seg_rates, seg_min[g] if multi else None, seg_ext[g]))
+            rows=rows.astype(np.int64),
+            raw=c(raw.qvv[raw_rows]),
+            base=base,
+            track_joint=track_joint,
+            track_kind=track_kind,
+            unit=c(unit[:, order]),
+            raw_values=c(vseg[:, order]),
+            lay=lay,
+            dec=dec,
+            cost=segment_cost_bits(int(n), multi),
+            shell=raw.shell,
+            precision=raw.precision,
+            dom_dist=sd,
+            dom_prec=sp,
+        )
+        rates, stuck, q = optimize_segment(problem, h, level)
+        stuck_all |= stuck
+        bit_rates[g, order] = rates
+        qs = np.empty_like(q)
+        qs[:, order] = q
+        samples.append(qs)
     enc = ssc_format.EncodedClip(
-        num_joints=J, num_samples=stored, sample_rate=clip.sample_rate, wrap=wrap,
-        kinds=kinds, constants=const_vals, clip_min=clip_min, clip_extent=clip_ext,
-        segment_sizes=table[:, 1].copy(), bit_rates=bit_rates, seg_min=seg_min,
-        seg_extent=seg_ext, seg_constant=seg_const, samples=samples,
-    )  # fmt: skip
-    return enc, (seg_dist, seg_prec), np.unique(np.array(stuck_all, dtype=np.int64))
+        num_joints=J,
+        num_samples=stored,
+        sample_rate=raw.sample_rate,
+        wrap=wrap,
+        kinds=kinds,
+        constants=const_vals,
+        const_dropped=const_drop,
+        clip_layout=clip_layout,
+        clip_min=clip_min,
+        clip_extent=clip_ext,
+        segment_sizes=table[:, 1].copy(),
+        bit_rates=bit_rates,
+        seg_dropped=seg_dropped,
+        seg_min=seg_min,
+        seg_extent=seg_ext,
+        seg_constant=seg_const,
+        samples=samples,
+    )
+    return enc, (seg_dist, seg_prec), np.flatnonzero(stuck_all)

@@ -5,13 +5,36 @@ from __future__ import annotations
 import numpy as np
 
 from codec import ssc_format
+from codec.affine import pack_qvv
 from codec.clip import Clip, Skeleton
+from codec.constant_tracks import rebuild_rotations
 from codec.errors import ClipValidationError, CompressedFormatError
-from codec.quantize import dequantize, rebuild_rotation, segment_range_decode
+from codec.jit import kernel
+from codec.quantize import decode_params, decode_value, segment_range_decode
 from codec.sampling import INTERPOLATIONS, Pose, blend, duration_of, sample_keys
 
 Array = np.ndarray
 LOOPING = ("clamp", "wrap")
+F32 = np.float32
+
+
+@kernel
+def _decode_rows(rows, seg_of, q, qf, rate, lay, dec, track_joint, track_sub, v, out):
+    """Decode every animated sub-track at stored samples `rows` into QVV rows (n, J, 10)."""
+    for i in range(rows.shape[0]):
+        s = rows[i]
+        g = seg_of[s]
+        for t in range(track_joint.shape[0]):
+            v[3] = 0.0
+            decode_value(q[s, t], qf[s, t], rate[g, t], lay[g, t], dec[g, t], v)
+            j = track_joint[t]
+            if track_sub[t] == 0:
+                for c in range(4):
+                    out[i, j, c] = v[c]
+            else:
+                off = 4 if track_sub[t] == 1 else 7
+                for c in range(3):
+                    out[i, j, off + c] = v[c]
 
 
 class CompressedClip:
@@ -47,62 +70,63 @@ class CompressedClip:
         enc = self.encoded
         sizes = enc.segment_sizes
         ka = len(enc.animated)
-        self._q = (
-            np.concatenate(enc.samples, axis=0) if ka else np.zeros((self.num_samples, 0, 3))
-        ).astype(np.uint32)
-        rep = np.repeat(np.arange(enc.num_segments), sizes)
-        self._rate = enc.bit_rates.astype(np.int64)[rep]  # (S, Ka)
-        if enc.num_segments > 1:
-            smin, sext = segment_range_decode(enc.seg_min, enc.seg_extent)
-            self._seg_min, self._seg_ext = smin[rep], sext[rep]
-        else:
-            self._seg_min = self._seg_ext = None
-        self._const = enc.seg_constant[rep]
+        self._q = np.ascontiguousarray(
+            np.concatenate(enc.samples, axis=0) if ka else np.zeros((self.num_samples, 0, 3)),
+            dtype=np.uint32,
+        )
+        self._seg_of = np.repeat(np.arange(enc.num_segments), sizes).astype(np.int64)
+        self._rate = np.ascontiguousarray(enc.bit_rates, dtype=np.int64)
+        smin, sext = segment_range_decode(enc.seg_min, enc.seg_extent)
+        ranged = np.stack([enc.has_range(g) for g in range(enc.num_segments)])[..., None]
+        self._lay, self._dec = decode_params(
+            enc.stored_components(),
+            enc.seg_dropped,
+            enc.clip_min,
+            enc.clip_extent,
+            np.where(ranged, smin, F32(0.0)),
+            np.where(ranged, sext, F32(1.0)),
+            enc.seg_constant,
+        )
         sk = self.skeleton
         rot = sk.bind_rotations.copy()
         tr = sk.bind_translations.copy()
         sc = sk.bind_scales.copy()
         consts = enc.constant_tracks
-        for i, (j, k) in enumerate(consts):
-            v = enc.constants[i]
-            if k == 0:
-                rot[j] = rebuild_rotation(v).astype(np.float64)
-            elif k == 1:
-                tr[j] = v
-            else:
-                sc[j] = v
-        self._base = (rot, tr, sc)
+        is_rot = consts[:, 1] == 0
+        if np.any(is_rot):
+            rot[consts[is_rot, 0]] = rebuild_rotations(
+                enc.constants[is_rot], enc.const_dropped[is_rot]
+            )
+        tr[consts[consts[:, 1] == 1, 0]] = enc.constants[consts[:, 1] == 1]
+        sc[consts[consts[:, 1] == 2, 0]] = enc.constants[consts[:, 1] == 2]
+        self._base = pack_qvv(rot, tr, sc)
         anim = enc.animated
-        self._anim = [np.flatnonzero(anim[:, 1] == k) for k in range(3)]
-        self._anim_joint = [anim[idx, 0] for idx in self._anim]
+        self._track_joint = np.ascontiguousarray(anim[:, 0], dtype=np.int64)
+        self._track_sub = np.ascontiguousarray(anim[:, 1], dtype=np.int64)
 
-    def _values(self, rows: Array | slice) -> Array:
-        """Dequantised animated values (n, Ka, 3) float32 of stored samples `rows`."""
-        enc = self.encoded
-        seg_min = None if self._seg_min is None else self._seg_min[rows]
-        seg_ext = None if self._seg_ext is None else self._seg_ext[rows]
-        return dequantize(
-            self._q[rows], self._rate[rows], enc.clip_min, enc.clip_extent,
-            seg_min, seg_ext, self._const[rows],
-        )  # fmt: skip
-
-    def _assemble(self, values: Array) -> tuple[Array, Array, Array]:
-        """Full local arrays (n, J, 4|3) float64 from animated values (n, Ka, 3)."""
-        n = values.shape[0]
-        out = [np.repeat(b[None], n, axis=0) for b in self._base]
-        ri, ti, si = self._anim
-        if len(ri):
-            out[0][:, self._anim_joint[0]] = rebuild_rotation(values[:, ri])
-        if len(ti):
-            out[1][:, self._anim_joint[1]] = values[:, ti]
-        if len(si):
-            out[2][:, self._anim_joint[2]] = values[:, si]
-        return out[0], out[1], out[2]
+    def _assemble(self, rows: Array) -> tuple[Array, Array, Array]:
+        """Full local arrays (n, J, 4|3) float64 of stored samples `rows (n,)`."""
+        rows = np.ascontiguousarray(rows, dtype=np.int64)
+        out = np.repeat(self._base[None], len(rows), axis=0)
+        _decode_rows(
+            rows,
+            self._seg_of,
+            self._q,
+            self._q.view(F32),
+            self._rate,
+            self._lay,
+            self._dec,
+            self._track_joint,
+            self._track_sub,
+            np.zeros(4, F32),
+            out,
+        )
+        return out[..., :4], out[..., 4:7], out[..., 7:]
 
     # --- public ---------------------------------------------------------------------------
     def decode_all(self) -> Clip:
         """Every stored sample as a Clip (S stored samples, `looping` when wrapping)."""
-        rot, tr, sc = self._assemble(self._values(slice(None)))
+        rot, tr, sc = self._assemble(np.arange(self.num_samples))
         try:
             return Clip(self.skeleton, self.sample_rate, rot, tr, sc, looping=self.wrap)
         except ClipValidationError as e:  # only corrupt data decodes to an invalid clip
@@ -141,7 +165,7 @@ class CompressedClip:
         keys = sample_keys(
             t, self.sample_rate, self.num_samples, rounding, wrap, per_track, self.duration
         )
-        rot, tr, sc = self._assemble(self._values(np.array([keys.first, keys.second])))
+        rot, tr, sc = self._assemble(np.array([keys.first, keys.second]))
         return blend(
             Pose(rot[0], tr[0], sc[0]), Pose(rot[1], tr[1], sc[1]), keys.alpha, interpolation
         )

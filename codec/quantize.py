@@ -1,54 +1,44 @@
-"""Range reduction and fixed-point quantisation, in float32 exactly as the decoder does it.
+"""Range reduction and fixed-point quantisation, in float32 exactly as a runtime decodes.
 
-The encoder and the decoder both call `dequantize`, so what the optimiser measures is, bit
-for bit, what a runtime reconstructs. Values are per component; rotations are x, y, z of a
-positive-W quaternion (W is rebuilt by `rebuild_rotation`).
+Each animated sub-track stores three components per sample: translation and scale x, y, z;
+a rotation the three its layout keeps (codec.rotation_layout), the fourth rebuilt as the
+positive root. Values are normalised to [0, 1] with a clip-wide float32 min and extent per
+component, then, with several segments, renormalised with an 8-bit segment range.
+
+`decode_value` is the one place where stored bits become a value: the optimiser's candidates
+and the decoder both call it, so what the optimiser measures is, bit for bit, what a runtime
+reconstructs. All its arithmetic is float32 in one fixed order.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from codec.result import BIT_RATE_BITS, RAW_BIT_RATE
+from codec.bit_rates import (
+    CONSTANT_MAX,
+    RAW_BIT_RATE,
+    SEGMENT_RANGE_MAX,
+)
+from codec.jit import kernel
 
 Array = np.ndarray
 F32 = np.float32
 
-SEGMENT_RANGE_BITS = 8
-SEGMENT_RANGE_MAX = (1 << SEGMENT_RANGE_BITS) - 1  # 255
-CONSTANT_BITS = 16
-CONSTANT_MAX = (1 << CONSTANT_BITS) - 1  # 65535
 
-
-def positive_w(q: Array) -> Array:
-    """Flip quaternions (..., 4) so that w >= 0 (the same rotation)."""
-    return np.where(q[..., 3:4] < 0, -q, q)
-
-
-def rebuild_rotation(xyz: Array) -> Array:
-    """Unit quaternions (..., 4) float32 from stored x, y, z with a positive W."""
-    xyz = np.asarray(xyz, dtype=F32)
-    with np.errstate(over="ignore", invalid="ignore"):
-        return _rebuild(xyz)
-
-
-def _rebuild(xyz: Array) -> Array:
-    w2 = F32(1.0) - np.sum(xyz * xyz, axis=-1, dtype=F32)
-    q = np.concatenate((xyz, np.sqrt(np.maximum(w2, F32(0.0)))[..., None]), axis=-1)
-    n = np.sqrt(np.sum(q * q, axis=-1, dtype=F32))[..., None]
-    return (q / n).astype(F32)
-
-
-def clip_range(values: Array) -> tuple[Array, Array]:
-    """Clip-wide float32 min and extent per component of `values (S, K, 3)` -> (K, 3) each."""
+def clip_range(values: Array, stored: Array) -> tuple[Array, Array]:
+    """Clip-wide float32 min and extent (T, 4) of `values (S, T, 4)` over the samples where
+    `stored (S, T, 4)` says a component is kept; components never kept get 0 and 0."""
     v = values.astype(F32)
-    lo = v.min(axis=0)
-    hi = v.max(axis=0)
-    return lo, (hi - lo).astype(F32)
+    lo = np.where(stored, v, F32(np.inf)).min(axis=0, initial=F32(np.inf))
+    hi = np.where(stored, v, F32(-np.inf)).max(axis=0, initial=F32(-np.inf))
+    kept = np.isfinite(lo)
+    lo = np.where(kept, lo, F32(0.0)).astype(F32)
+    ext = np.where(kept, hi - lo, F32(0.0)).astype(F32)
+    return lo, ext
 
 
 def normalize(values: Array, lo: Array, extent: Array) -> Array:
-    """Map (..., K, 3) into [0, 1] with a clip range; a zero extent maps to 0."""
+    """Map (..., T, C) into [0, 1] with a clip range; a zero extent maps to 0."""
     v = values.astype(F32)
     safe = np.where(extent > 0, extent, F32(1.0))
     n = np.where(extent > 0, (v - lo) / safe, F32(0.0))
@@ -64,18 +54,20 @@ def segment_range_decode(q_min: Array, q_ext: Array) -> tuple[Array, Array]:
 
 
 def segment_range(normalized: Array) -> tuple[Array, Array]:
-    """8-bit min and extent (K, 3) covering a segment's clip-normalised values (n, K, 3).
+    """8-bit min and extent (T, 3) covering a segment's clip-normalised values (n, T, 3).
 
     Rounded outward, then widened until the decoded range really contains every sample.
     """
-    lo = normalized.min(axis=0).astype(np.float64)
-    hi = normalized.max(axis=0).astype(np.float64)
-    q_min = np.clip(np.floor(lo * SEGMENT_RANGE_MAX), 0, SEGMENT_RANGE_MAX).astype(np.int64)
-    q_max = np.clip(np.ceil(hi * SEGMENT_RANGE_MAX), 0, SEGMENT_RANGE_MAX).astype(np.int64)
+    lo32 = normalized.min(axis=0)
+    hi32 = normalized.max(axis=0)
+    q_min = np.clip(np.floor(lo32.astype(np.float64) * SEGMENT_RANGE_MAX), 0, SEGMENT_RANGE_MAX)
+    q_max = np.clip(np.ceil(hi32.astype(np.float64) * SEGMENT_RANGE_MAX), 0, SEGMENT_RANGE_MAX)
+    q_min = q_min.astype(np.int64)
+    q_max = q_max.astype(np.int64)
     for _ in range(4):
         d_min, d_ext = segment_range_decode(q_min, q_max - q_min)
-        low_bad = d_min > normalized.min(axis=0)
-        high_bad = (d_min + d_ext).astype(F32) < normalized.max(axis=0)
+        low_bad = d_min > lo32
+        high_bad = (d_min + d_ext).astype(F32) < hi32
         if not (np.any(low_bad) or np.any(high_bad)):
             break
         q_min = np.where(low_bad, np.maximum(q_min - 1, 0), q_min)
@@ -83,9 +75,8 @@ def segment_range(normalized: Array) -> tuple[Array, Array]:
     return q_min.astype(np.uint8), (q_max - q_min).astype(np.uint8)
 
 
-def to_segment_space(normalized: Array, q_min: Array, q_ext: Array) -> Array:
-    """Renormalise clip-normalised values (n, K, 3) into their segment range."""
-    d_min, d_ext = segment_range_decode(q_min, q_ext)
+def to_segment_space(normalized: Array, d_min: Array, d_ext: Array) -> Array:
+    """Renormalise clip-normalised values (n, T, 3) into decoded segment ranges (T, 3)."""
     safe = np.where(d_ext > 0, d_ext, F32(1.0))
     s = np.where(d_ext > 0, (normalized - d_min) / safe, F32(0.0))
     return np.clip(s, F32(0.0), F32(1.0)).astype(F32)
@@ -98,61 +89,96 @@ def quantize(unit: Array, bits: int) -> Array:
 
 
 def constant_value(normalized: Array) -> Array:
-    """16-bit value (K, 3) in the middle of a segment's clip-normalised range (n, K, 3)."""
+    """16-bit value (T, 3) in the middle of a segment's clip-normalised range (n, T, 3)."""
     mid = 0.5 * (normalized.min(axis=0).astype(np.float64) + normalized.max(axis=0))
-    return quantize(mid, CONSTANT_BITS).astype(np.uint16)
+    return quantize(mid, 16).astype(np.uint16)
 
 
-def dequantize(
-    q: Array,
-    rate: Array,
+# Decoding parameters of one sub-track (in one segment), as the kernels take them:
+#   lay (4,) int64: the clip component of each of the three stored values, then the
+#       dropped rotation component (-1: a vector sub-track)
+#   dec (17,) float32: clip min (4), clip extent (4), segment min (3) and extent (3) as
+#       decoded (0 and 1 without a segment range), the rate-0 constant (3, 16-bit values)
+DEC_MIN, DEC_EXT, DEC_SEG_MIN, DEC_SEG_EXT, DEC_CONST, DEC_SIZE = 0, 4, 8, 11, 14, 17
+
+
+def decode_params(
+    comp: Array,
+    dropped: Array,
     clip_min: Array,
-    clip_extent: Array,
-    seg_min: Array | None,
-    seg_extent: Array | None,
-    constant: Array,
-) -> Array:
-    """Decode quantised samples (..., K, 3) whose sub-tracks have bit rate indices (..., K).
+    clip_ext: Array,
+    seg_min: Array,
+    seg_ext: Array,
+    seg_const: Array,
+) -> tuple[Array, Array]:
+    """Pack per-track decoding parameters (..., T, ...) into `lay (..., T, 4)` and
+    `dec (..., T, 17)` (see above)."""
+    lay = np.concatenate((comp, np.asarray(dropped)[..., None]), axis=-1).astype(np.int64)
+    shape = seg_min.shape[:-1]
+    dec = np.concatenate(
+        (
+            np.broadcast_to(clip_min, (*shape, 4)),
+            np.broadcast_to(clip_ext, (*shape, 4)),
+            seg_min,
+            seg_ext,
+            seg_const.astype(F32),
+        ),
+        axis=-1,
+    ).astype(F32)
+    return np.ascontiguousarray(lay), np.ascontiguousarray(dec)
 
-    q holds integers for rates 1..23, float32 bit patterns (as uint32) for the raw rate and
-    is ignored for rate 0, which decodes `constant (..., K, 3)` (16-bit clip-normalised).
-    seg_min / seg_extent (..., K, 3) are decoded 8-bit segment ranges, None for a
-    one-segment clip. All arithmetic is float32, in one fixed order.
+
+@kernel
+def decode_value(qint, qraw, rate, lay, dec, out):
+    """One stored sample of one sub-track -> float32 `out (4,)` (x, y, z[, w]).
+
+    qint (3,) integers (rates 1..23), qraw (3,) float32 (raw rate); lay / dec above.
     """
-    rate = np.asarray(rate, dtype=np.int64)
-    bits = BIT_RATE_BITS[rate]
-    q = np.asarray(q)
-    denom = (np.left_shift(1, np.minimum(bits, 31)) - 1).astype(F32)
-    denom = np.where(denom > 0, denom, F32(1.0))[..., None]
-    s = (q.astype(F32) / denom).astype(F32)
-    if seg_min is not None:
-        s = (s * seg_extent + seg_min).astype(F32)
-    v = (s * clip_extent + clip_min).astype(F32)
-    const = (np.asarray(constant).astype(F32) / F32(CONSTANT_MAX)).astype(F32)
-    const = (const * clip_extent + clip_min).astype(F32)
-    v = np.where((rate == 0)[..., None], const, v)
-    raw = (rate == RAW_BIT_RATE)[..., None]
-    if np.any(raw):
-        v = np.where(raw, q.astype(np.uint32).view(F32), v)
-    return v.astype(F32)
-
-
-def encode(
-    normalized: Array, raw_values: Array, rate: Array, seg_min: Array, seg_ext: Array
-) -> Array:
-    """Quantised integers (n, K, 3) uint32 for sub-tracks at rates (K,).
-
-    `normalized` is clip-normalised (n, K, 3); `raw_values` the float32 originals (for the
-    raw rate). seg_min / seg_ext are the 8-bit segment ranges, or None for one segment.
-    """
-    unit = normalized if seg_min is None else to_segment_space(normalized, seg_min, seg_ext)
-    out = np.zeros(normalized.shape, dtype=np.uint32)
-    for r in np.unique(rate):
-        sel = rate == r
-        if r == 0:
-            continue
-        if r == RAW_BIT_RATE:
-            out[:, sel] = raw_values[:, sel].astype(F32).view(np.uint32)
+    if 0 < rate < RAW_BIT_RATE:
+        denom = np.float32((1 << rate) - 1)
+    else:
+        denom = np.float32(CONSTANT_MAX)
+    for i in range(3):
+        c = lay[i]
+        if rate == RAW_BIT_RATE:
+            out[c] = qraw[i]
+        elif rate == 0:
+            s = dec[DEC_CONST + i] / denom
+            out[c] = s * dec[DEC_EXT + c] + dec[DEC_MIN + c]
         else:
-            out[:, sel] = quantize(unit[:, sel], int(BIT_RATE_BITS[r]))
-    return out
+            s = np.float32(qint[i]) / denom
+            s = s * dec[DEC_SEG_EXT + i] + dec[DEC_SEG_MIN + i]
+            out[c] = s * dec[DEC_EXT + c] + dec[DEC_MIN + c]
+    d = lay[3]
+    if d >= 0:  # rebuild_rotations, one quaternion
+        zero = np.float32(0.0)
+        acc = zero
+        for c in range(4):
+            if c != d:
+                acc = acc + out[c] * out[c]
+        rest = np.float32(1.0) - acc
+        out[d] = np.sqrt(rest if rest > zero else zero)
+        n = np.sqrt(out[0] * out[0] + out[1] * out[1] + out[2] * out[2] + out[3] * out[3])
+        for c in range(4):
+            out[c] = out[c] / n
+
+
+def rebuild_rotations(q: Array, dropped: Array) -> Array:
+    """Float32 quaternions (K, 4) whose `dropped (K,)` component is filled with the positive
+    root of 1 - |kept|^2, then normalised: float32 throughout, components in index order,
+    operation for operation what `decode_value` does."""
+    with np.errstate(over="ignore", invalid="ignore"):  # corrupt files: caught downstream
+        return _rebuild(np.array(q, dtype=F32, copy=True), dropped)
+
+
+def _rebuild(q: Array, dropped: Array) -> Array:
+    rows = np.arange(len(q))
+    kept = np.ones(q.shape, dtype=bool)
+    kept[rows, dropped] = False
+    acc = np.zeros(len(q), dtype=F32)
+    for c in range(4):
+        acc = np.where(kept[:, c], acc + q[:, c] * q[:, c], acc).astype(F32)
+    rest = (F32(1.0) - acc).astype(F32)
+    q[rows, dropped] = np.sqrt(np.maximum(rest, F32(0.0)))
+    n = np.sqrt(((q[:, 0] * q[:, 0] + q[:, 1] * q[:, 1]) + q[:, 2] * q[:, 2]) + q[:, 3] * q[:, 3])
+    return (q / n[:, None]).astype(F32)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import IntEnum
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from codec.bit_rates import BIT_RATE_BITS, NUM_BIT_RATES, RAW_BIT_RATE, SUB_TRACKS, TrackKind
 from codec.clip import Clip
 from codec.settings import CompressionSettings
 
@@ -16,19 +16,15 @@ if TYPE_CHECKING:
 
 Array = np.ndarray
 
-SUB_TRACKS = ("rotation", "translation", "scale")
-# Bit rate index -> bits per component (ACL 2.1): 0 is constant in the segment, 24 is raw float.
-BIT_RATE_BITS = np.array([0, *range(1, 24), 32], dtype=np.int64)
-NUM_BIT_RATES = len(BIT_RATE_BITS)
-RAW_BIT_RATE = NUM_BIT_RATES - 1
-
-
-class TrackKind(IntEnum):
-    """How a sub-track is stored: nothing (bind value), one value, or per sample."""
-
-    DEFAULT = 0
-    CONSTANT = 1
-    ANIMATED = 2
+__all__ = [
+    "BIT_RATE_BITS",
+    "NUM_BIT_RATES",
+    "RAW_BIT_RATE",
+    "SUB_TRACKS",
+    "CompressionResult",
+    "DominantShells",
+    "TrackKind",
+]
 
 
 @dataclass(frozen=True, eq=False)

@@ -12,25 +12,53 @@ from __future__ import annotations
 
 import numpy as np
 
-from codec.error_metric import shell_reach
+from codec.affine import qvv_matrix
+from codec.jit import kernel
 
 Array = np.ndarray
 
 
-def dominant_shells(
-    local: Array, parents: Array, distance: Array, precision: Array
-) -> tuple[Array, Array]:
-    """Dominant shell distance and precision (J,) each, from local matrices (S, J, 3, 4)."""
-    dist = np.array(distance, dtype=np.float64, copy=True)
-    prec = np.array(precision, dtype=np.float64, copy=True)
-    for j in range(len(parents) - 1, -1, -1):
+@kernel
+def _dominant(raw, rows, parents, dist, prec, m):
+    for j in range(parents.shape[0] - 1, -1, -1):
         p = parents[j]
         if p < 0:
             continue
-        reach = float(shell_reach(local[:, j], dist[j]).max()) + prec[j]
+        d = dist[j]
+        reach = 0.0
+        for i in range(rows.shape[0]):
+            qvv_matrix(raw[rows[i], j], m)
+            for k in range(3):  # codec.error_metric.shell_reach
+                x = m[k] * d + m[3]
+                y = m[4 + k] * d + m[7]
+                z = m[8 + k] * d + m[11]
+                reach = max(reach, x * x + y * y + z * z)
+        reach = np.sqrt(reach) + prec[j]
         if reach > dist[p]:
             dist[p] = reach
-        # ACL hands the dominant child's precision up; the tightest one keeps the bound strict
-        # when a child asks for less precision than its parent (ACL would loosen the parent)
-        prec[p] = min(prec[p], prec[j])
+        if prec[j] < prec[p]:
+            prec[p] = prec[j]
+
+
+def dominant_shells(
+    raw: Array,
+    parents: Array,
+    distance: Array,
+    precision: Array,
+    rows: Array | None = None,
+) -> tuple[Array, Array]:
+    """Dominant shell distance and precision (J,) each, from local QVV rows (S, J, 10)
+    (codec.affine.pack_qvv). `rows` selects the samples that count (all by default)."""
+    dist = np.array(distance, dtype=np.float64, copy=True)
+    prec = np.array(precision, dtype=np.float64, copy=True)
+    if rows is None:
+        rows = np.arange(raw.shape[0])
+    _dominant(
+        raw,
+        np.asarray(rows, dtype=np.int64),
+        np.asarray(parents, dtype=np.int64),
+        dist,
+        prec,
+        np.empty(12),
+    )
     return dist, prec

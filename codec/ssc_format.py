@@ -5,7 +5,8 @@ Everything is little-endian. Offsets are from the start of the file.
     header (40 bytes)
       0  magic         b"SSCF"
       4  version       u16 (FORMAT_VERSION)
-      6  flags         u16: bit 0 wrapping (looping, last sample dropped), bit 1 metadata
+      6  flags         u16: bit 0 wrapping (looping, last sample dropped), bit 1 metadata,
+                       bit 2 rotation layouts present
       8  crc32         u32 of every byte after this field (zlib.crc32)
      12  total_size    u32 length of the whole file
      16  num_joints    u32
@@ -16,11 +17,19 @@ Everything is little-endian. Offsets are from the start of the file.
     animation data (anim_size bytes; header + this is `compressed_size`)
       kinds           2 bits per sub-track (0 default, 1 constant, 2 animated), joint-major
                       rotation/translation/scale, LSB first, padded to a byte
-      constants       3 x f32 per constant sub-track (rotation: x, y, z of positive-W)
-      clip ranges     per animated sub-track: min 3 x f32, extent 3 x f32
+      layouts         (flag bit 2 only) 3 bits per constant or animated rotation sub-track,
+                      in joint order, LSB first, padded to a byte: 0..3 the component
+                      (x, y, z, w) the whole clip drops and rebuilds, 4 (animated only) a
+                      component per segment. Without the flag every rotation drops w.
+      constants       3 x f32 per constant sub-track (rotation: the three kept components
+                      in index order, of the quaternion signed so the dropped one is >= 0)
+      clip ranges     per animated sub-track: min then extent, f32 per stored component:
+                      3 (kept x, y, z; or a rotation's three kept components) or 4 (a
+                      rotation whose dropped component varies by segment: x, y, z, w)
       segment table   per segment: num_samples u16, data offset u32 (from anim start)
       segments        per segment:
-                        bit rate index u8 per animated sub-track
+                        per animated sub-track a u8: bits 0-4 the bit rate index, bits 5-6
+                          the dropped component of a per-segment rotation (else 0)
                         per animated sub-track, rate 0: 3 x u16 constant (clip-normalised);
                           rates 1..23 with more than one segment: 3 x u8 min, 3 x u8 extent
                         samples, sample-major, sub-tracks in order, 3 components each on
@@ -29,6 +38,10 @@ Everything is little-endian. Offsets are from the start of the file.
     metadata (optional; `metadata_size`): per joint u16 name length, UTF-8 name,
       i32 parent, f64 x 10 bind pose (rotation xyzw, translation, scale), f64 precision,
       f64 shell distance
+
+A rotation is rebuilt from its three kept components as in codec.quantize.decode_value:
+the dropped one is sqrt(max(0, 1 - sum of squares)), then the four are normalised, in
+float32. Version 1 files (every rotation drops w, no layouts) are refused with a message.
 """
 
 from __future__ import annotations
@@ -40,19 +53,24 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from codec import bitstream
+from codec.bit_rates import BIT_RATE_BITS, NUM_BIT_RATES, RAW_BIT_RATE, TrackKind
 from codec.clip import Skeleton
 from codec.errors import CompressedFormatError
-from codec.result import BIT_RATE_BITS, NUM_BIT_RATES, RAW_BIT_RATE, TrackKind
+from codec.rotation_layout import PER_SEGMENT, W, kept_components
 
 Array = np.ndarray
 
 MAGIC = b"SSCF"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 HEADER = struct.Struct("<4sHHIIIIdII")
 HEADER_SIZE = HEADER.size  # 40
 FLAG_WRAP = 1
 FLAG_METADATA = 2
+FLAG_LAYOUTS = 4
 SEGMENT_ENTRY = struct.Struct("<HI")
+LAYOUT_BITS = 3
+RATE_MASK = 0x1F
+DROPPED_SHIFT = 5
 MAX_JOINTS = 1 << 16
 MAX_SAMPLES = 1 << 24
 
@@ -61,9 +79,11 @@ MAX_SAMPLES = 1 << 24
 class EncodedClip:
     """Everything the animation data holds, as arrays (see the module docstring).
 
-    kinds (J, 3) uint8; constants (Kc, 3) f32; clip_min / clip_extent (Ka, 3) f32;
-    segment_sizes (G,); bit_rates (G, Ka) u8; seg_min / seg_extent (G, Ka, 3) u8;
-    seg_constant (G, Ka, 3) u16; samples: per segment (n, Ka, 3) u32.
+    kinds (J, 3) uint8; constants (Kc, 3) f32; const_dropped (Kc,) the dropped component of
+    each constant (-1: not a rotation); clip_layout (Ka,) 0..3, PER_SEGMENT, or -1 (not a
+    rotation); clip_min / clip_extent (Ka, 4) f32 (unstored components 0); segment_sizes
+    (G,); bit_rates (G, Ka) u8; seg_dropped (G, Ka) (-1: not a rotation); seg_min /
+    seg_extent (G, Ka, 3) u8; seg_constant (G, Ka, 3) u16; samples: per segment (n, Ka, 3).
     """
 
     num_joints: int
@@ -72,10 +92,13 @@ class EncodedClip:
     wrap: bool
     kinds: Array
     constants: Array
+    const_dropped: Array
+    clip_layout: Array
     clip_min: Array
     clip_extent: Array
     segment_sizes: Array
     bit_rates: Array
+    seg_dropped: Array
     seg_min: Array
     seg_extent: Array
     seg_constant: Array
@@ -99,10 +122,25 @@ class EncodedClip:
         """(Kc, 2) joint and sub-track of every constant sub-track, in stored order."""
         return np.argwhere(self.kinds == TrackKind.CONSTANT)
 
+    @property
+    def has_layouts(self) -> bool:
+        """Whether any rotation drops something other than w (the layouts block is written)."""
+        rot_const = self.const_dropped[self.const_dropped >= 0]
+        rot_anim = self.clip_layout[self.clip_layout >= 0]
+        return bool(np.any(rot_const != W) or np.any(rot_anim != W))
+
     def has_range(self, g: int) -> Array:
         """(Ka,) which sub-tracks of segment g store an 8-bit segment range."""
         r = self.bit_rates[g]
         return (r > 0) & (r < RAW_BIT_RATE) & (self.num_segments > 1)
+
+    def range_components(self) -> Array:
+        """(Ka,) how many components each clip range stores (3, or 4 for per-segment)."""
+        return np.where(self.clip_layout == PER_SEGMENT, 4, 3)
+
+    def stored_components(self) -> Array:
+        """(G, Ka, 3) the clip component of each stored value, per segment."""
+        return kept_components(self.seg_dropped)
 
 
 def _range_bytes(enc: EncodedClip, g: int) -> bytes:
@@ -118,15 +156,44 @@ def _range_bytes(enc: EncodedClip, g: int) -> bytes:
     return bytes(out)
 
 
+def _rate_bytes(enc: EncodedClip, g: int) -> bytes:
+    per_segment = enc.clip_layout == PER_SEGMENT
+    dropped = np.where(per_segment, enc.seg_dropped[g], 0).astype(np.int64)
+    return (
+        (enc.bit_rates[g].astype(np.int64) | (dropped << DROPPED_SHIFT)).astype(np.uint8).tobytes()
+    )
+
+
 def _segment_bytes(enc: EncodedClip, g: int) -> bytes:
     rate = enc.bit_rates[g].astype(np.int64)
     q = enc.samples[g]
     widths = np.broadcast_to(BIT_RATE_BITS[rate][None, :, None], q.shape)
     return (
-        rate.astype(np.uint8).tobytes()
+        _rate_bytes(enc, g)
         + _range_bytes(enc, g)
         + bitstream.pack(q.reshape(-1), widths.reshape(-1))
     )
+
+
+def _clip_range_bytes(enc: EncodedClip) -> bytes:
+    out = bytearray()
+    comps = enc.stored_components()
+    for k, count in enumerate(enc.range_components()):
+        idx = np.arange(4) if count == 4 else comps[0, k]
+        out += enc.clip_min[k, idx].astype("<f4").tobytes()
+        out += enc.clip_extent[k, idx].astype("<f4").tobytes()
+    return bytes(out)
+
+
+def _layout_codes(enc: EncodedClip) -> Array:
+    """Layout code of every constant or animated rotation, in joint order."""
+    rot = enc.kinds[:, 0]
+    codes = np.full(enc.num_joints, -1, dtype=np.int64)
+    codes[enc.constant_tracks[enc.constant_tracks[:, 1] == 0, 0]] = enc.const_dropped[
+        enc.constant_tracks[:, 1] == 0
+    ]
+    codes[enc.animated[enc.animated[:, 1] == 0, 0]] = enc.clip_layout[enc.animated[:, 1] == 0]
+    return codes[rot != TrackKind.DEFAULT]
 
 
 def _metadata_bytes(skeleton: Skeleton) -> bytes:
@@ -147,8 +214,12 @@ def write(enc: EncodedClip, skeleton: Skeleton | None = None) -> tuple[bytes, in
     """Serialise; returns the file bytes and the compressed size (header + animation)."""
     kinds = bitstream.pack(enc.kinds.reshape(-1).astype(np.uint64), np.full(enc.kinds.size, 2))
     body = bytearray(kinds)
+    layouts = enc.has_layouts
+    if layouts:
+        codes = _layout_codes(enc)
+        body += bitstream.pack(codes.astype(np.uint64), np.full(len(codes), LAYOUT_BITS))
     body += enc.constants.astype("<f4").tobytes()
-    body += np.concatenate((enc.clip_min, enc.clip_extent), axis=1).astype("<f4").tobytes()
+    body += _clip_range_bytes(enc)
     segs = [_segment_bytes(enc, g) for g in range(enc.num_segments)]
     table_at = len(body)
     offset = table_at + SEGMENT_ENTRY.size * enc.num_segments
@@ -160,16 +231,15 @@ def write(enc: EncodedClip, skeleton: Skeleton | None = None) -> tuple[bytes, in
     for seg in segs:
         body += seg
     meta = _metadata_bytes(skeleton) if skeleton is not None else b""
-    flags = (FLAG_WRAP if enc.wrap else 0) | (FLAG_METADATA if meta else 0)
+    flags = (
+        (FLAG_WRAP if enc.wrap else 0)
+        | (FLAG_METADATA if meta else 0)
+        | (FLAG_LAYOUTS if layouts else 0)
+    )
     total = HEADER_SIZE + len(body) + len(meta)
-    rest = HEADER.pack(
-        MAGIC, FORMAT_VERSION, flags, 0, total, enc.num_joints, enc.num_samples,
-        enc.sample_rate, enc.num_segments, len(body),
-    )[12:] + bytes(body) + meta  # fmt: skip
-    head = HEADER.pack(
-        MAGIC, FORMAT_VERSION, flags, zlib.crc32(rest), total, enc.num_joints,
-        enc.num_samples, enc.sample_rate, enc.num_segments, len(body),
-    )[:12]  # fmt: skip
+    fields = (total, enc.num_joints, enc.num_samples, enc.sample_rate, enc.num_segments, len(body))
+    rest = HEADER.pack(MAGIC, FORMAT_VERSION, flags, 0, *fields)[12:] + bytes(body) + meta
+    head = HEADER.pack(MAGIC, FORMAT_VERSION, flags, zlib.crc32(rest), *fields)[:12]
     return head + rest, HEADER_SIZE + len(body)
 
 
@@ -201,14 +271,13 @@ class ParsedFile:
     encoded: EncodedClip
     skeleton: Skeleton | None
     packed_offsets: Array  # (G,) byte offset of each segment's packed samples in `data`
+    segment_offsets: Array  # (G,) byte offset of each segment from the animation data's start
     data: bytes
     compressed_size: int
     metadata_size: int
 
 
-def read(data: bytes) -> ParsedFile:
-    """Parse and check a whole file; raises CompressedFormatError on anything wrong."""
-    data = bytes(data)
+def _check_header(data: bytes) -> tuple[int, int, int, int, float, int, int]:
     if len(data) < HEADER_SIZE:
         raise CompressedFormatError(
             f"{len(data)} bytes is shorter than the {HEADER_SIZE}-byte header"
@@ -217,8 +286,9 @@ def read(data: bytes) -> ParsedFile:
     if magic != MAGIC:
         raise CompressedFormatError(f"bad magic {magic!r} at byte 0, expected {MAGIC!r}")
     if version != FORMAT_VERSION:
+        hint = " (written by an older Shellscope: compress the clip again)" if version == 1 else ""
         raise CompressedFormatError(
-            f"format version {version} at byte 4, this reader knows {FORMAT_VERSION}"
+            f"format version {version} at byte 4, this reader knows {FORMAT_VERSION}{hint}"
         )
     if total != len(data):
         raise CompressedFormatError(
@@ -226,28 +296,72 @@ def read(data: bytes) -> ParsedFile:
         )
     if zlib.crc32(data[12:]) != crc:
         raise CompressedFormatError("CRC mismatch (byte 8): the data is corrupt")
-    if flags & ~(FLAG_WRAP | FLAG_METADATA):
+    if flags & ~(FLAG_WRAP | FLAG_METADATA | FLAG_LAYOUTS):
         raise CompressedFormatError(f"unknown flags {flags:#x} at byte 6")
     if not (1 <= nj <= MAX_JOINTS and 1 <= ns <= MAX_SAMPLES and 1 <= ng <= ns):
         raise CompressedFormatError(f"implausible counts: {nj} joints, {ns} samples, {ng} segments")
     if not (np.isfinite(rate) and rate > 0):
         raise CompressedFormatError(f"sample rate {rate} at byte 24 is not positive")
-    anim_end = HEADER_SIZE + anim
-    if anim_end > len(data):
+    if HEADER_SIZE + anim > len(data):
         raise CompressedFormatError(f"animation data of {anim} bytes runs past the end")
+    # every joint costs at least 6 bits of kinds, every segment 6 bytes of table
+    if nj * 6 > 8 * anim or ng * SEGMENT_ENTRY.size > anim:
+        raise CompressedFormatError(
+            f"{nj} joints and {ng} segments cannot fit in {anim} bytes of animation data"
+        )
+    return flags, nj, ns, ng, rate, anim, version
+
+
+def read(data: bytes) -> ParsedFile:
+    """Parse and check a whole file; raises CompressedFormatError on anything wrong.
+
+    Every count is checked against the bytes actually present before anything is
+    allocated from it, so a small file cannot ask for a large allocation.
+    """
+    data = bytes(data)
+    flags, nj, ns, ng, rate, anim, _ = _check_header(data)
+    anim_end = HEADER_SIZE + anim
     r = _Reader(data, HEADER_SIZE, anim_end)
     kind_bytes = r.take((nj * 3 * 2 + 7) // 8, "sub-track kinds")
     kinds = bitstream.unpack(kind_bytes, np.arange(nj * 3) * 2, np.full(nj * 3, 2))
     if np.any(kinds > TrackKind.ANIMATED):
         raise CompressedFormatError(f"unknown sub-track kind at byte {HEADER_SIZE}")
     kinds = kinds.reshape(nj, 3).astype(np.uint8)
-    kc = int(np.sum(kinds == TrackKind.CONSTANT))
-    ka = int(np.sum(kinds == TrackKind.ANIMATED))
+    consts = np.argwhere(kinds == TrackKind.CONSTANT)
+    anim_tracks = np.argwhere(kinds == TrackKind.ANIMATED)
+    kc, ka = len(consts), len(anim_tracks)
+    if ng * ka > anim:  # every segment stores a rate byte per animated sub-track
+        raise CompressedFormatError(
+            f"{ng} segments of {ka} animated sub-tracks cannot fit in {anim} bytes"
+        )
+    codes = np.full(nj, W, dtype=np.int64)
+    rot_stored = np.flatnonzero(kinds[:, 0] != TrackKind.DEFAULT)
+    if flags & FLAG_LAYOUTS:
+        at = r.pos
+        raw = r.take((len(rot_stored) * LAYOUT_BITS + 7) // 8, "rotation layouts")
+        n = len(rot_stored)
+        codes[rot_stored] = bitstream.unpack(raw, np.arange(n) * LAYOUT_BITS, np.full(n, 3))
+        bad = (codes > PER_SEGMENT) | ((codes == PER_SEGMENT) & (kinds[:, 0] != TrackKind.ANIMATED))
+        if np.any(bad):
+            raise CompressedFormatError(f"bad rotation layout at byte {at}")
+    const_dropped = np.where(consts[:, 1] == 0, codes[consts[:, 0]], -1)
+    clip_layout = np.where(anim_tracks[:, 1] == 0, codes[anim_tracks[:, 0]], -1)
     constants = r.array("<f4", kc * 3, "constant values").reshape(kc, 3)
-    ranges = r.array("<f4", ka * 6, "clip ranges").reshape(ka, 6)
-    if not (np.all(np.isfinite(constants)) and np.all(np.isfinite(ranges))):
+    counts = np.where(clip_layout == PER_SEGMENT, 4, 3)
+    flat = r.array("<f4", int(counts.sum()) * 2, "clip ranges")
+    if not (np.all(np.isfinite(constants)) and np.all(np.isfinite(flat))):
         raise CompressedFormatError("constant values or clip ranges are not finite numbers")
-    if np.any(ranges[:, 3:] < 0):
+    clip_min = np.zeros((ka, 4), dtype=np.float32)
+    clip_ext = np.zeros((ka, 4), dtype=np.float32)
+    fixed_comps = kept_components(np.where(clip_layout == PER_SEGMENT, W, clip_layout))
+    pos = 0
+    for k in range(ka):
+        c = int(counts[k])
+        idx = np.arange(4) if c == 4 else fixed_comps[k]
+        clip_min[k, idx] = flat[pos : pos + c]
+        clip_ext[k, idx] = flat[pos + c : pos + 2 * c]
+        pos += 2 * c
+    if np.any(clip_ext < 0):
         raise CompressedFormatError("a clip range has a negative extent")
     table = r.array("<u2,<u4", ng, "segment table")
     sizes = table["f0"].astype(np.int64)
@@ -255,28 +369,43 @@ def read(data: bytes) -> ParsedFile:
     if np.any(sizes < 1) or int(sizes.sum()) != ns:
         raise CompressedFormatError(f"segment sizes {sizes.tolist()} do not add up to {ns} samples")
     bit_rates = np.zeros((ng, ka), dtype=np.uint8)
+    seg_dropped = np.repeat(np.where(clip_layout == PER_SEGMENT, W, clip_layout)[None], ng, 0)
     seg_min = np.zeros((ng, ka, 3), dtype=np.uint8)
     seg_ext = np.zeros((ng, ka, 3), dtype=np.uint8)
     seg_const = np.zeros((ng, ka, 3), dtype=np.uint16)
     packed_at = np.zeros(ng, dtype=np.int64)
     samples: list[Array] = []
+    per_segment = clip_layout == PER_SEGMENT
+    multi = ng > 1
     for g in range(ng):
         start = HEADER_SIZE + int(offsets[g])
         if not HEADER_SIZE <= start <= anim_end:
             raise CompressedFormatError(f"segment {g} offset {offsets[g]} is out of range")
         r.pos = start
-        rates = r.array("u1", ka, f"bit rates of segment {g}")
-        if np.any(rates >= NUM_BIT_RATES):
-            raise CompressedFormatError(f"segment {g}: bit rate index {rates.max()} out of range")
+        at = r.pos
+        raw_rates = r.array("u1", ka, f"bit rates of segment {g}").astype(np.int64)
+        rates = raw_rates & RATE_MASK
+        dropped = raw_rates >> DROPPED_SHIFT
+        if (
+            np.any(rates >= NUM_BIT_RATES)
+            or np.any(dropped[~per_segment] != 0)
+            or np.any(dropped > W)
+        ):
+            raise CompressedFormatError(f"segment {g}: bad bit rate byte at byte {at}")
         bit_rates[g] = rates
-        multi = ng > 1
-        for k in range(ka):
-            if rates[k] == 0:
-                seg_const[g, k] = r.array("<u2", 3, f"segment {g} constant")
-            elif multi and rates[k] != RAW_BIT_RATE:
-                seg_min[g, k] = r.array("u1", 3, f"segment {g} range")
-                seg_ext[g, k] = r.array("u1", 3, f"segment {g} range")
-        bits = BIT_RATE_BITS[rates.astype(np.int64)]
+        seg_dropped[g, per_segment] = dropped[per_segment]
+        need_const = rates == 0
+        need_range = multi & (rates > 0) & (rates < RAW_BIT_RATE)
+        blob = r.take(6 * int(np.sum(need_const | need_range)), f"segment {g} ranges")
+        cursor = 0
+        for k in np.flatnonzero(need_const | need_range):
+            if need_const[k]:
+                seg_const[g, k] = np.frombuffer(blob, "<u2", 3, cursor)
+            else:
+                seg_min[g, k] = np.frombuffer(blob, "u1", 3, cursor)
+                seg_ext[g, k] = np.frombuffer(blob, "u1", 3, cursor + 3)
+            cursor += 6
+        bits = BIT_RATE_BITS[rates]
         n = int(sizes[g])
         nbytes = (n * 3 * int(bits.sum()) + 7) // 8
         packed_at[g] = r.pos
@@ -295,12 +424,25 @@ def read(data: bytes) -> ParsedFile:
     elif meta_size:
         raise CompressedFormatError(f"{meta_size} unexpected bytes after the animation data")
     enc = EncodedClip(
-        num_joints=nj, num_samples=ns, sample_rate=rate, wrap=bool(flags & FLAG_WRAP),
-        kinds=kinds, constants=constants, clip_min=ranges[:, :3].copy(),
-        clip_extent=ranges[:, 3:].copy(), segment_sizes=sizes, bit_rates=bit_rates,
-        seg_min=seg_min, seg_extent=seg_ext, seg_constant=seg_const, samples=samples,
-    )  # fmt: skip
-    return ParsedFile(enc, skeleton, packed_at, data, anim_end, meta_size)
+        num_joints=nj,
+        num_samples=ns,
+        sample_rate=rate,
+        wrap=bool(flags & FLAG_WRAP),
+        kinds=kinds,
+        constants=constants,
+        const_dropped=const_dropped,
+        clip_layout=clip_layout,
+        clip_min=clip_min,
+        clip_extent=clip_ext,
+        segment_sizes=sizes,
+        bit_rates=bit_rates,
+        seg_dropped=np.where(anim_tracks[:, 1] == 0, seg_dropped, -1),
+        seg_min=seg_min,
+        seg_extent=seg_ext,
+        seg_constant=seg_const,
+        samples=samples,
+    )
+    return ParsedFile(enc, skeleton, packed_at, offsets, data, anim_end, meta_size)
 
 
 def _read_metadata(data: bytes, start: int, nj: int) -> Skeleton:
@@ -321,11 +463,17 @@ def _read_metadata(data: bytes, start: int, nj: int) -> Skeleton:
     if r.pos != len(data):
         raise CompressedFormatError(f"{len(data) - r.pos} unexpected bytes after the metadata")
     b = np.array(bind)
+    if not np.all(np.abs(b) <= np.finfo(np.float32).max):
+        raise CompressedFormatError("metadata: a bind pose value is not a finite float32")
     try:
         return Skeleton(
-            names=tuple(names), parents=np.array(parents), bind_rotations=b[:, :4],
-            bind_translations=b[:, 4:7], bind_scales=b[:, 7:], precision=np.array(prec),
+            names=tuple(names),
+            parents=np.array(parents),
+            bind_rotations=b[:, :4],
+            bind_translations=b[:, 4:7],
+            bind_scales=b[:, 7:],
+            precision=np.array(prec),
             shell_distance=np.array(shell),
-        )  # fmt: skip
+        )
     except ValueError as e:
         raise CompressedFormatError(f"metadata: {e}") from None

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from codec.result import BIT_RATE_BITS, SUB_TRACKS, TrackKind
+from codec.bit_rates import BIT_RATE_BITS, SUB_TRACKS, TrackKind
 
 if TYPE_CHECKING:
     from codec.result import CompressionResult
@@ -43,7 +43,7 @@ def build_stats(
         "has_scale": clip.has_scale,
         "level": level,
         "requested_level": result.settings.level,
-        "rotation_format": "quatf_drop_w_variable",
+        "rotation_format": "quatf_drop_one_variable",
         "translation_format": "vector3f_variable",
         "scale_format": "vector3f_variable",
         "max_error": float(err[worst_sample, worst_joint]),

@@ -1,17 +1,19 @@
 import numpy as np
+import pytest
 
+from codec.bit_rates import BIT_RATE_BITS, RAW_BIT_RATE
 from codec.quantize import (
     F32,
     clip_range,
-    dequantize,
-    encode,
+    decode_params,
+    decode_value,
     normalize,
-    rebuild_rotation,
+    quantize,
+    rebuild_rotations,
     segment_range,
     segment_range_decode,
     to_segment_space,
 )
-from codec.result import BIT_RATE_BITS, RAW_BIT_RATE
 
 
 def test_segment_range_always_contains_its_samples():
@@ -25,33 +27,77 @@ def test_segment_range_always_contains_its_samples():
         assert np.all(q_min.astype(int) + q_ext <= 255)
 
 
+def _decode(q, raw, rate, lay, dec):
+    out = np.zeros(4, dtype=F32)
+    decode_value(q.astype(np.uint32), raw.astype(F32), rate, lay, dec, out)
+    return out
+
+
 def test_quantisation_error_is_within_half_a_step_at_every_rate():
     rng = np.random.default_rng(1)
-    values = rng.uniform(-50, 50, (20, 4, 3)).astype(F32)
-    lo, ext = clip_range(values)
-    norm = normalize(values, lo, ext)
+    values = rng.uniform(-50, 50, (20, 1, 4)).astype(F32)
+    values[..., 3] = 0
+    stored = np.zeros(values.shape, dtype=bool)
+    stored[..., :3] = True
+    lo, ext = clip_range(values, stored)
+    norm = normalize(values, lo, ext)[..., :3]
     assert norm.min() == 0.0 and norm.max() == 1.0
+    lay, dec = decode_params(
+        np.array([[0, 1, 2]]),
+        np.array([-1]),
+        lo,
+        ext,
+        np.zeros((1, 3), F32),
+        np.ones((1, 3), F32),
+        np.zeros((1, 3)),
+    )
     for rate in range(1, RAW_BIT_RATE):
-        rates = np.full(4, rate)
-        q = encode(norm, values, rates, None, None)
-        v = dequantize(q, rates, lo, ext, None, None, np.zeros((4, 3)))
-        step = ext / ((1 << int(BIT_RATE_BITS[rate])) - 1)
-        assert np.all(np.abs(v - values) <= 0.5 * step + 1e-5 * np.abs(values) + 1e-6)
-    raw = np.full(4, RAW_BIT_RATE)
-    q = encode(norm, values, raw, None, None)
-    np.testing.assert_array_equal(dequantize(q, raw, lo, ext, None, None, np.zeros((4, 3))), values)
+        q = quantize(norm, rate)
+        v = np.array([_decode(q[s, 0], values[s, 0, :3], rate, lay[0], dec[0]) for s in range(20)])
+        step = ext[0, :3] / ((1 << int(BIT_RATE_BITS[rate])) - 1)
+        assert np.all(np.abs(v[:, :3] - values[:, 0, :3]) <= 0.5 * step + 1e-5 * 50 + 1e-6)
+    raw = np.array(
+        [_decode(np.zeros(3), values[s, 0, :3], RAW_BIT_RATE, lay[0], dec[0]) for s in range(20)]
+    )
+    np.testing.assert_array_equal(raw[:, :3], values[:, 0, :3])
 
 
 def test_segment_space_maps_into_unit_interval():
     n = np.array([[[0.2, 0.5, 0.9]], [[0.3, 0.5, 1.0]]], dtype=F32)
     q_min, q_ext = segment_range(n)
-    s = to_segment_space(n, q_min, q_ext)
-    assert s.min() >= 0 and s.max() <= 1
     lo, ext = segment_range_decode(q_min, q_ext)
+    s = to_segment_space(n, lo, ext)
+    assert s.min() >= 0 and s.max() <= 1
     np.testing.assert_allclose(s * ext + lo, n, atol=1e-6)  # renormalising is reversible
 
 
-def test_rotation_rebuild_is_unit_with_positive_w():
-    q = rebuild_rotation(np.array([[0.1, -0.2, 0.3], [0.8, 0.6, 0.1]], dtype=F32))
-    np.testing.assert_allclose(np.linalg.norm(q, axis=-1), 1.0, atol=1e-6)
-    assert np.all(q[:, 3] >= 0)
+@pytest.mark.parametrize("dropped", range(4))
+def test_rebuilt_rotation_is_unit_with_the_dropped_component_positive(dropped):
+    rng = np.random.default_rng(dropped)
+    q = rng.normal(size=(50, 4))
+    q /= np.linalg.norm(q, axis=-1, keepdims=True)
+    q[:, dropped] = np.abs(q[:, dropped])
+    kept = q.astype(F32)
+    kept[:, dropped] = 0
+    out = rebuild_rotations(kept, np.full(50, dropped))
+    np.testing.assert_allclose(np.linalg.norm(out.astype(np.float64), axis=-1), 1.0, atol=1e-6)
+    np.testing.assert_allclose(out, q, atol=2e-3)
+    assert np.all(out[:, dropped] >= 0)
+
+
+def test_numpy_and_kernel_rebuild_agree_bit_for_bit():
+    """Constants are rebuilt in numpy, samples by the kernel: the same float32 arithmetic."""
+    rng = np.random.default_rng(7)
+    q = rng.normal(size=(200, 4))
+    q /= np.linalg.norm(q, axis=-1, keepdims=True)
+    dropped = rng.integers(0, 4, 200)
+    kept = [np.delete(np.arange(4), d) for d in dropped]
+    values = np.stack([q[i, kept[i]] for i in range(200)]).astype(F32)
+    full = np.zeros((200, 4), F32)
+    for i in range(200):
+        full[i, kept[i]] = values[i]
+    expect = rebuild_rotations(full, dropped)
+    for i in range(200):
+        lay = np.array([*kept[i], dropped[i]], dtype=np.int64)
+        got = _decode(np.zeros(3), values[i], RAW_BIT_RATE, lay, np.zeros(17, F32))
+        np.testing.assert_array_equal(got, expect[i])
