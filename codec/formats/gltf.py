@@ -37,6 +37,7 @@ from codec import quat
 from codec.clip import Clip, Skeleton
 from codec.errors import ClipFormatError, ShellscopeError
 from codec.formats.compressed import inner_name
+from codec.formats.key_grid import key_grid
 from codec.transforms import compose, decompose, qvv_to_matrix
 from codec.units import UNIT_CM, Units, user_units
 
@@ -57,7 +58,6 @@ _WIDTH = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT2": 4, "MAT3": 9, "M
 _T = TypeVar("_T")
 _PATH_WIDTH = {"translation": 3, "rotation": 4, "scale": 3}
 DEFAULT_SAMPLE_RATE = 30.0
-GRID_TOLERANCE = 1e-3  # a key within this fraction of a step of a grid point is on the grid
 GLTF_UNITS = Units(
     "m", UNIT_CM["m"], "format", declared="metres (glTF 2.0)", up_axis="+Y",
     axes="right-handed, +Z front, as glTF 2.0 specifies",
@@ -656,35 +656,6 @@ def _animation_tracks(doc: _Doc, ai: int, order: list[int], warnings: list[str])
             "outside the skin and were ignored"
         )
     return tracks
-
-
-def _nice_rate(rate: float) -> float:
-    """`rate` snapped to a whole or NTSC (x1000/1001) rate when float32 key times blur it."""
-    for cand in (round(rate), round(rate * 1.001) / 1.001):
-        if cand > 0 and abs(rate - cand) <= 1e-4 * cand:
-            return float(cand)
-    return rate
-
-
-def key_grid(times: Array) -> tuple[float, float] | None:
-    """(start, rate) of the uniform grid every key time lies on, or None.
-
-    The grid's step is the smallest spacing between distinct keys; a key counts as on the
-    grid within GRID_TOLERANCE of a step (float32 times drift by far less).
-    """
-    t = np.unique(np.asarray(times, dtype=np.float64))
-    if t.size < 2:
-        return None
-    d = np.diff(t)
-    step = float(d.min())
-    span = float(t[-1] - t[0])
-    if step <= 1e-9 * max(1.0, span) or span / step > 10_000_000:
-        return None
-    k = np.rint((t - t[0]) / step)
-    step = span / k[-1]  # the whole span spreads float32 rounding over every step
-    if np.any(np.abs((t - t[0]) / step - k) > GRID_TOLERANCE):
-        return None
-    return float(t[0]), _nice_rate(1.0 / step)
 
 
 def animation_timeline(tracks: list[Track], rate: float | None) -> Timeline:
