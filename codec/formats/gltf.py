@@ -677,9 +677,9 @@ def animation_timeline(tracks: list[Track], rate: float | None) -> Timeline:
         rate = DEFAULT_SAMPLE_RATE
         why = "the key times are not uniformly spaced"
     elif grid is not None:
-        why = f"resampled as asked; the keys are at {grid[1]:g} Hz"
+        why = f"as asked; the keys are at {grid[1]:g} Hz"
     else:
-        why = "resampled as asked; the key times are not uniformly spaced"
+        why = "as asked; the key times are not uniformly spaced"
     count = int(math.ceil((last - first) * rate - 1e-6)) + 1
     if count > 10_000_000:
         raise ValueError(f"the animation lasts {last - first:g} s: too long to sample")
