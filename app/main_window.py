@@ -185,6 +185,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.cancel_button.setToolTip("Stop this compression")
         self.cancel_button.clicked.connect(self.controller.cancel)
         bar.addWidget(self.status_label, 1)
+        self.units_label = QtWidgets.QLabel()  # the clip's units and up axis, always in view
+        bar.addPermanentWidget(self.units_label)
         bar.addPermanentWidget(self.progress_bar)
         bar.addPermanentWidget(self.cancel_button)
         self.progress_bar.hide()
@@ -311,8 +313,6 @@ class MainWindow(QtWidgets.QMainWindow):
             rules = overrides
         self.controller.open_clip(clip, path, tuple(rules), settings)
         self._add_recent(path)
-        if clip.units is not None:  # units are a fact to state, warnings come after it
-            self.statusBar().showMessage(f"{path.name}: {clip.units.statement()}", 15000)
         for w in clip.warnings:
             self.statusBar().showMessage(f"{path.name}: {w}", 8000)
         return True
@@ -320,8 +320,11 @@ class MainWindow(QtWidgets.QMainWindow):
     def _update_title(self) -> None:
         p = self.document.path
         clip = self.document.clip
-        units = f" [{clip.units.short()}]" if clip is not None and clip.units else ""
-        self.setWindowTitle(f"{p.name}{units} \u2014 Shellscope" if p else "Shellscope")
+        units = clip.units if clip is not None else None
+        self.units_label.setText(f"units: {units.short()}" if units else "")
+        self.units_label.setToolTip(units.statement() if units else "")
+        tag = f" [{units.short()}]" if units else ""
+        self.setWindowTitle(f"{p.name}{tag} \u2014 Shellscope" if p else "Shellscope")
 
     def recent_files(self) -> list[str]:
         value = self.qsettings.value(RECENT_KEY, [])

@@ -94,9 +94,10 @@ class Units:
         return text
 
     def short(self) -> str:
-        """A few words for a title bar: 'cm from file units, +Y up'."""
+        """A few words for a title or status bar: 'm (file) -> cm, +Y up'."""
         up = f", {self.up_axis} up" if self.up_axis else ""
-        return f"{self.unit} ({self.chosen_by}){up}"
+        shown = "" if self.to_cm == 1.0 else " \u2192 cm"
+        return f"{self.unit} ({self.chosen_by}){shown}{up}"
 
 
 def unit_name_for_metres(meters: float) -> str:

@@ -35,14 +35,52 @@ def inner_name(path: str | os.PathLike[str]) -> str:
     return name[: -len(Path(name).suffix)] if compression_of(name) else name
 
 
+class _ZstdReader:
+    """Frames of zstd data one after another, read in small steps.
+
+    zstandard's own stream reader ends quietly on a truncated frame; here a frame that has
+    not reached its end when the input does is an EOFError, like gzip's and lzma's. Input
+    goes in 1 KiB at a time, so one step cannot expand past the cap by much."""
+
+    def __init__(self, f: BinaryIO) -> None:
+        import zstandard
+
+        self._new = zstandard.ZstdDecompressor().decompressobj
+        self._f = f
+        self._obj = self._new()
+        self._fed = False  # the current frame has had input
+
+    def read(self, _size: int) -> bytes:
+        while True:
+            chunk = self._f.read(1024)
+            if not chunk:
+                if self._fed:
+                    raise EOFError("the last zstd frame is cut short")
+                return b""
+            out = bytearray()
+            while chunk:
+                out += self._obj.decompress(chunk)
+                self._fed = True
+                chunk = b""
+                if self._obj.eof:
+                    chunk = self._obj.unused_data
+                    self._obj, self._fed = self._new(), False
+            if out:
+                return bytes(out)
+
+    def __enter__(self) -> _ZstdReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
 def _opener(kind: str) -> Callable[[BinaryIO], BinaryIO]:
     if kind == "gzip":
         return lambda f: gzip.GzipFile(fileobj=f, mode="rb")  # type: ignore[return-value]
     if kind == "xz":
         return lambda f: lzma.LZMAFile(f, mode="rb")  # type: ignore[return-value]
-    import zstandard
-
-    return lambda f: zstandard.ZstdDecompressor().stream_reader(f, read_across_frames=True)
+    return _ZstdReader  # type: ignore[return-value]
 
 
 def read_decompressed(

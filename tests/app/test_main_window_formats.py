@@ -16,8 +16,8 @@ def test_fbx_stacks_are_offered_and_the_units_are_stated(window, ui, dialogs) ->
     clip = window.document.clip
     assert clip.name == "RobotArmature|Robot_Wave" and clip.num_samples == 45
     assert "[cm (file), +Y up]" in window.windowTitle()
-    message = window.statusBar().currentMessage()
-    assert "units: centimetres as the file declares" in message and "+Y" in message
+    assert window.units_label.text() == "units: cm (file), +Y up"
+    assert window.units_label.toolTip().startswith("units: centimetres as the file declares")
     assert dialogs.errors == []
 
 
@@ -25,12 +25,12 @@ def test_usd_opens_with_its_units_in_the_title(window, ui, dialogs) -> None:
     ui.open(window, ui.data / "usd" / "CesiumMan.usdz")
     assert dialogs.animation_choices == []  # one skeleton: nothing to choose
     assert window.document.clip.num_samples == 48
-    assert "[m (file), +Y up]" in window.windowTitle()
+    assert "[m (file) \u2192 cm, +Y up]" in window.windowTitle()
 
 
 def test_bvh_title_says_the_units_were_guessed(window, ui) -> None:
     ui.open(window, ui.data / "bvh" / "makehuman_tpose.bvh")
-    assert "[dm (auto)]" in window.windowTitle()
+    assert "[dm (auto) \u2192 cm]" in window.windowTitle()
 
 
 def test_open_dialog_and_drops_know_every_format() -> None:

@@ -237,3 +237,34 @@ def _read(
         return out, names
     finally:
         lib.aiReleaseImport(ptr)
+
+
+def joint_chains(clip) -> list[tuple[str, ...]]:
+    """Each joint's names from its root joint down to itself."""
+    sk = clip.skeleton
+    out: list[tuple[str, ...]] = []
+    for j, p in enumerate(sk.parents):
+        out.append((*(out[p] if p >= 0 else ()), sk.names[j]))
+    return out
+
+
+def clip_joint_positions_cm(clip, data: bytes, animation: str | None) -> np.ndarray:
+    """assimp's world positions (S, J, 3) of `clip`'s joints, in cm.
+
+    An assimp node is a joint's when the names along its path that are joint names are
+    exactly the joint's chain of joint names: structure, not a name lookup."""
+    seconds = np.arange(clip.num_samples) / clip.sample_rate
+    world = world_positions(data, animation, seconds)
+    names = set(clip.skeleton.names)
+    by_chain: dict[tuple[str, ...], list[str]] = {}
+    for path in world:
+        parts = path.split("/")
+        chain = tuple(p for p in parts if p in names)
+        if chain and chain[-1] == parts[-1]:
+            by_chain.setdefault(chain, []).append(path)
+    out = np.empty((clip.num_samples, clip.num_joints, 3))
+    for j, chain in enumerate(joint_chains(clip)):
+        found = by_chain.get(chain, [])
+        assert len(found) == 1, f"joint {chain[-1]!r}: assimp nodes {found}"
+        out[:, j] = world[found[0]]
+    return out * clip.units.to_cm

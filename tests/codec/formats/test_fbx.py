@@ -36,37 +36,6 @@ def positions(clip) -> np.ndarray:
     ]
 
 
-def joint_chains(clip) -> list[tuple[str, ...]]:
-    """Each joint's names from its root joint down to itself."""
-    sk = clip.skeleton
-    out: list[tuple[str, ...]] = []
-    for j, p in enumerate(sk.parents):
-        out.append((*(out[p] if p >= 0 else ()), sk.names[j]))
-    return out
-
-
-def assimp_positions_cm(clip, data: bytes, animation: str | None) -> np.ndarray:
-    """assimp's world positions (S, J, 3) of `clip`'s joints, in cm.
-
-    An assimp node is a joint's when the names along its path that are joint names are
-    exactly the joint's chain of joint names: structure, not a name lookup."""
-    seconds = np.arange(clip.num_samples) / clip.sample_rate
-    world = assimp_reference.world_positions(data, animation, seconds)
-    names = set(clip.skeleton.names)
-    by_chain: dict[tuple[str, ...], list[str]] = {}
-    for path in world:
-        parts = path.split("/")
-        chain = tuple(p for p in parts if p in names)
-        if chain and chain[-1] == parts[-1]:
-            by_chain.setdefault(chain, []).append(path)
-    out = np.empty((clip.num_samples, clip.num_joints, 3))
-    for j, chain in enumerate(joint_chains(clip)):
-        found = by_chain.get(chain, [])
-        assert len(found) == 1, f"joint {chain[-1]!r}: assimp nodes {found}"
-        out[:, j] = world[found[0]]
-    return out * clip.units.to_cm
-
-
 @pytest.fixture(scope="module")
 def raw() -> dict[str, bytes]:
     return {name: lzma.decompress((DATA / name).read_bytes()) for name in FACTS}
@@ -88,7 +57,7 @@ def test_counts_match_sources(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(FACTS))
 def test_world_positions_match_assimp_at_every_frame(name: str, raw: dict[str, bytes]) -> None:
     clip = load_clip(DATA / name)
-    theirs = assimp_positions_cm(clip, raw[name], clip.name)
+    theirs = assimp_reference.clip_joint_positions_cm(clip, raw[name], clip.name)
     gap = np.linalg.norm(positions(clip) - theirs, axis=-1)
     assert gap.max() <= TOLERANCE_CM, (
         f"{gap.max():.4g} cm at {np.unravel_index(gap.argmax(), gap.shape)}"
@@ -105,7 +74,9 @@ def test_every_robot_stack_is_an_animation_matching_assimp(raw: dict[str, bytes]
         clip = load_clip(ROBOT, animation=stack)
         assert clip.name == stack and clip.num_joints == 58
         lengths.add(clip.num_samples)
-        gap = np.linalg.norm(positions(clip) - assimp_positions_cm(clip, data, stack), axis=-1)
+        gap = np.linalg.norm(
+            positions(clip) - assimp_reference.clip_joint_positions_cm(clip, data, stack), axis=-1
+        )
         assert gap.max() <= TOLERANCE_CM, stack
     assert len(lengths) > 3  # the stacks are read as themselves, not as one stack again
 
@@ -382,7 +353,7 @@ def test_hand_made_ascii_fbx_pivots_prerotation_units_axes(tmp_path: Path) -> No
     # the curve has two linear keys (0 and 90 degrees at 0 s and 1 s): frame k is 3k degrees
     want = np.array([hand_made_world(3.0 * k) for k in range(31)]) * 2.54
     assert np.abs(positions(clip) - want).max() < 1e-9
-    theirs = assimp_positions_cm(clip, path.read_bytes(), "Bend")
+    theirs = assimp_reference.clip_joint_positions_cm(clip, path.read_bytes(), "Bend")
     assert np.abs(positions(clip) - theirs).max() < 1e-4
 
 

@@ -13,6 +13,7 @@ import pytest
 from codec import ClipFormatError, load_clip
 from codec.formats import list_animations
 from codec.transforms import object_space
+from tests.codec.formats import usd_reference
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "usd"
 CESIUM = DATA / "CesiumMan.usdz"
@@ -26,23 +27,7 @@ def positions(clip) -> np.ndarray:
 
 
 def usdskel_world_cm(path: Path, skeleton: str, codes: list[float], clip) -> np.ndarray:
-    """UsdSkel's world positions (S, J, 3) in cm of `clip`'s joints, at time `codes`.
-
-    usd-core computes these itself (SkeletonQuery.ComputeJointWorldTransforms): the
-    reference does not go through our reader."""
-    from pxr import Usd, UsdGeom, UsdSkel
-
-    stage = Usd.Stage.Open(str(path))
-    skel = UsdSkel.Skeleton(stage.GetPrimAtPath(skeleton))
-    query = UsdSkel.Cache().GetSkelQuery(skel)
-    paths = [str(j) for j in skel.GetJointsAttr().Get()]
-    tails = [p.rsplit("/", 1)[-1] for p in paths]
-    column = [tails.index(name) for name in clip.skeleton.names]
-    out = []
-    for c in codes:
-        world = np.array(query.ComputeJointWorldTransforms(UsdGeom.XformCache(c)))
-        out.append(world[column, 3, :3])
-    return np.array(out) * UsdGeom.GetStageMetersPerUnit(stage) * 100.0
+    return usd_reference.clip_joint_positions_cm(path, skeleton, codes, clip)
 
 
 def test_cesium_man_matches_sources_and_usdskel() -> None:
@@ -53,7 +38,9 @@ def test_cesium_man_matches_sources_and_usdskel() -> None:
     assert clip.warnings == [] and clip.name == "skelAnim_0"
     assert clip.skeleton.names[:2] == ("Skeleton_torso_joint_1", "Skeleton_torso_joint_2")
     assert (clip.units.unit, clip.units.chosen_by, clip.units.up_axis) == ("m", "file", "+Y")
-    theirs = usdskel_world_cm(CESIUM, skeleton, [float(c) for c in range(1, 49)], clip)
+    codes = usd_reference.sample_codes(CESIUM, clip)
+    assert codes == [float(c) for c in range(1, 49)]
+    theirs = usdskel_world_cm(CESIUM, skeleton, codes, clip)
     gap = np.linalg.norm(positions(clip) - theirs, axis=-1)
     assert gap.max() <= TOLERANCE_CM
     assert gap.max() < 1e-4  # in fact float32-close
