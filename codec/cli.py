@@ -143,6 +143,17 @@ def load_options(args: argparse.Namespace) -> dict[str, Any]:
     return opts
 
 
+def warn_unused_reader_flags(args: argparse.Namespace, err: TextIO) -> None:
+    """Say so when a flag given does not apply to the file's format (rather than ignore it)."""
+    from codec.formats import format_of
+
+    fmt = format_of(args.clip)
+    if getattr(args, "sample_rate", None) is not None and fmt not in ("gltf", "fbx", "usd"):
+        err.write(f"warning: {args.clip}: --sample-rate applies to glTF, FBX and USD; ignored\n")
+    if getattr(args, "animation", None) is not None and fmt not in ("gltf", "fbx", "usd"):
+        err.write(f"warning: {args.clip}: --animation applies to glTF, FBX and USD; ignored\n")
+
+
 def units_line(clip: Clip) -> str:
     """The units / up-axis statement of a loaded clip, as the summary prints it."""
     if clip.units is None:
@@ -179,6 +190,7 @@ def cmd_compress(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     clip = load_clip(args.clip, **load_options(args))
     if not clip.name:
         clip.name = Path(args.clip).name
+    warn_unused_reader_flags(args, err)
     result = compress(clip, settings)
     if args.output:
         write_bytes_output(args.output, result.data)

@@ -107,3 +107,11 @@ def test_decompress_to_glb_without_a_source_says_how(tmp_path: Path) -> None:
     )
     assert code == 2 and "not the clip's" in err
     assert not (tmp_path / "walk.glb").exists()
+
+
+def test_flags_that_do_not_apply_are_said_to_be_ignored() -> None:
+    clip = DATA / "acl" / "cmu_09_02.acl.sjson"
+    code, out, err = run("compress", clip, "--sample-rate", "60", "--animation", "Walk")
+    assert code == 0 and "samples at 24 Hz" in out
+    assert "--sample-rate applies to glTF, FBX and USD; ignored" in err
+    assert "--animation applies to glTF, FBX and USD; ignored" in err

@@ -357,6 +357,21 @@ def test_hand_made_ascii_fbx_pivots_prerotation_units_axes(tmp_path: Path) -> No
     assert np.abs(positions(clip) - theirs).max() < 1e-4
 
 
+def test_a_skeleton_of_null_nodes_is_read_and_said(tmp_path: Path) -> None:
+    """Some exporters write the skeleton as null nodes: with no bone in the file, the nulls
+    are the joints (with a warning), and the world positions are the same."""
+    text = ascii_fbx().replace('"LimbNode"', '"Null"').replace('"Skeleton"', '"Null"')
+    path = tmp_path / "nulls.fbx"
+    path.write_text(text)
+    clip = load_clip(path)
+    assert clip.skeleton.names == ("Rig", "Hip", "Knee", "Ankle")
+    assert clip.warnings == [
+        "the file has no bone nodes: its null (empty) nodes are read as the skeleton"
+    ]
+    want = np.array([hand_made_world(3.0 * k) for k in range(31)]) * 2.54
+    assert np.abs(positions(clip)[:, 1:] - want).max() < 1e-9
+
+
 def test_a_file_without_animation_is_its_rest_pose(tmp_path: Path) -> None:
     text = ascii_fbx()
     text = text[: text.index("\tAnimationStack:")] + "}\n" + text[text.index("Connections:") :]
