@@ -218,7 +218,10 @@ def export_lossy(
 
         if source is None or format_of(source) != "gltf":
             raise ValueError("a lossy glTF is a copy of the source glTF: open a .glb/.gltf clip")
-        write_lossy_gltf(source, result.lossy, path, animation=result.lossy.name or None)
+        read_as = result.clip.units  # a unit the user gave when opening is undone the same way
+        units = read_as.unit if read_as is not None and read_as.chosen_by == "user" else None
+        write_lossy_gltf(source, result.lossy, path, animation=result.lossy.name or None,
+                         units=units)  # fmt: skip
         return path
     tmpdir = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
     try:

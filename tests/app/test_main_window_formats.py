@@ -3,6 +3,8 @@ the title and status bar, USD, the dialog filters, and the Stats panel's lossy g
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import codec
 from app.main_window import CLIP_SUFFIXES, OPEN_FILTER
 
@@ -65,3 +67,16 @@ def test_a_lossy_glb_of_a_non_gltf_clip_is_refused_in_the_panel(window, ui, tmp_
     assert panel.export_to("lossy", tmp_path / "x.glb") is None
     assert "copy of the source glTF" in panel.export_error.text()
     assert not (tmp_path / "x.glb").exists()
+
+
+def test_lossy_gltf_export_undoes_the_units_the_clip_was_opened_with(tmp_path) -> None:
+    from app.exports import export_lossy
+
+    source = Path(__file__).resolve().parents[1] / "data" / "gltf" / "RiggedSimple.glb"
+    clip = codec.load_clip(source, units="cm")  # values taken as cm: no x100
+    result = codec.compress(clip, codec.CompressionSettings())
+    out = export_lossy(tmp_path / "x.glb", result, source=source)
+    back = codec.load_clip(out, units="cm")
+    assert abs(back.translations - result.lossy.translations).max() < 1e-5
+    plain = codec.load_clip(out)  # read as glTF's metres: the file holds the source's values
+    assert abs(plain.translations - 100 * result.lossy.translations).max() < 1e-3
