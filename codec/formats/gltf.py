@@ -240,7 +240,7 @@ class _Doc:
         )
 
 
-def _load(path: str | os.PathLike[str], data: bytes | None = None) -> _Doc:
+def load_document(path: str | os.PathLike[str], data: bytes | None = None) -> _Doc:
     try:
         if data is None:
             data = Path(path).read_bytes()
@@ -299,7 +299,7 @@ def _load(path: str | os.PathLike[str], data: bytes | None = None) -> _Doc:
     return _Doc(path, gltf, bin_chunk)
 
 
-def _animation_names(doc: _Doc) -> list[str]:
+def animation_names(doc: _Doc) -> list[str]:
     anims = doc.gltf.get("animations", [])
     if not isinstance(anims, list):
         raise doc.fail("animations is not an array")
@@ -312,7 +312,7 @@ def _animation_names(doc: _Doc) -> list[str]:
 
 def list_gltf_animations(path: str | os.PathLike[str], *, data: bytes | None = None) -> list[str]:
     """Names of the file's animations, in order; unnamed ones are called `animation_<index>`."""
-    return _guard(path, lambda: _animation_names(_load(path, data)))
+    return guard(path, lambda: animation_names(load_document(path, data)))
 
 
 def read_gltf(
@@ -344,10 +344,10 @@ def read_gltf(
         chosen = Units("m", 1.0, "user", declared=GLTF_UNITS.declared,
                        reason="kept in metres (scale_to_cm=False)", up_axis="+Y")  # fmt: skip
     rate = None if sample_rate is None else float(sample_rate)
-    return _guard(path, lambda: _read(path, data, animation, rate, skin, chosen, scale_to_cm))
+    return guard(path, lambda: _read(path, data, animation, rate, skin, chosen, scale_to_cm))
 
 
-def _guard(path: object, fn: Callable[[], _T]) -> _T:
+def guard(path: object, fn: Callable[[], _T]) -> _T:
     try:
         return fn()
     except ClipFormatError:
@@ -386,8 +386,8 @@ def _read(
     units: Units,
     to_cm: bool,
 ) -> Clip:
-    doc = _load(path, data)
-    joints = _skin_joints(doc, skin_index)
+    doc = load_document(path, data)
+    joints = skin_joints(doc, skin_index)
     order, parents, names, pre = joints.order, joints.parents, joints.names, joints.pre
     nodes = doc.gltf["nodes"]
     rest = [_node_trs(doc, nodes[n], f"nodes[{n}]") for n in order]
@@ -396,7 +396,7 @@ def _read(
     bind_s = np.array([s for _, _, s in rest])
 
     warnings: list[str] = []
-    anim_names = _animation_names(doc)
+    anim_names = animation_names(doc)
     if not anim_names:
         if animation is not None:
             raise doc.fail(f"animation {animation!r} does not exist: the file has no animations")
@@ -405,9 +405,9 @@ def _read(
         clip_name = Path(inner_name(str(path))).stem
         rate = rate or DEFAULT_SAMPLE_RATE
     else:
-        ai = _choose_animation(doc, anim_names, animation)
+        ai = choose_animation(doc, anim_names, animation)
         clip_name = anim_names[ai]
-        tracks = _animation_tracks(doc, ai, order, warnings)
+        tracks = animation_tracks(doc, ai, order, warnings)
         timeline = animation_timeline(tracks, rate)
         if timeline.note:
             warnings.append(timeline.note)
@@ -454,7 +454,7 @@ class SkinJoints:
     pre: list[Array | None]
 
 
-def _skin_joints(doc: _Doc, skin_index: int) -> SkinJoints:
+def skin_joints(doc: _Doc, skin_index: int) -> SkinJoints:
     g = doc.gltf
     nodes = g.get("nodes", [])
     if not isinstance(nodes, list) or not nodes:
@@ -545,7 +545,7 @@ def _unique_names(raw: list[str], node_ids: list[int]) -> list[str]:
     return out
 
 
-def _choose_animation(doc: _Doc, names: list[str], animation: str | int | None) -> int:
+def choose_animation(doc: _Doc, names: list[str], animation: str | int | None) -> int:
     if animation is None:
         return 0
     if isinstance(animation, int) and not isinstance(animation, bool):
@@ -611,7 +611,7 @@ class Timeline:
         return self.start + np.arange(self.count) / self.rate
 
 
-def _animation_tracks(doc: _Doc, ai: int, order: list[int], warnings: list[str]) -> list[Track]:
+def animation_tracks(doc: _Doc, ai: int, order: list[int], warnings: list[str]) -> list[Track]:
     """The channels of animation `ai` that target the skin's joints, checked and read."""
     anim = doc.item("animations", ai, "animation")
     aw = f"animations[{ai}]"

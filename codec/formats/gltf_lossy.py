@@ -33,13 +33,13 @@ from codec.formats.gltf import (
     CHUNK_JSON,
     GLB_MAGIC,
     GLTF_UNITS,
-    _animation_names,
-    _animation_tracks,
-    _choose_animation,
-    _guard,
-    _load,
-    _skin_joints,
+    animation_names,
     animation_timeline,
+    animation_tracks,
+    choose_animation,
+    guard,
+    load_document,
+    skin_joints,
 )
 from codec.transforms import compose, decompose, qvv_to_matrix
 from codec.units import user_units
@@ -67,21 +67,21 @@ def _same_skeleton(source: object, names: list[str], clip: Clip) -> None:
 def pick_animation(source: str | os.PathLike[str], clip: Clip, animation: str | int | None) -> str:
     """The source animation a lossy clip replaces: `animation`, else the one named like the
     clip, else the only one, else the only one with the clip's sample count and rate."""
-    doc = _guard(source, lambda: _load(source))
-    _same_skeleton(source, _guard(source, lambda: _skin_joints(doc, 0)).names, clip)
-    names = _animation_names(doc)
+    doc = guard(source, lambda: load_document(source))
+    _same_skeleton(source, guard(source, lambda: skin_joints(doc, 0)).names, clip)
+    names = animation_names(doc)
     if not names:
         raise ClipFormatError(source, "has no animation to replace")
     if animation is not None:
-        return names[_guard(source, lambda: _choose_animation(doc, names, animation))]
+        return names[guard(source, lambda: choose_animation(doc, names, animation))]
     if clip.name in names:
         return clip.name
     if len(names) == 1:
         return names[0]
-    order = _guard(source, lambda: _skin_joints(doc, 0)).order
+    order = guard(source, lambda: skin_joints(doc, 0)).order
     fits = []
     for i, name in enumerate(names):
-        tracks = _guard(source, lambda i=i: _animation_tracks(doc, i, order, []))
+        tracks = guard(source, lambda i=i: animation_tracks(doc, i, order, []))
         tl = animation_timeline(tracks, None)
         if tl.count == clip.num_samples and abs(tl.rate - clip.sample_rate) < 1e-6:
             fits.append(name)
@@ -104,17 +104,17 @@ def write_lossy_gltf(
     by `clip`, whose joints must be the source skin's. `units` is what was given when the
     source was read (default: glTF's metres). Returns notes worth showing the user."""
     name = pick_animation(source, clip, animation)
-    return _guard(source, lambda: _write(source, clip, Path(out), name, units))
+    return guard(source, lambda: _write(source, clip, Path(out), name, units))
 
 
 def _write(source: object, clip: Clip, out: Path, name: str, units: str | None) -> list[str]:
-    doc = _load(source)  # type: ignore[arg-type]
+    doc = load_document(source)  # type: ignore[arg-type]
     g = json.loads(json.dumps(doc.gltf))  # a private copy to edit
-    joints = _skin_joints(doc, 0)
+    joints = skin_joints(doc, 0)
     _same_skeleton(source, joints.names, clip)
     notes: list[str] = []
-    ai = _animation_names(doc).index(name)
-    tracks = _animation_tracks(doc, ai, joints.order, [])
+    ai = animation_names(doc).index(name)
+    tracks = animation_tracks(doc, ai, joints.order, [])
     timeline = animation_timeline(tracks, None)
     times = timeline.start + np.arange(clip.num_samples) / clip.sample_rate
     if not (timeline.authored and timeline.count == clip.num_samples
