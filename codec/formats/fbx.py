@@ -4,10 +4,11 @@ Chosen by measurement over Debian's assimp: on the four shared FBX files both ag
 joint's world position at every frame (within 0.001 cm), but ufbx evaluates the FBX curves
 themselves and folds pre/post rotations and pivots into each node's transform, while assimp
 only lerps between the union of key times and inserts `$AssimpFbx$` helper nodes that
-would have to be folded back; ufbx is also a pip wheel (no system package) and loads the
-files in 2-35 ms. Its one flaw (ufbx 0.0.5 frees objects too early and crashes at exit) is
-contained in codec.formats.fbx_worker, a child process: a crash there is a ClipFormatError
-here, never a dead window.
+would have to be folded back; ufbx is also a pip wheel (no system package) and parses the
+files in 1-8 ms (geometry skipped) where assimp takes 6-120 ms. Starting the child process
+makes a load 0.13-0.2 s (bench/load_clips.py). Its one flaw (ufbx 0.0.5 frees objects too
+early and crashes at exit) is contained in codec.formats.fbx_worker, a child process: a
+crash there is a ClipFormatError here, never a dead window.
 
 This module starts the worker, then builds the clip: each joint's local transform is its
 own with every non-joint node between it and its joint parent (or above a root) folded in,
