@@ -24,8 +24,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         description="Inspect ACL-style compression of a skeletal animation clip.",
     )
     p.add_argument("clip", nargs="?", help="BVH, glTF/GLB, ACL SJSON or .ssc (default: bundled)")
-    p.add_argument("--animation", help="animation name in a glTF/GLB holding several")
-    p.add_argument("--units", help="BVH units: cm, m, inch or auto")
+    p.add_argument(
+        "--animation", help="glTF animation, FBX animation stack or USD skeleton to open"
+    )
+    p.add_argument(
+        "--units",
+        choices=("auto", "mm", "cm", "dm", "m", "inch", "ft", "cmu"),
+        help="what one unit of the file is (default auto: what the file declares; BVH: the "
+        "unit in which the skeleton is human-sized)",
+    )
+    p.add_argument(
+        "--sample-rate", type=float, metavar="HZ", help="resample glTF/FBX/USD at this rate"
+    )
     p.add_argument("--precision", type=float, help="global precision in clip units")
     p.add_argument("--level", choices=LEVELS, help="compression level")
     p.add_argument("--time", type=float, default=None, help="time to show, in seconds")
@@ -104,6 +114,8 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     if args.units:
         window.open_options["units"] = args.units
+    if args.sample_rate:
+        window.open_options["sample_rate"] = args.sample_rate
 
     path = Path(args.clip) if args.clip else DEFAULT_CLIP
     if not window.open_file(path, animation=args.animation, tuning=tuning, overrides=overrides):

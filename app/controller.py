@@ -91,8 +91,11 @@ class Controller(QtCore.QObject):
 
     @staticmethod
     def list_animations(path: str | Path) -> list[str]:
-        """Animation names of a glTF/GLB (empty for formats that hold one clip)."""
-        if not str(path).lower().endswith((".gltf", ".glb")):
+        """Animation names of a glTF, FBX (stacks) or USD (skeletons) file; empty for the
+        formats that hold one clip."""
+        from codec.formats import format_of
+
+        if format_of(path) not in ("gltf", "fbx", "usd"):
             return []
         return list(codec.list_animations(path))
 

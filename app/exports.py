@@ -196,8 +196,14 @@ def export_joint_csv(path: str | os.PathLike[str], result: CompressionResult) ->
     return Path(path)
 
 
-def export_lossy(path: str | os.PathLike[str], result: CompressionResult) -> Path:
-    """The decoded clip in the format the name asks for (`.acl.sjson`, `.bvh`, ...).
+def export_lossy(
+    path: str | os.PathLike[str],
+    result: CompressionResult,
+    source: str | os.PathLike[str] | None = None,
+) -> Path:
+    """The decoded clip in the format the name asks for (`.acl.sjson`, `.bvh`, ...); for
+    `.glb` / `.gltf`, a copy of the `source` glTF with the clip's animation replaced by the
+    lossy one (codec.formats.gltf_lossy, itself written whole or not at all).
 
     codec.save_clip writes into a private folder beside the target under the target's own
     name (so the format is chosen by the same ending), and the finished file is renamed over
@@ -206,6 +212,17 @@ def export_lossy(path: str | os.PathLike[str], result: CompressionResult) -> Pat
     from codec import save_clip  # lazy: the formats package is heavy and optional here
 
     path = Path(path)
+    if path.suffix.lower() in (".glb", ".gltf"):
+        from codec.formats import format_of
+        from codec.formats.gltf_lossy import write_lossy_gltf
+
+        if source is None or format_of(source) != "gltf":
+            raise ValueError("a lossy glTF is a copy of the source glTF: open a .glb/.gltf clip")
+        read_as = result.clip.units  # a unit the user gave when opening is undone the same way
+        units = read_as.unit if read_as is not None and read_as.chosen_by == "user" else None
+        write_lossy_gltf(source, result.lossy, path, animation=result.lossy.name or None,
+                         units=units)  # fmt: skip
+        return path
     tmpdir = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
     try:
         tmp = tmpdir / path.name

@@ -78,7 +78,8 @@ def run_headless(
     import codec  # the codec is heavy; keep `--help` fast
 
     try:
-        options = {k: getattr(args, k) for k in ("units", "animation") if getattr(args, k, None)}
+        keys = ("units", "animation", "sample_rate")
+        options = {k: getattr(args, k) for k in keys if getattr(args, k, None)}
         clip = codec.load_clip(clip_path, **options)
         overrides_file = getattr(args, "overrides", None)
         if overrides_file:
@@ -105,7 +106,7 @@ def run_headless(
         if args.export_csv:
             written.append(export_joint_csv(args.export_csv, result))
         if args.export_lossy:
-            written.append(export_lossy(args.export_lossy, result))
+            written.append(export_lossy(args.export_lossy, result, source=clip_path))
     except (ShellscopeError, OSError, ValueError) as e:
         print(f"shellscope: {e}", file=err)
         return 1

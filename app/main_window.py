@@ -22,11 +22,23 @@ from app.views.timeline import TimelineWidget
 from app.views.viewport3d import Viewport3D
 from codec.overrides import JointOverride
 
-OPEN_FILTER = (
-    "Animation clips (*.bvh *.gltf *.glb *.sjson *.ssc);;BVH (*.bvh);;glTF (*.gltf *.glb);;"
-    "ACL SJSON (*.acl.sjson *.sjson);;Shellscope compressed (*.ssc);;All files (*)"
+_KINDS = {  # file dialog filters: name -> patterns (each also .gz / .xz / .zst but .ssc)
+    "BVH": ("*.bvh",),
+    "glTF": ("*.gltf", "*.glb"),
+    "FBX": ("*.fbx",),
+    "USD": ("*.usd", "*.usda", "*.usdc", "*.usdz"),
+    "ACL SJSON": ("*.acl.sjson", "*.sjson"),
+}
+_PACKED = tuple(f"{p}{z}" for pats in _KINDS.values() for p in pats for z in (".gz", ".xz", ".zst"))
+OPEN_FILTER = ";;".join(
+    [f"Animation clips ({' '.join(p for pats in _KINDS.values() for p in pats)} *.ssc "
+     f"{' '.join(_PACKED)})"]
+    + [f"{k} ({' '.join(v)})" for k, v in _KINDS.items()]
+    + ["Compressed clips (*.gz *.xz *.zst)", "Shellscope compressed (*.ssc)", "All files (*)"]
+)  # fmt: skip
+CLIP_SUFFIXES = tuple(p[1:] for pats in _KINDS.values() for p in pats) + (".ssc",) + tuple(
+    p[1:] for p in _PACKED
 )
-CLIP_SUFFIXES = (".bvh", ".gltf", ".glb", ".sjson", ".ssc")
 MAX_RECENT = 8
 RECENT_KEY = "recent_files"
 DEFAULT_CLIP = Path(__file__).resolve().parent.parent / "resources" / "cmu_09_02.acl.sjson"
@@ -173,6 +185,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.cancel_button.setToolTip("Stop this compression")
         self.cancel_button.clicked.connect(self.controller.cancel)
         bar.addWidget(self.status_label, 1)
+        self.units_label = QtWidgets.QLabel()  # the clip's units and up axis, always in view
+        bar.addPermanentWidget(self.units_label)
         bar.addPermanentWidget(self.progress_bar)
         bar.addPermanentWidget(self.cancel_button)
         self.progress_bar.hide()
@@ -305,7 +319,12 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _update_title(self) -> None:
         p = self.document.path
-        self.setWindowTitle(f"{p.name} \u2014 Shellscope" if p else "Shellscope")
+        clip = self.document.clip
+        units = clip.units if clip is not None else None
+        self.units_label.setText(f"units: {units.short()}" if units else "")
+        self.units_label.setToolTip(units.statement() if units else "")
+        tag = f" [{units.short()}]" if units else ""
+        self.setWindowTitle(f"{p.name}{tag} \u2014 Shellscope" if p else "Shellscope")
 
     def recent_files(self) -> list[str]:
         value = self.qsettings.value(RECENT_KEY, [])

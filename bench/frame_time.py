@@ -1,6 +1,6 @@
 """Frame time, scrub latency and UI stalls of the 3D view under a software GL (run under Xvfb).
 
-    tools/with_display.sh .venv/bin/python bench/frame_time.py
+    tools/with_display.sh .venv/bin/python bench/frame_time.py [--shared]
 
 Prints numbers; targets: median frame <= 25 ms, median scrub latency <= 40 ms, longest
 event-loop stall while compressing in the background <= 100 ms.
@@ -29,9 +29,17 @@ from app.document import Document  # noqa: E402
 from app.views.timeline import TimelineWidget  # noqa: E402
 from app.views.viewport3d import Viewport3D  # noqa: E402
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
-BVH = SHARED / "bvh" / "cmu_02_03_run_ccrig.bvh"
-LONG = SHARED / "acl" / "cmu_13_07.acl.sjson"
+# The repository's own copies by default (a fresh clone has no ../shared); `--shared` reads
+# the same two clips from ../shared/data instead.
+DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
+_UP = Path(__file__).resolve().parents[1:]
+SHARED = next((p / "shared" / "data" for p in _UP if (p / "shared").is_dir()), _UP[1] / "shared")
+if "--shared" in sys.argv[1:]:
+    BVH = SHARED / "bvh" / "cmu_02_03_run_ccrig.bvh"
+    LONG = SHARED / "acl" / "cmu_13_07.acl.sjson"
+else:
+    BVH = DATA / "bvh" / "cmu_02_03_run_ccrig.bvh"
+    LONG = DATA / "acl" / "cmu_13_07.acl.sjson.xz"
 
 
 def wait_frame(vp: Viewport3D, timeout: float = 5.0) -> None:

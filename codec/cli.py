@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 import numpy as np
 
 from codec import atomic
-from codec.clip import Skeleton
+from codec.clip import Clip, Skeleton
 from codec.errors import CompressedFormatError, ShellscopeError
 from codec.settings import LEVELS, CompressionSettings
 
@@ -32,8 +32,7 @@ if TYPE_CHECKING:
 
 PROG = "python -m codec"
 EXIT_OK, EXIT_FAIL, EXIT_ERROR = 0, 1, 2
-CLIP_EXTENSIONS = (".bvh", ".glb", ".gltf", ".acl.sjson")
-UNITS = ("auto", "cm", "m", "inch")
+UNITS = ("auto", "mm", "cm", "dm", "m", "inch", "ft", "cmu")
 STATS_COLUMNS = (
     "name",
     "joints",
@@ -137,7 +136,29 @@ def load_options(args: argparse.Namespace) -> dict[str, Any]:
         opts["units"] = args.units
     if getattr(args, "animation", None) is not None:
         opts["animation"] = args.animation
+    if getattr(args, "sample_rate", None) is not None:
+        if not (math.isfinite(args.sample_rate) and args.sample_rate > 0):
+            raise CliError(f"--sample-rate must be a positive number, got {args.sample_rate:g}")
+        opts["sample_rate"] = args.sample_rate
     return opts
+
+
+def warn_unused_reader_flags(args: argparse.Namespace, err: TextIO) -> None:
+    """Say so when a flag given does not apply to the file's format (rather than ignore it)."""
+    from codec.formats import format_of
+
+    fmt = format_of(args.clip)
+    if getattr(args, "sample_rate", None) is not None and fmt not in ("gltf", "fbx", "usd"):
+        err.write(f"warning: {args.clip}: --sample-rate applies to glTF, FBX and USD; ignored\n")
+    if getattr(args, "animation", None) is not None and fmt not in ("gltf", "fbx", "usd"):
+        err.write(f"warning: {args.clip}: --animation applies to glTF, FBX and USD; ignored\n")
+
+
+def units_line(clip: Clip) -> str:
+    """The units / up-axis statement of a loaded clip, as the summary prints it."""
+    if clip.units is None:
+        return "units: not stated by the reader; taken as cm"
+    return clip.units.statement()
 
 
 def read_ssc(path: str) -> ParsedFile:
@@ -169,6 +190,7 @@ def cmd_compress(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     clip = load_clip(args.clip, **load_options(args))
     if not clip.name:
         clip.name = Path(args.clip).name
+    warn_unused_reader_flags(args, err)
     result = compress(clip, settings)
     if args.output:
         write_bytes_output(args.output, result.data)
@@ -176,8 +198,11 @@ def cmd_compress(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         write_text_output(args.json, dumps_json(result.stats), out)
     if args.json != "-":
         out.write(compress_summary(args.clip, result.stats, result.clip.skeleton))
+        out.write(f"  {units_line(clip)}\n")
         if args.output:
             out.write(f"  wrote            {args.output} ({fmt_bytes(len(result.data))})\n")
+    else:  # stdout is the JSON alone: the units statement still reaches the user
+        err.write(f"{args.clip}: {units_line(clip)}\n")
     for w in clip.warnings:
         err.write(f"warning: {args.clip}: {w}\n")
     return EXIT_OK
@@ -215,13 +240,15 @@ def compress_summary(path: str, s: dict[str, Any], skeleton: Skeleton) -> str:
 
 
 def cmd_decompress(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    """Decode a .ssc (with metadata) and write the lossy clip as ACL SJSON or BVH."""
+    """Decode a .ssc (with metadata) and write the lossy clip: ACL SJSON, BVH, or a copy of
+    the source glTF with its animation replaced (.glb / .gltf)."""
     from codec.clip import Clip
     from codec.decoder import CompressedClip
     from codec.formats import format_of, save_clip
 
-    if format_of(args.output) not in ("sjson", "bvh"):
-        raise CliError(f"{args.output}: decompress writes .acl.sjson or .bvh files")
+    fmt = format_of(args.output)
+    if fmt not in ("sjson", "bvh", "gltf") or args.output.lower().endswith((".gz", ".xz", ".zst")):
+        raise CliError(f"{args.output}: decompress writes .acl.sjson, .bvh, .glb or .gltf files")
     parsed = read_ssc(args.input)
     if parsed.skeleton is None:
         raise CliError(
@@ -235,12 +262,17 @@ def cmd_decompress(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         arrays = tuple(np.concatenate((a, a[:1]), axis=0) for a in arrays)
     name = Path(args.input).name.removesuffix(".ssc")
     clip = Clip(decoded.skeleton, decoded.sample_rate, *arrays, looping=compressed.wrap, name=name)
-    try:
-        warnings = save_clip(clip, args.output)
-    except OSError as e:
-        raise CliError(f"{args.output}: cannot write: {e.strerror or e}") from None
-    except ValueError as e:  # e.g. names SJSON cannot hold
-        raise CliError(f"{args.output}: {e}") from None
+    if fmt == "gltf":
+        warnings = write_lossy_gltf_output(args, clip, out)
+    else:
+        if args.source:
+            raise CliError("--source is for .glb / .gltf outputs (a copy of the source glTF)")
+        try:
+            warnings = save_clip(clip, args.output)
+        except OSError as e:
+            raise CliError(f"{args.output}: cannot write: {e.strerror or e}") from None
+        except ValueError as e:  # e.g. names SJSON cannot hold
+            raise CliError(f"{args.output}: {e}") from None
     for w in warnings:
         err.write(f"warning: {args.output}: {w}\n")
     out.write(
@@ -248,6 +280,41 @@ def cmd_decompress(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         f"at {clip.sample_rate:g} Hz\n"
     )
     return EXIT_OK
+
+
+def find_gltf_source(ssc_path: str) -> Path | None:
+    """The glTF a .ssc was most likely made from: same name, .glb or .gltf, same folder."""
+    stem = Path(ssc_path).name.removesuffix(".ssc")
+    for ext in (".glb", ".gltf", ".glb.gz", ".gltf.gz", ".glb.xz", ".gltf.xz"):
+        cand = Path(ssc_path).with_name(stem + ext)
+        if cand.is_file():
+            return cand
+    return None
+
+
+def write_lossy_gltf_output(args: argparse.Namespace, clip: Clip, out: TextIO) -> list[str]:
+    """`decompress X.ssc -o lossy.glb`: the source glTF with the lossy animation in it."""
+    from codec.formats import format_of
+    from codec.formats.gltf_lossy import pick_animation, write_lossy_gltf
+
+    source = Path(args.source) if args.source else find_gltf_source(args.input)
+    if source is None:
+        raise CliError(
+            f"{args.output}: a lossy glTF is a copy of the source glTF, and none was found "
+            f"beside {args.input}: give it with --source CLIP.glb"
+        )
+    if format_of(source) != "gltf" or not source.is_file():
+        raise CliError(f"{source}: --source must be an existing .glb or .gltf file")
+    if str(source).lower().endswith((".gz", ".xz", ".zst")):
+        raise CliError(f"{source}: decompress the source glTF first")
+    animation = pick_animation(source, clip, args.animation)
+    if not args.source:
+        out.write(f"source: {source} (found beside {args.input}; --source to choose)\n")
+    out.write(f"replacing animation {animation!r} of {source}\n")
+    try:
+        return write_lossy_gltf(source, clip, args.output, animation=animation, units=args.units)
+    except OSError as e:
+        raise CliError(f"{args.output}: cannot write: {e.strerror or e}") from None
 
 
 # --- info -----------------------------------------------------------------------------------
@@ -347,9 +414,17 @@ def cmd_info(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 # --- stats ----------------------------------------------------------------------------------
 
 
+def clip_extensions() -> tuple[str, ...]:
+    """What `stats` looks for in folders: every readable clip, plain or compressed, but not
+    .ssc (already compressed)."""
+    from codec.formats import clip_extensions as every
+
+    return tuple(e for e in every() if not e.startswith(".ssc"))
+
+
 def is_clip_file(path: Path) -> bool:
     name = path.name.lower()
-    return path.is_file() and any(name.endswith(ext) for ext in CLIP_EXTENSIONS)
+    return path.is_file() and any(name.endswith(ext) for ext in clip_extensions())
 
 
 def collect_clips(paths: Sequence[str]) -> list[tuple[str, str]]:
@@ -524,7 +599,7 @@ def cmd_stats(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise CliError(f"--jobs must be at least 1, got {args.jobs}")
     jobs = collect_clips(args.paths)
     if not jobs:
-        raise CliError(f"no clips ({', '.join(CLIP_EXTENSIONS)}) in {' '.join(args.paths)}")
+        raise CliError(f"no clips ({', '.join(clip_extensions())}) in {' '.join(args.paths)}")
     workers = min(args.jobs or os.cpu_count() or 1, len(jobs))
     bar = ProgressBar(err, len(jobs))
     skipped = 0
@@ -608,7 +683,23 @@ def add_settings_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--no-loop", action="store_true", help="keep the last sample even when it matches the first"
     )
-    p.add_argument("--units", choices=UNITS, help="units of BVH files (default: auto)")
+    add_reader_flags(p)
+
+
+def add_reader_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--units",
+        choices=UNITS,
+        help="what one unit of the file is (default auto: what FBX/USD/glTF declare; for BVH "
+        "the unit in which the skeleton is human-sized); cmu = CMU mocap units",
+    )
+    p.add_argument(
+        "--sample-rate",
+        type=positive_float,
+        metavar="HZ",
+        help="resample glTF/FBX/USD at this rate (default: glTF's own keys when uniform, "
+        "else 30 Hz; FBX's frame rate; USD's time codes)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -619,7 +710,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("compress", help="compress one clip, report its stats, write .ssc")
-    p.add_argument("clip", metavar="CLIP", help=".bvh, .gltf/.glb, .acl.sjson or .ssc")
+    p.add_argument(
+        "clip",
+        metavar="CLIP",
+        help=".bvh, .gltf/.glb, .fbx, .usd/.usda/.usdc/.usdz, .acl.sjson (each also as "
+        ".gz/.xz/.zst) or .ssc",
+    )
     p.add_argument("-o", "--output", metavar="OUT.ssc", help="write the compressed file")
     add_settings_flags(p)
     p.add_argument("--json", metavar="FILE|-", help="write the stats as JSON ('-': stdout only)")
@@ -628,12 +724,31 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="leave out names, parents and bind pose (smaller, not self-decoding)",
     )
-    p.add_argument("--animation", metavar="NAME", help="glTF animation to read (default: first)")
+    p.add_argument(
+        "--animation",
+        metavar="NAME",
+        help="glTF animation, FBX animation stack or USD skeleton to read (default: first)",
+    )
     p.set_defaults(func=cmd_compress)
 
-    p = sub.add_parser("decompress", help="decode a .ssc into the lossy clip (SJSON or BVH)")
+    p = sub.add_parser(
+        "decompress", help="decode a .ssc into the lossy clip (SJSON, BVH or a glTF copy)"
+    )
     p.add_argument("input", metavar="IN.ssc")
-    p.add_argument("-o", "--output", required=True, metavar="OUT.acl.sjson|OUT.bvh")
+    p.add_argument("-o", "--output", required=True, metavar="OUT.acl.sjson|OUT.bvh|OUT.glb")
+    p.add_argument(
+        "--source",
+        metavar="CLIP.glb",
+        help="for .glb/.gltf outputs: the glTF the clip came from (default: IN's name with "
+        ".glb or .gltf, beside it)",
+    )
+    p.add_argument(
+        "--animation",
+        metavar="NAME",
+        help="for .glb/.gltf outputs: the source animation to replace (default: the one "
+        "named like the clip, the only one, or the only one of the clip's length)",
+    )
+    p.add_argument("--units", choices=UNITS, help="for .glb/.gltf: --units used at compress")
     p.set_defaults(func=cmd_decompress)
 
     p = sub.add_parser("info", help="header, sizes, segments and bit rates of a .ssc")
@@ -646,7 +761,8 @@ def build_parser() -> argparse.ArgumentParser:
         "paths",
         nargs="+",
         metavar="PATH",
-        help="clips, or folders searched recursively for " + ", ".join(CLIP_EXTENSIONS),
+        help="clips, or folders searched recursively for .bvh, .glb, .gltf, .fbx, .usd, .usda, "
+        ".usdc, .usdz and .acl.sjson files (also .gz/.xz/.zst)",
     )
     p.add_argument("--csv", metavar="FILE|-", help="write one row per clip as CSV")
     p.add_argument(

@@ -13,6 +13,7 @@ import numpy as np
 from codec import quat
 from codec.errors import ClipValidationError
 from codec.transforms import object_space
+from codec.units import Units
 
 Array = np.ndarray
 
@@ -145,7 +146,9 @@ class Clip:
     """A skeleton animated by dense local transforms at a uniform sample rate.
 
     rotations (S, J, 4) xyzw, translations (S, J, 3), scales (S, J, 3), all float64.
-    `warnings` collects what a reader tolerated (e.g. a frame count that disagreed).
+    `warnings` collects what a reader tolerated (e.g. a frame count that disagreed);
+    `units` what the file declared about units and axes and what the reader chose (None when
+    the clip was not read from a file).
     """
 
     skeleton: Skeleton
@@ -156,6 +159,7 @@ class Clip:
     looping: bool = False
     name: str = ""
     warnings: list[str] = field(default_factory=list)
+    units: Units | None = None
 
     def __post_init__(self) -> None:
         sk = self.skeleton

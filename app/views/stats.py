@@ -141,7 +141,7 @@ class StatsPanel(QWidget):
         for key, text, tip in (
             ("stats", "Stats JSON…", "ACL key names"),
             ("csv", "Joints CSV…", "one row per joint: settings, storage, error"),
-            ("lossy", "Lossy clip…", "the decoded clip as ACL SJSON or BVH"),
+            ("lossy", "Lossy clip…", "the decoded clip as ACL SJSON, BVH, or a glTF copy"),
             ("screenshot", "Screenshot…", "the whole window as PNG"),
         ):
             b = QPushButton(text)
@@ -242,7 +242,7 @@ class StatsPanel(QWidget):
         writers: dict[str, Callable[[], Path]] = {
             "stats": lambda: exports.export_stats(path, r, self.document.overrides),
             "csv": lambda: exports.export_joint_csv(path, r),
-            "lossy": lambda: exports.export_lossy(path, r),
+            "lossy": lambda: exports.export_lossy(path, r, source=self.document.path),
             "screenshot": lambda: exports.export_screenshot(path, self._window_png()),
         }
         try:
@@ -269,6 +269,9 @@ class StatsPanel(QWidget):
             "screenshot": (f"{stem}.png", "PNG (*.png)"),
         }
         name, filters = suggestions[kind]
+        if kind == "lossy" and base is not None and ".gl" in "".join(base.suffixes).lower():
+            name = f"{stem}.lossy.glb"  # a glTF source: offer its lossy copy first
+            filters = "glTF copy of the source (*.glb *.gltf);;" + filters
         path, _ = QFileDialog.getSaveFileName(self, "Export", str(folder / name), filters)
         if path:
             self.export_to(kind, path)

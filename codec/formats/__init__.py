@@ -1,20 +1,32 @@
 """One entry point per direction for every clip format: `load_clip`, `save_clip`, `list_animations`.
 
-The format is chosen by extension. Readers are imported lazily so that `import codec` stays
-cheap and a broken or missing reader only affects its own format. `load_clip` guarantees that
-nothing but `ClipFormatError` comes out for any file content: callers (the app, the CLI) can
-show the message and keep going.
+The format is chosen by extension; a .gz, .xz or .zst ending around any of them is
+decompressed first (capped, see codec.formats.compressed) and the inner name decides.
+Readers are imported lazily so that `import codec` stays cheap and a broken or missing
+reader only affects its own format. `load_clip` guarantees that nothing but
+`ClipFormatError` comes out for any file content: callers (the app, the CLI) can show the
+message and keep going.
 """
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from dataclasses import replace
 
 from codec.clip import Clip
 from codec.errors import ClipFormatError, ClipValidationError, CompressedFormatError
+from codec.formats.compressed import COMPRESSIONS, compression_of, inner_name, read_decompressed
+from codec.units import Units, user_units
 
-__all__ = ["FORMATS", "format_of", "list_animations", "load_clip", "save_clip"]
+__all__ = [
+    "COMPRESSIONS",
+    "FORMATS",
+    "clip_extensions",
+    "format_of",
+    "list_animations",
+    "load_clip",
+    "save_clip",
+]
 
 # extension -> format name; longest match wins (.acl.sjson before .sjson)
 FORMATS = {
@@ -23,38 +35,61 @@ FORMATS = {
     ".bvh": "bvh",
     ".gltf": "gltf",
     ".glb": "gltf",
+    ".fbx": "fbx",
+    ".usd": "usd",
+    ".usda": "usd",
+    ".usdc": "usd",
+    ".usdz": "usd",
     ".ssc": "ssc",
 }
-# the options each reader takes; load_clip passes each reader only its own
+# the options each reader takes; load_clip passes each reader only its own ("units" is
+# handled here for the formats whose reader does not take it)
 _READ_OPTIONS = {
     "bvh": ("units",),
-    "gltf": ("animation", "sample_rate", "skin", "scale_to_cm"),
+    "gltf": ("animation", "sample_rate", "skin", "scale_to_cm", "units"),
+    "fbx": ("animation", "sample_rate", "units"),
+    "usd": ("animation", "sample_rate", "units"),
     "sjson": (),
     "ssc": ("skeleton",),
 }
+_GENERIC_OPTIONS = ("units",)
+_MULTI_ANIMATION = ("gltf", "fbx", "usd")
 _WRITE_OPTIONS = {"sjson": ("binary_exact",), "bvh": ("precision_digits",)}
 
 
 def format_of(path: str | os.PathLike[str]) -> str | None:
-    """The format name for a path's extension (case-insensitive), or None."""
-    name = Path(path).name.lower()
+    """The format name for a path's extension (case-insensitive; a .gz/.xz/.zst ending is
+    looked through), or None."""
+    name = inner_name(path).lower()
     for ext in sorted(FORMATS, key=len, reverse=True):
         if name.endswith(ext):
             return FORMATS[ext]
     return None
 
 
+def clip_extensions(compressed: bool = True) -> tuple[str, ...]:
+    """Every name ending a readable clip has (with the compressed variants when asked)."""
+    plain = tuple(e for e in FORMATS if e != ".sjson")
+    if not compressed:
+        return plain
+    return plain + tuple(e + c for e in plain if e != ".ssc" for c in COMPRESSIONS)
+
+
 def _known(path: str | os.PathLike[str], verb: str, formats: dict[str, tuple[str, ...]]) -> str:
     fmt = format_of(path)
     if fmt is None or fmt not in formats:
         exts = ", ".join(e for e, f in FORMATS.items() if f in formats)
+        if verb == "read":
+            exts += f", each optionally compressed ({', '.join(COMPRESSIONS)})"
         raise ClipFormatError(path, f"cannot {verb} this file type: expected one of {exts}")
     return fmt
 
 
 def _pick(fmt: str, options: dict[str, object], table: dict[str, tuple[str, ...]]) -> dict:
     """Options for `fmt`; options no format knows are a caller bug (TypeError), not ignored."""
-    every = {o for opts in table.values() for o in opts}
+    every = {o for opts in table.values() for o in opts} | set(
+        _GENERIC_OPTIONS if table is _READ_OPTIONS else ()
+    )
     unknown = sorted(set(options) - every)
     if unknown:
         raise TypeError(
@@ -64,11 +99,13 @@ def _pick(fmt: str, options: dict[str, object], table: dict[str, tuple[str, ...]
 
 
 def load_clip(path: str | os.PathLike[str], **options: object) -> Clip:
-    """Read any supported clip file into a `Clip`.
+    """Read any supported clip file (plain or .gz / .xz / .zst) into a `Clip` in centimetres.
 
-    Options are forwarded to the reader that takes them (`units` for BVH; `animation`,
-    `sample_rate`, `skin`, `scale_to_cm` for glTF; `skeleton` for .ssc) and ignored by the
-    others, so one call shape serves every file. Raises only `ClipFormatError`.
+    Options are forwarded to the reader that takes them (`units` for every format: a name of
+    codec.units.UNIT_CM or "auto"; `animation` and `sample_rate` for glTF, FBX and USD;
+    `skin`, `scale_to_cm` for glTF; `skeleton` for .ssc) and ignored by the others, so one
+    call shape serves every file. `clip.units` says what the file declared and what was
+    chosen. Raises only `ClipFormatError`.
     """
     fmt = _known(path, "read", _READ_OPTIONS)
     kwargs = _pick(fmt, options, _READ_OPTIONS)
@@ -77,7 +114,10 @@ def load_clip(path: str | os.PathLike[str], **options: object) -> Clip:
     if os.path.isdir(path):
         raise ClipFormatError(path, "is a directory, not a clip file")
     try:
-        clip = _read(fmt, path, kwargs)
+        data = read_decompressed(path) if compression_of(path) else None
+        clip = _read(fmt, path, data, kwargs)
+        if "units" not in _READ_OPTIONS[fmt]:
+            clip = _apply_units(clip, fmt, options.get("units"))
     except ClipFormatError:
         raise
     except (ClipValidationError, CompressedFormatError) as exc:
@@ -95,12 +135,38 @@ def load_clip(path: str | os.PathLike[str], **options: object) -> Clip:
     return clip
 
 
-def _read(fmt: str, path: str | os.PathLike[str], kwargs: dict) -> Clip:
+_UNDECLARED = {
+    "sjson": Units(
+        "cm", 1.0, "assumed", reason="ACL SJSON declares no units; ACL's clips are in cm"
+    ),
+    "ssc": Units(
+        "cm", 1.0, "assumed", reason=".ssc keeps the units of the clip it was made from"
+    ),
+}
+
+
+def _apply_units(clip: Clip, fmt: str, requested: object) -> Clip:
+    """Units for the formats that declare none: cm unless --units names another unit."""
+    try:
+        units = user_units(requested if isinstance(requested, str) else None, _UNDECLARED[fmt])
+    except ValueError as exc:
+        raise ClipFormatError(clip.name or fmt, str(exc)) from None
+    if units.to_cm == 1.0:
+        return clip.replace(units=units)
+    f = units.to_cm
+    sk = clip.skeleton
+    skeleton = replace(sk, bind_translations=sk.bind_translations * f)
+    return clip.replace(
+        skeleton=skeleton, translations=clip.translations * f, units=units
+    )
+
+
+def _read(fmt: str, path: str | os.PathLike[str], data: bytes | None, kwargs: dict) -> Clip:
     if fmt == "sjson":
         from codec.formats.acl_sjson import read_acl_sjson
         from codec.scalar_tracks import ScalarTrackList
 
-        result = read_acl_sjson(path)
+        result = read_acl_sjson(path, data=data)
         if isinstance(result, ScalarTrackList):
             raise ClipFormatError(
                 path,
@@ -111,32 +177,52 @@ def _read(fmt: str, path: str | os.PathLike[str], kwargs: dict) -> Clip:
     if fmt == "bvh":
         from codec.formats.bvh import read_bvh
 
-        return read_bvh(path, **kwargs)
+        return read_bvh(path, data=data, **kwargs)
     if fmt == "gltf":
         from codec.formats.gltf import read_gltf
 
-        return read_gltf(path, **kwargs)
+        return read_gltf(path, data=data, **kwargs)
+    if fmt == "fbx":
+        from codec.formats.fbx import read_fbx
+
+        return read_fbx(path, data=data, **kwargs)
+    if fmt == "usd":
+        from codec.formats.usd import read_usd
+
+        return read_usd(path, data=data, **kwargs)
     from codec.decoder import decode
 
-    with open(path, "rb") as f:
-        data = f.read()
-    return decode(data, **kwargs).decode_source(Path(path).name.removesuffix(".ssc"))
+    if data is None:
+        with open(path, "rb") as f:
+            data = f.read()
+    name = inner_name(path).removesuffix(".ssc")
+    return decode(data, **kwargs).decode_source(name)
 
 
 def list_animations(path: str | os.PathLike[str]) -> list[str]:
-    """Names of the animations a file holds: every glTF animation, or one entry otherwise."""
+    """Names of the animations a file holds: every glTF animation, FBX animation stack or
+    USD skeleton animation; one entry (the file's stem) for the single-clip formats."""
     fmt = _known(path, "read", _READ_OPTIONS)
     if not os.path.exists(path):
         raise ClipFormatError(path, "no such file")
-    if fmt != "gltf":
-        name = Path(path).name
+    if fmt not in _MULTI_ANIMATION:
+        name = inner_name(path)
         for ext in sorted(FORMATS, key=len, reverse=True):
             if name.lower().endswith(ext):
                 return [name[: -len(ext)]]
-    from codec.formats.gltf import list_gltf_animations
-
     try:
-        return list_gltf_animations(path)
+        data = read_decompressed(path) if compression_of(path) else None
+        if fmt == "gltf":
+            from codec.formats.gltf import list_gltf_animations
+
+            return list_gltf_animations(path, data=data)
+        if fmt == "fbx":
+            from codec.formats.fbx import list_fbx_animations
+
+            return list_fbx_animations(path, data=data)
+        from codec.formats.usd import list_usd_animations
+
+        return list_usd_animations(path, data=data)
     except ClipFormatError:
         raise
     except Exception as exc:

@@ -50,12 +50,13 @@ _HEX_RE = re.compile(r"[0-9A-Fa-f]*")
 _SECTION_RE = re.compile(r"^[ \t]*(clip|track_list)[ \t]*[=:]", re.M)
 
 
-def read_acl_sjson(path: str | Path) -> Clip | ScalarTrackList:
+def read_acl_sjson(path: str | Path, *, data: bytes | None = None) -> Clip | ScalarTrackList:
     """Read an ACL SJSON file: a `Clip` for clips and qvvf track lists, else a `ScalarTrackList`.
 
-    Raises `ClipFormatError` (file, line, what was expected) for anything it cannot read.
+    `data`: the file's bytes when already read (e.g. decompressed). Raises `ClipFormatError`
+    (file, line, what was expected) for anything it cannot read.
     """
-    text = sjson.read_text(path)
+    text = sjson.read_text(path, data)
     try:
         doc = sjson.parse(text, path)
     except sjson.SJSONError:
@@ -791,7 +792,9 @@ def _shape_text(shape: tuple[int, ...]) -> str:
 
 
 def _stem(path: object) -> str:
-    name = Path(str(path)).name
+    from codec.formats.compressed import inner_name
+
+    name = inner_name(str(path))
     for suffix in (".acl.sjson", ".sjson"):
         if name.lower().endswith(suffix):
             return name[: -len(suffix)]

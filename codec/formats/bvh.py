@@ -29,11 +29,12 @@ from codec import quat
 from codec.atomic import atomic_open
 from codec.clip import Clip, Skeleton
 from codec.errors import ClipFormatError, ShellscopeError
+from codec.formats.compressed import inner_name
+from codec.units import UNIT_CM, USER_UNITS, Units, units_from_height
 
 Array = np.ndarray
 
-UNITS_TO_CM = {"cm": 1.0, "m": 100.0, "inch": 2.54}
-AUTO_METRES_BELOW = 5.0  # a skeleton less than 5 units tall is taken to be in metres
+UNITS_TO_CM = UNIT_CM
 _CHANNELS = {
     "xposition": ("p", 0),
     "yposition": ("p", 1),
@@ -57,18 +58,25 @@ class _Joint:
     end_site: bool = False
 
 
-def read_bvh(path: str | os.PathLike[str], *, units: str = "auto") -> Clip:
+def read_bvh(
+    path: str | os.PathLike[str], *, units: str | None = "auto", data: bytes | None = None
+) -> Clip:
     """Read a BVH file into a clip in centimetres.
 
-    `units` says what the file is in: "cm" (kept), "m" (x100), "inch" (x2.54) or "auto":
-    metres when the bind pose (OFFSETs) spans less than 5 units along its largest axis
-    (a human is 1-2 m or 100-200 cm tall), centimetres otherwise. A conversion adds a note
-    to `clip.warnings`. Raises ClipFormatError (file, line, what was expected) on bad input.
+    BVH declares no unit, so `units` says what the file is in: a name of codec.units.UNIT_CM
+    ("cm", "m", "inch", "dm", "cmu", ...) or "auto": the unit in which the skeleton's height
+    (the largest extent of the bind pose) is a human's (codec.units.HUMAN_HEIGHT: m 1.5-2,
+    dm 15-20, CMU units 20-35, inches 60-75, cm 150-200); a height that fits none is taken
+    as cm with a warning. `clip.units` says what was chosen and why. `data`: the file's bytes
+    when already read. Raises ClipFormatError (file, line, what was expected) on bad input.
     """
-    if units not in (*UNITS_TO_CM, "auto"):
-        raise ValueError(f"units must be one of cm, m, inch, auto; got {units!r}")
+    if units is None:
+        units = "auto"
+    if units not in USER_UNITS:
+        raise ValueError(f"units must be one of {', '.join(USER_UNITS)}; got {units!r}")
     try:
-        data = Path(path).read_bytes()
+        if data is None:
+            data = Path(path).read_bytes()
     except OSError as e:
         raise ClipFormatError(path, f"cannot read the file: {e.strerror or e}") from None
     try:
@@ -394,16 +402,8 @@ def _build_clip(
     rot = quat.normalize(_euler_to_quat(angles, axes))
     rot = quat.ensure_continuity(rot, axis=0)
 
-    factor = 1.0
-    if units == "auto":
-        extent = _bind_extent(offsets, parents)
-        if extent < AUTO_METRES_BELOW:
-            factor = UNITS_TO_CM["m"]
-            warnings.append(f"units: m -> cm (auto, skeleton height {extent:.3g})")
-    else:
-        factor = UNITS_TO_CM[units]
-        if factor != 1.0:
-            warnings.append(f"units: {units} -> cm (x{factor:g})")
+    chosen = _choose_units(units, _bind_extent(offsets, parents), warnings)
+    factor = chosen.to_cm
     skeleton = Skeleton.create(
         [j.name for j in joints], parents, bind_translations=offsets * factor
     )
@@ -413,9 +413,25 @@ def _build_clip(
         rotations=rot,
         translations=trans * factor,
         scales=np.ones((rows, num, 3)),
-        name=Path(str(path)).stem,
+        name=Path(inner_name(str(path))).stem,
         warnings=warnings,
+        units=chosen,
     )
+
+
+def _choose_units(units: str, height: float, warnings: list[str]) -> Units:
+    """The user's unit, or the human-height guess (cm with a warning when nothing fits)."""
+    if units != "auto":
+        return Units(units, UNIT_CM[units], "user", declared=None)
+    guess = units_from_height(height)
+    if guess is None:
+        warnings.append(
+            f"units: the skeleton is {height:.3g} units tall, which fits no human scale; "
+            "taken as cm (choose with --units)"
+        )
+        return Units("cm", 1.0, "assumed", reason=f"skeleton {height:.3g} units tall")
+    unit, reason = guess
+    return Units(unit, UNIT_CM[unit], "auto", reason=reason + "; --units to override")
 
 
 def _bind_extent(offsets: Array, parents: Array) -> float:

@@ -5,12 +5,16 @@ node that is also a joint of the skin. Transforms of nodes that are not joints b
 between joints (or above the root joints) are folded into the child joint's local
 transform, bind and animated alike, so object space equals glTF world space.
 
-Animations are resampled to a uniform rate over [0, last key time]: LINEAR (rotations by
-slerp, as the spec says), STEP and CUBICSPLINE (Hermite, tangents scaled by the key interval,
-rotations normalised). The sample count is ceil(duration * rate) + 1, so the last sample is
-at or just after the last key (values past the last key hold it): the final key is always
-in the clip and the steps stay uniform; the clip may be up to one step longer.
-glTF is in metres; by default the clip is returned in centimetres.
+Samples are the authored keys whenever they can be: when every key time of the animation
+lies on one uniform grid (the spacing of the closest keys), the clip's rate is that grid's
+and sample k is at the first key time + k / rate, so every authored key is a sample and
+precision is measured against the authored data (CesiumMan: 48 keys at 24 Hz, 48 samples).
+Otherwise, or when a `sample_rate` is asked for, the animation is resampled at that rate
+(30 Hz by default) from its first to its last key, and a warning on the clip says so:
+LINEAR (rotations by slerp, as the spec says), STEP and CUBICSPLINE (Hermite, tangents
+scaled by the key interval, rotations normalised). A resampled clip has
+ceil(duration * rate) + 1 samples, so the last key is always in it (held past its time).
+glTF is in metres and +Y up by specification; the clip is returned in centimetres.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import os
 import struct
 import urllib.parse
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -31,7 +36,10 @@ import numpy as np
 from codec import quat
 from codec.clip import Clip, Skeleton
 from codec.errors import ClipFormatError, ShellscopeError
+from codec.formats.compressed import inner_name
+from codec.formats.key_grid import key_grid
 from codec.transforms import compose, decompose, qvv_to_matrix
+from codec.units import UNIT_CM, Units, user_units
 
 Array = np.ndarray
 
@@ -49,6 +57,11 @@ _COMPONENTS = {  # componentType -> (dtype, normalisation divisor for normalized
 _WIDTH = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT2": 4, "MAT3": 9, "MAT4": 16}
 _T = TypeVar("_T")
 _PATH_WIDTH = {"translation": 3, "rotation": 4, "scale": 3}
+DEFAULT_SAMPLE_RATE = 30.0
+GLTF_UNITS = Units(
+    "m", UNIT_CM["m"], "format", declared="metres (glTF 2.0)", up_axis="+Y",
+    axes="right-handed, +Z front, as glTF 2.0 specifies",
+)  # fmt: skip
 
 
 class _Doc:
@@ -227,9 +240,10 @@ class _Doc:
         )
 
 
-def _load(path: str | os.PathLike[str]) -> _Doc:
+def load_document(path: str | os.PathLike[str], data: bytes | None = None) -> _Doc:
     try:
-        data = Path(path).read_bytes()
+        if data is None:
+            data = Path(path).read_bytes()
     except OSError as e:
         raise ClipFormatError(path, f"cannot read the file: {e.strerror or e}") from None
     bin_chunk: bytes | None = None
@@ -285,7 +299,7 @@ def _load(path: str | os.PathLike[str]) -> _Doc:
     return _Doc(path, gltf, bin_chunk)
 
 
-def _animation_names(doc: _Doc) -> list[str]:
+def animation_names(doc: _Doc) -> list[str]:
     anims = doc.gltf.get("animations", [])
     if not isinstance(anims, list):
         raise doc.fail("animations is not an array")
@@ -296,33 +310,44 @@ def _animation_names(doc: _Doc) -> list[str]:
     return names
 
 
-def list_gltf_animations(path: str | os.PathLike[str]) -> list[str]:
+def list_gltf_animations(path: str | os.PathLike[str], *, data: bytes | None = None) -> list[str]:
     """Names of the file's animations, in order; unnamed ones are called `animation_<index>`."""
-    return _guard(path, lambda: _animation_names(_load(path)))
+    return guard(path, lambda: animation_names(load_document(path, data)))
 
 
 def read_gltf(
     path: str | os.PathLike[str],
     *,
     animation: str | int | None = None,
-    sample_rate: float = 30.0,
+    sample_rate: float | None = None,
     skin: int = 0,
     scale_to_cm: bool = True,
+    units: str | None = None,
+    data: bytes | None = None,
 ) -> Clip:
-    """Read one animation of a glTF skin as a clip resampled to `sample_rate` Hz.
+    """Read one animation of a glTF skin as a clip (its authored keys when uniform).
 
     `animation` is a name (as listed by `list_gltf_animations`), an index, or None for the
-    first. A file without animations gives the rest pose as one sample (with a warning).
-    Raises ClipFormatError with a JSON path or byte offset on anything malformed.
+    first. `sample_rate` None keeps uniformly spaced keys as the samples and resamples other
+    animations at 30 Hz; a number resamples at that rate. `units` overrides glTF's metres
+    (a name of codec.units.UNIT_CM); `scale_to_cm=False` keeps metres (precision 0.0001).
+    A file without animations gives the rest pose as one sample (with a warning).
+    `data`: the file's bytes when already read. Raises ClipFormatError with a JSON path or
+    byte offset on anything malformed.
     """
-    if not (
+    if sample_rate is not None and not (
         isinstance(sample_rate, int | float) and math.isfinite(sample_rate) and sample_rate > 0
     ):
         raise ValueError(f"sample_rate must be a positive number, got {sample_rate!r}")
-    return _guard(path, lambda: _read(path, animation, float(sample_rate), skin, scale_to_cm))
+    chosen = user_units(units, GLTF_UNITS)
+    if not scale_to_cm:
+        chosen = Units("m", 1.0, "user", declared=GLTF_UNITS.declared,
+                       reason="kept in metres (scale_to_cm=False)", up_axis="+Y")  # fmt: skip
+    rate = None if sample_rate is None else float(sample_rate)
+    return guard(path, lambda: _read(path, data, animation, rate, skin, chosen, scale_to_cm))
 
 
-def _guard(path: object, fn: Callable[[], _T]) -> _T:
+def guard(path: object, fn: Callable[[], _T]) -> _T:
     try:
         return fn()
     except ClipFormatError:
@@ -353,9 +378,83 @@ def _node_trs(doc: _Doc, node: dict, where: str) -> tuple[Array, Array, Array]:
 
 
 def _read(
-    path: object, animation: str | int | None, rate: float, skin_index: int, to_cm: bool
+    path: object,
+    data: bytes | None,
+    animation: str | int | None,
+    rate: float | None,
+    skin_index: int,
+    units: Units,
+    to_cm: bool,
 ) -> Clip:
-    doc = _load(path)
+    doc = load_document(path, data)
+    joints = skin_joints(doc, skin_index)
+    order, parents, names, pre = joints.order, joints.parents, joints.names, joints.pre
+    nodes = doc.gltf["nodes"]
+    rest = [_node_trs(doc, nodes[n], f"nodes[{n}]") for n in order]
+    bind_r = np.array([r for r, _, _ in rest])
+    bind_t = np.array([t for _, t, _ in rest])
+    bind_s = np.array([s for _, _, s in rest])
+
+    warnings: list[str] = []
+    anim_names = animation_names(doc)
+    if not anim_names:
+        if animation is not None:
+            raise doc.fail(f"animation {animation!r} does not exist: the file has no animations")
+        warnings.append("the file has no animations: showing the rest pose")
+        rot, trans, scl = bind_r[None].copy(), bind_t[None].copy(), bind_s[None].copy()
+        clip_name = Path(inner_name(str(path))).stem
+        rate = rate or DEFAULT_SAMPLE_RATE
+    else:
+        ai = choose_animation(doc, anim_names, animation)
+        clip_name = anim_names[ai]
+        tracks = animation_tracks(doc, ai, order, warnings)
+        timeline = animation_timeline(tracks, rate)
+        if timeline.note:
+            warnings.append(timeline.note)
+        rate = timeline.rate
+        rot, trans, scl = _sample_tracks(doc, ai, tracks, timeline, bind_r, bind_t, bind_s)
+
+    bind_r, bind_t, bind_s = _fold(pre, bind_r[None], bind_t[None], bind_s[None], warnings, names)
+    bind_r, bind_t, bind_s = bind_r[0], bind_t[0], bind_s[0]
+    rot, trans, scl = _fold(pre, rot, trans, scl, [], names)
+    rot = quat.ensure_continuity(quat.normalize(rot), axis=0)
+    factor = units.to_cm
+    precision = 0.01 if to_cm else 0.0001
+    shell = 3.0 if to_cm else 0.03
+    skeleton = Skeleton.create(
+        names,
+        parents,
+        bind_rotations=quat.normalize(bind_r),
+        bind_translations=bind_t * factor,
+        bind_scales=bind_s,
+        precision=precision,
+        shell_distance=shell,
+    )
+    return Clip(
+        skeleton=skeleton,
+        sample_rate=rate,
+        rotations=rot,
+        translations=trans * factor,
+        scales=scl,
+        name=clip_name,
+        warnings=warnings,
+        units=units,
+    )
+
+
+@dataclass(frozen=True)
+class SkinJoints:
+    """A skin's joints in parents-first order: node indices `order`, `parents` (J,), unique
+    `names`, and `pre[j]`, the 3x4 product of the non-joint nodes between joint j and its
+    joint parent (None when there are none), which is folded into joint j."""
+
+    order: list[int]
+    parents: Array
+    names: list[str]
+    pre: list[Array | None]
+
+
+def skin_joints(doc: _Doc, skin_index: int) -> SkinJoints:
     g = doc.gltf
     nodes = g.get("nodes", [])
     if not isinstance(nodes, list) or not nodes:
@@ -422,49 +521,7 @@ def _read(
             m = None
         pre.append(m)
 
-    rest = [_node_trs(doc, nodes[n], f"nodes[{n}]") for n in order]
-    bind_r = np.array([r for r, _, _ in rest])
-    bind_t = np.array([t for _, t, _ in rest])
-    bind_s = np.array([s for _, _, s in rest])
-
-    warnings: list[str] = []
-    anim_names = _animation_names(doc)
-    if not anim_names:
-        if animation is not None:
-            raise doc.fail(f"animation {animation!r} does not exist: the file has no animations")
-        warnings.append("the file has no animations: showing the rest pose")
-        rot, trans, scl = bind_r[None].copy(), bind_t[None].copy(), bind_s[None].copy()
-        clip_name = Path(str(path)).stem
-    else:
-        ai = _choose_animation(doc, anim_names, animation)
-        clip_name = anim_names[ai]
-        rot, trans, scl = _sample_animation(doc, ai, order, bind_r, bind_t, bind_s, rate, warnings)
-
-    bind_r, bind_t, bind_s = _fold(pre, bind_r[None], bind_t[None], bind_s[None], warnings, names)
-    bind_r, bind_t, bind_s = bind_r[0], bind_t[0], bind_s[0]
-    rot, trans, scl = _fold(pre, rot, trans, scl, [], names)
-    rot = quat.ensure_continuity(quat.normalize(rot), axis=0)
-    factor = 100.0 if to_cm else 1.0
-    precision = 0.01 if to_cm else 0.0001
-    shell = 3.0 if to_cm else 0.03
-    skeleton = Skeleton.create(
-        names,
-        parents,
-        bind_rotations=quat.normalize(bind_r),
-        bind_translations=bind_t * factor,
-        bind_scales=bind_s,
-        precision=precision,
-        shell_distance=shell,
-    )
-    return Clip(
-        skeleton=skeleton,
-        sample_rate=rate,
-        rotations=rot,
-        translations=trans * factor,
-        scales=scl,
-        name=clip_name,
-        warnings=warnings,
-    )
+    return SkinJoints(order, parents, names, pre)
 
 
 def _joint_parent(node_parent: list[int], joint_set: set[int], n: int) -> int:
@@ -488,7 +545,7 @@ def _unique_names(raw: list[str], node_ids: list[int]) -> list[str]:
     return out
 
 
-def _choose_animation(doc: _Doc, names: list[str], animation: str | int | None) -> int:
+def choose_animation(doc: _Doc, names: list[str], animation: str | int | None) -> int:
     if animation is None:
         return 0
     if isinstance(animation, int) and not isinstance(animation, bool):
@@ -525,24 +582,44 @@ def _fold(
     return rot, trans, scl
 
 
-def _sample_animation(
-    doc: _Doc,
-    ai: int,
-    order: list[int],
-    bind_r: Array,
-    bind_t: Array,
-    bind_s: Array,
-    rate: float,
-    warnings: list[str],
-) -> tuple[Array, Array, Array]:
+@dataclass(frozen=True)
+class Track:
+    """One channel of an animation that targets a joint: key `times` (K,), `values`."""
+
+    joint: int
+    path: str
+    times: Array
+    values: Array
+    interpolation: str
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """Where the clip's samples are: sample k at file time `start + k / rate`.
+
+    `authored` is True when every key time lies on that grid (the samples are the keys);
+    `note` explains a resampling (empty when the keys are the samples).
+    """
+
+    start: float
+    rate: float
+    count: int
+    authored: bool
+    note: str = ""
+
+    def times(self) -> Array:
+        return self.start + np.arange(self.count) / self.rate
+
+
+def animation_tracks(doc: _Doc, ai: int, order: list[int], warnings: list[str]) -> list[Track]:
+    """The channels of animation `ai` that target the skin's joints, checked and read."""
     anim = doc.item("animations", ai, "animation")
     aw = f"animations[{ai}]"
     channels = doc.get(anim, "channels", aw, list)
     samplers = doc.get(anim, "samplers", aw, list)
     index_of = {n: k for k, n in enumerate(order)}
-    tracks = []  # (joint, path, times, values, interpolation, where)
+    tracks: list[Track] = []
     ignored = 0
-    duration = 0.0
     for ci, ch in enumerate(channels):
         cw = f"{aw}.channels[{ci}]"
         si = doc.get(ch, "sampler", cw, int)
@@ -559,7 +636,6 @@ def _sample_animation(
         times = doc.accessor(doc.get(sampler, "input", sw, int), f"{sw}.input")[:, 0]
         if np.any(np.diff(times) < 0):
             raise doc.fail(f"{sw}.input key times are not increasing")
-        duration = max(duration, float(times[-1]))
         if node is None or node not in index_of or tpath not in _PATH_WIDTH:
             ignored += 1
             continue
@@ -573,23 +649,80 @@ def _sample_animation(
                 f"{sw}.output has {values.shape[0]} elements for {times.shape[0]} keys "
                 f"({interp} needs {per_key} per key)"
             )
-        tracks.append((index_of[node], tpath, times, values, interp))
+        tracks.append(Track(index_of[node], tpath, times, values, interp))
     if ignored:
         warnings.append(
             f"{ignored} channel(s) of animation {ai} target morph weights or nodes "
             "outside the skin and were ignored"
         )
-    count = int(math.ceil(duration * rate - 1e-6)) + 1
-    if count > 10_000_000 // max(1, len(order)):
-        raise doc.fail(f"{aw} lasts {duration:g} s: too long to sample at {rate:g} Hz")
-    t = np.arange(count) / rate
-    num = len(order)
+    return tracks
+
+
+def animation_timeline(tracks: list[Track], rate: float | None) -> Timeline:
+    """The clip's sample times for `tracks`: the authored grid when there is one and no
+    `rate` was asked for, else `rate` (default 30 Hz) from the first to the last key."""
+    if not tracks:
+        note = "the animation targets no joint of the skin: showing the rest pose"
+        return Timeline(0.0, rate or DEFAULT_SAMPLE_RATE, 1, True, note)
+    every = np.concatenate([tr.times for tr in tracks])
+    first, last = float(every.min()), float(every.max())
+    grid = key_grid(every)
+    if rate is None and grid is not None:
+        start, grid_rate = grid
+        count = int(round((last - start) * grid_rate)) + 1
+        return Timeline(start, grid_rate, count, True)
+    if rate is None and last == first:
+        return Timeline(first, DEFAULT_SAMPLE_RATE, 1, True)
+    if rate is None:
+        rate = DEFAULT_SAMPLE_RATE
+        why = "the key times are not uniformly spaced"
+    elif grid is not None:
+        why = f"as asked; the keys are at {grid[1]:g} Hz"
+    else:
+        why = "as asked; the key times are not uniformly spaced"
+    count = int(math.ceil((last - first) * rate - 1e-6)) + 1
+    if count > 10_000_000:
+        raise ValueError(f"the animation lasts {last - first:g} s: too long to sample")
+    over = first + (count - 1) / rate - last
+    note = (
+        f"resampled at {rate:g} Hz ({why}): the samples are not the authored keys, and "
+        "precision is measured against the resampled clip"
+    )
+    if over > 1e-9:
+        note += f"; the last sample is {over:.4g} s after the last key"
+    return Timeline(first, rate, count, False, note)
+
+
+def _snap_to_grid(times: Array, timeline: Timeline) -> Array:
+    """Key times moved onto the exact grid (the float32 keys are within tolerance of it), so
+    that sampling at grid times returns the keys themselves."""
+    k = np.rint((times - timeline.start) * timeline.rate)
+    return timeline.start + k / timeline.rate
+
+
+def _sample_tracks(
+    doc: _Doc,
+    ai: int,
+    tracks: list[Track],
+    timeline: Timeline,
+    bind_r: Array,
+    bind_t: Array,
+    bind_s: Array,
+) -> tuple[Array, Array, Array]:
+    """Rotations (S, J, 4), translations and scales (S, J, 3): bind values where no track."""
+    count, num = timeline.count, bind_r.shape[0]
+    if count > 10_000_000 // max(1, num):
+        raise doc.fail(f"animations[{ai}] is too long to sample at {timeline.rate:g} Hz")
+    t = timeline.times()
     rot = np.broadcast_to(bind_r, (count, num, 4)).copy()
     trans = np.broadcast_to(bind_t, (count, num, 3)).copy()
     scl = np.broadcast_to(bind_s, (count, num, 3)).copy()
     dest = {"rotation": rot, "translation": trans, "scale": scl}
-    for j, tpath, times, values, interp in tracks:
-        dest[tpath][:, j] = resample(times, values, t, interp, tpath == "rotation")
+    for tr in tracks:
+        times = _snap_to_grid(tr.times, timeline) if timeline.authored else tr.times
+        dest[tr.path][:, tr.joint] = resample(
+            times, tr.values, t, tr.interpolation, tr.path == "rotation"
+        )
     return rot, trans, scl
 
 

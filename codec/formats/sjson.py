@@ -83,11 +83,15 @@ def parse(text: str, path: object = "<sjson>") -> SObject:
     return _Parser(text, path).document()
 
 
-def read_text(path: object) -> str:
-    """A text file's contents (UTF-8; a BOM is skipped), or ClipFormatError saying why not."""
+def read_text(path: object, data: bytes | None = None) -> str:
+    """A text file's contents (UTF-8; a BOM is skipped), or ClipFormatError saying why not.
+
+    `data`, when given, is the file's (already decompressed) bytes; `path` then only names it.
+    """
     try:
-        with open(path, "rb") as f:  # type: ignore[arg-type]
-            data = f.read()
+        if data is None:
+            with open(path, "rb") as f:  # type: ignore[arg-type]
+                data = f.read()
     except FileNotFoundError:
         raise ClipFormatError(path, "no such file") from None
     except OSError as exc:

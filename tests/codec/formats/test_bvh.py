@@ -201,21 +201,68 @@ def test_units(tmp_path: Path) -> None:
     inch = read_bvh(path, units="inch")
     assert np.allclose(m.skeleton.bind_translations, cm.skeleton.bind_translations * 100)
     assert np.allclose(inch.translations, cm.translations * 2.54)
-    auto = read_bvh(path, units="auto")  # the bind pose spans 3 units: taken as metres
-    assert auto.warnings == ["units: m -> cm (auto, skeleton height 3)"]
-    assert np.allclose(auto.translations, m.translations)
-    assert read_bvh(DATA / "cmu_02_02_walk_daz.bvh").warnings == []  # 153 units: cm
+    assert (m.units.unit, m.units.chosen_by, m.units.to_cm) == ("m", "user", 100.0)
+    auto = read_bvh(path, units="auto")  # 3 units tall: no human scale fits, so cm, said
+    assert auto.warnings == [
+        "units: the skeleton is 3 units tall, which fits no human scale; taken as cm "
+        "(choose with --units)"
+    ]
+    assert (auto.units.unit, auto.units.chosen_by) == ("cm", "assumed")
+    assert np.allclose(auto.translations, cm.translations)
+    daz = read_bvh(DATA / "cmu_02_02_walk_daz.bvh")
+    assert daz.warnings == [] and (daz.units.unit, daz.units.chosen_by) == ("cm", "auto")
+    assert "153 units tall" in daz.units.statement()
+    assert daz.units.up_axis is None and "up axis not declared" in daz.units.statement()
     with pytest.raises(ValueError):
         read_bvh(path, units="furlong")
 
 
-def test_auto_units_on_metre_clip_from_shared() -> None:
-    path = SHARED / "cmu_60_10_salsa_lead_scaled.bvh"
-    if not path.exists():
+def tall(height: float) -> str:
+    """A two-joint BVH whose bind pose is `height` units tall."""
+    return (
+        "HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 3 Zrotation Xrotation Yrotation\n"
+        f" End Site\n {{\n  OFFSET 0 {height} 0\n }}\n}}\nMOTION\nFrames: 1\n"
+        "Frame Time: 0.0333333\n0 0 0\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("height", "unit", "to_cm"),
+    [
+        (1.19, "m", 100.0),  # the salsa clip scaled to metres
+        (1.8, "m", 100.0),
+        (16.6, "dm", 10.0),  # MakeHuman's decimetre rigs
+        (24.3, "cmu", 2.54 / 0.45),  # CMU cgspeed rigs
+        (26.1, "cmu", 2.54 / 0.45),
+        (68.0, "inch", 2.54),
+        (132.5, "cm", 1.0),
+        (173.3, "cm", 1.0),
+        (1750.0, "mm", 0.1),
+    ],
+)
+def test_auto_units_from_skeleton_height(tmp_path: Path, height: float, unit: str, to_cm: float):
+    clip = read_bvh(write(tmp_path, tall(height)))
+    assert (clip.units.unit, clip.units.chosen_by) == (unit, "auto")
+    assert clip.units.to_cm == pytest.approx(to_cm)
+    assert clip.skeleton.bind_translations[1, 1] == pytest.approx(height * to_cm)
+    assert f"{height:.3g} units tall" in clip.units.statement()
+    assert clip.warnings == []
+
+
+def test_auto_units_on_the_real_rigs_of_other_scales() -> None:
+    """The issue's cases: a MakeHuman decimetre rig is no longer taken as centimetres."""
+    assert read_bvh(DATA / "makehuman_tpose.bvh").units.unit == "dm"
+    assert read_bvh(DATA / "cmu_02_03_run_ccrig.bvh").units.unit == "cm"
+
+
+def test_auto_units_on_metre_and_cmu_clips_from_shared() -> None:
+    if not SHARED.is_dir():
         pytest.skip("../shared/data is not here")
-    clip = read_bvh(path)
-    assert any("m -> cm" in w for w in clip.warnings)
+    clip = read_bvh(SHARED / "cmu_60_10_salsa_lead_scaled.bvh")
+    assert clip.units.unit == "m"
     assert np.allclose(clip.skeleton.bind_translations[1], [0, 16.1626, -0.5715])
+    for name in ("cmu_01_01_jumps.bvh", "cmu_131_02_walk_3dsmax.bvh"):
+        assert read_bvh(SHARED / name).units.unit == "cmu"
 
 
 BAD = [

@@ -42,7 +42,14 @@ def test_codec_exposes_the_dispatcher() -> None:
         ("a.gltf", "gltf"),
         ("a.GLB", "gltf"),
         ("a.ssc", "ssc"),
-        ("a.fbx", None),
+        ("a.fbx", "fbx"),
+        ("a.FBX.gz", "fbx"),
+        ("a.usdz", "usd"),
+        ("a.usda.zst", "usd"),
+        ("a.acl.sjson.xz", "sjson"),
+        ("a.bvh.gz", "bvh"),
+        ("a.xz", None),
+        ("a.obj", None),
         ("sjson", None),
     ],
 )
@@ -67,9 +74,9 @@ def test_scalar_track_lists_are_refused_clearly(stem: str, kind: str) -> None:
 
 
 def test_unknown_extension_and_missing_file(tmp_path: Path) -> None:
-    (tmp_path / "clip.fbx").write_bytes(b"whatever")
+    (tmp_path / "clip.obj").write_bytes(b"whatever")
     with pytest.raises(ClipFormatError, match="cannot read this file type"):
-        load_clip(tmp_path / "clip.fbx")
+        load_clip(tmp_path / "clip.obj")
     with pytest.raises(ClipFormatError, match="no such file"):
         load_clip(tmp_path / "missing.bvh")
     with pytest.raises(ClipFormatError, match="no such file"):

@@ -1,0 +1,258 @@
+"""The FBX reader's child process: ufbx reads the file and hands back plain arrays.
+
+Run as `python -m codec.formats.fbx_worker`; codec.formats.fbx starts it, never a user.
+Why a separate process: ufbx 0.0.5's Python objects free the scene's memory too early
+(every element fetched must be kept referenced, or a later access reads freed memory), and
+the interpreter crashes at exit while freeing them. Here every fetched element is kept in
+`_KEEP` until the end, the answer is written, and the process leaves with `os._exit`,
+skipping the teardown that crashes. Should ufbx crash anyway, only this process dies and
+the caller reports it as an unreadable file.
+
+Protocol: stdin holds one JSON line {"mode": "list" | "read", "path": str | null,
+"animation": str | int | null, "sample_rate": float | null} followed, when path is null, by
+the file's bytes. On success stdout holds an .npz (see `_read`) and the exit code is 0; on a
+file problem stderr holds the message and the exit code is EXIT_BAD_FILE.
+
+What is read: the joints are the bone nodes (FBX LimbNode / Root / Limb) and the nodes skin
+clusters deform with, in depth-first order; a joint's parent is its nearest joint ancestor.
+Every node in between (and above the roots) is a "fold" node whose transform the caller
+folds into the joint below it. Local transforms are ufbx's, which fold FBX's pre/post
+rotations, rotation/scaling offsets and pivots into translation, rotation and scale. Each
+animation stack is one animation; its curves are evaluated at the file's frame rate (or a
+requested rate), from the stack's start to its end, never at the key times.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+import sys
+from typing import Any
+
+import numpy as np
+
+EXIT_BAD_FILE = 3
+MAX_SAMPLES = 10_000_000  # samples x nodes evaluated, a guard against absurd stack lengths
+_KEEP: list[Any] = []  # every ufbx element fetched, alive until the process exits
+_AXIS = ("+X", "-X", "+Y", "-Y", "+Z", "-Z", None)
+
+
+class BadFile(Exception):
+    """A problem with the file, reported to the caller as its message."""
+
+
+def _k(obj: Any) -> Any:
+    _KEEP.append(obj)
+    return obj
+
+
+def _load(request: dict, data: bytes | None) -> Any:
+    import ufbx
+
+    opts = {
+        "ignore_geometry": True,
+        "ignore_embedded": True,
+        "load_external_files": False,
+        "inherit_mode_handling": ufbx.InheritModeHandling.COMPENSATE,
+    }
+    try:
+        if data is not None:
+            return _k(ufbx.load_memory(data, **opts))
+        return _k(ufbx.load_file(request["path"], **opts))
+    except ufbx.UfbxError as e:
+        raise BadFile(f"not a readable FBX file ({_ufbx_message(e)})") from None
+
+
+def _ufbx_message(e: Exception) -> str:
+    text = str(e).strip() or type(e).__name__
+    return " ".join(text.split())[:300]
+
+
+def _stacks(scene: Any) -> list[Any]:
+    return [_k(s) for s in _k(scene.anim_stacks)]
+
+
+def _choose_stack(stacks: list[Any], animation: str | int | None) -> int:
+    names = [s.name for s in stacks]
+    if animation is None:
+        return 0
+    if isinstance(animation, int):
+        if not 0 <= animation < len(names):
+            raise BadFile(f"animation index {animation} does not exist ({len(names)} stacks)")
+        return animation
+    if animation in names:
+        return names.index(animation)
+    # Blender names stacks "Armature|Action": the action's name alone is enough when unique
+    tails = [n.rsplit("|", 1)[-1] for n in names]
+    if tails.count(animation) == 1:
+        return tails.index(animation)
+    raise BadFile(f"no animation stack named {animation!r}; the file has {', '.join(names)}")
+
+
+def _skeleton(scene: Any) -> tuple[list[Any], list[int], list[Any], list[int], list[str]]:
+    """(joints, parents, fold nodes, fold owners, warnings); fold nodes top-down per joint."""
+    import ufbx
+
+    warnings: list[str] = []
+    nodes = [_k(n) for n in _k(scene.nodes)]
+    joint_ids = {n.element_id for n in nodes if _k(n.bone) is not None}
+    for cluster in _k(scene.skin_clusters):
+        bone = _k(_k(cluster).bone_node)
+        if bone is not None:
+            joint_ids.add(bone.element_id)
+    if not joint_ids:
+        plain = (ufbx.ElementType.EMPTY, ufbx.ElementType.UNKNOWN)
+        joint_ids = {n.element_id for n in nodes if not n.is_root and _k(n.attrib_type) in plain}
+        if not joint_ids:
+            raise BadFile("the file has no bone nodes (and no null nodes to use as a skeleton)")
+        warnings.append(
+            "the file has no bone nodes: its null (empty) nodes are read as the skeleton"
+        )
+    root = _k(scene.root_node)
+    joints: list[Any] = []
+    parents: list[int] = []
+    folds: list[Any] = []
+    owners: list[int] = []
+
+    def visit(node: Any, joint_parent: int, between: list[Any]) -> None:
+        for child in _k(node.children):
+            _k(child)
+            if child.element_id in joint_ids:
+                index = len(joints)
+                joints.append(child)
+                parents.append(joint_parent)
+                folds.extend(between)
+                owners.extend([index] * len(between))
+                visit(child, index, [])
+            else:
+                visit(child, joint_parent, [*between, child])
+
+    visit(root, -1, [root])
+    return joints, parents, folds, owners, warnings
+
+
+def _trs(transform: Any) -> list[float]:
+    t, r, s = transform.translation, transform.rotation, transform.scale
+    return [t.x, t.y, t.z, r.x, r.y, r.z, r.w, s.x, s.y, s.z]
+
+
+def _axes(settings: Any) -> tuple[str | None, str]:
+    axes = _k(settings.axes)
+    up, front, right = (_AXIS[min(int(a), 6)] for a in (axes.up, axes.front, axes.right))
+    detail = f"front {front}, right {right}" if front and right else ""
+    original = _AXIS[min(int(settings.original_axis_up), 6)]
+    if original and original != up:
+        detail += f"; the authoring tool's up axis was {original}"
+    return up, detail
+
+
+def _read(request: dict, data: bytes | None) -> bytes:
+    """The .npz the caller builds a clip from.
+
+    Arrays: names (J,), parents (J,), fold_owner (F,) the joint each fold node belongs to,
+    rest (J+F, 10) and samples (S, J+F, 10): translation xyz, rotation xyzw, scale xyz of
+    the joints then the fold nodes; `meta` a JSON text (stack names, chosen stack, rate,
+    start, units, axes, warnings).
+    """
+    scene = _load(request, data)
+    settings = _k(scene.settings)
+    meta_src = _k(scene.metadata)
+    stacks = _stacks(scene)
+    joints, parents, folds, owners, warnings = _skeleton(scene)
+    nodes = joints + folds
+    fps = float(settings.frames_per_second) or 30.0
+    rate = request.get("sample_rate") or fps
+    if stacks:
+        si = _choose_stack(stacks, request.get("animation"))
+        stack = stacks[si]
+        anim = _k(stack.anim)
+        begin, end = float(stack.time_begin), float(stack.time_end)
+        if not (math.isfinite(begin) and math.isfinite(end)) or end < begin:
+            raise BadFile(f"animation stack {stack.name!r} has a bad time span {begin}..{end}")
+        frames = (end - begin) * rate
+        if request.get("sample_rate"):
+            count = int(math.ceil(frames - 1e-6)) + 1
+            warnings.append(
+                f"curves evaluated at {rate:g} Hz as asked; the file's frame rate is {fps:g}"
+            )
+        else:
+            count = int(round(frames)) + 1
+            if abs(frames - round(frames)) > 1e-3:
+                warnings.append(
+                    f"stack {stack.name!r} ends between frames ({frames + 1:.3f} frames at "
+                    f"{fps:g} Hz): read as {count} frames"
+                )
+        if count * len(nodes) > MAX_SAMPLES:
+            raise BadFile(f"stack {stack.name!r} is too long to read ({count} frames)")
+        samples = np.empty((count, len(nodes), 10))
+        for f in range(count):
+            t = begin + f / rate
+            samples[f] = [_trs(n.evaluate_transform(anim, t)) for n in nodes]
+        name = stack.name
+    else:
+        si, begin, name = -1, 0.0, ""
+        warnings.append("the file has no animation stack: showing the rest pose")
+        samples = np.array([[_trs(_k(n.local_transform)) for n in nodes]])
+    rest = np.array([_trs(_k(n.local_transform)) for n in nodes])
+    up, axes_detail = _axes(settings)
+    meta = {
+        "stacks": [s.name for s in stacks],
+        "stack": si,
+        "name": name,
+        "rate": rate,
+        "fps": fps,
+        "start": begin,
+        "unit_meters": float(settings.unit_meters),
+        "up_axis": up,
+        "axes": axes_detail,
+        "creator": str(meta_src.creator),
+        "version": int(meta_src.version),
+        "ascii": bool(meta_src.ascii),
+        "warnings": warnings,
+    }
+    buf = io.BytesIO()
+    np.savez(
+        buf,
+        names=np.array([j.name for j in joints], dtype=str),
+        parents=np.array(parents, dtype=np.int64),
+        fold_owner=np.array(owners, dtype=np.int64),
+        rest=rest,
+        samples=samples,
+        meta=np.array(json.dumps(meta)),
+    )
+    return buf.getvalue()
+
+
+def _list(request: dict, data: bytes | None) -> bytes:
+    scene = _load(request, data)
+    buf = io.BytesIO()
+    np.savez(buf, meta=np.array(json.dumps({"stacks": [s.name for s in _stacks(scene)]})))
+    return buf.getvalue()
+
+
+def main() -> None:
+    code = 0
+    try:
+        head = sys.stdin.buffer.readline()
+        request = json.loads(head)
+        data = sys.stdin.buffer.read() if request.get("path") is None else None
+        out = (_list if request["mode"] == "list" else _read)(request, data)
+        sys.stdout.buffer.write(out)
+    except BadFile as e:
+        sys.stderr.write(str(e))
+        code = EXIT_BAD_FILE
+    except MemoryError:
+        sys.stderr.write("too large to read into memory")
+        code = EXIT_BAD_FILE
+    except Exception as e:  # a reader bug: the caller shows it as an internal error
+        sys.stderr.write(f"{type(e).__name__}: {e}")
+        code = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)  # skip the interpreter teardown that crashes in ufbx 0.0.5
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,110 @@
+"""The lossy glTF copy: the source file with one animation replaced, read back by our reader
+and compared with the clip that was written; everything else left as it was."""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from codec import ClipFormatError
+from codec.formats.gltf import read_gltf
+from codec.formats.gltf_lossy import write_lossy_gltf
+from codec.transforms import object_space
+
+DATA = Path(__file__).resolve().parents[2] / "data" / "gltf"
+
+
+def positions(clip) -> np.ndarray:
+    return object_space(clip.rotations, clip.translations, clip.scales, clip.skeleton.parents)[
+        ..., 3
+    ]
+
+
+def glb_json(path: Path) -> dict:
+    data = path.read_bytes()
+    assert data[:4] == b"glTF" and struct.unpack_from("<I", data, 8)[0] == len(data)
+    n = struct.unpack_from("<I", data, 12)[0]
+    return json.loads(data[20 : 20 + n])
+
+
+def nudged(clip):
+    """A stand-in for a lossy clip: every joint moved and turned a little, differently at
+    every sample, so a writer that kept the old keys would be caught."""
+    s, j = clip.num_samples, clip.num_joints
+    wobble = np.sin(np.arange(s)[:, None, None] * 0.7 + np.arange(j)[None, :, None])
+    rot = clip.rotations + 0.01 * wobble * np.array([1, -1, 0.5, 0])
+    rot /= np.linalg.norm(rot, axis=-1, keepdims=True)
+    return clip.replace(rotations=rot, translations=clip.translations + 0.3 * wobble)
+
+
+@pytest.mark.parametrize("suffix", [".glb", ".gltf"])
+def test_cesium_man_copy_holds_the_lossy_clip_at_the_authored_times(
+    tmp_path: Path, suffix: str
+) -> None:
+    source = DATA / "CesiumMan.glb"
+    lossy = nudged(read_gltf(source))
+    out = tmp_path / f"lossy{suffix}"
+    assert write_lossy_gltf(source, lossy, out) == []
+    back = read_gltf(out)
+    assert (back.num_samples, back.sample_rate, back.warnings) == (48, 24.0, [])
+    assert back.skeleton.names == lossy.skeleton.names
+    gap = np.linalg.norm(positions(back) - positions(lossy), axis=-1)
+    assert gap.max() < 1e-4  # cm: float32 storage of metres
+    src = json.loads(json.dumps(glb_json(source)))
+    doc = glb_json(out) if suffix == ".glb" else json.loads(out.read_text())
+    for key in ("nodes", "skins", "meshes", "materials", "scenes", "textures", "samplers"):
+        assert doc.get(key) == src.get(key), key
+    assert len(doc["buffers"]) == 1
+    if suffix == ".gltf":
+        assert doc["buffers"][0]["uri"].startswith("data:application/octet-stream;base64,")
+    assert "replaced by the lossy decode" in doc["asset"]["extras"]["shellscope"]
+
+
+def test_fox_only_the_chosen_animation_changes(tmp_path: Path) -> None:
+    source = DATA / "Fox.glb"
+    lossy = nudged(read_gltf(source, animation="Walk"))
+    out = tmp_path / "fox.lossy.glb"
+    write_lossy_gltf(source, lossy, out)
+    want = positions(lossy)
+    gap = np.abs(positions(read_gltf(out, animation="Walk")) - want).max()
+    assert gap < 1e-6 * np.abs(want).max()  # float32 storage; the fox is ~2,000 units wide
+    for other in ("Survey", "Run"):
+        a, b = read_gltf(out, animation=other), read_gltf(source, animation=other)
+        assert np.array_equal(a.rotations, b.rotations)
+        assert np.array_equal(a.translations, b.translations)
+
+
+def test_which_animation_is_replaced(tmp_path: Path) -> None:
+    """By name when given; else the one named like the clip; else the only one of the clip's
+    length and rate; else the user must say."""
+    source = DATA / "Fox.glb"
+    survey = nudged(read_gltf(source, animation="Survey")).replace(name="fox")  # 83 at 24 Hz
+    write_lossy_gltf(source, survey, tmp_path / "a.glb")
+    assert np.allclose(read_gltf(tmp_path / "a.glb", animation="Survey").translations,
+                       survey.translations, atol=1e-3)  # fmt: skip
+    short = survey.replace(rotations=survey.rotations[:5], translations=survey.translations[:5],
+                           scales=survey.scales[:5])  # fmt: skip
+    with pytest.raises(ClipFormatError, match="say which one"):
+        write_lossy_gltf(source, short, tmp_path / "b.glb")
+    write_lossy_gltf(source, short, tmp_path / "b.glb", animation="Run")
+    assert read_gltf(tmp_path / "b.glb", animation="Run").num_samples == 5
+
+
+def test_a_resampled_clip_is_written_at_its_rate_and_said_so(tmp_path: Path) -> None:
+    source = DATA / "CesiumMan.glb"
+    clip = read_gltf(source, sample_rate=30)
+    notes = write_lossy_gltf(source, clip, tmp_path / "x.glb")
+    assert notes and "30 Hz" in notes[0]
+    back = read_gltf(tmp_path / "x.glb")
+    assert back.sample_rate == 30.0 and back.num_samples == clip.num_samples
+
+
+def test_a_clip_of_another_skeleton_is_refused(tmp_path: Path) -> None:
+    clip = read_gltf(DATA / "RiggedSimple.glb")
+    with pytest.raises(ClipFormatError, match="not the clip's"):
+        write_lossy_gltf(DATA / "CesiumMan.glb", clip, tmp_path / "x.glb")
+    assert not (tmp_path / "x.glb").exists()
