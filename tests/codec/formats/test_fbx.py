@@ -158,15 +158,9 @@ def test_plain_and_compressed_files_read_the_same(tmp_path: Path, raw: dict[str,
     [
         "blender_293_barbarian_7400_binary.fbx.xz",
         "quaternius_robot.fbx.xz",
-        pytest.param(
-            "maya_kenney_character_7700_binary.fbx.xz",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="issue 8: Hips turns 179.8 degrees (|w| 0.0014) under a x100 scale, "
-                "where drop-W rotations cannot reach 0.01 cm; passes once the codec's "
-                "rotation encoding has no singularity there",
-            ),
-        ),
+        # Hips turns 179.8 degrees (|w| 0.0014) under a x100 scale: drop-w could not
+        # reach 0.01 cm there, the rotation layouts do
+        "maya_kenney_character_7700_binary.fbx.xz",
     ],
 )
 def test_compresses_within_precision(name: str) -> None:
