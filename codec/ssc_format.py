@@ -42,6 +42,13 @@ Everything is little-endian. Offsets are from the start of the file.
 A rotation is rebuilt from its three kept components as in codec.quantize.decode_value:
 the dropped one is sqrt(max(0, 1 - sum of squares)), then the four are normalised, in
 float32. Version 1 files (every rotation drops w, no layouts) are refused with a message.
+
+Reading trusts nothing the header says: every count is checked against the bytes present
+before anything is allocated from it, and the samples x joints the file would decode to
+against codec.limits.transform_budget of 16 transforms per byte (a segment of constant
+sub-tracks costs 6 bytes for up to 65,535 samples, so bytes alone do not bound it); the
+sample rate, the bind pose, precision and shell distance must be numbers the codec can
+hold (codec.limits).
 """
 
 from __future__ import annotations
@@ -56,6 +63,14 @@ from codec import bitstream
 from codec.bit_rates import BIT_RATE_BITS, NUM_BIT_RATES, RAW_BIT_RATE, TrackKind
 from codec.clip import Skeleton
 from codec.errors import CompressedFormatError
+from codec.limits import (
+    distance_problem,
+    first_out_of_range,
+    over_budget,
+    rate_problem,
+    transform_budget,
+    value_problem,
+)
 from codec.rotation_layout import PER_SEGMENT, W, kept_components
 
 Array = np.ndarray
@@ -73,6 +88,7 @@ RATE_MASK = 0x1F
 DROPPED_SHIFT = 5
 MAX_JOINTS = 1 << 16
 MAX_SAMPLES = 1 << 24
+TRANSFORMS_PER_BYTE = 16  # what a .ssc may decode to, per byte of it (codec.limits)
 
 
 @dataclass(eq=False)
@@ -300,8 +316,12 @@ def _check_header(data: bytes) -> tuple[int, int, int, int, float, int, int]:
         raise CompressedFormatError(f"unknown flags {flags:#x} at byte 6")
     if not (1 <= nj <= MAX_JOINTS and 1 <= ns <= MAX_SAMPLES and 1 <= ng <= ns):
         raise CompressedFormatError(f"implausible counts: {nj} joints, {ns} samples, {ng} segments")
-    if not (np.isfinite(rate) and rate > 0):
-        raise CompressedFormatError(f"sample rate {rate} at byte 24 is not positive")
+    problem = rate_problem(rate)
+    if problem:
+        raise CompressedFormatError(f"sample rate at byte 24: {problem}")
+    problem = over_budget(ns, nj, transform_budget(TRANSFORMS_PER_BYTE * len(data)))
+    if problem:
+        raise CompressedFormatError(f"header (bytes 16-23): {problem}")
     if HEADER_SIZE + anim > len(data):
         raise CompressedFormatError(f"animation data of {anim} bytes runs past the end")
     # every joint costs at least 6 bits of kinds, every segment 6 bytes of table
@@ -463,8 +483,20 @@ def _read_metadata(data: bytes, start: int, nj: int) -> Skeleton:
     if r.pos != len(data):
         raise CompressedFormatError(f"{len(data) - r.pos} unexpected bytes after the metadata")
     b = np.array(bind)
-    if not np.all(np.abs(b) <= np.finfo(np.float32).max):
-        raise CompressedFormatError("metadata: a bind pose value is not a finite float32")
+    bad = first_out_of_range(b)
+    if bad is not None:
+        j, c = bad
+        field = ("bind rotation", "bind translation", "bind scale")[(c >= 4) + (c >= 7)]
+        raise CompressedFormatError(
+            f"metadata of joint {j} ({names[j]!r}): {field} {value_problem(float(b[j, c]))}"
+        )
+    for label, values in (("precision", prec), ("shell distance", shell)):
+        for j, v in enumerate(values):
+            problem = distance_problem(v)
+            if problem:
+                raise CompressedFormatError(
+                    f"metadata of joint {j} ({names[j]!r}): {label} {problem}"
+                )
     try:
         return Skeleton(
             names=tuple(names),

@@ -5,17 +5,33 @@ decompressed first (capped, see codec.formats.compressed) and the inner name dec
 Readers are imported lazily so that `import codec` stays cheap and a broken or missing
 reader only affects its own format. `load_clip` guarantees that nothing but
 `ClipFormatError` comes out for any file content: callers (the app, the CLI) can show the
-message and keep going.
+message and keep going. It reads regular files only (a FIFO would block, a device never
+ends), and checks every clip a reader returns against what the codec can hold
+(codec.limits): values within float32's range, a usable sample rate, positive distances and
+at most MAX_TRANSFORMS samples x joints. Readers check sizes themselves, before they
+allocate; this last check is what makes the promise hold for every reader.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import replace
+
+import numpy as np
 
 from codec.clip import Clip
 from codec.errors import ClipFormatError, ClipValidationError, CompressedFormatError
 from codec.formats.compressed import COMPRESSIONS, compression_of, inner_name, read_decompressed
+from codec.limits import (
+    MAX_TRANSFORMS,
+    MAX_VALUE,
+    distance_problem,
+    first_out_of_range,
+    over_budget,
+    rate_problem,
+    value_problem,
+)
 from codec.units import Units, user_units
 
 __all__ = [
@@ -109,15 +125,13 @@ def load_clip(path: str | os.PathLike[str], **options: object) -> Clip:
     """
     fmt = _known(path, "read", _READ_OPTIONS)
     kwargs = _pick(fmt, options, _READ_OPTIONS)
-    if not os.path.exists(path):
-        raise ClipFormatError(path, "no such file")
-    if os.path.isdir(path):
-        raise ClipFormatError(path, "is a directory, not a clip file")
+    check_regular_file(path)
     try:
         data = read_decompressed(path) if compression_of(path) else None
         clip = _read(fmt, path, data, kwargs)
         if "units" not in _READ_OPTIONS[fmt]:
             clip = _apply_units(clip, fmt, options.get("units"))
+        check_clip(path, clip)
     except ClipFormatError:
         raise
     except (ClipValidationError, CompressedFormatError) as exc:
@@ -133,6 +147,62 @@ def load_clip(path: str | os.PathLike[str], **options: object) -> Clip:
             path, f"internal error while reading ({type(exc).__name__}: {exc})"
         ) from exc
     return clip
+
+
+def check_regular_file(path: str | os.PathLike[str]) -> None:
+    """ClipFormatError unless `path` is an existing regular file (links followed): a
+    directory, FIFO, socket or device is never read."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise ClipFormatError(path, "no such file") from None
+    except OSError as e:
+        raise ClipFormatError(path, f"cannot read: {e.strerror or e}") from None
+    if stat.S_ISDIR(mode):
+        raise ClipFormatError(path, "is a directory, not a clip file")
+    if not stat.S_ISREG(mode):
+        raise ClipFormatError(path, "is not a regular file (a device, FIFO or socket)")
+
+
+def check_clip(path: str | os.PathLike[str], clip: Clip) -> None:
+    """ClipFormatError naming the joint and sample of the first thing the codec cannot hold
+    (see codec.limits); the readers of text formats say the line before it comes to this."""
+    problem = rate_problem(clip.sample_rate)
+    if problem:
+        raise ClipFormatError(path, f"sample rate: {problem}")
+    problem = over_budget(clip.num_samples, clip.num_joints, MAX_TRANSFORMS)
+    if problem:
+        raise ClipFormatError(path, problem)
+    sk = clip.skeleton
+    names = sk.names
+    for label, values in (("bind translation", sk.bind_translations),
+                          ("bind scale", sk.bind_scales)):  # fmt: skip
+        bad = first_out_of_range(values)
+        if bad is not None:
+            j, c = bad
+            raise ClipFormatError(
+                path, f"{label} of joint {j} ({names[j]!r}): {_value_text(values[j, c])}"
+            )
+    for label, values in (("precision", sk.precision), ("shell distance", sk.shell_distance)):
+        with np.errstate(invalid="ignore"):
+            bad = np.flatnonzero(~((values > 0) & (values <= MAX_VALUE)))
+        if bad.size:
+            j = int(bad[0])
+            problem = distance_problem(float(values[j]))
+            raise ClipFormatError(path, f"{label} of joint {j} ({names[j]!r}): {problem}")
+    for label, values in (("translation", clip.translations), ("scale", clip.scales)):
+        bad = first_out_of_range(values)
+        if bad is not None:
+            si, j, c = bad
+            raise ClipFormatError(
+                path,
+                f"{label} of joint {j} ({names[j]!r}) at sample {si}: "
+                f"{_value_text(values[si, j, c])}",
+            )
+
+
+def _value_text(value: float) -> str:
+    return value_problem(float(value)) or f"{value:g}"
 
 
 _UNDECLARED = {
@@ -203,8 +273,7 @@ def list_animations(path: str | os.PathLike[str]) -> list[str]:
     """Names of the animations a file holds: every glTF animation, FBX animation stack or
     USD skeleton animation; one entry (the file's stem) for the single-clip formats."""
     fmt = _known(path, "read", _READ_OPTIONS)
-    if not os.path.exists(path):
-        raise ClipFormatError(path, "no such file")
+    check_regular_file(path)
     if fmt not in _MULTI_ANIMATION:
         name = inner_name(path)
         for ext in sorted(FORMATS, key=len, reverse=True):

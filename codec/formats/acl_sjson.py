@@ -15,6 +15,11 @@ reference and reader:
   `error_threshold`, else 0.01; a bone's own `precision` key (not ACL's) wins when present.
 - ACL's reader expects keys in the order its writer emits them, so the writer follows that
   order exactly; the reader here accepts any order.
+- Every number must be one the codec can hold (codec.limits): values within float32's
+  range, positive distances within it too, a sample rate of 1e-3 to 1e6 Hz; the message
+  names the line. Bones without a track are filled from their bind pose, so
+  `num_samples x bones` is checked against the file's transform budget before that fill
+  is allocated (10,000 bones and one 3,000-row track would be 30 million transforms).
 
 Writing uses binary-exact float64 hex by default, so write -> read gives back the same float64
 arrays bit for bit; with `binary_exact=False` it writes shortest round-trip decimals (Python's
@@ -35,19 +40,26 @@ from codec.clip import DEFAULT_PRECISION, DEFAULT_SHELL_DISTANCE, Clip, Skeleton
 from codec.errors import ClipFormatError, ClipValidationError
 from codec.formats import sjson
 from codec.formats.sjson import SArray, SObject
+from codec.limits import (
+    distance_problem,
+    file_bytes,
+    first_out_of_range,
+    over_budget,
+    rate_problem,
+    transform_budget,
+    value_problem,
+)
 from codec.scalar_tracks import INVALID_OUTPUT_INDEX, TRACK_WIDTHS, ScalarTrackList
 
 Array = np.ndarray
 
 SUPPORTED_VERSIONS = (1, 2, 3, 4, 5)
 ADDITIVE_FORMATS = ("none", "relative", "additive0", "additive1")
-# Clips whose sample count no track confirms are filled from the bind pose; cap what a
-# lying `num_samples` can make us allocate (samples x joints).
-MAX_UNBACKED_TRANSFORMS = 1 << 20
 _CLIP_TOP = ("version", "clip", "settings", "bones", "base_tracks", "tracks")
 _LIST_TOP = ("version", "track_list", "settings", "tracks")
 _HEX_RE = re.compile(r"[0-9A-Fa-f]*")
 _SECTION_RE = re.compile(r"^[ \t]*(clip|track_list)[ \t]*[=:]", re.M)
+_BRACKET_RE = re.compile(r'//[^\n]*|/\*.*?\*/|"[^"\n]*"|\[', re.S)
 
 
 def read_acl_sjson(path: str | Path, *, data: bytes | None = None) -> Clip | ScalarTrackList:
@@ -62,7 +74,7 @@ def read_acl_sjson(path: str | Path, *, data: bytes | None = None) -> Clip | Sca
     except sjson.SJSONError:
         _refuse_two_forms(path, text)  # ACL's format reference: say that, not "duplicate key"
         raise
-    return _Reader(path, doc, text).read()
+    return _Reader(path, doc, text, transform_budget(file_bytes(path, data))).read()
 
 
 def _refuse_two_forms(path: str | Path, text: str) -> None:
@@ -77,10 +89,11 @@ def _refuse_two_forms(path: str | Path, text: str) -> None:
 
 
 class _Reader:
-    def __init__(self, path: str | Path, doc: SObject, text: str) -> None:
+    def __init__(self, path: str | Path, doc: SObject, text: str, budget: int) -> None:
         self.path = path
         self.doc = doc
         self.text = text
+        self.budget = budget  # samples x bones this file may make (codec.limits)
         self.warnings: list[str] = []
         self.binary_exact = False
         self.hex_bits = 64
@@ -112,6 +125,7 @@ class _Reader:
         default=None,
         positive: bool = False,
         hex_ok: bool = False,
+        rate: bool = False,
     ) -> float | None:
         kinds: tuple[type, ...] = (
             (int, float, str) if hex_ok and self.binary_exact else (int, float)
@@ -125,6 +139,10 @@ class _Reader:
         if not math.isfinite(v) or (positive and v <= 0):
             need = "a positive number" if positive else "a finite number"
             raise self.fail(f"{what}: '{key}' must be {need}, found {v}", obj.lines[key])
+        check = rate_problem if rate else distance_problem if positive else value_problem
+        problem = check(v)
+        if problem:
+            raise self.fail(f"{what}: '{key}' {problem}", obj.lines[key])
         return v
 
     def count(self, obj: SObject, key: str, what: str, minimum: int) -> int:
@@ -192,7 +210,35 @@ class _Reader:
             raise self.fail(f"{what}: expected {_shape_text(shape)}, found {_show(value)}", line)
         if not np.all(np.isfinite(arr)):
             raise self.fail(f"{what}: values must be finite", line)
+        bad = first_out_of_range(arr)
+        if bad is not None:
+            row = bad[0] if arr.ndim == 2 else None
+            where = f" row {row + 1}" if row is not None else ""
+            raise self.fail(
+                f"{what}{where}: {value_problem(float(arr[bad]))}",
+                self._row_line(value, line, row),
+            )
         return arr
+
+    def _row_line(self, value: object, line: int | None, row: int | None) -> int | None:
+        """The line of row `row` of the table that starts on `line` (error messages only).
+
+        Parsed rows of a list know their lines; a numeric table does not, so its opening
+        brackets are counted in the text (comments and strings skipped)."""
+        if row is None or line is None:
+            return line
+        if isinstance(value, SArray):
+            return value.lines[row]
+        start = 0
+        for _ in range(line - 1):
+            start = self.text.find("\n", start) + 1
+        seen = -1  # the table's own bracket comes first
+        for m in _BRACKET_RE.finditer(self.text, start):
+            if m.group() == "[":
+                seen += 1
+                if seen == row + 1:
+                    return line + self.text.count("\n", start, m.start())
+        return line
 
     def _as_array(
         self, value: object, what: str, line: int | None, row: tuple[int, ...] | None = None
@@ -274,7 +320,7 @@ class _Reader:
         head = self.obj(doc[key], f"'{key}'", doc.lines[key])
         what = f"'{key}'"
         num_samples = self.count(head, "num_samples", what, 1)
-        rate = self.number(head, "sample_rate", what, _REQUIRED, positive=True)
+        rate = self.number(head, "sample_rate", what, _REQUIRED, positive=True, rate=True)
         name = self.get(head, "name", (str,), what, None)
         if not name:
             name = _stem(self.path)
@@ -326,7 +372,7 @@ class _Reader:
             )
         self.get(head, "additive_base_name", (str,), what, None)
         self.number(head, "additive_base_num_samples", what, None)
-        self.number(head, "additive_base_sample_rate", what, None, positive=True)
+        self.number(head, "additive_base_sample_rate", what, None, positive=True, rate=True)
         self.check_keys(
             head,
             (
@@ -435,10 +481,10 @@ class _Reader:
                     )
                     data.append((j, key, values))
             self.check_keys(track, ("name", "rotations", "translations", "scales"), "track")
-        if not data and s * n > MAX_UNBACKED_TRANSFORMS:
+        problem = over_budget(s, n, self.budget)
+        if problem:  # every row present is bytes in the file: only the bind-pose fill can be
             raise self.fail(
-                f"num_samples = {s} with no track data to back it: refusing to build "
-                f"{s} x {n} bind-pose transforms",
+                f"num_samples = {s} for {n} bones, {len(seen)} of them with a track: {problem}",
                 head.lines["num_samples"],
             )
         if len(seen) < n:
@@ -549,7 +595,7 @@ class _Reader:
         width = TRACK_WIDTHS[ttype]
         t = len(tracks)
         names, precision, outputs = [], np.empty(t), np.empty(t, dtype=np.int64)
-        values = np.empty((s, t, width)) if t * s * width <= 1 << 26 else None
+        values = np.empty((s, t, width)) if over_budget(s, t, self.budget) is None else None
         for i, (track, line) in enumerate(tracks):
             tname, what, precision[i], outputs[i] = self._common_track(track, i, 0.0001)
             names.append(tname)

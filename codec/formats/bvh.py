@@ -12,7 +12,11 @@ Conventions, chosen to match what DCC tools show for the real files we test on:
   6-channel joints that way (the T-pose stores zeros there, and replacing would collapse
   144 joints onto their parents). An axis without a channel keeps the OFFSET value.
 - The MOTION block is parsed with one numpy conversion; the header's ``Frames:`` value is
-  only compared with the rows found, never used to allocate.
+  only compared with the rows found, never used to allocate. The rows are counted before
+  they are split into numbers, so a file (or a small .xz of one) with more rows x joints
+  than codec.limits allows for its size is refused before it costs any memory.
+- Every number must be one the codec can hold (codec.limits): within float32's range, and a
+  Frame Time whose rate is between 1e-3 and 1e6 Hz; the message names the line.
 """
 
 from __future__ import annotations
@@ -30,6 +34,14 @@ from codec.atomic import atomic_open
 from codec.clip import Clip, Skeleton
 from codec.errors import ClipFormatError, ShellscopeError
 from codec.formats.compressed import inner_name
+from codec.limits import (
+    MAX_VALUE,
+    file_bytes,
+    over_budget,
+    rate_problem,
+    transform_budget,
+    value_problem,
+)
 from codec.units import UNIT_CM, USER_UNITS, Units, units_from_height
 
 Array = np.ndarray
@@ -80,7 +92,7 @@ def read_bvh(
     except OSError as e:
         raise ClipFormatError(path, f"cannot read the file: {e.strerror or e}") from None
     try:
-        return _parse(path, data, units)
+        return _parse(path, data, units, transform_budget(file_bytes(path, data)))
     except ShellscopeError as e:
         if isinstance(e, ClipFormatError):
             raise
@@ -96,7 +108,7 @@ def _decode(data: bytes) -> str:
         return data.decode("latin-1")  # never fails; names from old exporters are often Latin-1
 
 
-def _parse(path: object, data: bytes, units: str) -> Clip:
+def _parse(path: object, data: bytes, units: str, budget: int) -> Clip:
     text = _decode(data)
     m = re.search(r"^[ \t]*MOTION\b", text, re.MULTILINE)
     head = text if m is None else text[: m.start()]
@@ -148,12 +160,19 @@ def _parse(path: object, data: bytes, units: str) -> Clip:
         raise ClipFormatError(
             path, f"Frame Time must be a positive number, got {time_tok!r}", line=time_line
         )
+    with np.errstate(over="ignore"):
+        problem = rate_problem(float(np.float64(1.0) / frame_time))
+    if problem:
+        raise ClipFormatError(
+            path, f"Frame Time {time_tok}: sample rate {problem}", line=time_line
+        )
     body = text[pos:]
     first_row_line = line
 
     num_channels = sum(len(j.channels) for j in joints)
     if num_channels == 0:
         raise ClipFormatError(path, "no joint has CHANNELS: there is nothing to animate")
+    _check_row_count(path, body, len(joints), budget, first_row_line)
     values = _parse_rows(path, body, num_channels, first_row_line)
     rows = values.shape[0]
     warnings: list[str] = []
@@ -186,6 +205,8 @@ def _parse_hierarchy(path: object, head: str) -> list[_Joint]:
             v = float("nan")
         if not math.isfinite(v):
             raise ClipFormatError(path, f"expected a number for {what}, got {tok!r}", line=line)
+        if abs(v) > MAX_VALUE:
+            raise ClipFormatError(path, f"{what}: {value_problem(v)}", line=line)
         pos += 1
         return v
 
@@ -289,15 +310,30 @@ def _parse_hierarchy(path: object, head: str) -> list[_Joint]:
 def _name_end_sites(joints: list[_Joint]) -> None:
     """Name End Sites `<parent>_End`, made unique against every other joint name."""
     taken = {j.name for j in joints if not j.end_site}
+    next_k: dict[str, int] = {}  # so that 2,000 End Sites of one joint stay linear
     for j in joints:
         if j.end_site:
             base = f"{joints[j.parent].name}_End"
-            name, k = base, 1
+            name, k = base, next_k.get(base, 1)
             while name in taken:
                 k += 1
                 name = f"{base}{k}"
+            next_k[base] = k
             taken.add(name)
             j.name = name
+
+
+def _check_row_count(path: object, body: str, joints: int, budget: int, line: int) -> None:
+    """Refuse more rows x joints than `budget` before the rows are split into numbers.
+
+    Counting newlines costs no memory; blank lines are only counted one by one when the
+    quick count is already over the limit."""
+    if over_budget(body.count("\n") + 1, joints, budget) is None:
+        return
+    rows = sum(1 for _ in _NONBLANK_LINE.finditer(body))
+    problem = over_budget(rows, joints, budget)
+    if problem:
+        raise ClipFormatError(path, f"MOTION: {problem}", line=line)
 
 
 def _parse_rows(path: object, body: str, width: int, first_line: int) -> Array:
@@ -312,8 +348,9 @@ def _parse_rows(path: object, body: str, width: int, first_line: int) -> Array:
             values = np.array(tokens, dtype=np.float64).reshape(num_lines, width)
         except ValueError:
             values = None
-    if values is not None and np.all(np.isfinite(values)):
+    if values is not None and np.all(np.abs(values) <= MAX_VALUE):
         return values
+    del values, tokens
     # Slow path, only to say where the problem is.
     row = 0
     for k, line in enumerate(body.split("\n")):
@@ -335,6 +372,8 @@ def _parse_rows(path: object, body: str, width: int, first_line: int) -> Array:
                 raise ClipFormatError(
                     path, f"row {row}: expected a finite number, got {p!r}", line=lineno
                 )
+            if abs(v) > MAX_VALUE:
+                raise ClipFormatError(path, f"row {row}: {value_problem(v)}", line=lineno)
     raise ClipFormatError(path, "MOTION data could not be read", line=first_line)
 
 

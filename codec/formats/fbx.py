@@ -32,6 +32,7 @@ from codec.clip import Clip, Skeleton
 from codec.errors import ClipFormatError
 from codec.formats.compressed import inner_name
 from codec.formats.fbx_worker import EXIT_BAD_FILE
+from codec.limits import file_bytes, rate_problem, transform_budget
 from codec.transforms import compose, decompose, qvv_to_matrix
 from codec.units import Units, unit_name_for_metres, user_units
 
@@ -44,6 +45,7 @@ _ROOT = Path(__file__).resolve().parents[2]
 def _run_worker(path: object, data: bytes | None, request: dict) -> dict[str, Array]:
     """Ask the worker; its .npz as a dict, or ClipFormatError naming the file."""
     req = dict(request, path=None if data is not None else os.fspath(path))  # type: ignore[arg-type]
+    req["budget"] = transform_budget(file_bytes(path, data))
     payload = json.dumps(req).encode() + b"\n" + (data or b"")
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_ROOT), env.get("PYTHONPATH")) if p)
@@ -100,8 +102,8 @@ def read_fbx(
     frame rate, a number at that rate (with a warning). `units` overrides the declared unit
     (a name of codec.units.UNIT_CM). `data`: the file's bytes when already read.
     """
-    if sample_rate is not None and not (np.isfinite(sample_rate) and sample_rate > 0):
-        raise ValueError(f"sample_rate must be a positive number, got {sample_rate!r}")
+    if sample_rate is not None and rate_problem(float(sample_rate)):
+        raise ValueError(f"sample_rate: {rate_problem(float(sample_rate))}")
     request = {"mode": "read", "animation": animation, "sample_rate": sample_rate}
     out = _run_worker(path, data, request)
     meta = json.loads(str(out["meta"]))

@@ -9,9 +9,11 @@ skipping the teardown that crashes. Should ufbx crash anyway, only this process 
 the caller reports it as an unreadable file.
 
 Protocol: stdin holds one JSON line {"mode": "list" | "read", "path": str | null,
-"animation": str | int | null, "sample_rate": float | null} followed, when path is null, by
-the file's bytes. On success stdout holds an .npz (see `_read`) and the exit code is 0; on a
-file problem stderr holds the message and the exit code is EXIT_BAD_FILE.
+"animation": str | int | null, "sample_rate": float | null, "budget": int} followed, when
+path is null, by the file's bytes. `budget` is how many transforms (frames x nodes) the file
+may make (codec.limits.transform_budget of its size), checked before any frame is evaluated.
+On success stdout holds an .npz (see `_read`) and the exit code is 0; on a file problem
+stderr holds the message and the exit code is EXIT_BAD_FILE.
 
 What is read: the joints are the bone nodes (FBX LimbNode / Root / Limb) and the nodes skin
 clusters deform with, in depth-first order; a joint's parent is its nearest joint ancestor.
@@ -33,8 +35,9 @@ from typing import Any
 
 import numpy as np
 
+from codec.limits import FREE_TRANSFORMS, over_budget, rate_problem
+
 EXIT_BAD_FILE = 3
-MAX_SAMPLES = 10_000_000  # samples x nodes evaluated, a guard against absurd stack lengths
 _KEEP: list[Any] = []  # every ufbx element fetched, alive until the process exits
 _AXIS = ("+X", "-X", "+Y", "-Y", "+Z", "-Z", None)
 
@@ -164,6 +167,9 @@ def _read(request: dict, data: bytes | None) -> bytes:
     nodes = joints + folds
     fps = float(settings.frames_per_second) or 30.0
     rate = request.get("sample_rate") or fps
+    problem = rate_problem(rate)
+    if problem:
+        raise BadFile(f"frame rate (GlobalSettings): {problem}")
     if stacks:
         si = _choose_stack(stacks, request.get("animation"))
         stack = stacks[si]
@@ -184,8 +190,12 @@ def _read(request: dict, data: bytes | None) -> bytes:
                     f"stack {stack.name!r} ends between frames ({frames + 1:.3f} frames at "
                     f"{fps:g} Hz): read as {count} frames"
                 )
-        if count * len(nodes) > MAX_SAMPLES:
-            raise BadFile(f"stack {stack.name!r} is too long to read ({count} frames)")
+        problem = over_budget(count, len(nodes), int(request.get("budget", FREE_TRANSFORMS)))
+        if problem:
+            raise BadFile(
+                f"animation stack {stack.name!r} spans {begin:g} s to {end:g} s: at {rate:g} Hz "
+                f"{problem} (nodes evaluated: the joints and the nodes above them)"
+            )
         samples = np.empty((count, len(nodes), 10))
         for f in range(count):
             t = begin + f / rate

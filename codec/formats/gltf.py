@@ -15,6 +15,14 @@ LINEAR (rotations by slerp, as the spec says), STEP and CUBICSPLINE (Hermite, ta
 scaled by the key interval, rotations normalised). A resampled clip has
 ceil(duration * rate) + 1 samples, so the last key is always in it (held past its time).
 glTF is in metres and +Y up by specification; the clip is returned in centimetres.
+
+Hostile files: a buffer's uri is a data: URI or a relative path to a regular file beside
+the glTF (absolute paths, other schemes, devices and FIFOs are refused), read up to its
+declared byteLength only. Sizes are checked before anything is allocated from them against
+the file's transform budget (codec.limits, from the bytes of the glTF and its buffers):
+an accessor without a bufferView (zeros not stored in the file) and the resampled clip
+(samples x joints); every number must be one the codec can hold. The skin's hierarchy is
+resolved in one pass over the nodes (a 20,000-node chain loads in a fraction of a second).
 """
 
 from __future__ import annotations
@@ -24,6 +32,8 @@ import binascii
 import json
 import math
 import os
+import re
+import stat
 import struct
 import urllib.parse
 from collections.abc import Callable
@@ -38,6 +48,14 @@ from codec.clip import Clip, Skeleton
 from codec.errors import ClipFormatError, ShellscopeError
 from codec.formats.compressed import inner_name
 from codec.formats.key_grid import key_grid
+from codec.limits import (
+    file_bytes,
+    first_out_of_range,
+    over_budget,
+    rate_problem,
+    transform_budget,
+    value_problem,
+)
 from codec.transforms import compose, decompose, qvv_to_matrix
 from codec.units import UNIT_CM, Units, user_units
 
@@ -56,6 +74,7 @@ _COMPONENTS = {  # componentType -> (dtype, normalisation divisor for normalized
 }
 _WIDTH = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT2": 4, "MAT3": 9, "MAT4": 16}
 _T = TypeVar("_T")
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 _PATH_WIDTH = {"translation": 3, "rotation": 4, "scale": 3}
 DEFAULT_SAMPLE_RATE = 30.0
 GLTF_UNITS = Units(
@@ -67,11 +86,19 @@ GLTF_UNITS = Units(
 class _Doc:
     """Parsed JSON plus binary buffers, with error helpers that name the JSON path."""
 
-    def __init__(self, path: object, gltf: dict[str, Any], bin_chunk: bytes | None) -> None:
+    def __init__(
+        self, path: object, gltf: dict[str, Any], bin_chunk: bytes | None, size: int = 0
+    ) -> None:
         self.path = path
         self.gltf = gltf
         self.bin_chunk = bin_chunk
         self._buffers: dict[int, bytes] = {}
+        self.size = size  # bytes read so far: the file, then each external buffer
+
+    @property
+    def budget(self) -> int:
+        """Transforms (or zero-filled elements) this file may make us allocate."""
+        return transform_budget(self.size)
 
     def fail(self, message: str, offset: int | None = None) -> ClipFormatError:
         return ClipFormatError(self.path, message, offset=offset)
@@ -111,6 +138,9 @@ class _Doc:
             raise self.fail(f"{where}.{key} is not a list of numbers") from None
         if a.shape != (n,) or not np.all(np.isfinite(a)):
             raise self.fail(f"{where}.{key} must be {n} finite numbers")
+        bad = first_out_of_range(a)
+        if bad is not None:
+            raise self.fail(f"{where}.{key}[{bad[0]}]: {value_problem(float(a[bad]))}")
         return a
 
     def buffer(self, index: int, where: str) -> bytes:
@@ -119,6 +149,8 @@ class _Doc:
         b = self.item("buffers", index, where)
         bw = f"buffers[{index}]"
         length = self.get(b, "byteLength", bw, int)
+        if length < 0:
+            raise self.fail(f"{bw}.byteLength {length} is negative")
         uri = self.get(b, "uri", bw, str, None)
         if uri is None:
             if index != 0 or self.bin_chunk is None:
@@ -133,14 +165,36 @@ class _Doc:
             except (binascii.Error, ValueError):
                 raise self.fail(f"{bw}.uri holds invalid base64") from None
         else:
-            file = Path(str(self.path)).parent / urllib.parse.unquote(uri)
-            try:
-                data = file.read_bytes()
-            except OSError as e:
-                raise self.fail(f"{bw}.uri {uri!r} cannot be read: {e.strerror or e}") from None
+            data = self._external(uri, length, bw)
         if len(data) < length:
             raise self.fail(f"{bw} has {len(data)} bytes, byteLength says {length}")
         self._buffers[index] = data
+        return data
+
+    def _external(self, uri: str, length: int, bw: str) -> bytes:
+        """At most `length` bytes of the regular file `uri` names, relative to the glTF.
+
+        glTF uris are relative references; anything else (an absolute path, a scheme such as
+        file: or http:) is refused, and so is anything but a regular file once links are
+        followed: /dev/zero never ends and a FIFO blocks forever."""
+        name = urllib.parse.unquote(uri)
+        if _SCHEME.match(uri) or os.path.isabs(name) or name.startswith(("/", "\\")):
+            raise self.fail(
+                f"{bw}.uri {uri!r} is not a relative path: a buffer is read from a file beside "
+                "the glTF or a data: URI only"
+            )
+        file = Path(str(self.path)).parent / name
+        try:
+            mode = os.stat(file).st_mode
+            if not stat.S_ISREG(mode):
+                raise self.fail(
+                    f"{bw}.uri {uri!r} is not a regular file (a directory, device or FIFO)"
+                )
+            with open(file, "rb") as f:
+                data = f.read(length)
+        except OSError as e:
+            raise self.fail(f"{bw}.uri {uri!r} cannot be read: {e.strerror or e}") from None
+        self.size += len(data)
         return data
 
     def accessor(self, index: Any, where: str) -> Array:
@@ -192,8 +246,11 @@ class _Doc:
             with np.errstate(invalid="ignore", over="ignore"):
                 out = raw.astype(np.float64)
         else:
-            if count > 1 << 24:
-                raise self.fail(f"{aw}.count {count} is too large for an accessor without data")
+            if count * width > self.budget:
+                raise self.fail(
+                    f"{aw}.count {count} x {width} components with no bufferView (zeros not "
+                    f"stored in the file) is over the limit of {self.budget} for this file"
+                )
             out = np.zeros((count, width))
         if "sparse" in acc:
             self._apply_sparse(acc["sparse"], out, aw, dtype)
@@ -201,8 +258,9 @@ class _Doc:
             if norm is None:
                 raise self.fail(f"{aw} is normalized but not an 8- or 16-bit integer")
             out = np.maximum(out / norm, -1.0)
-        if not np.all(np.isfinite(out)):
-            raise self.fail(f"{aw} holds values that are not finite")
+        bad = first_out_of_range(out)
+        if bad is not None:
+            raise self.fail(f"{aw} element {bad[0]}: {value_problem(float(out[bad]))}")
         return out
 
     def _apply_sparse(self, sparse: Any, out: Array, aw: str, dtype: np.dtype) -> None:
@@ -246,6 +304,7 @@ def load_document(path: str | os.PathLike[str], data: bytes | None = None) -> _D
             data = Path(path).read_bytes()
     except OSError as e:
         raise ClipFormatError(path, f"cannot read the file: {e.strerror or e}") from None
+    size = file_bytes(path, data)
     bin_chunk: bytes | None = None
     if data[:4] == GLB_MAGIC:
         if len(data) < 12:
@@ -296,7 +355,7 @@ def load_document(path: str | os.PathLike[str], data: bytes | None = None) -> _D
     version = asset.get("version") if isinstance(asset, dict) else None
     if not isinstance(version, str) or not version.startswith("2"):
         raise ClipFormatError(path, f"asset.version is {version!r}, expected '2.0'")
-    return _Doc(path, gltf, bin_chunk)
+    return _Doc(path, gltf, bin_chunk, size)
 
 
 def animation_names(doc: _Doc) -> list[str]:
@@ -335,10 +394,11 @@ def read_gltf(
     `data`: the file's bytes when already read. Raises ClipFormatError with a JSON path or
     byte offset on anything malformed.
     """
-    if sample_rate is not None and not (
-        isinstance(sample_rate, int | float) and math.isfinite(sample_rate) and sample_rate > 0
-    ):
-        raise ValueError(f"sample_rate must be a positive number, got {sample_rate!r}")
+    if sample_rate is not None:
+        ok = isinstance(sample_rate, int | float) and not isinstance(sample_rate, bool)
+        problem = rate_problem(float(sample_rate)) if ok else f"{sample_rate!r} is not a number"
+        if problem:
+            raise ValueError(f"sample_rate: {problem}")
     chosen = user_units(units, GLTF_UNITS)
     if not scale_to_cm:
         chosen = Units("m", 1.0, "user", declared=GLTF_UNITS.declared,
@@ -409,6 +469,13 @@ def _read(
         clip_name = anim_names[ai]
         tracks = animation_tracks(doc, ai, order, warnings)
         timeline = animation_timeline(tracks, rate)
+        problem = over_budget(timeline.count, len(order), doc.budget)
+        if problem:  # before a single sample is allocated
+            end = timeline.start + (timeline.count - 1) / timeline.rate
+            raise doc.fail(
+                f"animations[{ai}] ({clip_name!r}) spans {timeline.start:g} s to {end:g} s: "
+                f"at {timeline.rate:g} Hz {problem}"
+            )
         if timeline.note:
             warnings.append(timeline.note)
         rate = timeline.rate
@@ -472,7 +539,9 @@ def skin_joints(doc: _Doc, skin_index: int) -> SkinJoints:
         raise doc.fail(f"skins[{skin_index}].joints lists a node twice")
 
     # node parents, checking that the node graph is a forest
-    node_parent = [-1] * len(nodes)
+    count = len(nodes)
+    node_parent = [-1] * count
+    children: list[list[int]] = [[] for _ in range(count)]
     for i, node in enumerate(nodes):
         if not isinstance(node, dict):
             raise doc.fail(f"nodes[{i}] is not an object")
@@ -481,42 +550,59 @@ def skin_joints(doc: _Doc, skin_index: int) -> SkinJoints:
             if node_parent[c] != -1 or c == i:
                 raise doc.fail(f"nodes[{c}] has more than one parent (nodes[{i}].children)")
             node_parent[c] = i
-    depth = [0] * len(nodes)
-    for i in range(len(nodes)):
-        seen, n = 0, i
-        while node_parent[n] >= 0:
-            n = node_parent[n]
-            seen += 1
-            if seen > len(nodes):
-                raise doc.fail(f"nodes[{i}] is part of a cycle of children")
-        depth[i] = seen
-
+            children[i].append(c)
+    # one walk down from the roots gives every node's depth and its nearest joint ancestor;
+    # a node it does not reach hangs below a cycle (each node has at most one parent)
     joint_set = set(joints_nodes)
+    depth = [-1] * count
+    joint_parent = [-1] * count
+    walk = [i for i in range(count) if node_parent[i] < 0]
+    for r in walk:
+        depth[r] = 0
+    topo: list[int] = []
+    while walk:
+        n = walk.pop()
+        topo.append(n)
+        up = n if n in joint_set else joint_parent[n]
+        for c in children[n]:
+            depth[c] = depth[n] + 1
+            joint_parent[c] = up
+            walk.append(c)
+    if len(topo) < count:
+        i = next(i for i in range(count) if depth[i] < 0)
+        raise doc.fail(f"nodes[{i}] is part of a cycle of children")
+
+    position = {n: k for k, n in enumerate(joints_nodes)}
     order = sorted(joints_nodes, key=lambda n: depth[n])  # ancestors before descendants
     if all(
-        _joint_parent(node_parent, joint_set, n) in joints_nodes[:k]
-        or _joint_parent(node_parent, joint_set, n) < 0
-        for k, n in enumerate(joints_nodes)
+        joint_parent[n] < 0 or position[joint_parent[n]] < k for k, n in enumerate(joints_nodes)
     ):
         order = list(joints_nodes)  # the skin's own order is already parents-first: keep it
     index_of = {n: k for k, n in enumerate(order)}
-    parents = np.array(
-        [index_of.get(_joint_parent(node_parent, joint_set, n), -1) for n in order], dtype=np.int64
-    )
+    parents = np.array([index_of.get(joint_parent[n], -1) for n in order], dtype=np.int64)
     names = _unique_names(
         [nodes[n].get("name") if isinstance(nodes[n].get("name"), str) else "" for n in order],
         order,
     )
 
-    # fold the transforms of non-joint nodes above each joint into the joint
+    # fold the transforms of non-joint nodes above each joint into the joint: `above[n]` is
+    # the product of the non-joint nodes from below n's nearest joint ancestor down to n,
+    # computed top-down once, only for the nodes some joint hangs below
+    needed: set[int] = set()
+    for n in joints_nodes:
+        a = node_parent[n]
+        while a >= 0 and a not in joint_set and a not in needed:
+            needed.add(a)
+            a = node_parent[a]
+    above: dict[int, Array] = {}
+    for n in topo:
+        if n in needed:
+            m = _node_matrix(doc, nodes[n], f"nodes[{n}]")
+            p = node_parent[n]
+            above[n] = compose(above[p], m) if p in above else m
     pre: list[Array | None] = []
     for n in order:
-        m: Array | None = None
-        a = node_parent[n]
-        while a >= 0 and a not in joint_set:
-            am = _node_matrix(doc, nodes[a], f"nodes[{a}]")
-            m = am if m is None else compose(am, m)
-            a = node_parent[a]
+        m = above.get(node_parent[n])
         if m is not None and np.allclose(m, np.eye(3, 4), atol=1e-12):
             m = None
         pre.append(m)
@@ -524,22 +610,19 @@ def skin_joints(doc: _Doc, skin_index: int) -> SkinJoints:
     return SkinJoints(order, parents, names, pre)
 
 
-def _joint_parent(node_parent: list[int], joint_set: set[int], n: int) -> int:
-    a = node_parent[n]
-    while a >= 0 and a not in joint_set:
-        a = node_parent[a]
-    return a
-
-
 def _unique_names(raw: list[str], node_ids: list[int]) -> list[str]:
+    """Names made unique with _2, _3, ...; the next suffix per base is remembered, so a
+    file naming every node alike stays linear."""
     out: list[str] = []
     taken: set[str] = set()
+    next_k: dict[str, int] = {}
     for name, n in zip(raw, node_ids, strict=True):
         base = name or f"node_{n}"
-        cand, k = base, 1
+        cand, k = base, next_k.get(base, 1)
         while cand in taken:
             k += 1
             cand = f"{base}_{k}"
+        next_k[base] = k
         taken.add(cand)
         out.append(cand)
     return out
@@ -667,6 +750,8 @@ def animation_timeline(tracks: list[Track], rate: float | None) -> Timeline:
     every = np.concatenate([tr.times for tr in tracks])
     first, last = float(every.min()), float(every.max())
     grid = key_grid(every)
+    if grid is not None and rate_problem(grid[1]):
+        grid = None  # keys 1e-7 s or an hour apart: not a rate to sample a clip at
     if rate is None and grid is not None:
         start, grid_rate = grid
         count = int(round((last - start) * grid_rate)) + 1
@@ -681,8 +766,6 @@ def animation_timeline(tracks: list[Track], rate: float | None) -> Timeline:
     else:
         why = "as asked; the key times are not uniformly spaced"
     count = int(math.ceil((last - first) * rate - 1e-6)) + 1
-    if count > 10_000_000:
-        raise ValueError(f"the animation lasts {last - first:g} s: too long to sample")
     over = first + (count - 1) / rate - last
     note = (
         f"resampled at {rate:g} Hz ({why}): the samples are not the authored keys, and "
@@ -711,8 +794,6 @@ def _sample_tracks(
 ) -> tuple[Array, Array, Array]:
     """Rotations (S, J, 4), translations and scales (S, J, 3): bind values where no track."""
     count, num = timeline.count, bind_r.shape[0]
-    if count > 10_000_000 // max(1, num):
-        raise doc.fail(f"animations[{ai}] is too long to sample at {timeline.rate:g} Hz")
     t = timeline.times()
     rot = np.broadcast_to(bind_r, (count, num, 4)).copy()
     trans = np.broadcast_to(bind_t, (count, num, 3)).copy()

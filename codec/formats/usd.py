@@ -12,12 +12,19 @@ clip's samples, otherwise every time code is sampled (or `sample_rate`, with a w
 Units: the stage's metersPerUnit (USD's fallback, 0.01 m, when not authored) and upAxis.
 
 usd-core is read-only here and imported lazily: it takes ~0.3 s to import.
+
+Hostile files: before the stage is composed, every layer it pulls in (sublayers,
+references, payloads, recursively) must be a regular file when it exists (a FIFO named by a
+sublayer would block usd-core forever); the number of samples x joints is checked against
+the file's transform budget (codec.limits) before any sample is allocated, and the stage's
+timeCodesPerSecond must be a usable rate.
 """
 
 from __future__ import annotations
 
 import math
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -29,11 +36,12 @@ from codec.clip import Clip, Skeleton
 from codec.errors import ClipFormatError
 from codec.formats.compressed import inner_name
 from codec.formats.key_grid import key_grid, nice_rate
+from codec.limits import file_bytes, over_budget, rate_problem, transform_budget
 from codec.transforms import compose, decompose, qvv_to_matrix
 from codec.units import Units, unit_name_for_metres, user_units
 
 Array = np.ndarray
-MAX_VALUES = 10_000_000  # samples x joints read, a guard against absurd time ranges
+MAX_LAYERS = 1000  # layers one stage may pull in
 
 
 def _open(path: str | os.PathLike[str], data: bytes | None) -> Any:
@@ -42,11 +50,12 @@ def _open(path: str | os.PathLike[str], data: bytes | None) -> Any:
 
     try:
         if data is None:
-            stage = Usd.Stage.Open(os.fspath(path))
+            stage = Usd.Stage.Open(_checked_layer(path, os.fspath(path)))
         elif inner_name(path).lower().endswith(".usda"):
             layer = Sdf.Layer.CreateAnonymous(".usda")
             if not layer.ImportFromString(data.decode("utf-8")):
                 raise ClipFormatError(path, "not a readable USDA file")
+            _check_layers(path, layer)
             stage = Usd.Stage.Open(layer)
         else:  # binary crate or package: usd-core reads those from a file only
             suffix = Path(inner_name(path)).suffix or ".usd"
@@ -54,7 +63,8 @@ def _open(path: str | os.PathLike[str], data: bytes | None) -> Any:
                 file = Path(tmp) / f"clip{suffix}"
                 file.write_bytes(data)
                 # flattened into memory: nothing is read from the file after it goes
-                stage = Usd.Stage.Open(Usd.Stage.Open(str(file)).Flatten())
+                root = _checked_layer(path, str(file))
+                stage = Usd.Stage.Open(Usd.Stage.Open(root).Flatten())
     except Tf.ErrorException as e:
         raise ClipFormatError(path, f"not a readable USD file ({_first_line(e)})") from None
     except UnicodeDecodeError as e:
@@ -62,6 +72,49 @@ def _open(path: str | os.PathLike[str], data: bytes | None) -> Any:
     if stage is None:
         raise ClipFormatError(path, "not a readable USD file")
     return stage
+
+
+def _checked_layer(path: object, file: str) -> Any:
+    """The root layer of `file`, opened after `_check_layers` passed on it."""
+    from pxr import Sdf
+
+    layer = Sdf.Layer.FindOrOpen(file)
+    if layer is None:
+        raise ClipFormatError(path, "not a readable USD file")
+    _check_layers(path, layer)
+    return layer
+
+
+def _check_layers(path: object, root: Any) -> None:
+    """ClipFormatError when a layer `root` pulls in (sublayer, reference or payload, at any
+    depth) exists but is not a regular file: usd-core would block on a FIFO for ever.
+    Missing layers are left to usd-core, which composes without them."""
+    from pxr import Sdf
+
+    seen = {root.identifier}
+    todo = [root]
+    while todo:
+        layer = todo.pop()
+        for asset in layer.GetCompositionAssetDependencies():
+            file = layer.ComputeAbsolutePath(asset)
+            if not file or file in seen or "[" in file:  # "[...]": inside a .usdz package
+                continue
+            seen.add(file)
+            try:
+                mode = os.stat(file).st_mode
+            except OSError:
+                continue
+            if not stat.S_ISREG(mode):
+                raise ClipFormatError(
+                    path,
+                    f"layer {layer.identifier} pulls in {asset!r}, which is not a regular "
+                    "file (a directory, device or FIFO)",
+                )
+            if len(seen) > MAX_LAYERS:
+                raise ClipFormatError(path, f"pulls in more than {MAX_LAYERS} layers")
+            child = Sdf.Layer.FindOrOpen(file)
+            if child is not None:
+                todo.append(child)
 
 
 def _first_line(e: Exception) -> str:
@@ -140,20 +193,42 @@ def _row_to_trs(m: Array) -> tuple[Array, Array, Array]:
     return decompose(np.swapaxes(m, -1, -2)[..., :3, :])
 
 
-def _times(stage: Any, anim: Any, rate: float | None, warnings: list[str]) -> tuple[Array, float]:
-    """The time codes to sample and the clip's rate in Hz."""
-    tcps = float(stage.GetTimeCodesPerSecond()) or 24.0
+def _times(
+    path: object,
+    stage: Any,
+    anim: Any,
+    rate: float | None,
+    warnings: list[str],
+    joints: int,
+    budget: int,
+) -> tuple[Array, float]:
+    """The time codes to sample and the clip's rate in Hz; ClipFormatError when they would
+    be more than `budget` samples x `joints` (checked before they are made)."""
+    tcps = _time_codes_per_second(path, stage)
     attrs = [anim.GetTranslationsAttr(), anim.GetRotationsAttr(), anim.GetScalesAttr()]
     codes = np.unique(np.concatenate([np.array(a.GetTimeSamples(), dtype=float) for a in attrs]))
     if codes.size == 0:
         return np.array([math.nan]), rate or tcps  # nan: the default (unvarying) values
     first, last = float(codes[0]), float(codes[-1])
     grid = key_grid(codes)
+    if grid is not None and rate_problem(tcps * grid[1]):
+        grid = None  # samples too close or too far apart to be a clip's rate
+
+    def within_budget(count: int, hz: float) -> int:
+        problem = over_budget(count, joints, budget)
+        if problem:
+            raise ClipFormatError(
+                path,
+                f"{anim.GetPath()} spans time codes {first:g} to {last:g}: at {hz:g} Hz "
+                f"{problem}",
+            )
+        return count
+
     if rate is None and codes.size == 1:
         return codes, tcps
     if rate is None and grid is not None:
         start, per_code = grid
-        count = int(round((last - start) * per_code)) + 1
+        count = within_budget(int(round((last - start) * per_code)) + 1, tcps * per_code)
         return start + np.arange(count) / per_code, nice_rate(tcps * per_code)
     if rate is None:
         rate = tcps
@@ -164,8 +239,16 @@ def _times(stage: Any, anim: Any, rate: float | None, warnings: list[str]) -> tu
     else:
         what = f"{tcps * grid[1]:g} Hz" if grid else "not uniformly spaced"
         warnings.append(f"resampled at {rate:g} Hz as asked; the time samples are {what}")
-    count = int(math.ceil((last - first) / tcps * rate - 1e-6)) + 1
+    count = within_budget(int(math.ceil((last - first) / tcps * rate - 1e-6)) + 1, rate)
     return first + np.arange(count) * tcps / rate, rate
+
+
+def _time_codes_per_second(path: object, stage: Any) -> float:
+    tcps = float(stage.GetTimeCodesPerSecond()) or 24.0
+    problem = rate_problem(tcps)
+    if problem:
+        raise ClipFormatError(path, f"timeCodesPerSecond: {problem}")
+    return tcps
 
 
 def read_usd(
@@ -184,8 +267,9 @@ def read_usd(
     """
     from pxr import Usd, UsdGeom
 
-    if sample_rate is not None and not (np.isfinite(sample_rate) and sample_rate > 0):
-        raise ValueError(f"sample_rate must be a positive number, got {sample_rate!r}")
+    if sample_rate is not None and rate_problem(float(sample_rate)):
+        raise ValueError(f"sample_rate: {rate_problem(float(sample_rate))}")
+    budget = transform_budget(file_bytes(path, data))
     stage = _open(path, data)
     skel = _choose(path, _skeletons(stage), animation)
     joints = [str(j) for j in (skel.GetJointsAttr().Get() or [])]
@@ -215,13 +299,11 @@ def read_usd(
     anim = _animation_of(skel)
     if anim is None:
         warnings.append(f"Skeleton {skel.GetPath()} has no bound SkelAnimation: the rest pose")
-        codes, rate = np.array([math.nan]), sample_rate or float(stage.GetTimeCodesPerSecond())
+        codes, rate = np.array([math.nan]), sample_rate or _time_codes_per_second(path, stage)
         rot, trans, scl = rest_r[None].copy(), rest_t[None].copy(), rest_s[None].copy()
         name = str(skel.GetPrim().GetName())
     else:
-        codes, rate = _times(stage, anim, sample_rate, warnings)
-        if len(codes) * n > MAX_VALUES:
-            raise ClipFormatError(path, f"{anim.GetPath()} is too long to read")
+        codes, rate = _times(path, stage, anim, sample_rate, warnings, n, budget)
         rot, trans, scl = _animation_values(path, anim, joints, codes, rest_r, rest_t, rest_s)
         name = str(anim.GetPrim().GetName())
 

@@ -403,10 +403,8 @@ def test_structural_errors(tmp_path: Path) -> None:
     assert "not a unit quaternion" in messages["non-unit sample"]
     assert "unexpected top-level key 'foo'" in messages["unknown top key"]
     assert "expected numbers" in messages["nan word"]
-    assert (
-        "not backed by" in messages["huge count, no data"]
-        or "no track data" in messages["huge count, no data"]
-    )
+    assert "0 of them with a track" in messages["huge count, no data"]
+    assert "over the limit" in messages["huge count, no data"]
 
 
 def test_missing_file(tmp_path: Path) -> None:

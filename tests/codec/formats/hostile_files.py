@@ -1,0 +1,448 @@
+"""Small hand-made hostile clip files, one builder per attack, shared by the codec, CLI and
+window tests.
+
+Each builder writes its file(s) into a folder and returns the path to open. The files are
+tiny (bytes to a few hundred KB) and each one asks a reader for something it must refuse
+before it allocates or computes it: a buffer read from a device, a key hours away from the
+others, a count with no data behind it, a number float32 cannot hold. `CASES` maps a case
+name to (builder, the words the one-line message must contain).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import struct
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+FLOAT = 5126
+
+
+def _pad4(b: bytes, fill: bytes = b"\0") -> bytes:
+    return b + fill * (-len(b) % 4)
+
+
+def gltf_doc(
+    num_joints: int = 2,
+    times: list[float] | None = None,
+    chain: bool = True,
+    uri: str | None = None,
+) -> tuple[dict, bytes]:
+    """A minimal valid glTF (JSON dict, binary buffer): a skin of `num_joints` nodes (a chain
+    or all roots), one animation rotating joint 0 with keys at `times`. With `uri` the buffer
+    is external (the caller writes it); otherwise it is a base64 data URI."""
+    times = [0.0, 1.0 / 30.0, 2.0 / 30.0] if times is None else times
+    k = len(times)
+    t = np.asarray(times, dtype="<f4")
+    q = np.tile(np.array([0, 0, 0, 1], dtype="<f4"), (k, 1))
+    blob = _pad4(t.tobytes()) + q.tobytes()
+    nodes: list[dict] = [
+        {"name": f"j{i}", "translation": [0.0, 0.1, 0.0]} for i in range(num_joints)
+    ]
+    if chain:
+        for i in range(num_joints - 1):
+            nodes[i]["children"] = [i + 1]
+    doc = {
+        "asset": {"version": "2.0"},
+        "scene": 0,
+        "scenes": [{"nodes": [0] if chain else list(range(num_joints))}],
+        "nodes": nodes,
+        "skins": [{"joints": list(range(num_joints))}],
+        "buffers": [
+            {
+                "byteLength": len(blob),
+                "uri": uri
+                if uri is not None
+                else "data:application/octet-stream;base64," + base64.b64encode(blob).decode(),
+            }
+        ],
+        "bufferViews": [
+            {"buffer": 0, "byteOffset": 0, "byteLength": 4 * k},
+            {"buffer": 0, "byteOffset": len(_pad4(t.tobytes())), "byteLength": 16 * k},
+        ],
+        "accessors": [
+            {"bufferView": 0, "componentType": FLOAT, "count": k, "type": "SCALAR",
+             "min": [float(t.min())], "max": [float(t.max())]},
+            {"bufferView": 1, "componentType": FLOAT, "count": k, "type": "VEC4"},
+        ],  # fmt: skip
+        "animations": [
+            {
+                "name": "anim",
+                "samplers": [{"input": 0, "output": 1, "interpolation": "LINEAR"}],
+                "channels": [{"sampler": 0, "target": {"node": 0, "path": "rotation"}}],
+            }
+        ],
+    }
+    return doc, blob
+
+
+def _write_json(folder: Path, name: str, doc: dict) -> Path:
+    path = folder / name
+    path.write_text(json.dumps(doc))
+    return path
+
+
+# ------------------------------------------------------------------ memory: glTF
+
+
+def gltf_uri_absolute(folder: Path) -> Path:
+    """The buffer is `/dev/zero`: read without a bound, it never ends."""
+    doc, _ = gltf_doc(uri="/dev/zero")
+    return _write_json(folder, "dev_zero.gltf", doc)
+
+
+def gltf_uri_fifo(folder: Path) -> Path:
+    """The buffer is a relative uri naming a FIFO beside the file: a read would block forever."""
+    doc, _ = gltf_doc(uri="pipe.bin")
+    os.mkfifo(folder / "pipe.bin")
+    return _write_json(folder, "fifo.gltf", doc)
+
+
+def gltf_uri_symlink_device(folder: Path) -> Path:
+    """A relative uri that is a symbolic link to /dev/zero."""
+    doc, _ = gltf_doc(uri="zero.bin")
+    os.symlink("/dev/zero", folder / "zero.bin")
+    return _write_json(folder, "link.gltf", doc)
+
+
+def gltf_uri_huge_file(folder: Path) -> Path:
+    """A relative uri to a 64 MiB sparse file while byteLength says 60 bytes: read at most
+    the declared length."""
+    doc, blob = gltf_doc(uri="big.bin")
+    with open(folder / "big.bin", "wb") as f:
+        f.write(blob)
+        f.truncate(64 << 20)
+    return _write_json(folder, "big_buffer.gltf", doc)
+
+
+def gltf_far_key(folder: Path) -> Path:
+    """Keys every 1/30 s, and one more at t = 333,333 s: ten million samples on one grid."""
+    doc, _ = gltf_doc(num_joints=1, times=[0.0, 1.0 / 30.0, 333_333.0])
+    return _write_json(folder, "far_key.gltf", doc)
+
+
+def gltf_unbacked_accessor(folder: Path) -> Path:
+    """An accessor without a bufferView (all zeros by the spec) claiming 2^24 elements."""
+    doc, _ = gltf_doc()
+    doc["accessors"][0] = {"componentType": FLOAT, "count": 1 << 24, "type": "SCALAR"}
+    doc["accessors"][1] = {"componentType": FLOAT, "count": 1 << 24, "type": "VEC4"}
+    return _write_json(folder, "unbacked.gltf", doc)
+
+
+def gltf_many_joints_resampled(folder: Path) -> Path:
+    """2,000 joints (a few bytes each) and keys over 20 minutes, so resampling at 30 Hz would
+    make 36,000 samples x 2,000 joints."""
+    doc, _ = gltf_doc(num_joints=2000, chain=False, times=[0.0, 0.5, 1200.0])
+    return _write_json(folder, "many_joints.gltf", doc)
+
+
+def gltf_chain(folder: Path, num_joints: int) -> Path:
+    """A valid glTF whose skin is a chain of `num_joints` nodes (for load time)."""
+    doc, _ = gltf_doc(num_joints=num_joints)
+    return _write_json(folder, f"chain_{num_joints}.gltf", doc)
+
+
+# ------------------------------------------------------------------ memory: .ssc, SJSON
+
+
+def ssc_many_samples(folder: Path) -> Path:
+    """A 1.7 KB .ssc with a valid CRC: 1 joint, 256 segments of 65,535 samples, no data."""
+    from codec import ssc_format as f
+
+    ng, size = 256, 65535
+    kinds = b"\x00"  # one joint, every sub-track default
+    table_at = len(kinds)
+    first = table_at + f.SEGMENT_ENTRY.size * ng
+    table = b"".join(f.SEGMENT_ENTRY.pack(size, first) for _ in range(ng))
+    body = kinds + table
+    name = b"root"
+    meta = struct.pack("<H", len(name)) + name + struct.pack("<i", -1)
+    meta += np.array([0, 0, 0, 1, 0, 0, 0, 1, 1, 1], dtype="<f8").tobytes()
+    meta += struct.pack("<dd", 0.01, 3.0)
+    return _ssc(folder / "many_samples.ssc", 1, ng * size, ng, body, meta)
+
+
+def _ssc(path: Path, nj: int, ns: int, ng: int, body: bytes, meta: bytes) -> Path:
+    from codec import ssc_format as f
+
+    flags = f.FLAG_METADATA if meta else 0
+    total = f.HEADER_SIZE + len(body) + len(meta)
+    fields = (total, nj, ns, 30.0, ng, len(body))
+    rest = f.HEADER.pack(f.MAGIC, f.FORMAT_VERSION, flags, 0, *fields)[12:] + body + meta
+    head = f.HEADER.pack(f.MAGIC, f.FORMAT_VERSION, flags, zlib.crc32(rest), *fields)[:12]
+    path.write_bytes(head + rest)
+    return path
+
+
+def ssc_with_metadata_value(folder: Path, field: int, value: float, name: str) -> Path:
+    """A real .ssc (a 3-joint chain) whose metadata f64 number `field` of joint 1 (0-9 bind
+    pose, 10 precision, 11 shell distance) is replaced by `value`, CRC fixed."""
+    import codec
+    from codec import ssc_format as f
+    from tests.codec.helpers import chain_clip
+
+    data = bytearray(codec.compress(chain_clip(), codec.CompressionSettings()).data)
+    anim = struct.unpack_from("<I", data, 36)[0]
+    pos = f.HEADER_SIZE + anim
+    for j in range(2):  # skip joint 0 and land on joint 1's numbers
+        (n,) = struct.unpack_from("<H", data, pos)
+        pos += 2 + n + 4 + (80 + 16 if j == 0 else 0)
+    struct.pack_into("<d", data, pos + 8 * field, value)
+    struct.pack_into("<I", data, 8, zlib.crc32(bytes(data[12:])))
+    path = folder / name
+    path.write_bytes(bytes(data))
+    return path
+
+
+def ssc_bind_scale_huge(folder: Path) -> Path:
+    return ssc_with_metadata_value(folder, 7, 1e308, "bind_scale.ssc")
+
+
+def ssc_bind_scale_float32_max(folder: Path) -> Path:
+    """3e38 fits float32, but a skeleton that big cannot be measured in float32 either."""
+    return ssc_with_metadata_value(folder, 7, 3e38, "bind_scale_f32.ssc")
+
+
+def ssc_shell_huge(folder: Path) -> Path:
+    return ssc_with_metadata_value(folder, 11, 1e308, "shell.ssc")
+
+
+def sjson_many_bones(folder: Path, bones: int = 10_000, rows: int = 3_000) -> Path:
+    """10,000 bones and one 3,000-row track: the other bones would be filled, 30M transforms."""
+    out = [
+        "version = 5",
+        f'clip = {{ name = "m" num_samples = {rows} sample_rate = 30 }}',
+        "bones = [",
+    ]
+    out += [f'{{ name = "b{i}" parent = "" }}' for i in range(bones)]
+    out += ["]", "tracks = [", '{ name = "b0" rotations = [']
+    out += ["[ 0 0 0 1 ]"] * rows
+    out += ["] }", "]"]
+    path = folder / "many_bones.acl.sjson"
+    path.write_text("\n".join(out) + "\n")
+    return path
+
+
+SJSON_TWO_BONES = """version = 5
+clip = {{ name = "t" num_samples = 2 sample_rate = {rate} }}
+bones = [
+  {{ name = "r" parent = "" vertex_distance = {distance} bind_translation = [ 0 {y} 0 ] }}
+  {{ name = "c" parent = "r" }}
+]
+tracks = [
+  {{ name = "r" rotations = [ [ 0 0 0 1 ] [ 0 0 0 1 ] ] }}
+  {{ name = "c" translations = [ [ 1 0 0 ] [ {x} 0 0 ] ] }}
+]
+"""
+
+
+def sjson_text(folder: Path, name: str, **values: object) -> Path:
+    fields = {"rate": 30, "distance": 3.0, "y": 1.0, "x": 2.0, **values}
+    path = folder / name
+    path.write_text(SJSON_TWO_BONES.format(**fields))
+    return path
+
+
+def sjson_vertex_distance_huge(folder: Path) -> Path:
+    return sjson_text(folder, "distance.acl.sjson", distance="1e308")
+
+
+def sjson_value_huge(folder: Path) -> Path:
+    return sjson_text(folder, "value.acl.sjson", x="1e39")
+
+
+def sjson_rate_huge(folder: Path) -> Path:
+    return sjson_text(folder, "rate.acl.sjson", rate="1e308")
+
+
+# ------------------------------------------------------------------ numbers: BVH
+
+BVH = """HIERARCHY
+ROOT hips
+{{
+\tOFFSET 0 0 0
+\tCHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+\tJOINT spine
+\t{{
+\t\tOFFSET 0 {offset} 0
+\t\tCHANNELS 3 Zrotation Xrotation Yrotation
+\t\tEnd Site
+\t\t{{
+\t\t\tOFFSET 0 5 0
+\t\t}}
+\t}}
+}}
+MOTION
+Frames: 2
+Frame Time: {frame_time}
+0 90 0 0 0 0 10 0 0
+1 90 {value} 0 0 0 20 0 0
+"""
+
+
+def bvh_text(folder: Path, name: str, **values: object) -> Path:
+    fields = {"offset": 10, "frame_time": 0.0333333, "value": 0, **values}
+    path = folder / name
+    path.write_text(BVH.format(**fields))
+    return path
+
+
+def bvh_value_beyond_float32(folder: Path) -> Path:
+    return bvh_text(folder, "value_1e39.bvh", value="1e39")
+
+
+def bvh_offset_beyond_float32(folder: Path) -> Path:
+    return bvh_text(folder, "offset_1e39.bvh", offset="1e39")
+
+
+def bvh_frame_time_huge(folder: Path) -> Path:
+    return bvh_text(folder, "frame_time.bvh", frame_time="1e308")
+
+
+def bvh_frame_time_tiny(folder: Path) -> Path:
+    """A positive Frame Time so small the rate is not a finite number."""
+    return bvh_text(folder, "frame_time_tiny.bvh", frame_time="1e-320")
+
+
+def bvh_one_joint(folder: Path) -> Path:
+    """A valid BVH of one joint and no End Site: a skeleton of zero size."""
+    path = folder / "one_joint.bvh"
+    path.write_text(
+        "HIERARCHY\nROOT hips\n{\n\tOFFSET 0 0 0\n\tCHANNELS 3 Zrotation Xrotation Yrotation\n}\n"
+        "MOTION\nFrames: 2\nFrame Time: 0.0333333\n0 0 0\n10 0 0\n"
+    )
+    return path
+
+
+def bvh_many_rows_compressed(folder: Path) -> Path:
+    """A 5 KB .bvh.xz that decompresses to ~50 MB of rows of zeros."""
+    import lzma
+
+    head = BVH.format(offset=10, frame_time=0.01, value=0).split("MOTION")[0]
+    rows = "0 0 0 0 0 0 0 0 0\n" * 2_800_000
+    text = head + f"MOTION\nFrames: 2800000\nFrame Time: 0.01\n{rows}"
+    path = folder / "bomb.bvh.xz"
+    path.write_bytes(lzma.compress(text.encode(), preset=9))
+    return path
+
+
+def bvh_many_end_sites(folder: Path) -> Path:
+    """One animated channel and 2,000 End Sites: 100,000 rows of "0" (about 280 KB) would be
+    200 million transforms."""
+    sites = "".join("\tEnd Site\n\t{\n\t\tOFFSET 0 1 0\n\t}\n" for _ in range(2000))
+    text = (
+        f"HIERARCHY\nROOT hips\n{{\n\tOFFSET 0 0 0\n\tCHANNELS 1 Zrotation\n{sites}}}\n"
+        "MOTION\nFrames: 100000\nFrame Time: 0.01\n" + "0\n" * 100_000
+    )
+    path = folder / "end_sites.bvh"
+    path.write_text(text)
+    return path
+
+
+# ------------------------------------------------------------------ FBX, USD
+
+DATA = Path(__file__).resolve().parents[2] / "data"
+
+
+def fbx_long_stack(folder: Path) -> Path:
+    """CMU 07_01 (a real binary FBX) with its animation stack's LocalStop moved to 2,000 s:
+    240,000 frames at 120 Hz of 40 nodes, each one evaluated in Python."""
+    import lzma
+    import re
+
+    data = bytearray(lzma.decompress((DATA / "fbx" / "cmu_07_01_blender.fbx.xz").read_bytes()))
+    stop = re.compile(rb"LocalStopS\x05\0\0\0KTimeS\x04\0\0\0TimeS\0\0\0\0L")
+    for m in stop.finditer(bytes(data)):
+        struct.pack_into("<q", data, m.end(), 46_186_158_000 * 2000)  # FBX ticks per second
+    path = folder / "long_stack.fbx"
+    path.write_bytes(bytes(data))
+    return path
+
+
+USDA = """#usda 1.0
+(
+    timeCodesPerSecond = 24
+    {sublayers}
+)
+
+def SkelRoot "Root"
+{{
+    def Skeleton "Skel" (
+        prepend apiSchemas = ["SkelBindingAPI"]
+    )
+    {{
+        uniform token[] joints = ["a", "a/b"]
+        uniform matrix4d[] restTransforms = [((1, 0, 0, 0), (0, 1, 0, 0), (0, 0, 1, 0), (0, 0, 0, 1)), ((1, 0, 0, 0), (0, 1, 0, 0), (0, 0, 1, 0), (0, 1, 0, 1))]
+        rel skel:animationSource = </Root/Skel/Anim>
+
+        def SkelAnimation "Anim"
+        {{
+            uniform token[] joints = ["a", "a/b"]
+            quatf[] rotations.timeSamples = {{
+                0: [(1, 0, 0, 0), (1, 0, 0, 0)],
+                1: [(1, 0, 0, 0), (1, 0, 0, 0)],
+                {last}: [(1, 0, 0, 0), (1, 0, 0, 0)],
+            }}
+        }}
+    }}
+}}
+"""  # noqa: E501
+
+
+def usda_text(folder: Path, name: str, last: float = 2, sublayers: str = "") -> Path:
+    path = folder / name
+    path.write_text(USDA.format(last=last, sublayers=sublayers))
+    return path
+
+
+def usd_long_animation(folder: Path) -> Path:
+    """Time samples at 0, 1 and 1,000,000 at 24 time codes per second: one grid, a million
+    samples."""
+    return usda_text(folder, "long.usda", last=1_000_000)
+
+
+def usd_fifo_sublayer(folder: Path) -> Path:
+    """A sublayer that is a FIFO beside the file: usd-core would block reading it."""
+    os.mkfifo(folder / "pipe.usda")
+    return usda_text(folder, "fifo_layer.usda", sublayers="subLayers = [@pipe.usda@]")
+
+
+# name -> (builder, words the one-line message must hold besides the file's path)
+Builder = Callable[[Path], Path]
+MEMORY_CASES: dict[str, tuple[Builder, tuple[str, ...]]] = {
+    "gltf_uri_absolute": (gltf_uri_absolute, ("buffers[0].uri '/dev/zero'", "not a relative path")),
+    "gltf_uri_fifo": (gltf_uri_fifo, ("buffers[0].uri 'pipe.bin'", "not a regular file")),
+    "gltf_uri_symlink_device": (gltf_uri_symlink_device, ("'zero.bin'", "not a regular file")),
+    "gltf_far_key": (gltf_far_key, ("333333 s", "9999991 samples x 1 joints", "limit of 262144")),
+    "gltf_unbacked_accessor": (
+        gltf_unbacked_accessor, ("accessors[0].count 16777216", "no bufferView", "limit")),
+    "gltf_many_joints_resampled": (
+        gltf_many_joints_resampled, ("0 s to 1200 s", "2000 joints", "limit of 262144")),
+    "ssc_many_samples": (ssc_many_samples, ("16776960 samples x 1 joints", "limit of 262144")),
+    "sjson_many_bones": (sjson_many_bones, (":2:", "10000 bones", "30000000", "limit")),
+    "bvh_many_end_sites": (bvh_many_end_sites, (":8010:", "100000 samples x 2001", "limit")),
+    "bvh_many_rows_compressed": (bvh_many_rows_compressed, ("more than 8 MiB", "xz file of")),
+    "fbx_long_stack": (fbx_long_stack, ("0 s to 2000 s", "240001 samples", "limit of 381708")),
+    "usd_long_animation": (usd_long_animation, ("0 to 1e+06", "1000001 samples", "limit")),
+    "usd_fifo_sublayer": (usd_fifo_sublayer, ("'pipe.usda'", "not a regular file")),
+}  # fmt: skip
+NUMBER_CASES: dict[str, tuple[Builder, tuple[str, ...]]] = {
+    "bvh_value_beyond_float32": (bvh_value_beyond_float32, (":20:", "row 2: 1e+39", "float32")),
+    "bvh_offset_beyond_float32": (bvh_offset_beyond_float32, (":8:", "OFFSET y: 1e+39")),
+    "bvh_frame_time_huge": (bvh_frame_time_huge, (":18:", "Frame Time 1e308", "1e-308 Hz")),
+    "bvh_frame_time_tiny": (bvh_frame_time_tiny, (":18:", "Frame Time 1e-320")),
+    "sjson_vertex_distance_huge": (
+        sjson_vertex_distance_huge, (":4:", "'vertex_distance' 1e+308", "float32")),
+    "sjson_value_huge": (sjson_value_huge, (":9:", "translations row 2: 1e+39", "float32")),
+    "sjson_rate_huge": (sjson_rate_huge, (":2:", "'sample_rate' 1e+308 Hz")),
+    "ssc_bind_scale_huge": (ssc_bind_scale_huge, ("joint 1 ('j1')", "bind scale 1e+308")),
+    "ssc_bind_scale_float32_max": (
+        ssc_bind_scale_float32_max, ("joint 1 ('j1')", "bind scale 3e+38")),
+    "ssc_shell_huge": (ssc_shell_huge, ("joint 1 ('j1')", "shell distance 1e+308")),
+}  # fmt: skip
+CASES = {**MEMORY_CASES, **NUMBER_CASES}

@@ -1,0 +1,247 @@
+"""Every hand-made hostile file (hostile_files.CASES) is refused before it costs memory or
+time: one line naming the file and the place, little memory in process (tracemalloc sees
+numpy's buffers) and, through `python -m codec compress`, exit 2 and a small peak RSS.
+
+Also: what the limits must still let through (values at the edge of float32, a long
+buffer file read only as far as its byteLength), and that glTF joint resolution is linear.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import resource
+import subprocess
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from codec import limits
+from codec.cli import main as cli_main
+from codec.errors import ClipFormatError
+from codec.formats import load_clip
+from codec.formats.gltf import read_gltf
+from tests.codec.formats import hostile_files as hf
+
+ROOT = Path(__file__).resolve().parents[3]
+TRACED_LIMIT = 96 << 20  # bytes traced while a hostile file is refused (xz -9: 64 MiB window)
+RSS_LIMIT_MB = 500.0  # issue 10's target for `python -m codec compress FILE`
+CHILD_ADDRESS_LIMIT = 3 << 30  # a regression fails with MemoryError, not a dead machine
+
+
+def _refusal(path: Path) -> tuple[str, int]:
+    """The message load_clip refuses `path` with, and the peak bytes traced meanwhile."""
+    tracemalloc.start()
+    try:
+        with pytest.raises(ClipFormatError) as info:
+            load_clip(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return str(info.value), peak
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("name", sorted(hf.CASES))
+def test_load_clip_refuses_in_one_line_naming_file_and_place(name: str, tmp_path: Path) -> None:
+    build, words = hf.CASES[name]
+    path = build(tmp_path)
+    message, peak = _refusal(path)
+    assert "\n" not in message
+    assert message.startswith(f"{path}"), message
+    for word in words:
+        assert word in message, (word, message)
+    assert peak < TRACED_LIMIT, f"{name}: {peak / 2**20:.0f} MB traced"
+
+
+def _reap(proc: subprocess.Popen, timeout: float) -> tuple[int | None, float]:
+    """Exit code (None: killed after `timeout` s) and peak RSS in MB of one child, from its
+    own rusage (os.wait4), so no other child of the test run counts."""
+    deadline = time.monotonic() + timeout
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            return proc.returncode, usage.ru_maxrss / 1024.0
+        if time.monotonic() > deadline:
+            proc.kill()
+            os.wait4(proc.pid, 0)
+            proc.returncode = -9
+            return None, 0.0
+        time.sleep(0.02)
+
+
+def _limit_address_space() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (CHILD_ADDRESS_LIMIT, CHILD_ADDRESS_LIMIT))
+
+
+@pytest.mark.timeout(180)
+def test_cli_exits_2_in_one_line_with_small_peak_rss(tmp_path: Path) -> None:
+    """Each file through `python -m codec compress` in its own process, two at a time."""
+    todo = sorted(hf.MEMORY_CASES.items())
+    running: list[tuple[str, Path, Path, subprocess.Popen]] = []
+    problems = []
+    while todo or running:
+        while todo and len(running) < 2:
+            name, (build, _) = todo.pop()
+            folder = tmp_path / name
+            folder.mkdir()
+            path = build(folder)
+            err_file = tmp_path / f"{name}.stderr"
+            with open(err_file, "wb") as err:
+                proc = subprocess.Popen(
+                    [sys.executable, "-m", "codec", "compress", str(path)],
+                    cwd=ROOT,
+                    stdout=subprocess.DEVNULL,
+                    stderr=err,
+                    preexec_fn=_limit_address_space,
+                )
+            running.append((name, path, err_file, proc))
+        name, path, err_file, proc = running.pop(0)
+        code, rss = _reap(proc, 60.0)
+        lines = err_file.read_text().strip().splitlines()
+        if code != 2 or len(lines) != 1 or str(path) not in lines[0]:
+            problems.append(f"{name}: exit {code}, stderr {lines[:3]}")
+        if rss >= RSS_LIMIT_MB:
+            problems.append(f"{name}: peak RSS {rss:.0f} MB")
+    assert not problems, problems
+
+
+@pytest.mark.parametrize("name", sorted(hf.NUMBER_CASES))
+def test_cli_number_cases_exit_2_with_one_line(name: str, tmp_path: Path) -> None:
+    build, words = hf.NUMBER_CASES[name]
+    path = build(tmp_path)
+    out, err = io.StringIO(), io.StringIO()
+    code = cli_main(["compress", str(path), "-o", str(tmp_path / "out.ssc")], out, err)
+    lines = err.getvalue().splitlines()
+    assert code == 2 and len(lines) == 1, err.getvalue()
+    assert lines[0].startswith(f"python -m codec compress: error: {path}")
+    assert words[0] in lines[0]
+    assert not (tmp_path / "out.ssc").exists()
+
+
+# ------------------------------------------------------------------ what still loads
+
+
+def test_values_at_the_edge_of_the_range_load(tmp_path: Path) -> None:
+    path = hf.bvh_text(tmp_path, "edge.bvh", value="1.7e38", offset="-1.7e38")
+    clip = load_clip(path, units="cm")
+    assert clip.skeleton.bind_translations[1, 1] == pytest.approx(-1.7e38)
+    assert np.all(np.isfinite(clip.rotations))
+
+
+def test_a_frame_time_of_a_microsecond_and_of_1000_s_load(tmp_path: Path) -> None:
+    assert load_clip(hf.bvh_text(tmp_path, "a.bvh", frame_time="1e-6")).sample_rate == 1e6
+    assert load_clip(hf.bvh_text(tmp_path, "b.bvh", frame_time="1000")).sample_rate == 1e-3
+
+
+def test_a_buffer_file_longer_than_its_byte_length_is_read_only_that_far(tmp_path: Path) -> None:
+    path = hf.gltf_uri_huge_file(tmp_path)  # a 64 MiB file behind a 60-byte buffer
+    tracemalloc.start()
+    try:
+        clip = load_clip(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert clip.num_samples == 3
+    assert peak < 8 << 20
+
+
+def test_a_relative_buffer_in_a_sibling_folder_loads(tmp_path: Path) -> None:
+    doc, blob = hf.gltf_doc(uri="../bin/anim%20data.bin")
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "anim data.bin").write_bytes(blob)
+    (tmp_path / "gltf").mkdir()
+    path = hf._write_json(tmp_path / "gltf", "rel.gltf", doc)
+    assert load_clip(path).num_joints == 2
+
+
+@pytest.mark.parametrize("uri", ["file:///etc/hostname", "http://example.com/a.bin", "C:/a.bin"])
+def test_buffer_uris_with_a_scheme_are_refused(tmp_path: Path, uri: str) -> None:
+    doc, _ = hf.gltf_doc(uri=uri)
+    path = hf._write_json(tmp_path, "scheme.gltf", doc)
+    with pytest.raises(ClipFormatError, match="is not a relative path"):
+        load_clip(path)
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("kind", ["fifo", "device link"])
+def test_a_clip_path_that_is_not_a_regular_file_is_refused(tmp_path: Path, kind: str) -> None:
+    path = tmp_path / "clip.bvh"
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        os.symlink("/dev/zero", path)
+    with pytest.raises(ClipFormatError, match=r"clip\.bvh: is not a regular file"):
+        load_clip(path)
+
+
+def test_a_long_static_usd_within_the_budget_loads(tmp_path: Path) -> None:
+    clip = load_clip(hf.usda_text(tmp_path, "ok.usda", last=1000))
+    assert clip.num_samples == 1001 and clip.sample_rate == 24
+
+
+# ------------------------------------------------------------------ limits
+
+
+def test_transform_budget_is_the_file_size_between_the_floor_and_the_cap() -> None:
+    assert limits.transform_budget(10) == limits.FREE_TRANSFORMS
+    assert limits.transform_budget(3_000_000) == 3_000_000
+    assert limits.transform_budget(10**12) == limits.MAX_TRANSFORMS
+    assert limits.over_budget(512, 512, limits.FREE_TRANSFORMS) is None
+    assert "513 samples x 512 joints" in limits.over_budget(513, 512, limits.FREE_TRANSFORMS)
+
+
+@pytest.mark.parametrize(
+    ("check", "value", "ok"),
+    [
+        (limits.value_problem, 1.7e38, True),
+        (limits.value_problem, -1.71e38, False),
+        (limits.value_problem, float("nan"), False),
+        (limits.distance_problem, 1e-30, True),
+        (limits.distance_problem, 0.0, False),
+        (limits.distance_problem, 1e308, False),
+        (limits.rate_problem, 1e-3, True),
+        (limits.rate_problem, 1e6, True),
+        (limits.rate_problem, 9.9e-4, False),
+        (limits.rate_problem, float("inf"), False),
+    ],
+)
+def test_number_checks(check, value: float, ok: bool) -> None:
+    assert (check(value) is None) == ok
+
+
+# ------------------------------------------------------------------ glTF joints in linear time
+
+
+def test_a_long_chain_keeps_its_parents_and_alike_names_stay_unique(tmp_path: Path) -> None:
+    doc, _ = hf.gltf_doc(num_joints=3000)
+    for node in doc["nodes"]:
+        node["name"] = "bone"
+    clip = read_gltf(hf._write_json(tmp_path, "alike.gltf", doc))
+    assert clip.skeleton.parents.tolist() == [-1, *range(2999)]
+    names = clip.skeleton.names
+    assert len(set(names)) == 3000 and names[:3] == ("bone", "bone_2", "bone_3")
+    assert clip.skeleton.bind_translations[:, 1] == pytest.approx(10.0)  # 0.1 m each
+
+
+def test_chain_load_time_grows_linearly(tmp_path: Path) -> None:
+    """Loading a 4x longer chain takes about 4x as long (16x when quadratic, as before):
+    a ratio measured in one run, best of three each."""
+    small, large = hf.gltf_chain(tmp_path, 2000), hf.gltf_chain(tmp_path, 8000)
+
+    def best(path: Path) -> float:
+        out = []
+        for _ in range(3):
+            t = time.perf_counter()
+            read_gltf(path)
+            out.append(time.perf_counter() - t)
+        return min(out)
+
+    best(small)  # warm up imports and caches
+    ratio = best(large) / best(small)
+    assert ratio < 8.0, f"8000 joints took {ratio:.1f}x as long as 2000"
