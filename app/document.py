@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from codec.clip import Clip
+from codec.limits import distance_problem
 from codec.overrides import JointOverride, ResolvedJoints, resolve
 from codec.result import CompressionResult
 from codec.sampling import ROUNDING_MODES, Pose, sample_dense
@@ -48,8 +49,15 @@ class GlobalSettings:
     level: str = "automatic"
 
     def __post_init__(self) -> None:
-        if not self.precision > 0 or not self.shell_distance > 0:
-            raise ValueError("precision and shell distance must be > 0")
+        for name in ("precision", "shell_distance"):
+            value = getattr(self, name)
+            problem = (
+                distance_problem(float(value))
+                if isinstance(value, int | float) and not isinstance(value, bool)
+                else f"{value!r} is not a number"
+            )
+            if problem:
+                raise ValueError(f"{name.replace('_', ' ')}: {problem}")
         if self.level not in LEVELS:
             raise ValueError(f"unknown level {self.level!r}")
 
@@ -109,7 +117,14 @@ class Document:
         overrides: tuple[JointOverride, ...] | list[JointOverride] = (),
         settings: GlobalSettings | None = None,
     ) -> None:
-        """Open a clip: resets time, selection and results; keeps display options."""
+        """Open a clip: resets time, selection and results; keeps display options.
+
+        All or nothing: when a listener (a view) raises on the new clip, everything opening
+        changed comes back (clip, path, tuning, results, time, selection), the listeners are
+        told again, and the exception goes to the caller. A broken clip never replaces the
+        open one.
+        """
+        before = self._opened()
         self.clip = clip
         self.path = Path(path) if path is not None else None
         self.overrides = tuple(overrides)
@@ -119,10 +134,35 @@ class Document:
         self.previous_result = None
         self.time = 0.0
         self.selection = None
+        try:
+            self._announce_open()
+        except BaseException:
+            self._reopen(before)
+            raise
+
+    _OPENED = ("clip", "path", "overrides", "settings", "result", "previous_result", "time",
+               "selection")  # fmt: skip
+
+    def _opened(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self._OPENED}
+
+    def _announce_open(self) -> None:
         self.clip_changed.emit()
         self.time_changed.emit()
         self.selection_changed.emit()
         self.settings_changed.emit()
+
+    def _reopen(self, state: dict[str, Any]) -> None:
+        """Put back what `set_clip` replaced and tell the listeners (their own failure on
+        the old clip, which they showed before, does not hide the first error)."""
+        for name, value in state.items():
+            setattr(self, name, value)
+        for signal in (self.clip_changed, self.time_changed, self.selection_changed,
+                       self.settings_changed, self.result_changed):  # fmt: skip
+            try:
+                signal.emit()
+            except Exception:  # noqa: BLE001, S112 - the caller raises the first error
+                continue
 
     @property
     def duration(self) -> float:

@@ -8,14 +8,11 @@ The main window can put `export_stats`, `export_joint_csv`, `export_lossy` and
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import io
 import json
 import math
 import os
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -203,11 +200,8 @@ def export_lossy(
 ) -> Path:
     """The decoded clip in the format the name asks for (`.acl.sjson`, `.bvh`, ...); for
     `.glb` / `.gltf`, a copy of the `source` glTF with the clip's animation replaced by the
-    lossy one (codec.formats.gltf_lossy, itself written whole or not at all).
-
-    codec.save_clip writes into a private folder beside the target under the target's own
-    name (so the format is chosen by the same ending), and the finished file is renamed over
-    the target: a failed export leaves no partial file.
+    lossy one (codec.formats.gltf_lossy). Written whole or not at all (codec.atomic), so a
+    failed export leaves no partial file.
     """
     from codec import save_clip  # lazy: the formats package is heavy and optional here
 
@@ -223,16 +217,7 @@ def export_lossy(
         write_lossy_gltf(source, result.lossy, path, animation=result.lossy.name or None,
                          units=units)  # fmt: skip
         return path
-    tmpdir = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
-    try:
-        tmp = tmpdir / path.name
-        save_clip(result.lossy, tmp)
-        with open(tmp, "rb+") as f:
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        with contextlib.suppress(OSError):
-            shutil.rmtree(tmpdir)
+    save_clip(result.lossy, path)
     return path
 
 

@@ -3,8 +3,13 @@
 Build machines and scripts need the same numbers the inspector shows without a display, so this
 path is Qt-free: it loads the clip, applies the clip's sidecar (or `--overrides FILE`) and the
 command-line settings exactly as the document does, compresses once with the settings the
-controller would use, writes every requested export whole or not at all, and returns an exit
-code.
+controller would use, and writes the requested exports together at the end, all or none
+(codec.atomic.all_or_none): a failed run changes no file. Before any work, every export path
+is checked (a known file type, a writable folder, not the clip, its sidecar or the overrides
+file, no two alike). Exit codes, as `python -m codec`'s: 0 ok; 1 the run failed on valid
+input (compression or an export could not be made, a non-finite error); 2 bad input or usage
+(an unreadable clip or overrides file, bad settings, an export path that cannot be written);
+every failure is one line on stderr naming the file.
 
 For app/__main__.py: call `add_export_arguments(parser)` when building the parser (it adds the
 --export-* flags and any of --precision / --shell-distance / --level / --overrides the parser
@@ -15,12 +20,16 @@ run_headless(args)`.
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
+from pathlib import Path
 from typing import TextIO
 
 from app.document import Document, GlobalSettings
 from app.exports import export_joint_csv, export_lossy, export_stats
 from app.sidecar import load_sidecar, read_sidecar_file, sidecar_path
+from codec import atomic
 from codec.errors import ShellscopeError
 from codec.settings import LEVELS, CompressionSettings
 
@@ -65,10 +74,55 @@ def _settings(args: argparse.Namespace, base: GlobalSettings | None) -> GlobalSe
     return GlobalSettings(**{**vars(s), **{k: v for k, v in changes.items() if v is not None}})
 
 
+class _BadUse(Exception):
+    """Exit 2: an export path that cannot be written or would overwrite an input."""
+
+
+def _check_exports(args: argparse.Namespace, clip_path: str) -> None:
+    """Refuse, before any work, an export that cannot be written or would overwrite an
+    input (the clip, its sidecar, the overrides file) or another export."""
+    from codec.formats import format_of
+
+    inputs = [Path(clip_path), sidecar_path(clip_path)]
+    if getattr(args, "overrides", None):
+        inputs.append(Path(args.overrides))
+    seen: dict[str, str] = {}
+    for flag in EXPORT_FLAGS:
+        value = getattr(args, flag, None)
+        if not value:
+            continue
+        path = Path(value)
+        if flag == "export_lossy" and (
+            format_of(path) not in ("sjson", "bvh", "gltf")
+            or path.name.lower().endswith((".gz", ".xz", ".zst"))
+        ):
+            raise _BadUse(f"{value}: --export-lossy writes .acl.sjson, .bvh, .glb or .gltf files")
+        real = os.path.realpath(path)
+        if real in seen:
+            raise _BadUse(f"{value}: given twice as an export (also as {seen[real]})")
+        seen[real] = value
+        for i in inputs:
+            same = real == os.path.realpath(i)
+            if not same and path.exists() and i.exists():
+                same = os.path.samefile(path, i)
+            if same:
+                raise _BadUse(f"{value}: is the input file {i}; refusing to overwrite it")
+        if path.is_dir():
+            raise _BadUse(f"{value}: cannot write: is a folder")
+        if not path.parent.is_dir():
+            raise _BadUse(f"{value}: cannot write: no such folder {str(path.parent)!r}")
+        if not os.access(path.parent, os.W_OK | os.X_OK):
+            raise _BadUse(f"{value}: cannot write: the folder is not writable")
+
+
+def _one_line(error: BaseException) -> str:
+    return " / ".join(part.strip() for part in str(error).splitlines() if part.strip())
+
+
 def run_headless(
     args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None
 ) -> int:
-    """Compress `args.clip` once and write the requested exports. 0 ok, 1 failed, 2 bad use."""
+    """Compress `args.clip` once and write the requested exports. 0 ok, 1 failed, 2 bad input."""
     out = out or sys.stdout
     err = err or sys.stderr
     clip_path = getattr(args, "clip", None)
@@ -77,7 +131,9 @@ def run_headless(
         return 2
     import codec  # the codec is heavy; keep `--help` fast
 
+    atomic.exit_cleanly_on_signals()
     try:
+        _check_exports(args, clip_path)
         keys = ("units", "animation", "sample_rate")
         options = {k: getattr(args, k) for k in keys if getattr(args, k, None)}
         clip = codec.load_clip(clip_path, **options)
@@ -89,9 +145,9 @@ def run_headless(
             if rules or saved:
                 print(f"using {sidecar_path(clip_path)}", file=out)
         settings = _settings(args, saved)
-    except (ShellscopeError, OSError, ValueError) as e:
-        print(f"shellscope: {e}", file=err)
-        return 1 if isinstance(e, ShellscopeError | OSError) else 2
+    except (_BadUse, ShellscopeError, OSError, ValueError, TypeError) as e:
+        print(f"shellscope: {_one_line(e)}", file=err)
+        return 2
 
     doc = Document()
     doc.set_clip(clip, clip_path, rules, settings)
@@ -100,17 +156,31 @@ def run_headless(
             print(f"shellscope: warning: rule {rule.pattern!r} matches no joint", file=err)
     try:
         result = codec.compress(doc.compression_input(), CompressionSettings(level=settings.level))
+        s = result.stats
+        if not math.isfinite(s["max_error"]):
+            print(
+                f"shellscope: {clip_path}: the compression's max error is {s['max_error']!r}, "
+                "not a finite number: nothing written",
+                file=err,
+            )
+            return 1
         written = []
-        if args.export_stats:
-            written.append(export_stats(args.export_stats, result, rules))
-        if args.export_csv:
-            written.append(export_joint_csv(args.export_csv, result))
-        if args.export_lossy:
-            written.append(export_lossy(args.export_lossy, result, source=clip_path))
-    except (ShellscopeError, OSError, ValueError) as e:
-        print(f"shellscope: {e}", file=err)
+        with atomic.all_or_none():
+            if args.export_stats:
+                written.append(export_stats(args.export_stats, result, rules))
+            if args.export_csv:
+                written.append(export_joint_csv(args.export_csv, result))
+            if args.export_lossy:
+                written.append(export_lossy(args.export_lossy, result, source=clip_path))
+    except OSError as e:
+        print(f"shellscope: {e.filename or 'export'}: cannot write: {e.strerror or e}", file=err)
+        return 2
+    except ShellscopeError as e:  # names its file
+        print(f"shellscope: {_one_line(e)}", file=err)
         return 1
-    s = result.stats
+    except Exception as e:  # noqa: BLE001 - still one line, never a traceback
+        print(f"shellscope: {clip_path}: failed ({type(e).__name__}: {_one_line(e)})", file=err)
+        return 1
     print(
         f"{clip_path}: {s['compressed_size']} B (ratio {s['compression_ratio']:.2f}), "
         f"max error {s['max_error']:.6g} at {s['worst_track_name']} {s['worst_time']:.4f} s",

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import json
 import os
+import reprlib
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -55,15 +57,40 @@ def sidecar_path(clip_path: str | os.PathLike[str]) -> Path:
     return p.with_name(p.name + SUFFIX)
 
 
+MAX_SIZE = 16 << 20  # bytes; a sidecar is a few hundred
+_SHOW = reprlib.Repr()
+_SHOW.maxlevel, _SHOW.maxstring, _SHOW.maxother, _SHOW.maxlist, _SHOW.maxdict = 2, 40, 40, 4, 4
+
+
+def _show(value: Any) -> str:
+    """A short repr for messages: a hostile value may be a huge or deeply nested list."""
+    return _SHOW.repr(value)
+
+
 def _read_json(path: Path) -> Any:
+    """The file's JSON; SidecarError naming the file for anything unusable: missing,
+    unreadable, not a regular file (a FIFO would block), too large, not UTF-8, not JSON,
+    or nested too deeply to parse."""
     try:
-        text = path.read_text(encoding="utf-8")
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise SidecarError(path, "file", "not a regular file (a folder, device or FIFO)")
+        if info.st_size > MAX_SIZE:
+            raise SidecarError(path, "file", f"{info.st_size} bytes is too large for a sidecar")
+        with open(path, "rb") as f:
+            raw = f.read(MAX_SIZE + 1)
+    except OSError as e:
+        raise SidecarError(path, "file", f"cannot read: {e.strerror or e}") from None
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise SidecarError(path, f"byte {e.start}", "not UTF-8 text") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:
         raise SidecarError(path, f"line {e.lineno} column {e.colno}", e.msg) from None
+    except RecursionError:
+        raise SidecarError(path, "top level", "nested too deeply to be a sidecar") from None
 
 
 def _rule(path: Path, place: str, item: Any) -> JointOverride:
@@ -78,10 +105,10 @@ def _rule(path: Path, place: str, item: Any) -> JointOverride:
     for key in ("precision", "shell_distance"):
         v = item.get(key)
         if v is not None and (isinstance(v, bool) or not isinstance(v, int | float)):
-            raise SidecarError(path, f"{place}.{key}", f"expected a number or null, got {v!r}")
+            raise SidecarError(path, f"{place}.{key}", f"expected a number or null, got {_show(v)}")
     rounding = item.get("rounding")
     if rounding is not None and not isinstance(rounding, str):
-        raise SidecarError(path, f"{place}.rounding", f"expected a string, got {rounding!r}")
+        raise SidecarError(path, f"{place}.rounding", f"expected a string, got {_show(rounding)}")
     try:
         return JointOverride(pattern, item.get("precision"), item.get("shell_distance"), rounding)
     except ValueError as e:
@@ -105,7 +132,7 @@ def _settings(path: Path, data: Any) -> GlobalSettings | None:
     for key in ("precision", "shell_distance"):
         v = data.get(key)
         if key in data and (isinstance(v, bool) or not isinstance(v, int | float)):
-            raise SidecarError(path, f"settings.{key}", f"expected a number, got {v!r}")
+            raise SidecarError(path, f"settings.{key}", f"expected a number, got {_show(v)}")
     try:
         return GlobalSettings(**data)
     except (TypeError, ValueError) as e:
@@ -124,11 +151,11 @@ def read_sidecar_file(
         raise SidecarError(path, "top level", "expected an object or a list of rules")
     fmt = data.get("format", FORMAT)
     if fmt != FORMAT:
-        raise SidecarError(path, "format", f"expected {FORMAT!r}, got {fmt!r}")
+        raise SidecarError(path, "format", f"expected {FORMAT!r}, got {_show(fmt)}")
     version = data.get("version", VERSION)
     if version != VERSION:
         raise SidecarError(
-            path, "version", f"this Shellscope reads version {VERSION}, not {version!r}"
+            path, "version", f"this Shellscope reads version {VERSION}, not {_show(version)}"
         )
     extra = set(data) - {"format", "version", "clip", "settings", "overrides"}
     if extra:

@@ -1,8 +1,15 @@
 """The `python -m codec` command line: compress, decompress, info, stats and bench.
 
 Every command is a function `(args) -> exit code`; `main(argv)` parses, dispatches and turns
-every expected failure (bad file, bad settings, unwritable output) into one line on stderr
-and exit code 2, never a traceback.
+every failure into one line on stderr, never a traceback. Exit codes: 0 ok; 1 a run failed
+on valid input (an internal error, out of memory, a compression whose error is not a finite
+number, a benchmark target missed); 2 bad input or usage (an unreadable or hostile file,
+bad settings, an output that cannot be written or would overwrite an input).
+
+Outputs: every output path is checked before any work (its folder exists and is writable,
+it is not an input, no two are the same), and the files of one run are written together at
+its end, all or none (codec.atomic.all_or_none): a failed run changes no file. SIGTERM and
+SIGHUP unwind like an interruption, so no temporary file is left behind.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ import numpy as np
 from codec import atomic
 from codec.clip import Clip, Skeleton
 from codec.errors import CompressedFormatError, ShellscopeError
+from codec.limits import distance_problem, rate_problem
 from codec.settings import LEVELS, CompressionSettings
 
 if TYPE_CHECKING:
@@ -50,6 +58,10 @@ STATS_COLUMNS = (
 
 class CliError(Exception):
     """A user-facing failure: its message is printed as is and the exit code is 2."""
+
+
+class RunFailed(Exception):
+    """A run that failed on valid input: its message is printed and the exit code is 1."""
 
 
 # --- small helpers --------------------------------------------------------------------------
@@ -82,22 +94,73 @@ def dumps_json(value: Any) -> str:
     return json.dumps(json_safe(value), indent=2, allow_nan=False) + "\n"
 
 
+def check_outputs(
+    outputs: Sequence[str | None], inputs: Sequence[str | os.PathLike | None]
+) -> None:
+    """CliError (exit 2) before any work when an output cannot be written: its folder is
+    missing or read-only, it is a folder, it is one of the inputs, or two outputs are one
+    file. '-' (stdout) and None (not asked for) are skipped."""
+    files = [o for o in outputs if o and o != "-"]
+    ins = [Path(i) for i in inputs if i]
+    seen: dict[str, str] = {}
+    for out in files:
+        path = Path(out)
+        real = os.path.realpath(path)
+        if real in seen:
+            raise CliError(f"{out}: given twice as an output (also as {seen[real]})")
+        seen[real] = out
+        for i in ins:
+            if real == os.path.realpath(i) or (path.exists() and _same_file(path, i)):
+                raise CliError(f"{out}: is the input file {i}; refusing to overwrite it")
+        folder = path.parent
+        if path.is_dir():
+            raise CliError(f"{out}: cannot write: is a folder")
+        if not folder.is_dir():
+            raise CliError(f"{out}: cannot write: no such folder {str(folder)!r}")
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise CliError(f"{out}: cannot write: the folder is not writable")
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def write_outputs(files: Sequence[tuple[str | None, str | bytes]], stdout: TextIO) -> None:
+    """Write the (path, text or bytes) outputs of a run all or none; '-' goes to stdout after
+    the files are in place, None is skipped."""
+    try:
+        with atomic.all_or_none():
+            for path, data in files:
+                if not path or path == "-":
+                    continue
+                if isinstance(data, bytes):
+                    atomic.write_bytes(path, data)
+                else:
+                    atomic.write_text(path, data)
+    except OSError as e:
+        raise CliError(f"{e.filename or 'output'}: cannot write: {e.strerror or e}") from None
+    for path, data in files:
+        if path == "-":
+            stdout.write(data if isinstance(data, str) else data.decode())
+
+
 def write_text_output(path: str, text: str, stdout: TextIO) -> None:
-    """Write `text` to `path` atomically, or to stdout when `path` is '-'."""
-    if path == "-":
-        stdout.write(text)
-        return
-    try:
-        atomic.write_text(path, text)
-    except OSError as e:
-        raise CliError(f"{path}: cannot write: {e.strerror or e}") from None
+    """Write `text` to `path` whole or not at all, or to stdout when `path` is '-'."""
+    write_outputs([(path, text)], stdout)
 
 
-def write_bytes_output(path: str, data: bytes) -> None:
-    try:
-        atomic.write_bytes(path, data)
-    except OSError as e:
-        raise CliError(f"{path}: cannot write: {e.strerror or e}") from None
+def check_finite_error(path: str, stats: dict[str, Any]) -> None:
+    """RunFailed (exit 1) when a compression's max error is not a finite number: such a run
+    must never look like a success (nothing is written)."""
+    value = stats.get("max_error")
+    if not (isinstance(value, int | float) and math.isfinite(value)):
+        raise RunFailed(
+            f"{path}: the compression's max error is {value!r}, not a finite number: "
+            "nothing written (please report it)"
+        )
 
 
 def fmt_bytes(n: int) -> str:
@@ -120,6 +183,11 @@ def table(rows: Sequence[Sequence[str]], right: Iterable[int] = ()) -> str:
 
 def settings_from(args: argparse.Namespace) -> CompressionSettings:
     """CompressionSettings from the shared compression flags (SettingsError when bad)."""
+    for flag in ("precision", "shell_distance"):
+        value = getattr(args, flag, None)
+        problem = None if value is None else distance_problem(value)
+        if problem and value > 0:  # non-positive values get CompressionSettings' message
+            raise CliError(f"--{flag.replace('_', '-')}: {problem}")
     return CompressionSettings(
         level=args.level,
         precision=args.precision,
@@ -137,8 +205,9 @@ def load_options(args: argparse.Namespace) -> dict[str, Any]:
     if getattr(args, "animation", None) is not None:
         opts["animation"] = args.animation
     if getattr(args, "sample_rate", None) is not None:
-        if not (math.isfinite(args.sample_rate) and args.sample_rate > 0):
-            raise CliError(f"--sample-rate must be a positive number, got {args.sample_rate:g}")
+        problem = rate_problem(args.sample_rate)
+        if problem:
+            raise CliError(f"--sample-rate: {problem}")
         opts["sample_rate"] = args.sample_rate
     return opts
 
@@ -187,15 +256,17 @@ def cmd_compress(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     settings = settings_from(args)
     if args.output and not args.output.lower().endswith(".ssc"):
         raise CliError(f"{args.output}: the output of compress must end in .ssc")
+    check_outputs([args.output, args.json], [args.clip])
     clip = load_clip(args.clip, **load_options(args))
     if not clip.name:
         clip.name = Path(args.clip).name
     warn_unused_reader_flags(args, err)
     result = compress(clip, settings)
-    if args.output:
-        write_bytes_output(args.output, result.data)
-    if args.json:
-        write_text_output(args.json, dumps_json(result.stats), out)
+    check_finite_error(args.clip, result.stats)
+    write_outputs(
+        [(args.output, result.data), (args.json, dumps_json(result.stats) if args.json else "")],
+        out,
+    )
     if args.json != "-":
         out.write(compress_summary(args.clip, result.stats, result.clip.skeleton))
         out.write(f"  {units_line(clip)}\n")
@@ -249,6 +320,7 @@ def cmd_decompress(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     fmt = format_of(args.output)
     if fmt not in ("sjson", "bvh", "gltf") or args.output.lower().endswith((".gz", ".xz", ".zst")):
         raise CliError(f"{args.output}: decompress writes .acl.sjson, .bvh, .glb or .gltf files")
+    check_outputs([args.output], [args.input, args.source, find_gltf_source(args.input)])
     parsed = read_ssc(args.input)
     if parsed.skeleton is None:
         raise CliError(
@@ -272,7 +344,7 @@ def cmd_decompress(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         except OSError as e:
             raise CliError(f"{args.output}: cannot write: {e.strerror or e}") from None
         except ValueError as e:  # e.g. names SJSON cannot hold
-            raise CliError(f"{args.output}: {e}") from None
+            raise RunFailed(f"{args.output}: {e}") from None
     for w in warnings:
         err.write(f"warning: {args.output}: {w}\n")
     out.write(
@@ -371,6 +443,7 @@ def rotation_layouts(enc: Any) -> dict[str, int]:
 
 def cmd_info(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Print what a .ssc file holds (or its JSON with --json)."""
+    check_outputs([args.json], [args.input])
     info = ssc_info(read_ssc(args.input))
     if args.json:
         write_text_output(args.json, dumps_json(info), out)
@@ -600,6 +673,7 @@ def cmd_stats(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     jobs = collect_clips(args.paths)
     if not jobs:
         raise CliError(f"no clips ({', '.join(clip_extensions())}) in {' '.join(args.paths)}")
+    check_outputs([args.csv], [path for path, _ in jobs])
     workers = min(args.jobs or os.cpu_count() or 1, len(jobs))
     bar = ProgressBar(err, len(jobs))
     skipped = 0
@@ -616,14 +690,14 @@ def cmd_stats(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     finally:
         bar.close()
     rows = [r for r in results if "error" not in r]
+    if not rows:
+        raise CliError(f"none of the {len(jobs)} files could be compressed")
     if args.csv:
         buf = io.StringIO()
         writer = csv.DictWriter(buf, fieldnames=STATS_COLUMNS, lineterminator="\n")
         writer.writeheader()
         writer.writerows(rows)
         write_text_output(args.csv, buf.getvalue(), out)
-    if not rows:
-        raise CliError(f"none of the {len(jobs)} files could be compressed")
     if args.csv != "-":
         out.write(stats_report(rows, skipped))
     return EXIT_OK
@@ -638,6 +712,7 @@ def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     if args.repeat < 1:
         raise CliError(f"--repeat must be at least 1, got {args.repeat}")
+    check_outputs([args.json], [args.reference])
     report = bench.run(
         clips_dir=args.clips,
         reference=args.reference,
@@ -802,19 +877,34 @@ def main(
         args = parser.parse_args(argv)
     except SystemExit as e:  # argparse already printed usage and the error (or --help)
         return int(e.code or 0) if not isinstance(e.code, str) else EXIT_ERROR
+    atomic.exit_cleanly_on_signals()
     try:
         return int(args.func(args, io_.out, io_.err))
     except (CliError, ShellscopeError) as e:
-        io_.err.write(f"{PROG} {args.command}: error: {e}\n")
+        io_.err.write(f"{PROG} {args.command}: error: {one_line(e)}\n")
+    except RunFailed as e:
+        io_.err.write(f"{PROG} {args.command}: failed: {one_line(e)}\n")
+        return EXIT_FAIL
     except KeyboardInterrupt:
         io_.err.write(f"{PROG} {args.command}: interrupted\n")
         return 130
+    except atomic.Terminated as e:
+        io_.err.write(f"{PROG} {args.command}: terminated\n")
+        return int(e.code or 1)
     except BrokenPipeError:  # e.g. piped into `head`
         return EXIT_OK
     except MemoryError:
-        io_.err.write(f"{PROG} {args.command}: error: out of memory\n")
+        io_.err.write(f"{PROG} {args.command}: failed: out of memory\n")
+        return EXIT_FAIL
     except Exception as e:  # a codec bug: still one line, never a traceback
         io_.err.write(
-            f"{PROG} {args.command}: internal error ({type(e).__name__}: {e}); please report it\n"
+            f"{PROG} {args.command}: internal error ({type(e).__name__}: {one_line(e)}); "
+            "please report it\n"
         )
+        return EXIT_FAIL
     return EXIT_ERROR
+
+
+def one_line(error: BaseException) -> str:
+    """An error's message on one line (a message holding newlines is joined with ' / ')."""
+    return " / ".join(part.strip() for part in str(error).splitlines() if part.strip())

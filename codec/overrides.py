@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from codec.clip import Skeleton
+from codec.limits import distance_problem
 from codec.sampling import BASE_ROUNDING
 
 
@@ -27,8 +28,15 @@ class JointOverride:
     def __post_init__(self) -> None:
         for name in ("precision", "shell_distance"):
             v = getattr(self, name)
-            if v is not None and not (np.isfinite(v) and v > 0):
+            if v is None:
+                continue
+            if isinstance(v, bool) or not isinstance(v, int | float | np.floating | np.integer):
+                raise ValueError(f"override {self.pattern!r}: {name} must be a number, got {v!r}")
+            if not (np.isfinite(v) and v > 0):
                 raise ValueError(f"override {self.pattern!r}: {name} must be > 0, got {v}")
+            problem = distance_problem(float(v))
+            if problem:
+                raise ValueError(f"override {self.pattern!r}: {name} {problem}")
         if self.rounding is not None and self.rounding not in BASE_ROUNDING:
             raise ValueError(
                 f"override {self.pattern!r}: rounding {self.rounding!r} is not one of "

@@ -36,7 +36,14 @@ from codec.clip import Clip, Skeleton
 from codec.errors import ClipFormatError
 from codec.formats.compressed import inner_name
 from codec.formats.key_grid import key_grid, nice_rate
-from codec.limits import file_bytes, over_budget, rate_problem, transform_budget
+from codec.limits import (
+    file_bytes,
+    first_out_of_range,
+    over_budget,
+    rate_problem,
+    transform_budget,
+    value_problem,
+)
 from codec.transforms import compose, decompose, qvv_to_matrix
 from codec.units import Units, unit_name_for_metres, user_units
 
@@ -294,6 +301,7 @@ def read_usd(
             path, f"Skeleton {skel.GetPath()} has neither restTransforms nor bindTransforms "
             f"for its {n} joints"
         )  # fmt: skip
+    _check_values(path, f"Skeleton {skel.GetPath()} rest pose", rest)
     rest_r, rest_t, rest_s = _row_to_trs(rest)
 
     anim = _animation_of(skel)
@@ -318,6 +326,7 @@ def read_usd(
         ],
         dtype=np.float64,
     )
+    _check_values(path, f"the transform of the prims above {skel.GetPath()}", above)
     above_m = np.swapaxes(above, -1, -2)[:, :3, :]
     roots = np.flatnonzero(parents < 0)
     rest_above = np.swapaxes(
@@ -390,6 +399,7 @@ def _animation_values(
             if value is None:
                 continue
             a = np.array(value, dtype=np.float64).reshape(-1, width)
+            _check_values(path, f"{attr.GetPath()} at time {c:g}", a)
             if a.shape[0] != len(anim_joints):
                 raise ClipFormatError(
                     path,
@@ -398,6 +408,16 @@ def _animation_values(
                 )
             out[k, dst] = a[src]
     return rot, trans, scl
+
+
+def _check_values(path: object, what: str, values: Array) -> None:
+    """ClipFormatError naming `what` and the entry when a value is not one the codec can
+    hold (codec.limits), before any maths turns it into NaN."""
+    bad = first_out_of_range(values)
+    if bad is not None:
+        raise ClipFormatError(
+            path, f"{what}, entry {bad[0]}: {value_problem(float(values[bad]))}"
+        )
 
 
 def _declared_units(stage: Any) -> Units:

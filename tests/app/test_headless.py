@@ -112,13 +112,133 @@ def test_sidecar_and_overrides_file_are_applied(tmp_path: Path) -> None:
 
 def test_failures_leave_no_files_and_say_why(tmp_path: Path) -> None:
     code, _, err = _run([str(tmp_path / "none.bvh"), "--export-stats", str(tmp_path / "s.json")])
-    assert code == 1 and "none.bvh" in err
+    assert code == 2 and "none.bvh" in err
     bad = tmp_path / "rules.json"
     bad.write_text("[{]")
     code, _, err = _run([str(CLIP), "--overrides", str(bad), "--export-stats", "s.json"])
-    assert code == 1 and "rules.json: line 1" in err
+    assert code == 2 and "rules.json: line 1" in err
     code, _, err = _run([str(CLIP), "--export-stats", str(tmp_path / "missing" / "s.json")])
-    assert code == 1 and "s.json" in err
+    assert code == 2 and "s.json" in err
     code, _, err = _run(["--export-stats", "s.json"])
     assert code == 2 and "need a CLIP" in err
     assert [p.name for p in tmp_path.iterdir()] == ["rules.json"]
+
+
+# ------------------------------------------------------------------ failed runs write nothing
+
+
+def _one_line(err: str, *needles: str) -> None:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    for n in needles:
+        assert n in lines[0], (n, lines[0])
+
+
+def _listing(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    (tmp_path / "clip.acl.sjson").write_bytes(CLIP.read_bytes())
+    (tmp_path / "S.json").write_text("old stats")
+    (tmp_path / "rules.json").write_text('[{"pattern": "*Hand*", "precision": 0.002}]')
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--export-stats", "{S}", "--export-lossy", "{bad}"],  # an export it cannot make
+        ["--export-stats", "{clip}"],  # onto the clip itself
+        ["--export-lossy", "{clip}"],
+        ["--export-stats", "{S}", "--export-csv", "{S}"],
+        ["--overrides", "{rules}", "--export-csv", "{rules}"],
+        ["--export-stats", "{S}", "--export-csv", "{nodir}"],
+    ],
+)
+def test_a_bad_export_path_exits_2_before_any_work_and_changes_nothing(
+    work: Path, argv: list[str]
+) -> None:
+    names = {"S": work / "S.json", "bad": work / "bad.txt", "clip": work / "clip.acl.sjson",
+             "rules": work / "rules.json", "nodir": work / "nodir" / "j.csv"}  # fmt: skip
+    before = _listing(work)
+    code, out, err = _run([str(work / "clip.acl.sjson"), *[a.format(**names) for a in argv]])
+    assert code == 2 and out == "", err
+    _one_line(err, "shellscope: ")
+    assert _listing(work) == before
+
+
+def test_an_export_failing_mid_run_exits_1_and_leaves_the_earlier_ones_unwritten(
+    work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import app.headless
+
+    def broken(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise ValueError("ACL SJSON identifies bones by name: joint names must be unique")
+
+    monkeypatch.setattr(app.headless, "export_lossy", broken)
+    before = _listing(work)
+    code, _, err = _run([str(work / "clip.acl.sjson"), "--export-stats", str(work / "S.json"),
+                         "--export-csv", str(work / "j.csv"),
+                         "--export-lossy", str(work / "l.acl.sjson")])  # fmt: skip
+    assert code == 1
+    _one_line(err, "clip.acl.sjson: failed (ValueError: ACL SJSON identifies bones")
+    assert _listing(work) == before
+
+
+def test_a_non_finite_error_is_a_failed_run(work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = codec.compress
+
+    def inf_error(*args, **kwargs):  # type: ignore[no-untyped-def]
+        result = real(*args, **kwargs)
+        result.stats["max_error"] = float("inf")
+        return result
+
+    monkeypatch.setattr(codec, "compress", inf_error)
+    before = _listing(work)
+    code, _, err = _run([str(work / "clip.acl.sjson"), "--export-stats", str(work / "S.json")])
+    assert code == 1
+    _one_line(err, "max error is inf, not a finite number: nothing written")
+    assert _listing(work) == before
+
+
+@pytest.mark.parametrize("name", ["sjson_many_bones", "bvh_frame_time_huge", "gltf_uri_fifo"])
+def test_a_hostile_clip_exits_2_in_one_line(work: Path, name: str) -> None:
+    from tests.codec.formats import hostile_files as hf
+
+    build, words = hf.CASES[name]
+    folder = work / "in"
+    folder.mkdir()
+    path = build(folder)
+    before = _listing(work)
+    code, _, err = _run([str(path), "--export-stats", str(work / "S.json")])
+    assert code == 2
+    _one_line(err, str(path), words[0])
+    assert _listing(work) == before
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        ("[" * 100_000 + "]" * 100_000, "top level: nested too deeply"),
+        ('[{"pattern": "*", "precision": 1e308}]', "precision 1e+308 is out of range"),
+        ('{"settings": {"shell_distance": 1e39}}', "shell distance: 1e+39 is out of range"),
+    ],
+)
+def test_a_hostile_overrides_file_exits_2_in_one_line(work: Path, content: str, words: str) -> None:
+    (work / "rules.json").write_text(content)
+    code, _, err = _run([str(work / "clip.acl.sjson"), "--overrides", str(work / "rules.json"),
+                         "--export-stats", str(work / "S.json")])  # fmt: skip
+    assert code == 2
+    _one_line(err, "rules.json", words)
+    assert (work / "S.json").read_text() == "old stats"
+
+
+@pytest.mark.parametrize(("flag", "value"), [("--precision", "1e308"), ("--shell-distance", "0")])
+def test_settings_the_codec_cannot_hold_exit_2(work: Path, flag: str, value: str) -> None:
+    code, _, err = _run([str(work / "clip.acl.sjson"), flag, value,
+                         "--export-stats", str(work / "S.json")])  # fmt: skip
+    assert code == 2
+    _one_line(err, "shellscope: ", flag.lstrip("-").replace("-", " "))
+    assert (work / "S.json").read_text() == "old stats"

@@ -85,3 +85,65 @@ def test_save_after_edit_reports_an_unwritable_folder(tmp_path: Path) -> None:
     assert doc.status.error and "walk.bvh.shellscope.json" in doc.status.error
     doc.path = None
     assert save_after_edit(doc) is None  # an unsaved clip has nowhere to keep a sidecar
+
+
+# ------------------------------------------------------------------ hostile sidecars
+
+
+@pytest.mark.parametrize(
+    ("text", "place", "words"),
+    [
+        ("[" * 50_000 + "]" * 50_000, "top level", "nested too deeply"),
+        ('{"settings": {"precision": ' + "[" * 500 + "]" * 500 + "}}", "settings.precision",
+         "[[...]]"),
+        ('{"settings": {"precision": 1e308}}', "settings", "1e+308 is out of range"),
+        ('[{"pattern": "a", "shell_distance": 1e39}]', "top level[0]", "out of range"),
+        ("\xff\xfe", "byte 0", "not UTF-8"),
+    ],
+)  # fmt: skip
+def test_a_hostile_sidecar_is_one_sidecar_error_naming_the_file(
+    tmp_path: Path, text: str, place: str, words: str
+) -> None:
+    clip = tmp_path / "walk.bvh"
+    sidecar_path(clip).write_bytes(text.encode("latin-1"))
+    with pytest.raises(SidecarError) as e:
+        load_sidecar(clip)
+    message = str(e.value)
+    assert "\n" not in message and len(message) < 400
+    assert message.startswith(f"{sidecar_path(clip)}: {place}")
+    assert words in message
+
+
+@pytest.mark.timeout(30)
+def test_an_overrides_file_that_is_a_fifo_or_a_folder_is_refused_without_blocking(
+    tmp_path: Path,
+) -> None:
+    import os
+
+    os.mkfifo(tmp_path / "rules.json")
+    with pytest.raises(SidecarError, match=r"rules\.json: file: not a regular file"):
+        read_sidecar_file(tmp_path / "rules.json")
+    with pytest.raises(SidecarError, match="not a regular file"):
+        read_sidecar_file(tmp_path)
+
+
+def test_an_unreadable_sidecar_names_the_file_and_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As a user without the right to read it (simulated: the tests may run as root, who
+    may read anything)."""
+    import builtins
+
+    clip = tmp_path / "walk.bvh"
+    sidecar_path(clip).write_text("[]")
+    real_open = builtins.open
+
+    def denied(file, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if str(file).endswith(".shellscope.json"):
+            raise PermissionError(13, "Permission denied", str(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", denied)
+    with pytest.raises(SidecarError) as e:
+        load_sidecar(clip)
+    assert str(e.value) == f"{sidecar_path(clip)}: file: cannot read: Permission denied"

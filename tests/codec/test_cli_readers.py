@@ -62,7 +62,7 @@ def test_units_and_sample_rate_flags() -> None:
     assert code == 0 and "samples at 60 Hz" in out
     assert "warning:" in err and "resampled at 60 Hz (as asked; the keys are at 24 Hz)" in err
     code, _, err = run("compress", DATA / "gltf" / "CesiumMan.glb", "--sample-rate", "-3")
-    assert code == 2 and "--sample-rate must be a positive number" in err
+    assert code == 2 and "--sample-rate: -3.0 Hz is not a positive number" in err
 
 
 def test_stats_finds_compressed_fbx_and_usd_files(tmp_path: Path) -> None:

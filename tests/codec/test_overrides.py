@@ -63,3 +63,18 @@ def test_set_joint_override_updates_moves_last_and_drops_empty_rules() -> None:
     assert cleared == (JointOverride("*Hand*", precision=0.1),)
     with pytest.raises(TypeError):
         set_joint_override(rules, "LeftHand", level="high")
+
+
+@pytest.mark.parametrize(
+    ("fields", "words"),
+    [
+        ({"precision": 1e308}, "precision 1e+308 is out of range"),
+        ({"shell_distance": float("inf")}, "must be > 0"),
+        ({"precision": True}, "must be a number"),
+        ({"shell_distance": "3"}, "must be a number"),
+    ],
+)
+def test_values_the_codec_cannot_hold_are_refused(fields: dict, words: str) -> None:
+    with pytest.raises(ValueError) as info:
+        JointOverride("x", **fields)
+    assert words in str(info.value)
