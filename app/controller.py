@@ -106,9 +106,18 @@ class Controller(QtCore.QObject):
         overrides: tuple[JointOverride, ...] = (),
         settings: GlobalSettings | None = None,
     ) -> None:
-        """Show a clip with its tuning and compress it right away."""
+        """Show a clip with its tuning and compress it right away.
+
+        All or nothing: when the document or a view fails on the clip, the exception goes
+        to the caller and the previous clip stays open with its result (a compression of it
+        still running goes on). Only once the new clip is in is the old run cancelled.
+        """
+        try:
+            self.document.set_clip(clip, path, overrides, settings)
+        except BaseException:
+            self.debounce.stop()  # the restored tuning is not an edit: nothing to redo
+            raise
         self.cancel()
-        self.document.set_clip(clip, path, overrides, settings)
         self.compress_now()
 
     # --- compressing --------------------------------------------------------------------

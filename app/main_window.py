@@ -311,7 +311,12 @@ class MainWindow(QtWidgets.QMainWindow):
             return False
         if overrides is not None:
             rules = overrides
-        self.controller.open_clip(clip, path, tuple(rules), settings)
+        try:
+            self.controller.open_clip(clip, path, tuple(rules), settings)
+        except Exception as exc:  # noqa: BLE001 - a view failed on it: the open clip stays
+            self.dialogs.error(self, "Cannot open clip", f"{path}: {type(exc).__name__}: {exc}")
+            self.statusBar().showMessage(f"Could not open {path.name}", 8000)
+            return False
         self._add_recent(path)
         for w in clip.warnings:
             self.statusBar().showMessage(f"{path.name}: {w}", 8000)

@@ -351,7 +351,10 @@ class Viewport3D(QtWidgets.QWidget):
         self.body = body
         pts = self.clip_positions[:, body].reshape(-1, 3)
         lo, hi = pts.min(0), pts.max(0)
-        size = max(float(np.ptp(self.clip_positions[0, body], axis=0).max()), 1e-6)
+        size = float(np.ptp(self.clip_positions[0, body], axis=0).max())
+        if not size > 1e-6:  # 1 joint or a zero-size pose: its motion's size, else 100 cm
+            size = float(np.max(hi - lo)) if float(np.max(hi - lo)) > 1e-6 else 100.0
+        self._scale = size
         self.raw_mesh = BoneMesh(clip.skeleton.parents, 0.10, 0.028 * size, body)
         self.lossy_mesh = BoneMesh(clip.skeleton.parents, 0.055, 0.016 * size, body)
         spacing = 10.0 ** np.floor(np.log10(size / 4))
@@ -359,6 +362,7 @@ class Viewport3D(QtWidgets.QWidget):
         n = max(2, int(np.ceil(span / spacing)))
         n = min(n, 200)
         self.grid.resetTransform()
+        self.grid.setSize(0, 0)  # each call rebuilds the lines: never new spacing x old size
         self.grid.setSpacing(spacing, spacing)
         self.grid.setSize(n * spacing, n * spacing)
         mid = (lo + hi) / 2
@@ -387,7 +391,8 @@ class Viewport3D(QtWidgets.QWidget):
             pts = now[self.body]
         lo, hi = pts.min(0), pts.max(0)
         centre = (lo + hi) / 2
-        radius = max(float(np.linalg.norm(hi - lo)) / 2, 1e-3)
+        radius = float(np.linalg.norm(hi - lo)) / 2
+        radius = radius if radius > 1e-6 else 0.5 * getattr(self, "_scale", 2e-3)
         fov = self.scene.opts["fov"]  # pyqtgraph's fov is horizontal
         aspect = max(self.scene.height(), 1) / max(self.scene.width(), 1)
         half = atan(tan(radians(fov) / 2) * min(1.0, aspect))

@@ -144,3 +144,37 @@ def test_invalid_settings_never_reach_the_codec(bad) -> None:
     doc = Document()
     with pytest.raises(ValueError):
         doc.update_settings(precision=bad)
+
+
+def test_a_failed_open_keeps_the_clip_and_its_compression_running(qtbot) -> None:
+    """A view failing on a new clip leaves the open one as it was: still compressing (the
+    run is not cancelled), no recompression scheduled, and its result arrives."""
+    from tests.codec.helpers import chain_clip
+
+    doc = Document()
+    gate = threading.Event()
+
+    def compress(clip, settings, progress, cancel):
+        while not gate.is_set():
+            if cancel():
+                raise codec.Cancelled("stop")
+            time.sleep(0.002)
+        return codec.compress(clip, settings)
+
+    ctl = Controller(doc, compress=compress, debounce_ms=10)
+    first = small_clip()
+    ctl.open_clip(first)
+    assert ctl.running
+
+    def view() -> None:
+        if doc.clip is not first:
+            raise RuntimeError("the view cannot draw this clip")
+
+    doc.clip_changed.connect(view)
+    with pytest.raises(RuntimeError, match="cannot draw"):
+        ctl.open_clip(chain_clip(num_joints=5))
+    assert doc.clip is first and ctl.running and not ctl.debounce.isActive()
+    gate.set()
+    with qtbot.waitSignal(ctl.result_ready, timeout=30_000):
+        pass
+    assert doc.result is not None and doc.result.clip.num_joints == 3

@@ -38,3 +38,41 @@ def test_time_is_clamped_and_unchanged_values_are_silent() -> None:
     doc.set_time(5.0)
     doc.update_settings(precision=0.01)
     assert seen == {"settings": 0, "rounding": 0, "time": 1}
+
+
+def test_a_clip_a_listener_fails_on_does_not_replace_the_open_one() -> None:
+    """set_clip is all or nothing: a view raising on the new clip (the 3D view once asked
+    for 200 million grid lines for a 1-joint clip) puts the old clip, tuning, result, time
+    and selection back, tells the listeners again, and raises."""
+    import codec
+    from app.document import GlobalSettings
+
+    doc = Document()
+    old = chain_clip(num_samples=31)
+    doc.set_clip(old, "old.bvh", [JointOverride("j1", precision=0.5)], GlobalSettings(0.02))
+    result = codec.compress(doc.compression_input())
+    doc.set_result(result)
+    doc.set_time(0.5)
+    doc.set_selection(2)
+    shown: list[object] = []
+
+    def view() -> None:
+        shown.append(doc.clip)
+        if doc.clip is not old:
+            raise MemoryError("Unable to allocate 51.4 GiB")
+
+    doc.clip_changed.connect(view)
+    seen = counters(doc)
+    new = chain_clip(num_joints=1)
+    try:
+        doc.set_clip(new, "new.bvh", [], GlobalSettings(0.1))
+    except MemoryError as e:
+        assert "51.4 GiB" in str(e)
+    else:
+        raise AssertionError("the view's error must reach the caller")
+    assert doc.clip is old and doc.path.name == "old.bvh"
+    assert doc.overrides == (JointOverride("j1", precision=0.5),)
+    assert doc.settings == GlobalSettings(0.02)
+    assert doc.result is result and doc.time == 0.5 and doc.selection == 2
+    assert shown == [new, old]  # the views were shown the old clip again
+    assert seen["time"] == 1  # told once more, after the failed attempt (which stopped early)
