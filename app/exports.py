@@ -13,6 +13,7 @@ import io
 import json
 import math
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -66,12 +67,28 @@ def stats_dict(
     return out
 
 
+def refuse_inputs(path: str | os.PathLike[str], inputs: Sequence[object]) -> None:
+    """ValueError when `path` is one of `inputs` (the clip, its sidecar, an overrides file):
+    an export never replaces a file it was made from."""
+    target = os.path.realpath(path)
+    for i in inputs:
+        if i is None:
+            continue
+        same = target == os.path.realpath(os.fspath(i))  # type: ignore[arg-type]
+        if not same and os.path.exists(path) and os.path.exists(os.fspath(i)):  # type: ignore
+            same = os.path.samefile(path, os.fspath(i))  # type: ignore[arg-type]
+        if same:
+            raise ValueError(f"{path}: is the input file {i}; refusing to overwrite it")
+
+
 def export_stats(
     path: str | os.PathLike[str],
     result: CompressionResult,
     overrides: tuple[JointOverride, ...] | list = (),
+    inputs: Sequence[object] = (),
 ) -> Path:
-    """Stats JSON (ACL key names), written whole or not at all."""
+    """Stats JSON (ACL key names), written whole or not at all; never over `inputs`."""
+    refuse_inputs(path, inputs)
     text = json.dumps(stats_dict(result, overrides), indent=2, allow_nan=False) + "\n"
     write_text(path, text)
     return Path(path)
@@ -187,8 +204,12 @@ def joint_csv_text(result: CompressionResult) -> str:
     return buf.getvalue()
 
 
-def export_joint_csv(path: str | os.PathLike[str], result: CompressionResult) -> Path:
-    """Per-joint CSV (floats written with full precision), whole or not at all."""
+def export_joint_csv(
+    path: str | os.PathLike[str], result: CompressionResult, inputs: Sequence[object] = ()
+) -> Path:
+    """Per-joint CSV (floats written with full precision), whole or not at all; never over
+    `inputs`."""
+    refuse_inputs(path, inputs)
     write_text(path, joint_csv_text(result))
     return Path(path)
 
@@ -197,14 +218,16 @@ def export_lossy(
     path: str | os.PathLike[str],
     result: CompressionResult,
     source: str | os.PathLike[str] | None = None,
+    inputs: Sequence[object] = (),
 ) -> Path:
     """The decoded clip in the format the name asks for (`.acl.sjson`, `.bvh`, ...); for
     `.glb` / `.gltf`, a copy of the `source` glTF with the clip's animation replaced by the
     lossy one (codec.formats.gltf_lossy). Written whole or not at all (codec.atomic), so a
-    failed export leaves no partial file.
+    failed export leaves no partial file; never over the `source` clip or other `inputs`.
     """
     from codec import save_clip  # lazy: the formats package is heavy and optional here
 
+    refuse_inputs(path, [source, *inputs])
     path = Path(path)
     if path.suffix.lower() in (".glb", ".gltf"):
         from codec.formats import format_of
@@ -221,8 +244,12 @@ def export_lossy(
     return path
 
 
-def export_screenshot(path: str | os.PathLike[str], png: bytes) -> Path:
-    """A PNG grabbed by a view (see app.views.screenshot), whole or not at all."""
+def export_screenshot(
+    path: str | os.PathLike[str], png: bytes, inputs: Sequence[object] = ()
+) -> Path:
+    """A PNG grabbed by a view (see app.views.screenshot), whole or not at all; never over
+    `inputs`."""
+    refuse_inputs(path, inputs)
     if not png.startswith(b"\x89PNG\r\n\x1a\n"):
         raise ValueError("screenshot data is not a PNG image")
     write_bytes(path, png)

@@ -129,9 +129,20 @@ def run_headless(
     if not clip_path:
         print("shellscope: the --export-* flags need a CLIP", file=err)
         return 2
+    try:
+        with atomic.exit_cleanly_on_signals():
+            return _run(args, clip_path, out, err)
+    except KeyboardInterrupt:
+        print("shellscope: interrupted", file=err)
+        return 130
+    except atomic.Terminated as e:
+        print("shellscope: terminated", file=err)
+        return int(e.code or 1)
+
+
+def _run(args: argparse.Namespace, clip_path: str, out: TextIO, err: TextIO) -> int:
     import codec  # the codec is heavy; keep `--help` fast
 
-    atomic.exit_cleanly_on_signals()
     try:
         _check_exports(args, clip_path)
         keys = ("units", "animation", "sample_rate")
@@ -165,13 +176,16 @@ def run_headless(
             )
             return 1
         written = []
+        inputs = [clip_path, sidecar_path(clip_path), getattr(args, "overrides", None)]
         with atomic.all_or_none():
             if args.export_stats:
-                written.append(export_stats(args.export_stats, result, rules))
+                written.append(export_stats(args.export_stats, result, rules, inputs=inputs))
             if args.export_csv:
-                written.append(export_joint_csv(args.export_csv, result))
+                written.append(export_joint_csv(args.export_csv, result, inputs=inputs))
             if args.export_lossy:
-                written.append(export_lossy(args.export_lossy, result, source=clip_path))
+                written.append(
+                    export_lossy(args.export_lossy, result, source=clip_path, inputs=inputs)
+                )
     except OSError as e:
         print(f"shellscope: {e.filename or 'export'}: cannot write: {e.strerror or e}", file=err)
         return 2

@@ -6,7 +6,7 @@ The temporary file is unnamed where Linux allows it (O_TMPFILE): it only gets a 
 name for the instant between linking it and renaming it over the target, so a writer killed
 at any moment, even by SIGKILL, leaves nothing behind. Elsewhere it is a hidden sibling
 `.NAME.PID-XXXXXXXX.tmp`, removed on every failure path (an exception, KeyboardInterrupt,
-or SIGTERM / SIGHUP once `exit_cleanly_on_signals` is installed); one left behind by a
+or SIGTERM / SIGHUP inside `exit_cleanly_on_signals`); one left behind by a
 killed writer is removed by the next write of the same target.
 
 `all_or_none()` makes a run's outputs one unit: every file written inside the block is
@@ -228,14 +228,22 @@ class Terminated(SystemExit):
     """SIGTERM or SIGHUP arrived: unwinds like an exception, so temp files are removed."""
 
 
-def exit_cleanly_on_signals() -> None:
-    """Make SIGTERM and SIGHUP raise `Terminated` (exit code 128 + signal) in the main
-    thread, so every `finally` and `except BaseException` runs and no temp file is left;
-    SIGINT already raises KeyboardInterrupt."""
+@contextlib.contextmanager
+def exit_cleanly_on_signals() -> Iterator[None]:
+    """Inside the block SIGTERM and SIGHUP raise `Terminated` (exit code 128 + signal) in
+    the main thread, so every `finally` and `except BaseException` runs and no temp file
+    is left (SIGINT already raises KeyboardInterrupt); the old handlers come back after.
+    Outside the main thread it does nothing."""
 
     def handler(signum: int, _frame: object) -> None:
         raise Terminated(128 + signum)
 
+    saved = {}
     for sig in (signal.SIGTERM, signal.SIGHUP):
         with contextlib.suppress(ValueError, OSError):  # not the main thread: leave it
-            signal.signal(sig, handler)
+            saved[sig] = signal.signal(sig, handler)
+    try:
+        yield
+    finally:
+        for sig, old in saved.items():
+            signal.signal(sig, old)

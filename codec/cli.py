@@ -233,7 +233,9 @@ def units_line(clip: Clip) -> str:
 def read_ssc(path: str) -> ParsedFile:
     """Read and parse a .ssc file; errors name the file."""
     from codec import ssc_format
+    from codec.formats import check_regular_file
 
+    check_regular_file(path)  # a FIFO would block, a device never end
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -877,9 +879,9 @@ def main(
         args = parser.parse_args(argv)
     except SystemExit as e:  # argparse already printed usage and the error (or --help)
         return int(e.code or 0) if not isinstance(e.code, str) else EXIT_ERROR
-    atomic.exit_cleanly_on_signals()
     try:
-        return int(args.func(args, io_.out, io_.err))
+        with atomic.exit_cleanly_on_signals():
+            return int(args.func(args, io_.out, io_.err))
     except (CliError, ShellscopeError) as e:
         io_.err.write(f"{PROG} {args.command}: error: {one_line(e)}\n")
     except RunFailed as e:

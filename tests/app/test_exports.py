@@ -78,3 +78,23 @@ def test_screenshot_must_be_png(tmp_path: Path) -> None:
         exports.export_screenshot(tmp_path / "x.png", b"GIF89a")
     png = b"\x89PNG\r\n\x1a\n" + b"\0" * 8
     assert exports.export_screenshot(tmp_path / "x.png", png).read_bytes() == png
+
+
+def test_an_export_never_replaces_an_input(tmp_path: Path) -> None:
+    """The window's Stats panel passes the open clip as the lossy export's source: exporting
+    onto it (or, with `inputs`, onto the sidecar) is refused and the file is kept."""
+    clip = tmp_path / "walk.acl.sjson"
+    clip.write_text("the user's clip")
+    link = tmp_path / "link.acl.sjson"
+    link.symlink_to(clip)
+    r = make_result()
+    for call in (
+        lambda: exports.export_lossy(clip, r, source=clip),
+        lambda: exports.export_lossy(link, r, source=clip),
+        lambda: exports.export_stats(clip, r, inputs=[clip]),
+        lambda: exports.export_joint_csv(clip, r, inputs=[None, clip]),
+    ):
+        with pytest.raises(ValueError, match="is the input file"):
+            call()
+    assert clip.read_text() == "the user's clip"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.acl.sjson", "walk.acl.sjson"]

@@ -242,3 +242,21 @@ def test_settings_the_codec_cannot_hold_exit_2(work: Path, flag: str, value: str
     assert code == 2
     _one_line(err, "shellscope: ", flag.lstrip("-").replace("-", " "))
     assert (work / "S.json").read_text() == "old stats"
+
+
+@pytest.mark.parametrize(("error", "code", "word"),
+                         [("term", 143, "terminated"), ("int", 130, "interrupted")])  # fmt: skip
+def test_a_run_stopped_by_a_signal_is_one_line_and_writes_nothing(
+    work: Path, monkeypatch: pytest.MonkeyPatch, error: str, code: int, word: str
+) -> None:
+    from codec import atomic
+
+    def stopped(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise atomic.Terminated(143) if error == "term" else KeyboardInterrupt
+
+    monkeypatch.setattr(codec, "compress", stopped)
+    before = _listing(work)
+    got, _, err = _run([str(work / "clip.acl.sjson"), "--export-stats", str(work / "S.json")])
+    assert got == code
+    _one_line(err, f"shellscope: {word}")
+    assert _listing(work) == before

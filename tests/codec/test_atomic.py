@@ -19,8 +19,7 @@ WRITER = """
 import sys, time
 from codec import atomic
 atomic.UNNAMED = {unnamed}
-atomic.exit_cleanly_on_signals()
-with atomic.all_or_none():
+with atomic.exit_cleanly_on_signals(), atomic.all_or_none():
     atomic.write_text(sys.argv[1], "first new\\n")
     with atomic.atomic_open(sys.argv[2]) as f:
         f.write("second new\\n" * 100_000)

@@ -214,3 +214,13 @@ def test_a_cli_killed_mid_run_leaves_whole_files_and_no_temp_file(
     for name in ("out.ssc", "s.json"):
         if after[name] != before[name]:  # killed between the renames: the whole new file
             assert codec.decode(after[name]) if name == "out.ssc" else json.loads(after[name])
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("command", ["info", "decompress"])
+def test_a_fifo_named_like_an_ssc_is_refused_without_blocking(tmp_path: Path, command: str) -> None:
+    os.mkfifo(tmp_path / "x.ssc")
+    extra = ["-o", tmp_path / "x.bvh"] if command == "decompress" else []
+    code, _, err = run(command, tmp_path / "x.ssc", *extra)
+    assert code == 2
+    one_line(err, "x.ssc: is not a regular file")
