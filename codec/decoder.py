@@ -6,6 +6,7 @@ import numpy as np
 
 from codec import ssc_format
 from codec.affine import pack_qvv
+from codec.bit_rates import RAW_BIT_RATE
 from codec.clip import Clip, Skeleton
 from codec.constant_tracks import rebuild_rotations
 from codec.errors import ClipValidationError, CompressedFormatError
@@ -45,7 +46,14 @@ class CompressedClip:
     sub-tracks take the skeleton's bind pose (from the file's metadata, or given).
     """
 
-    def __init__(self, parsed: ssc_format.ParsedFile, skeleton: Skeleton | None = None) -> None:
+    def __init__(
+        self,
+        parsed: ssc_format.ParsedFile,
+        skeleton: Skeleton | None = None,
+        tables: tuple[Array, Array] | None = None,
+    ) -> None:
+        """`tables`: the decoding parameters (G, Ka, 4) and (G, Ka, 17) when the caller has
+        them already (the compressor), see codec.quantize.decode_params."""
         enc = parsed.encoded
         sk = skeleton if skeleton is not None else parsed.skeleton
         if sk is None:
@@ -63,10 +71,10 @@ class CompressedClip:
         self.num_samples = enc.num_samples
         self.wrap = enc.wrap
         self.duration = duration_of(enc.num_samples, enc.sample_rate, enc.wrap)
-        self._build_tables()
+        self._build_tables(tables)
 
     # --- tables built once ----------------------------------------------------------------
-    def _build_tables(self) -> None:
+    def _build_tables(self, tables: tuple[Array, Array] | None) -> None:
         enc = self.encoded
         sizes = enc.segment_sizes
         ka = len(enc.animated)
@@ -76,17 +84,20 @@ class CompressedClip:
         )
         self._seg_of = np.repeat(np.arange(enc.num_segments), sizes).astype(np.int64)
         self._rate = np.ascontiguousarray(enc.bit_rates, dtype=np.int64)
-        smin, sext = segment_range_decode(enc.seg_min, enc.seg_extent)
-        ranged = np.stack([enc.has_range(g) for g in range(enc.num_segments)])[..., None]
-        self._lay, self._dec = decode_params(
-            enc.stored_components(),
-            enc.seg_dropped,
-            enc.clip_min,
-            enc.clip_extent,
-            np.where(ranged, smin, F32(0.0)),
-            np.where(ranged, sext, F32(1.0)),
-            enc.seg_constant,
-        )
+        if tables is None:
+            smin, sext = segment_range_decode(enc.seg_min, enc.seg_extent)
+            ranged = (self._rate > 0) & (self._rate < RAW_BIT_RATE) & (enc.num_segments > 1)
+            ranged = ranged[..., None]
+            tables = decode_params(
+                enc.stored_components(),
+                enc.seg_dropped,
+                enc.clip_min,
+                enc.clip_extent,
+                np.where(ranged, smin, F32(0.0)),
+                np.where(ranged, sext, F32(1.0)),
+                enc.seg_constant,
+            )
+        self._lay, self._dec = tables
         sk = self.skeleton
         rot = sk.bind_rotations.copy()
         tr = sk.bind_translations.copy()
@@ -104,8 +115,9 @@ class CompressedClip:
         self._track_joint = np.ascontiguousarray(anim[:, 0], dtype=np.int64)
         self._track_sub = np.ascontiguousarray(anim[:, 1], dtype=np.int64)
 
-    def _assemble(self, rows: Array) -> tuple[Array, Array, Array]:
-        """Full local arrays (n, J, 4|3) float64 of stored samples `rows (n,)`."""
+    def decode_qvv(self, rows: Array) -> Array:
+        """Stored samples `rows (n,)` as local QVV rows (n, J, 10) float64 of the float32
+        values a runtime decodes (codec.affine.pack_qvv layout)."""
         rows = np.ascontiguousarray(rows, dtype=np.int64)
         out = np.repeat(self._base[None], len(rows), axis=0)
         _decode_rows(
@@ -121,16 +133,27 @@ class CompressedClip:
             np.zeros(4, F32),
             out,
         )
-        return out[..., :4], out[..., 4:7], out[..., 7:]
+        return out
+
+    def clip_of(self, qvv: Array, looping: bool, name: str = "") -> Clip:
+        """A Clip of decoded QVV rows (S, J, 10) (rotations made unit in float64)."""
+        try:
+            return Clip(
+                self.skeleton,
+                self.sample_rate,
+                qvv[..., :4],
+                qvv[..., 4:7],
+                qvv[..., 7:],
+                looping=looping,
+                name=name,
+            )
+        except ClipValidationError as e:  # only corrupt data decodes to an invalid clip
+            raise CompressedFormatError(f"the data decodes to an invalid clip: {e}") from None
 
     # --- public ---------------------------------------------------------------------------
     def decode_all(self) -> Clip:
         """Every stored sample as a Clip (S stored samples, `looping` when wrapping)."""
-        rot, tr, sc = self._assemble(np.arange(self.num_samples))
-        try:
-            return Clip(self.skeleton, self.sample_rate, rot, tr, sc, looping=self.wrap)
-        except ClipValidationError as e:  # only corrupt data decodes to an invalid clip
-            raise CompressedFormatError(f"the data decodes to an invalid clip: {e}") from None
+        return self.clip_of(self.decode_qvv(np.arange(self.num_samples)), self.wrap)
 
     def decode_source(self, name: str = "") -> Clip:
         """Every sample of the clip that was compressed: a wrapping clip's dropped last
@@ -165,7 +188,9 @@ class CompressedClip:
         keys = sample_keys(
             t, self.sample_rate, self.num_samples, rounding, wrap, per_track, self.duration
         )
-        rot, tr, sc = self._assemble(np.array([keys.first, keys.second]))
+        q = self.decode_qvv(np.array([keys.first, keys.second]))
+        rot = q[..., :4] / np.linalg.norm(q[..., :4], axis=-1, keepdims=True)
+        tr, sc = q[..., 4:7], q[..., 7:]
         return blend(
             Pose(rot[0], tr[0], sc[0]), Pose(rot[1], tr[1], sc[1]), keys.alpha, interpolation
         )

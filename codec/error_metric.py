@@ -81,16 +81,21 @@ def _pose_errors(raw, lossy, parents, shell, ks, alphas, poses, mats, out):
             out[i, j] = affine.shell_error(mats[0, j], mats[1, j], shell[j])
 
 
-def _poses(raw: Clip, lossy: Clip, ks: Array, alphas: Array) -> Array:
-    num_joints = raw.num_joints
+def pose_errors(
+    raw: Array, lossy: Array, parents: Array, shell: Array, ks: Array, alphas: Array
+) -> Array:
+    """(N, J) error of every joint at N poses of two clips of QVV rows (S, J, 10)
+    (codec.affine.pack_qvv): pose i blends samples ks[i] and ks[i] + 1 by alphas[i] the way
+    ACL does; alpha 0 takes sample ks[i] itself."""
+    num_joints = len(parents)
     out = np.empty((len(ks), num_joints))
     _pose_errors(
-        pack_qvv(raw.rotations, raw.translations, raw.scales),
-        pack_qvv(lossy.rotations, lossy.translations, lossy.scales),
-        np.asarray(raw.skeleton.parents, np.int64),
-        np.asarray(raw.skeleton.shell_distance, np.float64),
-        ks,
-        alphas,
+        raw,
+        lossy,
+        np.asarray(parents, np.int64),
+        np.asarray(shell, np.float64),
+        np.asarray(ks, np.int64),
+        np.asarray(alphas, np.float64),
         np.empty((2, num_joints, 10)),
         np.empty((2, num_joints, 12)),
         out,
@@ -100,16 +105,30 @@ def _poses(raw: Clip, lossy: Clip, ks: Array, alphas: Array) -> Array:
 
 def clip_errors(raw: Clip, lossy: Clip) -> Array:
     """(S, J) error of every joint on its own shell at every sample (nearest rounding)."""
-    return _poses(raw, lossy, np.arange(raw.num_samples), np.zeros(raw.num_samples))
+    s = raw.num_samples
+    return pose_errors(
+        _rows(raw),
+        _rows(lossy),
+        raw.skeleton.parents,
+        raw.skeleton.shell_distance,
+        np.arange(s),
+        np.zeros(s),
+    )
 
 
-def between_errors(raw: Clip, lossy: Clip, supersample: int) -> tuple[Array, Array]:
-    """Times (N,) and errors (N, J) at `supersample` times per sample interval, rounding
-    none (ACL's nlerp blend of both clips), ending on the last sample."""
-    S = raw.num_samples
+def between_errors(
+    raw: Array, lossy: Array, parents: Array, shell: Array, sample_rate: float, supersample: int
+) -> tuple[Array, Array]:
+    """Times (N,) and errors (N, J) of QVV-row clips (S, J, 10) at `supersample`
+    times per sample interval, rounding none (ACL's nlerp blend), ending on the last sample."""
+    S = raw.shape[0]
     if supersample <= 0 or S < 2:
-        return np.zeros(0), np.zeros((0, raw.num_joints))
+        return np.zeros(0), np.zeros((0, len(parents)))
     frac = np.arange(supersample) / supersample
     k = np.append(np.repeat(np.arange(S - 1), supersample), S - 1)
     alpha = np.append(np.tile(frac, S - 1), 0.0)
-    return (k + alpha) / raw.sample_rate, _poses(raw, lossy, k, alpha)
+    return (k + alpha) / sample_rate, pose_errors(raw, lossy, parents, shell, k, alpha)
+
+
+def _rows(clip: Clip) -> Array:
+    return pack_qvv(clip.rotations, clip.translations, clip.scales)

@@ -62,3 +62,19 @@ def dominant_shells(
         np.empty(12),
     )
     return dist, prec
+
+
+def segment_dominant_shells(
+    raw: Array, parents: Array, distance: Array, precision: Array, table: Array, wrap: bool
+) -> tuple[Array, Array]:
+    """Dominant shells of every segment, (G, J) each. `table (G, 2)` holds each segment's
+    first stored sample and count; with `wrap`, segment 0 also answers for the dropped last
+    sample (S - 1), which decodes as its first."""
+    dist = np.empty((len(table), len(parents)))
+    prec = np.empty((len(table), len(parents)))
+    for g, (first, n) in enumerate(table):
+        rows = np.arange(first, first + n)
+        if wrap and g == 0:
+            rows = np.append(rows, raw.shape[0] - 1)
+        dist[g], prec[g] = dominant_shells(raw, parents, distance, precision, rows)
+    return dist, prec

@@ -4,14 +4,14 @@ import pytest
 from codec.bit_rates import BIT_RATE_BITS, RAW_BIT_RATE
 from codec.quantize import (
     F32,
-    clip_range,
+    clip_ranges,
     decode_params,
     decode_value,
     normalize,
     quantize,
     rebuild_rotations,
-    segment_range,
     segment_range_decode,
+    segment_ranges,
     to_segment_space,
 )
 
@@ -19,11 +19,12 @@ from codec.quantize import (
 def test_segment_range_always_contains_its_samples():
     rng = np.random.default_rng(0)
     for _ in range(200):
-        n = rng.uniform(0, 1, (17, 5, 3)).astype(F32) ** rng.uniform(0.2, 5)
-        q_min, q_ext = segment_range(n)
-        lo, ext = segment_range_decode(q_min, q_ext)
-        assert np.all(lo <= n.min(axis=0))
-        assert np.all((lo + ext).astype(F32) >= n.max(axis=0))
+        n = rng.uniform(0, 1, (34, 5, 3)).astype(F32) ** rng.uniform(0.2, 5)
+        q_min, q_ext, lo, ext = segment_ranges(n, np.array([0, 17]))
+        np.testing.assert_array_equal((lo, ext), segment_range_decode(q_min, q_ext))
+        for g, seg in enumerate((n[:17], n[17:])):
+            assert np.all(lo[g] <= seg.min(axis=0))
+            assert np.all((lo[g] + ext[g]).astype(F32) >= seg.max(axis=0))
         assert np.all(q_min.astype(int) + q_ext <= 255)
 
 
@@ -37,9 +38,9 @@ def test_quantisation_error_is_within_half_a_step_at_every_rate():
     rng = np.random.default_rng(1)
     values = rng.uniform(-50, 50, (20, 1, 4)).astype(F32)
     values[..., 3] = 0
-    stored = np.zeros(values.shape, dtype=bool)
-    stored[..., :3] = True
-    lo, ext = clip_range(values, stored)
+    comps = np.array([[[0, 1, 2]]])
+    lo, ext = clip_ranges(values[..., :3].min(0)[None], values[..., :3].max(0)[None], comps)
+    assert np.all(ext[0, 3] == 0) and np.all(lo[0, 3] == 0)  # never stored
     norm = normalize(values, lo, ext)[..., :3]
     assert norm.min() == 0.0 and norm.max() == 1.0
     lay, dec = decode_params(
@@ -64,8 +65,8 @@ def test_quantisation_error_is_within_half_a_step_at_every_rate():
 
 def test_segment_space_maps_into_unit_interval():
     n = np.array([[[0.2, 0.5, 0.9]], [[0.3, 0.5, 1.0]]], dtype=F32)
-    q_min, q_ext = segment_range(n)
-    lo, ext = segment_range_decode(q_min, q_ext)
+    _, _, lo, ext = segment_ranges(n, np.array([0]))
+    lo, ext = lo[0], ext[0]
     s = to_segment_space(n, lo, ext)
     assert s.min() >= 0 and s.max() <= 1
     np.testing.assert_allclose(s * ext + lo, n, atol=1e-6)  # renormalising is reversible
