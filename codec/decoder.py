@@ -10,32 +10,13 @@ from codec.bit_rates import RAW_BIT_RATE
 from codec.clip import Clip, Skeleton
 from codec.constant_tracks import rebuild_rotations
 from codec.errors import ClipValidationError, CompressedFormatError
-from codec.jit import kernel
-from codec.quantize import decode_params, decode_value, segment_range_decode
+from codec.quantize import decode_params, decode_values, segment_range_decode
 from codec.sampling import INTERPOLATIONS, Pose, blend, duration_of, sample_keys
 
 Array = np.ndarray
 LOOPING = ("clamp", "wrap")
+DECODE_CHUNK = 1024  # samples decoded per batch: bounds the temporary arrays
 F32 = np.float32
-
-
-@kernel
-def _decode_rows(rows, seg_of, q, qf, rate, lay, dec, track_joint, track_sub, v, out):
-    """Decode every animated sub-track at stored samples `rows` into QVV rows (n, J, 10)."""
-    for i in range(rows.shape[0]):
-        s = rows[i]
-        g = seg_of[s]
-        for t in range(track_joint.shape[0]):
-            v[3] = 0.0
-            decode_value(q[s, t], qf[s, t], rate[g, t], lay[g, t], dec[g, t], v)
-            j = track_joint[t]
-            if track_sub[t] == 0:
-                for c in range(4):
-                    out[i, j, c] = v[c]
-            else:
-                off = 4 if track_sub[t] == 1 else 7
-                for c in range(3):
-                    out[i, j, off + c] = v[c]
 
 
 class CompressedClip:
@@ -118,21 +99,15 @@ class CompressedClip:
     def decode_qvv(self, rows: Array) -> Array:
         """Stored samples `rows (n,)` as local QVV rows (n, J, 10) float64 of the float32
         values a runtime decodes (codec.affine.pack_qvv layout)."""
-        rows = np.ascontiguousarray(rows, dtype=np.int64)
+        rows = np.asarray(rows, dtype=np.int64)
         out = np.repeat(self._base[None], len(rows), axis=0)
-        _decode_rows(
-            rows,
-            self._seg_of,
-            self._q,
-            self._q.view(F32),
-            self._rate,
-            self._lay,
-            self._dec,
-            self._track_joint,
-            self._track_sub,
-            np.zeros(4, F32),
-            out,
-        )
+        for lo in range(0, len(rows), DECODE_CHUNK):
+            part = rows[lo : lo + DECODE_CHUNK]
+            seg = self._seg_of[part]
+            v = decode_values(self._q[part], self._rate[seg], self._lay[seg], self._dec[seg])
+            for k, (a, b) in enumerate(((0, 4), (4, 7), (7, 10))):
+                sel = self._track_sub == k
+                out[lo : lo + len(part), self._track_joint[sel], a:b] = v[:, sel, : b - a]
         return out
 
     def clip_of(self, qvv: Array, looping: bool, name: str = "") -> Clip:

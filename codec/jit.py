@@ -57,10 +57,9 @@ def kernel(fn: F) -> F:
     return numba.njit(cache=CACHE, nogil=True, error_model="numpy")(fn)  # type: ignore[return-value]
 
 
-def pass_kernel(fn: F) -> F:
-    """A large step of a kernel, inlined into its one caller at numba's IR level: the caller
-    is then one compilation unit, so the helpers they share are generated once."""
-    return numba.njit(inline="always", nogil=True, error_model="numpy")(fn)  # type: ignore[return-value]
+def helper(fn: F) -> F:
+    """A kernel called only from other kernels: no Python entry point is compiled for it."""
+    return numba.njit(cache=CACHE, nogil=True, error_model="numpy", no_cpython_wrapper=True)(fn)  # type: ignore[return-value]
 
 
 def prepare() -> None:

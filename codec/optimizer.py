@@ -40,7 +40,7 @@ import numpy as np
 
 from codec.affine import compose, qvv_matrix, shell_error
 from codec.bit_rates import NUM_BIT_RATES, RAW_BIT_RATE
-from codec.jit import kernel, pass_kernel
+from codec.jit import helper, kernel
 from codec.quantize import decode_value, quantize
 
 Array = np.ndarray
@@ -194,7 +194,14 @@ def optimize_segment(p: SegmentProblem, h: Hierarchy, level: str) -> tuple[Array
     picks = np.empty((2, t * steps), dtype=np.int64)
     errs = np.empty(t * steps)
     sub = np.empty((num_joints, 12))
-    _search(*common, flags, p.cost, steps, rel, picks, errs, sub, SLACK_ROUNDS[code])
+    _matrices(qvv, joints, mats)
+    _lower_bound(*common, flags)
+    for _ in range(REPAIR_SWEEPS):
+        if _repair_sweep(*common, flags, p.cost, steps, rel, picks, errs):
+            break
+    for _ in range(SLACK_ROUNDS[code]):
+        if not _slack_round(*common, p.cost, sub):
+            break
     rates = tracks[RATE].copy()
     return rates, flags[STUCK].copy(), _quantized(p.unit, p.raw_values, rates)
 
@@ -215,7 +222,7 @@ def _quantized(unit: Array, raw_values: Array, rates: Array) -> Array:
 # cand (T, R, m, 4) decoded candidates, have (T, R) which are filled.
 
 
-@kernel
+@helper
 def _candidate(t, r, rows, stored, lay, dec, cand, have, qi, out4):
     """Decode track t at rate r for every row into cand[t, r] (once)."""
     if have[t, r]:
@@ -243,7 +250,7 @@ def _candidate(t, r, rows, stored, lay, dec, cand, have, qi, out4):
     have[t, r] = True
 
 
-@kernel
+@helper
 def _set_rate(t, r, cand, tracks, joints, lists, qvv, mats):
     """Put track t at rate r; rebuild its joint's local matrices and its subtree's objects."""
     tracks[RATE, t] = r
@@ -266,7 +273,7 @@ def _set_rate(t, r, cand, tracks, joints, lists, qvv, mats):
                 compose(mats[OBJ, i, p], mats[LOCAL, i, d], mats[OBJ, i, d])
 
 
-@kernel
+@helper
 def _local_with(src, kind, vals, v10, out):
     """Local matrix of a QVV row `src (10,)` with sub-track `kind` replaced by vals."""
     for c in range(10):
@@ -278,33 +285,9 @@ def _local_with(src, kind, vals, v10, out):
 
 
 @kernel
-def _search(
-    rows,
-    stored,
-    lay,
-    dec,
-    cand,
-    have,
-    qi,
-    out4,
-    tracks,
-    joints,
-    lists,
-    qvv,
-    mats,
-    per_joint,
-    scratch,
-    flags,
-    cost,
-    steps,
-    rel,
-    picks,
-    errs,
-    sub,
-    rounds,
-):
-    """The three passes (their bodies are inlined here: one compilation unit)."""
-    for i in range(qvv.shape[1]):  # raw and starting lossy local and object matrices
+def _matrices(qvv, joints, mats):
+    """Raw and starting lossy local and object matrices of every row."""
+    for i in range(qvv.shape[1]):
         for j in range(qvv.shape[2]):
             qvv_matrix(qvv[RAW, i, j], mats[RAW_LOCAL, i, j])
             qvv_matrix(qvv[CUR, i, j], mats[LOCAL, i, j])
@@ -316,76 +299,12 @@ def _search(
             else:
                 compose(mats[RAW_OBJ, i, p], mats[RAW_LOCAL, i, j], mats[RAW_OBJ, i, j])
                 compose(mats[OBJ, i, p], mats[LOCAL, i, j], mats[OBJ, i, j])
-    _lower_bound(
-        rows,
-        stored,
-        lay,
-        dec,
-        cand,
-        have,
-        qi,
-        out4,
-        tracks,
-        joints,
-        lists,
-        qvv,
-        mats,
-        per_joint,
-        scratch,
-        flags,
-    )
-    for _ in range(REPAIR_SWEEPS):
-        if _repair_sweep(
-            rows,
-            stored,
-            lay,
-            dec,
-            cand,
-            have,
-            qi,
-            out4,
-            tracks,
-            joints,
-            lists,
-            qvv,
-            mats,
-            per_joint,
-            scratch,
-            flags,
-            cost,
-            steps,
-            rel,
-            picks,
-            errs,
-        ):
-            break
-    for _ in range(rounds):
-        if not _slack_round(
-            rows,
-            stored,
-            lay,
-            dec,
-            cand,
-            have,
-            qi,
-            out4,
-            tracks,
-            joints,
-            lists,
-            qvv,
-            mats,
-            per_joint,
-            scratch,
-            cost,
-            sub,
-        ):
-            break
 
 
 # --- pass 1: local lower bound ------------------------------------------------------------
 
 
-@pass_kernel
+@kernel
 def _lower_bound(
     rows,
     stored,
@@ -464,7 +383,7 @@ def _lower_bound(
 # --- pass 2: object-space repair ----------------------------------------------------------
 
 
-@pass_kernel
+@kernel
 def _repair_sweep(
     rows,
     stored,
@@ -611,7 +530,7 @@ def _repair_sweep(
 # --- pass 3: slack removal ----------------------------------------------------------------
 
 
-@pass_kernel
+@kernel
 def _slack_round(
     rows,
     stored,

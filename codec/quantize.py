@@ -19,7 +19,7 @@ from codec.bit_rates import (
     RAW_BIT_RATE,
     SEGMENT_RANGE_MAX,
 )
-from codec.jit import kernel
+from codec.jit import helper
 
 Array = np.ndarray
 F32 = np.float32
@@ -134,7 +134,7 @@ def decode_params(
     return np.ascontiguousarray(lay), np.ascontiguousarray(dec)
 
 
-@kernel
+@helper
 def decode_value(qint, qraw, rate, lay, dec, out):
     """One stored sample of one sub-track -> float32 `out (4,)` (x, y, z[, w]).
 
@@ -167,6 +167,30 @@ def decode_value(qint, qraw, rate, lay, dec, out):
         n = np.sqrt(out[0] * out[0] + out[1] * out[1] + out[2] * out[2] + out[3] * out[3])
         for c in range(4):
             out[c] = out[c] / n
+
+
+def decode_values(q: Array, rate: Array, lay: Array, dec: Array) -> Array:
+    """Many stored samples at once -> float32 (..., T, 4), operation for operation what
+    `decode_value` does for one: q (..., T, 3) uint32, rate (..., T), lay (..., T, 4),
+    dec (..., T, 17)."""
+    rate = np.asarray(rate, dtype=np.int64)
+    comp = lay[..., :3]
+    quantised = (rate > 0) & (rate < RAW_BIT_RATE)
+    bits = np.where(quantised, rate, 16)
+    denom = (np.left_shift(1, bits) - 1).astype(F32)[..., None]
+    cmin = np.take_along_axis(dec[..., DEC_MIN : DEC_MIN + 4], comp, axis=-1)
+    cext = np.take_along_axis(dec[..., DEC_EXT : DEC_EXT + 4], comp, axis=-1)
+    s = q.astype(F32) / denom
+    s = s * dec[..., DEC_SEG_EXT : DEC_SEG_EXT + 3] + dec[..., DEC_SEG_MIN : DEC_SEG_MIN + 3]
+    const = dec[..., DEC_CONST : DEC_CONST + 3] / denom
+    v = np.where((rate == 0)[..., None], const, s) * cext + cmin
+    v = np.where((rate == RAW_BIT_RATE)[..., None], q.view(F32), v)
+    out = np.zeros((*q.shape[:-1], 4), dtype=F32)
+    np.put_along_axis(out, comp, v.astype(F32), axis=-1)
+    rot = lay[..., 3] >= 0
+    if np.any(rot):
+        out[rot] = rebuild_rotations(out[rot], lay[..., 3][rot])
+    return out
 
 
 def rebuild_rotations(q: Array, dropped: Array) -> Array:

@@ -1,3 +1,4 @@
+import numba
 import numpy as np
 import pytest
 
@@ -7,6 +8,7 @@ from codec.quantize import (
     clip_ranges,
     decode_params,
     decode_value,
+    decode_values,
     normalize,
     quantize,
     rebuild_rotations,
@@ -28,9 +30,14 @@ def test_segment_range_always_contains_its_samples():
         assert np.all(q_min.astype(int) + q_ext <= 255)
 
 
+@numba.njit
+def _decode_kernel(q, raw, rate, lay, dec, out):
+    decode_value(q, raw, rate, lay, dec, out)  # a helper: callable from kernels only
+
+
 def _decode(q, raw, rate, lay, dec):
     out = np.zeros(4, dtype=F32)
-    decode_value(q.astype(np.uint32), raw.astype(F32), rate, lay, dec, out)
+    _decode_kernel(q.astype(np.uint32), raw.astype(F32), rate, lay.astype(np.int64), dec, out)
     return out
 
 
@@ -84,6 +91,42 @@ def test_rebuilt_rotation_is_unit_with_the_dropped_component_positive(dropped):
     np.testing.assert_allclose(np.linalg.norm(out.astype(np.float64), axis=-1), 1.0, atol=1e-6)
     np.testing.assert_allclose(out, q, atol=2e-3)
     assert np.all(out[:, dropped] >= 0)
+
+
+def test_numpy_and_kernel_decode_agree_bit_for_bit():
+    """The optimiser decodes with the kernel, the decoder with numpy: the same float32
+    arithmetic, for every rate and every dropped component."""
+    rng = np.random.default_rng(3)
+    n = 400
+    rate = rng.integers(0, 25, n)
+    comps = [np.delete(np.arange(4), d) for d in rng.integers(0, 4, n)]
+    lay = np.array(
+        [
+            [*c, d]
+            for c, d in zip(
+                comps, [int(np.setdiff1d(np.arange(4), c)[0]) for c in comps], strict=True
+            )
+        ]
+    )
+    lay[::3, 3] = -1  # some vector sub-tracks
+    lay[::3, :3] = [0, 1, 2]
+    dec = rng.uniform(-1, 1, (n, 17)).astype(F32)
+    dec[:, 4:8] = np.abs(dec[:, 4:8])
+    dec[:, 11:14] = rng.uniform(0, 1, (n, 3))
+    dec[:, 14:17] = rng.integers(0, 65536, (n, 3))
+    q = np.where(
+        rate[:, None] == 24,
+        rng.uniform(-1, 1, (n, 3)).astype(F32).view(np.uint32),
+        rng.integers(0, 1 << 23, (n, 3)) % (np.left_shift(1, np.clip(rate, 1, 23))[:, None]),
+    )
+    q = q.astype(np.uint32)
+    expect = decode_values(q[:, None], rate[:, None], lay[:, None], dec[:, None])[:, 0]
+    for i in range(n):
+        raw = q[i].view(F32)
+        np.testing.assert_array_equal(
+            _decode(q[i], raw, int(rate[i]), lay[i], dec[i])[: 3 if lay[i, 3] < 0 else 4],
+            expect[i][: 3 if lay[i, 3] < 0 else 4],
+        )
 
 
 def test_numpy_and_kernel_rebuild_agree_bit_for_bit():
