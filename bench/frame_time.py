@@ -8,9 +8,11 @@ event-loop stall while compressing in the background <= 100 ms.
 
 from __future__ import annotations
 
+import lzma
 import os
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -29,9 +31,9 @@ from app.document import Document  # noqa: E402
 from app.views.timeline import TimelineWidget  # noqa: E402
 from app.views.viewport3d import Viewport3D  # noqa: E402
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
-BVH = SHARED / "bvh" / "cmu_02_03_run_ccrig.bvh"
-LONG = SHARED / "acl" / "cmu_13_07.acl.sjson"
+DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
+BVH = DATA / "bvh" / "cmu_02_03_run_ccrig.bvh"
+LONG_XZ = DATA / "acl" / "cmu_13_07.acl.sjson.xz"
 
 
 def wait_frame(vp: Viewport3D, timeout: float = 5.0) -> None:
@@ -118,7 +120,10 @@ def main() -> None:
     heart.setTimerType(QtCore.Qt.TimerType.PreciseTimer)
     heart.setInterval(5)
     heart.timeout.connect(beat)
-    long_clip = codec.load_clip(LONG)
+    with tempfile.TemporaryDirectory() as tmp:  # the long clip is stored xz-packed
+        LONG = Path(tmp) / LONG_XZ.stem
+        LONG.write_bytes(lzma.decompress(LONG_XZ.read_bytes()))
+        long_clip = codec.load_clip(LONG)
     done = QtCore.QEventLoop()
     ctl.result_ready.connect(done.quit)
     ctl.failed.connect(done.quit)
