@@ -19,10 +19,9 @@ os.environ.setdefault("PYOPENGL_PLATFORM", "glx")
 
 
 @pytest.fixture(autouse=True)
-def isolated_qsettings(tmp_path: Path) -> Path:
+def isolated_qsettings(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Every test starts with empty settings (recent files, window layout) of its own."""
-    folder = tmp_path / "qsettings"
-    folder.mkdir()
+    folder = tmp_path_factory.mktemp("qsettings")
     for scope in (QtCore.QSettings.Scope.UserScope, QtCore.QSettings.Scope.SystemScope):
         QtCore.QSettings.setPath(QtCore.QSettings.Format.IniFormat, scope, str(folder))
     return folder
