@@ -16,17 +16,10 @@ RAW_JOINT = (0.50, 0.74, 1.00, 1.0)
 ROOT = (0.72, 0.86, 1.00, 0.95)  # a root joint: a pale disc under the raw joint's dot
 SELECTED = (1.00, 0.25, 0.95, 1.0)  # magenta: never on the error scale
 DOMINANT_SHELL = (1.00, 0.62, 0.15, 0.16)
-DOMINANT_SHELL_MANY_ALPHA = 0.03
 DOMINANT_SHELL_OUTLINE = (1.00, 0.70, 0.30, 0.85)
 OWN_SHELL = (0.25, 0.95, 0.95, 0.9)
-BACKGROUND_TOP = (72, 76, 84)  # a studio backdrop: lighter above, darker at the floor
-BACKGROUND_BOTTOM = (34, 36, 41)
+BACKGROUND = (52, 55, 61)  # a mid-dark studio grey: shells, ghosts and greys all read on it
 GRID = (150, 155, 165, 70)
 LOSSY_SWATCH = tuple(float(c) for c in error_colors(0.0)[:3]) + (1.0,)
 
 __all__ = ["error_colors"]
-
-
-def rgbf(rgb: tuple[int, ...]) -> tuple[float, ...]:
-    """0..255 integers to 0..1 floats."""
-    return tuple(c / 255.0 for c in rgb)

@@ -1,5 +1,5 @@
-"""The GL widget of the 3D view: multisampled, perspective or orthographic, a graded backdrop,
-and a 2D overlay (axis gizmo, view name) painted over each frame.
+"""The GL widget of the 3D view: multisampled, perspective or orthographic, with a 2D overlay
+(axis gizmo, view name) painted over each frame.
 
 It knows nothing of skeletons: its owner brings the scene up to date in `before_paint` and
 draws the overlay in `overlay(painter)`. A click (press and release without a drag) is a pick;
@@ -39,7 +39,6 @@ class SceneView(gl.GLViewWidget):
         fmt.setDepthBufferSize(24)
         self.setFormat(fmt)
         self.ortho = False
-        self.backdrop: tuple[tuple[float, ...], tuple[float, ...]] | None = None
         self.before_paint: Callable[[], None] | None = None
         self.overlay: Callable[[QtGui.QPainter], None] | None = None
         self._press: QtCore.QPointF | None = None
@@ -102,28 +101,7 @@ class SceneView(gl.GLViewWidget):
         GL.glFrontFace(GL.GL_CCW)
         GL.glClearColor(*self.opts["bgcolor"])
         GL.glClear(GL.GL_DEPTH_BUFFER_BIT | GL.GL_COLOR_BUFFER_BIT)
-        if self.backdrop is not None:
-            self._draw_backdrop(*self.backdrop)
         self.drawItemTree(useItemNames=useItemNames)
-
-    @staticmethod
-    def _draw_backdrop(top: tuple[float, ...], bottom: tuple[float, ...]) -> None:
-        """A vertical gradient behind everything (fixed-function GL, no depth, one sample)."""
-        GL.glUseProgram(0)
-        for cap in (GL.GL_DEPTH_TEST, GL.GL_BLEND, GL.GL_CULL_FACE, GL.GL_MULTISAMPLE):
-            GL.glDisable(cap)
-        GL.glMatrixMode(GL.GL_PROJECTION)
-        GL.glLoadIdentity()
-        GL.glMatrixMode(GL.GL_MODELVIEW)
-        GL.glLoadIdentity()
-        GL.glBegin(GL.GL_QUADS)
-        GL.glColor3f(*bottom[:3])
-        GL.glVertex2f(-1.0, -1.0)
-        GL.glVertex2f(1.0, -1.0)
-        GL.glColor3f(*top[:3])
-        GL.glVertex2f(1.0, 1.0)
-        GL.glVertex2f(-1.0, 1.0)
-        GL.glEnd()
 
     def resizeGL(self, w: int, h: int) -> None:  # noqa: N802
         super().resizeGL(w, h)

@@ -52,6 +52,13 @@ VIEW_TITLES = {"front": "Front", "back": "Back", "right": "Right", "left": "Left
 AXIS_COLOURS = {"X": (232, 72, 85), "Y": (120, 200, 40), "Z": (60, 140, 255)}
 
 
+def nice_spacing(x: float) -> float:
+    """The 1-2-5 step nearest to `x` (grid lines at round distances)."""
+    x = max(float(x), 1e-9)
+    exp = 10.0 ** np.floor(np.log10(x))
+    return float(min((1.0, 2.0, 5.0, 10.0), key=lambda m: abs(np.log(m * exp / x))) * exp)
+
+
 def swatch(rgba: tuple[float, ...]) -> QtGui.QIcon:
     pm = QtGui.QPixmap(14, 14)
     pm.fill(QtGui.QColor.fromRgbF(rgba[0], rgba[1], rgba[2], 1.0))
@@ -70,11 +77,7 @@ class Viewport3D(QtWidgets.QWidget):
         super().__init__(parent)
         self.document = document
         self.scene = SceneView(self)
-        self.scene.setBackgroundColor(colors.BACKGROUND_BOTTOM)
-        self.scene.backdrop = (
-            colors.rgbf(colors.BACKGROUND_TOP),
-            colors.rgbf(colors.BACKGROUND_BOTTOM),
-        )
+        self.scene.setBackgroundColor(colors.BACKGROUND)
         self.scene.setMinimumSize(320, 240)
         self.scene.before_paint = self._before_paint
         self.scene.overlay = self._paint_overlay
@@ -114,7 +117,6 @@ class Viewport3D(QtWidgets.QWidget):
         self.raw_mesh: BoneMesh | None = None
         self.lossy_mesh: BoneMesh | None = None
         self.shell_mesh = ShellMesh(16, 10)
-        self.shell_mesh_many = ShellMesh(12, 8)
         self.body: Array = np.zeros(0, dtype=np.int64)
         self.root_joints: Array = np.zeros(0, dtype=np.int64)
         self.clip_positions: Array | None = None  # (S, J, 3) display space
@@ -290,7 +292,7 @@ class Viewport3D(QtWidgets.QWidget):
         assert self.clip_positions is not None
         pts = self.clip_positions.reshape(-1, 3)
         lo, hi = pts.min(0), pts.max(0)
-        spacing = 10.0 ** np.floor(np.log10(max(self.joint_size, 1e-6) / 4))
+        spacing = nice_spacing(self.joint_size / 8)  # about 20 cm for a person
         span = float(np.max(hi[:2] - lo[:2])) + 2 * self.joint_size
         n = min(max(2, int(np.ceil(span / spacing))), 400)
         self.grid.resetTransform()
@@ -472,23 +474,16 @@ class Viewport3D(QtWidgets.QWidget):
         result = doc.result
         have_dominant = bool(len(idx)) and doc.has_lossy() and result is not None
         eye = self.scene.eye()
+        many = len(idx) > 1
         if have_dominant:
             assert result is not None
             radii = result.dominant_shells.distance[idx]
-            rgba = np.tile(np.array(colors.DOMINANT_SHELL), (len(idx), 1))
-            many = len(idx) > 1
-            if many:  # many nested shells: keep the skeleton readable through them
-                rgba[:, 3] = colors.DOMINANT_SHELL_MANY_ALPHA
-                soup = self.shell_mesh_many.build(centres, radii, rgba, eye, 0.3)
-            else:
-                soup = self.shell_mesh.build(centres, radii, rgba, eye)
-            self.shells.set_soup(*soup)
-            ortho_dir = self.scene.view_direction() if self.scene.ortho else None
-            outline = silhouette_circles(centres, radii, eye, ortho_dir, 32 if many else 64)
-            alpha = colors.DOMINANT_SHELL_OUTLINE[3] * (0.45 if many else 1.0)
-            rgba = np.tile([*colors.DOMINANT_SHELL_OUTLINE[:3], alpha], (len(outline), 1))
-            set_lines(self.shell_outlines, outline, rgba)
-        self.shells.setVisible(have_dominant)
+            if not many:  # one shell: a translucent ball with its outline
+                rgba = np.tile(np.array(colors.DOMINANT_SHELL), (1, 1))
+                self.shells.set_soup(*self.shell_mesh.build(centres, radii, rgba, eye))
+            # every shell's outline; many nested balls would only fog the skeleton over
+            self._outline_shells(centres, radii, eye, 0.5 if many else 1.0)
+        self.shells.setVisible(have_dominant and not many)
         self.shell_outlines.setVisible(have_dominant)
         # the joint's own shell (where its error is measured): the selected joint's only,
         # a hundred sets of rings would hide the skeleton
@@ -499,6 +494,24 @@ class Viewport3D(QtWidgets.QWidget):
             ring = ring_lines(self.raw_positions[sel : sel + 1], resolved.shell_distance[[sel]], 32)
             set_lines(self.own_shells, ring)
         self.own_shells.setVisible(own)
+
+    def _outline_shells(self, centres: Array, radii: Array, eye: Array, alpha: float) -> None:
+        """Outlines with as many segments as their size on screen needs (software GL pays
+        per segment): small circles 16, large ones 64."""
+        s = self.scene
+        ortho_dir = s.view_direction() if s.ortho else None
+        if s.ortho:
+            dist = np.full(len(centres), float(s.opts["distance"]))
+        else:
+            dist = np.linalg.norm(centres - eye, axis=1)
+        pixel = dist * 2.0 * np.tan(np.radians(s.opts["fov"]) / 2.0) / max(s.width(), 1)
+        big = radii / np.maximum(pixel, 1e-12) > 60.0
+        parts = [silhouette_circles(centres[sel], radii[sel], eye, ortho_dir, n)
+                 for sel, n in ((~big, 16), (big, 64)) if sel.any()]  # fmt: skip
+        pts = np.concatenate(parts) if parts else np.zeros((0, 3), np.float32)
+        r, g, b, a = colors.DOMINANT_SHELL_OUTLINE
+        rgba = np.tile([r, g, b, a * alpha], (len(pts), 1))
+        set_lines(self.shell_outlines, pts, rgba)
 
     def _update_info(self) -> None:
         doc = self.document
