@@ -65,6 +65,9 @@ def _select(window: object, spec: str) -> None:
     doc.set_selection(joint)
 
 
+_PRIVATE_X: list[object] = []  # the Xvfb started for screenshots, stopped after Qt let go
+
+
 def _need_display(args: argparse.Namespace) -> int | None:
     """Make sure Qt will find a display: the user's, or a private Xvfb for screenshots.
     Returns an exit code when there is none to be had."""
@@ -84,7 +87,8 @@ def _need_display(args: argparse.Namespace) -> int | None:
     except NoDisplayError as exc:
         print(f"shellscope: {why}, and {exc}", file=sys.stderr)
         return 2
-    atexit.register(server.stop)
+    _PRIVATE_X.append(server)
+    atexit.register(server.stop)  # also on an early return; stopping twice is harmless
     return None
 
 
@@ -194,7 +198,12 @@ def main(argv: list[str] | None = None) -> int:
     if shooting:
         shot = _screenshot_class()(window, args.screenshot, args.screenshot_view)
         shot.start()
-    return app.exec()
+    code = app.exec()
+    if _PRIVATE_X:
+        app.shutdown()  # Qt lets go of the display before its X server goes away
+        for server in _PRIVATE_X:
+            server.stop()  # type: ignore[attr-defined]
+    return code
 
 
 def _screenshot_class() -> type:

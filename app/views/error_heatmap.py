@@ -190,7 +190,8 @@ class TimeRuler(QWidget):
             return
         cells = canvas.cells_rect()
         right = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
-        painter.drawText(QRect(0, 0, off + cells.left() - 6, self.height()), right, "time (s)")
+        first = fm.horizontalAdvance("0.0") // 2 + 10  # clear of the first tick's label
+        painter.drawText(QRect(0, 0, off + cells.left() - first, self.height()), right, "time (s)")
         dur = p.document.duration
         step = nice_step(max(dur, 1e-6), cells.width(), fm.horizontalAdvance("00.00") + 16)
         digits = max(0, -int(math.floor(math.log10(step)))) if step < 1 else 0

@@ -474,6 +474,10 @@ class Viewport3D(QtWidgets.QWidget):
         result = doc.result
         have_dominant = bool(len(idx)) and doc.has_lossy() and result is not None
         eye = self.scene.eye()
+        if self.scene.ortho:  # parallel rays: faces and outlines as seen from very far away
+            eye = np.array(self.scene.opts["center"].toTuple()) - self.scene.view_direction() * (
+                1e4 * self.scene.opts["distance"]
+            )
         many = len(idx) > 1
         if have_dominant:
             assert result is not None
