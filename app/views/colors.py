@@ -11,7 +11,7 @@ from app.error_scale import error_colors
 
 Array = np.ndarray
 
-RAW = (0.35, 0.62, 1.00, 0.42)  # translucent blue sleeve around each lossy bone
+RAW = (0.35, 0.62, 1.00, 0.30)  # translucent blue sleeve around each lossy bone
 RAW_JOINT = (0.50, 0.74, 1.00, 1.0)
 ROOT = (0.72, 0.86, 1.00, 0.95)  # a root joint: a pale disc under the raw joint's dot
 SELECTED = (1.00, 0.25, 0.95, 1.0)  # magenta: never on the error scale

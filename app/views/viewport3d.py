@@ -271,7 +271,7 @@ class Viewport3D(QtWidgets.QWidget):
         rest = np.zeros((clip.num_joints, 3, 4))
         rest[:, :, 3] = first
         self.raw_mesh = BoneMesh(parents, 0.11, 0.030 * size, rest=rest)
-        self.lossy_mesh = BoneMesh(parents, 0.065, 0.018 * size, rest=rest)
+        self.lossy_mesh = BoneMesh(parents, 0.075, 0.021 * size, rest=rest)
         hips = camera.body_root(parents, self.body)
         self.framing = {
             "follow": camera.follow_framing(self.clip_positions, hips),
