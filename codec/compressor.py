@@ -30,7 +30,7 @@ from codec.bit_rates import TrackKind, segment_cost_bits
 from codec.clip import Clip
 from codec.constant_tracks import detect_kinds, exact_kinds
 from codec.decoder import CompressedClip
-from codec.error_metric import between_errors, pose_errors, shell_error
+from codec.error_metric import between_errors, clip_errors, shell_error
 from codec.errors import Cancelled
 from codec.optimizer import Hierarchy, SegmentProblem, optimize_segment
 from codec.quantize import (
@@ -70,11 +70,9 @@ def compress(
 
 @dataclass(frozen=True, eq=False)
 class _Raw:
-    """The raw clip as the kernels take it: QVV rows (S, J, 10), binds, hierarchy, and the
-    sub-tracks that are exactly default or constant (codec.constant_tracks.exact_kinds)."""
+    """What a clip's compressions share whatever the settings: its hierarchy for the kernels
+    and its exactly default or constant sub-tracks (codec.constant_tracks.exact_kinds)."""
 
-    qvv: Array
-    binds: tuple[Array, Array, Array]
     hierarchy: Hierarchy
     exact: Array
 
@@ -83,12 +81,8 @@ class Compressor:
     """Compresses one clip under changing settings, reusing what the settings leave alone."""
 
     def __init__(self, clip: Clip) -> None:
-        sk = clip.skeleton
-        c = np.ascontiguousarray
-        binds = (c(sk.bind_rotations), c(sk.bind_translations), c(sk.bind_scales))
-        qvv = pack_qvv(clip.rotations, clip.translations, clip.scales)
         self.clip = clip
-        self._raw = _Raw(qvv, binds, Hierarchy.of(sk.parents), exact_kinds(qvv, binds))
+        self._raw = _Raw(Hierarchy.of(clip.skeleton.parents), exact_kinds(clip))
         self._memo: dict[bytes, tuple[Array, Array, Array]] = {}
         self.segments_solved = 0  # how many segments the last run optimised (not reused)
 
@@ -113,30 +107,26 @@ class Compressor:
         sk = clip.skeleton
         raw = self._raw
         S, J = clip.num_samples, clip.num_joints
-        shell = np.ascontiguousarray(sk.shell_distance, dtype=np.float64)
-        precision = np.ascontiguousarray(sk.precision, dtype=np.float64)
         parents = raw.hierarchy.parents
         report(0.0, "analysing")
-        dom_dist, dom_prec = dominant_shells(raw.qvv, parents, shell, precision)
+        dom_dist, dom_prec = dominant_shells(clip)
         wrap = False
         if settings.loop_optimization and S >= 2:
-            q = raw.qvv[[0, -1]]
-            ends = object_space(q[..., :4], q[..., 4:7], q[..., 7:], parents)
-            wrap = bool(np.all(shell_error(ends[0], ends[1], shell) <= precision))
+            ends = object_space(
+                clip.rotations[[0, -1]], clip.translations[[0, -1]], clip.scales[[0, -1]], parents
+            )
+            wrap = bool(np.all(shell_error(ends[0], ends[1], sk.shell_distance) <= sk.precision))
         stored = S - 1 if wrap else S
         table = segment_table(stored)
-        seg_dist, seg_prec = segment_dominant_shells(
-            raw.qvv, parents, shell, precision, table, wrap
-        )
+        seg_dist, seg_prec = segment_dominant_shells(clip, table, wrap)
         check()
 
         forced = np.zeros((J, 3), dtype=bool)
         self.segments_solved = 0
         for attempt in range(3):
-            kinds, fixed, const_dropped = detect_kinds(
-                raw.qvv, raw.binds, dom_dist, dom_prec, forced, raw.exact
-            )
-            enc, lay, dec, stuck = self._encode(
+            kinds, fixed, const_dropped = detect_kinds(clip, dom_dist, dom_prec, forced, raw.exact)
+            enc, tables, stuck = self._encode(
+                clip,
                 kinds,
                 fixed,
                 const_dropped,
@@ -144,13 +134,10 @@ class Compressor:
                 wrap,
                 stored,
                 level,
-                shell,
-                precision,
                 (seg_dist, seg_prec),
                 report,
                 check,
                 attempt,
-                clip.sample_rate,
             )
             if len(stuck) == 0:
                 break
@@ -168,17 +155,14 @@ class Compressor:
 
         report(0.95, "packing")
         parsed = ssc_format.write(enc, sk if settings.include_metadata else None)
-        compressed = CompressedClip(parsed, sk, tables=(lay, dec))
-        lossy_qvv = compressed.decode_qvv(np.arange(stored))
-        if wrap:  # the dropped last sample comes back as the first, so counts match the source
-            lossy_qvv = np.concatenate((lossy_qvv, lossy_qvv[:1]))
-        lossy = compressed.clip_of(lossy_qvv, looping=wrap or clip.looping, name=clip.name)
-        lossy_qvv = pack_qvv(lossy.rotations, lossy.translations, lossy.scales)  # unit rotations
-        error = pose_errors(raw.qvv, lossy_qvv, parents, shell, np.arange(S), np.zeros(S))
-        times_b, error_b = between_errors(
-            raw.qvv, lossy_qvv, parents, shell, clip.sample_rate, settings.supersample
+        compressed = CompressedClip(parsed, sk, tables=tables)
+        rows = np.arange(S) if not wrap else np.append(np.arange(stored), 0)
+        # the dropped last sample of a wrapping clip comes back as the first: counts match
+        lossy = compressed.clip_of(
+            *compressed.decode_rows(rows), looping=wrap or clip.looping, name=clip.name
         )
-        del lossy_qvv
+        error = clip_errors(clip, lossy)
+        times_b, error_b = between_errors(clip, lossy, settings.supersample)
         anim = enc.animated
         bit_rates = np.full((len(table), J, 3), -1, dtype=np.int16)
         bit_rates[:, anim[:, 0], anim[:, 1]] = enc.bit_rates
@@ -204,6 +188,7 @@ class Compressor:
 
     def _encode(
         self,
+        clip: Clip,
         kinds: Array,
         fixed: tuple[Array, Array, Array],
         const_dropped: Array,
@@ -211,81 +196,99 @@ class Compressor:
         wrap: bool,
         stored: int,
         level: str,
-        shell: Array,
-        precision: Array,
         seg_shells: tuple[Array, Array],
         report: Progress,
         check: Callable[[], None],
         attempt: int,
-        sample_rate: float,
-    ) -> tuple[ssc_format.EncodedClip, Array, Array, Array]:
+    ) -> tuple[ssc_format.EncodedClip, tuple[Array, Array], Array]:
         """Layouts, ranges and bit rates of every segment for given sub-track kinds.
 
-        Returns the encoding, its decoding parameters (G, Ka, 4) and (G, Ka, 17), and the
-        joints that cannot meet their precision.
+        Returns the encoding, its decoding parameters (G, Ka, 4) and (G, Ka, 17) (see
+        codec.quantize.decode_params), and the joints that cannot meet their precision.
+        Works in the optimiser's track order (rotations, translations, scales) and stores in
+        joint order; every array that grows with the samples is float32 or uint32.
         """
-        raw = self._raw
-        h = raw.hierarchy
-        S, J = raw.qvv.shape[:2]
+        h = self._raw.hierarchy
+        sk = clip.skeleton
+        S, J = clip.num_samples, clip.num_joints
         G = len(table)
         starts = table[:, 0]
-        seg_of = np.repeat(np.arange(G), table[:, 1])
         anim = np.argwhere(kinds == _ANIMATED)  # (Ka, 2), joint-major: the stored order
         ka = len(anim)
+        order = np.argsort(anim[:, 1], kind="stable")  # optimiser position -> stored position
+        track_joint = np.ascontiguousarray(anim[order, 0])
+        track_kind = np.ascontiguousarray(anim[order, 1])
+        per_kind = [track_joint[track_kind == k] for k in range(3)]  # joints, kind by kind
+        kr = len(per_kind[0])
+        sources = (clip.rotations, clip.translations, clip.scales)
 
-        # rotation layouts, then every animated sub-track's stored components (stored, Ka, 3)
-        is_rot = anim[:, 1] == 0
-        clip_layout = np.full(ka, -1, dtype=np.int64)
-        seg_dropped = np.full((G, ka), -1, dtype=np.int64)
-        rot = raw.qvv[:stored, anim[is_rot, 0], :4]
-        clip_layout[is_rot], seg_dropped[:, is_rot] = rotation_layout.choose(rot, table)
-        comps = rotation_layout.kept_components(seg_dropped)  # (G, Ka, 3)
-        values = np.zeros((stored, ka, 4), dtype=F32)
-        values[:, is_rot] = rotation_layout.signed(rot, seg_dropped[seg_of][:, is_rot])
-        del rot
-        for k, (lo, hi) in ((1, (4, 7)), (2, (7, 10))):
-            sel = anim[:, 1] == k
-            values[:, sel, :3] = raw.qvv[:stored, anim[sel, 0], lo:hi]
-        picked = comps[seg_of]
-        values = np.take_along_axis(values, picked, axis=2)  # (stored, Ka, 3) as stored
-        lo = np.minimum.reduceat(values, starts, axis=0)
-        hi = np.maximum.reduceat(values, starts, axis=0)
-        clip_min, clip_ext = clip_ranges(lo, hi, comps)
-        del lo, hi
-        cmin_s = np.take_along_axis(clip_min[None], comps, axis=2)  # (G, Ka, 3)
-        cext_s = np.take_along_axis(clip_ext[None], comps, axis=2)
-        norm = normalize(values, cmin_s[seg_of], cext_s[seg_of])
+        # rotation layouts from each segment's smallest component magnitudes
+        mins = np.empty((G, kr, 4))
+        for g, (first, n) in enumerate(table):
+            mins[g] = np.abs(clip.rotations[first : first + n, per_kind[0]]).min(axis=0)
+        layout = np.full(ka, -1, dtype=np.int64)
+        dropped = np.full((G, ka), -1, dtype=np.int64)
+        layout[:kr], dropped[:, :kr] = rotation_layout.choose(mins)
+        comps = rotation_layout.kept_components(dropped)  # (G, Ka, 3)
+
+        # the stored components of every sample (float32), segment by segment
+        values = np.empty((stored, ka, 3), dtype=F32)
+        for g, (first, n) in enumerate(table):
+            rows = slice(first, first + n)
+            col = 0
+            for k, joints in enumerate(per_kind):
+                v = sources[k][rows, joints]
+                if k == 0:
+                    d = dropped[g, :kr]
+                    v = rotation_layout.signed(v, np.broadcast_to(d, v.shape[:-1]))
+                    v = np.take_along_axis(v, comps[g, :kr][None], axis=2)
+                values[rows, col : col + len(joints)] = v
+                col += len(joints)
+        clip_min, clip_ext = clip_ranges(
+            np.minimum.reduceat(values, starts, axis=0),
+            np.maximum.reduceat(values, starts, axis=0),
+            comps,
+        )
+        unit = np.empty_like(values)  # clip-normalised, then segment space
+        for g, (first, n) in enumerate(table):
+            c = comps[g]
+            unit[first : first + n] = normalize(
+                values[first : first + n],
+                np.take_along_axis(clip_min, c, axis=1),
+                np.take_along_axis(clip_ext, c, axis=1),
+            )
         multi = G > 1
+        seg_const = constant_value(unit, starts)
         if multi and ka:
-            seg_min, seg_ext, smin, sext = segment_ranges(norm, starts)
-            unit = to_segment_space(norm, smin[seg_of], sext[seg_of])
+            seg_min, seg_ext, smin, sext = segment_ranges(unit, starts)
+            for g, (first, n) in enumerate(table):
+                unit[first : first + n] = to_segment_space(
+                    unit[first : first + n], smin[g], sext[g]
+                )
         else:
             seg_min = np.zeros((G, ka, 3), dtype=np.uint8)
             seg_ext = np.zeros((G, ka, 3), dtype=np.uint8)
             smin = np.zeros((G, ka, 3), dtype=F32)
             sext = np.ones((G, ka, 3), dtype=F32)
-            unit = norm
-        seg_const = constant_value(norm, starts)
-        del norm
-        lay, dec = decode_params(comps, seg_dropped, clip_min, clip_ext, smin, sext, seg_const)
+        lay, dec = decode_params(comps, dropped, clip_min, clip_ext, smin, sext, seg_const)
 
-        # the optimiser takes tracks kind-major (rotations, translations, scales)
-        order = np.argsort(anim[:, 1], kind="stable")
-        track_joint = np.ascontiguousarray(anim[order, 0])
-        track_kind = np.ascontiguousarray(anim[order, 1])
-        unit_o = np.ascontiguousarray(unit[:, order])
-        values_o = np.ascontiguousarray(values[:, order])
-        lay_o = np.ascontiguousarray(lay[:, order])
-        dec_o = np.ascontiguousarray(dec[:, order])
-        del unit
         base = pack_qvv(*fixed)
+        shell = np.ascontiguousarray(sk.shell_distance, dtype=np.float64)
+        precision = np.ascontiguousarray(sk.precision, dtype=np.float64)
         seg_dist, seg_prec = seg_shells
         common = hashlib.blake2b(digest_size=16)
-        for a in (kinds, base, track_joint, shell, precision, np.array([wrap, G]), level.encode()):
-            common.update(np.ascontiguousarray(a) if not isinstance(a, bytes) else a)
+        for a in (
+            kinds,
+            base,
+            shell,
+            precision,
+            np.array([wrap, G]),
+            np.frombuffer(level.encode(), np.uint8),
+        ):
+            common.update(np.ascontiguousarray(a))
 
         rates = np.zeros((G, ka), dtype=np.int64)
-        q = np.zeros((stored, ka, 3), dtype=np.uint32)
+        q = np.zeros((stored, ka, 3), dtype=np.uint32)  # stored order
         stuck_all = np.zeros(J, dtype=bool)
         for g, (first, n) in enumerate(table):
             check()
@@ -300,14 +303,16 @@ class Compressor:
                 raw_rows = np.append(raw_rows, S - 1)
             problem = SegmentProblem(
                 rows=rows,
-                raw=np.ascontiguousarray(raw.qvv[raw_rows]),
+                raw=pack_qvv(
+                    clip.rotations[raw_rows], clip.translations[raw_rows], clip.scales[raw_rows]
+                ),
                 base=base,
                 track_joint=track_joint,
                 track_kind=track_kind,
-                unit=unit_o[span],
-                raw_values=values_o[span],
-                lay=lay_o[g],
-                dec=dec_o[g],
+                unit=unit[span],
+                raw_values=values[span],
+                lay=lay[g],
+                dec=dec[g],
                 cost=segment_cost_bits(int(n), multi),
                 shell=shell,
                 precision=precision,
@@ -326,26 +331,29 @@ class Compressor:
             stuck_all |= stuck
             rates[g, order] = seg_rates
             q[span][:, order] = seg_q
+        del values, unit
+        inv = np.argsort(order)  # stored position -> optimiser position
         enc = ssc_format.EncodedClip(
             num_joints=J,
             num_samples=stored,
-            sample_rate=sample_rate,
+            sample_rate=clip.sample_rate,
             wrap=wrap,
             kinds=kinds,
-            constants=_constant_values(raw.qvv, kinds, const_dropped),
+            constants=_constant_values(clip, kinds, const_dropped),
             const_dropped=_constant_layouts(kinds, const_dropped),
-            clip_layout=clip_layout,
-            clip_min=clip_min,
-            clip_extent=clip_ext,
+            clip_layout=layout[inv],
+            clip_min=clip_min[inv],
+            clip_extent=clip_ext[inv],
             segment_sizes=table[:, 1].copy(),
             bit_rates=rates.astype(np.uint8),
-            seg_dropped=seg_dropped,
-            seg_min=seg_min,
-            seg_extent=seg_ext,
-            seg_constant=seg_const,
+            seg_dropped=dropped[:, inv],
+            seg_min=seg_min[:, inv],
+            seg_extent=seg_ext[:, inv],
+            seg_constant=seg_const[:, inv],
             samples=np.split(q, starts[1:]),
         )
-        return enc, lay, dec, np.flatnonzero(stuck_all)
+        tables = (np.ascontiguousarray(lay[:, inv]), np.ascontiguousarray(dec[:, inv]))
+        return enc, tables, np.flatnonzero(stuck_all)
 
 
 def _segment_key(digest: hashlib.blake2b, g: int, p: SegmentProblem) -> bytes:
@@ -356,13 +364,13 @@ def _segment_key(digest: hashlib.blake2b, g: int, p: SegmentProblem) -> bytes:
     return digest.digest()
 
 
-def _constant_values(qvv: Array, kinds: Array, const_dropped: Array) -> Array:
+def _constant_values(clip: Clip, kinds: Array, const_dropped: Array) -> Array:
     """(Kc, 3) float32 stored values of the constant sub-tracks, in stored order."""
     consts = np.argwhere(kinds == TrackKind.CONSTANT)
     out = np.zeros((len(consts), 3), dtype=F32)
-    for k, (lo, hi) in enumerate(((0, 4), (4, 7), (7, 10))):
+    for k, src in enumerate((clip.rotations, clip.translations, clip.scales)):
         sel = consts[:, 1] == k
-        first = qvv[0, consts[sel, 0], lo:hi]
+        first = src[0, consts[sel, 0]]
         if k == 0:
             d = const_dropped[consts[sel, 0]]
             first = rotation_layout.signed(first, d)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 
 from codec import ssc_format
-from codec.affine import pack_qvv
 from codec.bit_rates import RAW_BIT_RATE
 from codec.clip import Clip, Skeleton
 from codec.constant_tracks import rebuild_rotations
@@ -91,44 +90,38 @@ class CompressedClip:
             )
         tr[consts[consts[:, 1] == 1, 0]] = enc.constants[consts[:, 1] == 1]
         sc[consts[consts[:, 1] == 2, 0]] = enc.constants[consts[:, 1] == 2]
-        self._base = pack_qvv(rot, tr, sc)
+        self._base = (rot, tr, sc)
         anim = enc.animated
         self._track_joint = np.ascontiguousarray(anim[:, 0], dtype=np.int64)
         self._track_sub = np.ascontiguousarray(anim[:, 1], dtype=np.int64)
 
-    def decode_qvv(self, rows: Array) -> Array:
-        """Stored samples `rows (n,)` as local QVV rows (n, J, 10) float64 of the float32
-        values a runtime decodes (codec.affine.pack_qvv layout)."""
+    def decode_rows(self, rows: Array) -> tuple[Array, Array, Array]:
+        """Stored samples `rows (n,)` as local rotations (n, J, 4), translations and scales
+        (n, J, 3), float64 of the float32 values a runtime decodes (rotations as decoded,
+        not yet renormalised)."""
         rows = np.asarray(rows, dtype=np.int64)
-        out = np.repeat(self._base[None], len(rows), axis=0)
-        for lo in range(0, len(rows), DECODE_CHUNK):
+        n = len(rows)
+        parts = [np.repeat(b[None], n, axis=0) for b in self._base]
+        for lo in range(0, n, DECODE_CHUNK):
             part = rows[lo : lo + DECODE_CHUNK]
             seg = self._seg_of[part]
             v = decode_values(self._q[part], self._rate[seg], self._lay[seg], self._dec[seg])
-            for k, (a, b) in enumerate(((0, 4), (4, 7), (7, 10))):
+            for k, width in enumerate((4, 3, 3)):
                 sel = self._track_sub == k
-                out[lo : lo + len(part), self._track_joint[sel], a:b] = v[:, sel, : b - a]
-        return out
+                parts[k][lo : lo + len(part), self._track_joint[sel]] = v[:, sel, :width]
+        return parts[0], parts[1], parts[2]
 
-    def clip_of(self, qvv: Array, looping: bool, name: str = "") -> Clip:
-        """A Clip of decoded QVV rows (S, J, 10) (rotations made unit in float64)."""
+    def clip_of(self, rot: Array, tr: Array, sc: Array, looping: bool, name: str = "") -> Clip:
+        """A Clip of decoded local arrays (rotations made unit in float64)."""
         try:
-            return Clip(
-                self.skeleton,
-                self.sample_rate,
-                qvv[..., :4],
-                qvv[..., 4:7],
-                qvv[..., 7:],
-                looping=looping,
-                name=name,
-            )
+            return Clip(self.skeleton, self.sample_rate, rot, tr, sc, looping=looping, name=name)
         except ClipValidationError as e:  # only corrupt data decodes to an invalid clip
             raise CompressedFormatError(f"the data decodes to an invalid clip: {e}") from None
 
     # --- public ---------------------------------------------------------------------------
     def decode_all(self) -> Clip:
         """Every stored sample as a Clip (S stored samples, `looping` when wrapping)."""
-        return self.clip_of(self.decode_qvv(np.arange(self.num_samples)), self.wrap)
+        return self.clip_of(*self.decode_rows(np.arange(self.num_samples)), looping=self.wrap)
 
     def decode_source(self, name: str = "") -> Clip:
         """Every sample of the clip that was compressed: a wrapping clip's dropped last
@@ -163,9 +156,8 @@ class CompressedClip:
         keys = sample_keys(
             t, self.sample_rate, self.num_samples, rounding, wrap, per_track, self.duration
         )
-        q = self.decode_qvv(np.array([keys.first, keys.second]))
-        rot = q[..., :4] / np.linalg.norm(q[..., :4], axis=-1, keepdims=True)
-        tr, sc = q[..., 4:7], q[..., 7:]
+        rot, tr, sc = self.decode_rows(np.array([keys.first, keys.second]))
+        rot = rot / np.linalg.norm(rot, axis=-1, keepdims=True)
         return blend(
             Pose(rot[0], tr[0], sc[0]), Pose(rot[1], tr[1], sc[1]), keys.alpha, interpolation
         )
