@@ -27,7 +27,7 @@ import numpy as np
 from codec import jit, rotation_layout, ssc_format
 from codec.affine import pack_qvv
 from codec.bit_rates import TrackKind, segment_cost_bits
-from codec.clip import Clip
+from codec.clip import Clip, Skeleton
 from codec.constant_tracks import detect_kinds, exact_kinds
 from codec.decoder import CompressedClip
 from codec.error_metric import between_errors, clip_errors, shell_error
@@ -91,12 +91,20 @@ class Compressor:
         settings: CompressionSettings | None = None,
         progress: Progress | None = None,
         cancel: Callable[[], bool] | None = None,
+        skeleton: Skeleton | None = None,
     ) -> CompressionResult:
-        """Compress with `settings` (see `compress`)."""
+        """Compress with `settings` (see `compress`); `skeleton` gives other per-joint
+        precisions and shell distances (the same joints, parents and bind pose)."""
         start = time.perf_counter()
         jit.prepare()
         settings = settings or CompressionSettings()
-        clip = settings.apply(self.clip)
+        clip = self.clip
+        if skeleton is not None:
+            old = clip.skeleton
+            if skeleton.names != old.names or not np.array_equal(skeleton.parents, old.parents):
+                raise ValueError("the skeleton must have the clip's joints and parents")
+            clip = clip.replace(skeleton=skeleton)
+        clip = settings.apply(clip)
         level = resolve_level(settings.level, clip)
         report = progress or (lambda f, m: None)
 

@@ -194,7 +194,6 @@ def optimize_segment(p: SegmentProblem, h: Hierarchy, level: str) -> tuple[Array
     picks = np.empty((2, t * steps), dtype=np.int64)
     errs = np.empty(t * steps)
     sub = np.empty((num_joints, 12))
-    _matrices(qvv, joints, mats)
     _lower_bound(*common, flags)
     for _ in range(REPAIR_SWEEPS):
         if _repair_sweep(*common, flags, p.cost, steps, rel, picks, errs):
@@ -284,23 +283,6 @@ def _local_with(src, kind, vals, v10, out):
     qvv_matrix(v10, out)
 
 
-@kernel
-def _matrices(qvv, joints, mats):
-    """Raw and starting lossy local and object matrices of every row."""
-    for i in range(qvv.shape[1]):
-        for j in range(qvv.shape[2]):
-            qvv_matrix(qvv[RAW, i, j], mats[RAW_LOCAL, i, j])
-            qvv_matrix(qvv[CUR, i, j], mats[LOCAL, i, j])
-            p = joints[PARENT, j]
-            if p < 0:
-                for x in range(12):
-                    mats[RAW_OBJ, i, j, x] = mats[RAW_LOCAL, i, j, x]
-                    mats[OBJ, i, j, x] = mats[LOCAL, i, j, x]
-            else:
-                compose(mats[RAW_OBJ, i, p], mats[RAW_LOCAL, i, j], mats[RAW_OBJ, i, j])
-                compose(mats[OBJ, i, p], mats[LOCAL, i, j], mats[OBJ, i, j])
-
-
 # --- pass 1: local lower bound ------------------------------------------------------------
 
 
@@ -323,6 +305,18 @@ def _lower_bound(
     scratch,
     flags,
 ):
+    for i in range(qvv.shape[1]):  # raw and starting lossy local and object matrices
+        for j in range(qvv.shape[2]):
+            qvv_matrix(qvv[RAW, i, j], mats[RAW_LOCAL, i, j])
+            qvv_matrix(qvv[CUR, i, j], mats[LOCAL, i, j])
+            p = joints[PARENT, j]
+            if p < 0:
+                for x in range(12):
+                    mats[RAW_OBJ, i, j, x] = mats[RAW_LOCAL, i, j, x]
+                    mats[OBJ, i, j, x] = mats[LOCAL, i, j, x]
+            else:
+                compose(mats[RAW_OBJ, i, p], mats[RAW_LOCAL, i, j], mats[RAW_OBJ, i, j])
+                compose(mats[OBJ, i, p], mats[LOCAL, i, j], mats[OBJ, i, j])
     m = rows.shape[0]
     num_joints = qvv.shape[2]
     v10, m4 = scratch[0], scratch[1]
