@@ -229,6 +229,8 @@ class Compressor:
         per_kind = [track_joint[track_kind == k] for k in range(3)]  # joints, kind by kind
         kr = len(per_kind[0])
         sources = (clip.rotations, clip.translations, clip.scales)
+        if ka == 0:  # nothing animated (a static pose): no segment has anything to choose
+            return self._static(clip, kinds, const_dropped, table, wrap, stored)
 
         # rotation layouts from each segment's smallest component magnitudes
         mins = np.empty((G, kr, 4))
@@ -362,6 +364,35 @@ class Compressor:
         )
         tables = (np.ascontiguousarray(lay[:, inv]), np.ascontiguousarray(dec[:, inv]))
         return enc, tables, np.flatnonzero(stuck_all)
+
+
+    @staticmethod
+    def _static(
+        clip: Clip, kinds: Array, const_dropped: Array, table: Array, wrap: bool, stored: int
+    ) -> tuple[ssc_format.EncodedClip, tuple[Array, Array], Array]:
+        """The encoding of a clip whose sub-tracks are all default or constant."""
+        g = len(table)
+        enc = ssc_format.EncodedClip(
+            num_joints=clip.num_joints,
+            num_samples=stored,
+            sample_rate=clip.sample_rate,
+            wrap=wrap,
+            kinds=kinds,
+            constants=_constant_values(clip, kinds, const_dropped),
+            const_dropped=_constant_layouts(kinds, const_dropped),
+            clip_layout=np.zeros(0, np.int64),
+            clip_min=np.zeros((0, 4), F32),
+            clip_extent=np.zeros((0, 4), F32),
+            segment_sizes=table[:, 1].copy(),
+            bit_rates=np.zeros((g, 0), np.uint8),
+            seg_dropped=np.zeros((g, 0), np.int64),
+            seg_min=np.zeros((g, 0, 3), np.uint8),
+            seg_extent=np.zeros((g, 0, 3), np.uint8),
+            seg_constant=np.zeros((g, 0, 3), np.uint16),
+            samples=[np.zeros((int(n), 0, 3), np.uint32) for n in table[:, 1]],
+        )
+        tables = (np.zeros((g, 0, 4), np.int64), np.zeros((g, 0, 17), F32))
+        return enc, tables, np.zeros(0, np.int64)
 
 
 def _segment_key(digest: hashlib.blake2b, g: int, p: SegmentProblem) -> bytes:

@@ -34,6 +34,7 @@ the row constants below name the slices of each stack.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -88,7 +89,11 @@ class Hierarchy:
 
     @classmethod
     def of(cls, parents: Array) -> Hierarchy:
-        parents = np.asarray(parents, dtype=np.int64)
+        return _hierarchy(np.asarray(parents, dtype=np.int64).tobytes())
+
+    @classmethod
+    def build(cls, parents: Array) -> Hierarchy:
+        parents = np.array(parents, dtype=np.int64)  # a writable copy: kernels take one type
         n = len(parents)
         chains: list[list[int]] = []
         for j in range(n):  # parents come first, so a chain extends the parent's
@@ -106,6 +111,12 @@ class Hierarchy:
             [[j for s in subs for j in s], [j for c in chains for j in c]], dtype=np.int64
         ).reshape(2, -1)
         return cls(parents=parents, joints=joints, lists=lists)
+
+
+@functools.lru_cache(maxsize=64)
+def _hierarchy(parents: bytes) -> Hierarchy:
+    """Hierarchies by topology: one per skeleton shape, shared by every compression."""
+    return Hierarchy.build(np.frombuffer(parents, dtype=np.int64))
 
 
 @dataclass(eq=False)
