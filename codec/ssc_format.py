@@ -190,7 +190,9 @@ def _layout_codes(enc: EncodedClip) -> Array:
     return codes[rot != TrackKind.DEFAULT]
 
 
-_JOINT_RECORD = np.dtype([("parent", "<i4"), ("bind", "<f8", 10), ("prec", "<f8"), ("shell", "<f8")])
+_JOINT_RECORD = np.dtype(
+    [("parent", "<i4"), ("bind", "<f8", 10), ("prec", "<f8"), ("shell", "<f8")]
+)
 
 
 def _metadata_bytes(skeleton: Skeleton) -> bytes:
@@ -201,10 +203,12 @@ def _metadata_bytes(skeleton: Skeleton) -> bytes:
     )
     records["prec"] = skeleton.precision
     records["shell"] = skeleton.shell_distance
+    flat = records.tobytes()
+    size = _JOINT_RECORD.itemsize
     out = []
-    for name, record in zip(skeleton.names, (records[i : i + 1].tobytes() for i in range(len(records))), strict=True):
+    for j, name in enumerate(skeleton.names):
         raw = name.encode("utf-8")
-        out += [len(raw).to_bytes(2, "little"), raw, record]
+        out += [len(raw).to_bytes(2, "little"), raw, flat[j * size : (j + 1) * size]]
     return b"".join(out)
 
 
