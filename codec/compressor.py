@@ -18,8 +18,11 @@ only what changed; the result is the same as a fresh `compress`.
 from __future__ import annotations
 
 import hashlib
+import os
 import time
+from collections import deque
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -56,6 +59,18 @@ __all__ = ["CompressionResult", "CompressionSettings", "Compressor", "compress"]
 
 _ANIMATED = int(TrackKind.ANIMATED)
 _MEMO_LIMIT = 4096  # segment solutions kept per clip
+THREADS = 2  # segments optimised at once (the kernels release the GIL)
+THREADED_SEGMENTS = 4  # clips with fewer segments than this run on the calling thread
+_POOL: ThreadPoolExecutor | None = None
+
+
+def _segment_pool() -> ThreadPoolExecutor | None:
+    global _POOL
+    if (os.cpu_count() or 1) < 2:
+        return None
+    if _POOL is None:
+        _POOL = ThreadPoolExecutor(max_workers=THREADS, thread_name_prefix="segment")
+    return _POOL
 
 
 def compress(
@@ -300,47 +315,76 @@ class Compressor:
         rates = np.zeros((G, ka), dtype=np.int64)
         q = np.zeros((stored, ka, 3), dtype=np.uint32)  # stored order
         stuck_all = np.zeros(J, dtype=bool)
-        for g, (first, n) in enumerate(table):
-            check()
-            report(
-                0.05 + 0.9 * (attempt * G + g) / (3 * G if attempt else G), f"segment {g + 1}/{G}"
-            )
-            span = slice(first, first + n)
-            rows = np.arange(n)
-            raw_rows = np.arange(first, first + n)
-            if wrap and g == 0:  # the dropped last sample decodes as sample 0
-                rows = np.append(rows, 0)
-                raw_rows = np.append(raw_rows, S - 1)
-            problem = SegmentProblem(
-                rows=rows,
-                raw=pack_qvv(
-                    clip.rotations[raw_rows], clip.translations[raw_rows], clip.scales[raw_rows]
-                ),
-                base=base,
-                track_joint=track_joint,
-                track_kind=track_kind,
-                unit=unit[span],
-                raw_values=values[span],
-                lay=lay[g],
-                dec=dec[g],
-                cost=segment_cost_bits(int(n), multi),
-                shell=shell,
-                precision=precision,
-                dom_dist=seg_dist[g],
-                dom_prec=seg_prec[g],
-            )
-            key = _segment_key(common.copy(), g, problem)
-            solved = self._memo.get(key)
-            if solved is None:
-                solved = optimize_segment(problem, h, level)
+        pool = _segment_pool() if G >= THREADED_SEGMENTS else None
+        pending: deque[tuple[int, bytes, Future | tuple[Array, Array, Array]]] = deque()
+
+        def take(g: int, key: bytes, solved: Future | tuple[Array, Array, Array]) -> None:
+            if isinstance(solved, Future):
+                solved = solved.result()
                 self.segments_solved += 1
                 if len(self._memo) >= _MEMO_LIMIT:
                     self._memo.clear()
                 self._memo[key] = solved
             seg_rates, stuck, seg_q = solved
-            stuck_all |= stuck
+            stuck_all[:] |= stuck
+            first, n = table[g]
             rates[g, order] = seg_rates
-            q[span][:, order] = seg_q
+            q[first : first + n][:, order] = seg_q
+
+        try:
+            for g, (first, n) in enumerate(table):
+                check()
+                report(
+                    0.05 + 0.9 * (attempt * G + g) / (3 * G if attempt else G),
+                    f"segment {g + 1}/{G}",
+                )
+                span = slice(first, first + n)
+                rows = np.arange(n)
+                raw_rows = np.arange(first, first + n)
+                if wrap and g == 0:  # the dropped last sample decodes as sample 0
+                    rows = np.append(rows, 0)
+                    raw_rows = np.append(raw_rows, S - 1)
+                problem = SegmentProblem(
+                    rows=rows,
+                    raw=pack_qvv(
+                        clip.rotations[raw_rows],
+                        clip.translations[raw_rows],
+                        clip.scales[raw_rows],
+                    ),
+                    base=base,
+                    track_joint=track_joint,
+                    track_kind=track_kind,
+                    unit=unit[span],
+                    raw_values=values[span],
+                    lay=lay[g],
+                    dec=dec[g],
+                    cost=segment_cost_bits(int(n), multi),
+                    shell=shell,
+                    precision=precision,
+                    dom_dist=seg_dist[g],
+                    dom_prec=seg_prec[g],
+                )
+                key = _segment_key(common.copy(), g, problem)
+                solved: Future | tuple[Array, Array, Array] | None = self._memo.get(key)
+                if solved is None and pool is not None:
+                    solved = pool.submit(optimize_segment, problem, h, level)
+                elif solved is None:
+                    solved = Future()
+                    solved.set_result(optimize_segment(problem, h, level))
+                pending.append((g, key, solved))
+                while pending and (
+                    len(pending) > 2 * THREADS
+                    or not isinstance(pending[0][2], Future)
+                    or pending[0][2].done()
+                ):
+                    take(*pending.popleft())
+            while pending:
+                check()
+                take(*pending.popleft())
+        finally:
+            for _, _, solved in pending:  # a cancelled run leaves nothing running behind it
+                if isinstance(solved, Future):
+                    solved.cancel()
         del values, unit
         inv = np.argsort(order)  # stored position -> optimiser position
         enc = ssc_format.EncodedClip(
@@ -364,7 +408,6 @@ class Compressor:
         )
         tables = (np.ascontiguousarray(lay[:, inv]), np.ascontiguousarray(dec[:, inv]))
         return enc, tables, np.flatnonzero(stuck_all)
-
 
     @staticmethod
     def _static(
