@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from codec import jit, rotation_layout, ssc_format
+from codec import rotation_layout, ssc_format
 from codec.affine import pack_qvv
 from codec.bit_rates import TrackKind, segment_cost_bits
 from codec.clip import Clip, Skeleton
@@ -111,7 +111,6 @@ class Compressor:
         """Compress with `settings` (see `compress`); `skeleton` gives other per-joint
         precisions and shell distances (the same joints, parents and bind pose)."""
         start = time.perf_counter()
-        jit.prepare()
         settings = settings or CompressionSettings()
         clip = self.clip
         if skeleton is not None:

@@ -177,3 +177,16 @@ def test_invalid_settings_never_reach_the_codec(bad) -> None:
     doc = Document()
     with pytest.raises(ValueError):
         doc.update_settings(precision=bad)
+
+
+def test_the_window_warms_the_codec_kernels_up_in_the_background(qtbot, monkeypatch) -> None:
+    from codec import jit
+
+    calls = []
+    monkeypatch.setattr(jit, "warm_up", lambda: calls.append(threading.current_thread()))
+    Controller(Document())
+    qtbot.waitUntil(lambda: len(calls) == 1, timeout=5000)
+    assert calls[0] is not threading.main_thread()
+    Controller(Document(), compress=lambda *a, **k: None)  # a test's own codec: no warm-up
+    qtbot.wait(50)
+    assert len(calls) == 1
