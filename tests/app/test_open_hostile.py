@@ -44,14 +44,14 @@ def test_a_view_failing_on_a_new_clip_keeps_the_open_one(
 
     doc = loaded.document
     clip, result, title = doc.clip, doc.result, loaded.windowTitle()
-    real = viewport3d.PoseSolver
+    real = viewport3d.sampled_positions
 
-    def solver(parents, *args):  # type: ignore[no-untyped-def]
-        if len(parents) == 1:
+    def positions(new_clip, *args):  # type: ignore[no-untyped-def]
+        if new_clip.num_joints == 1:
             raise MemoryError("Unable to allocate 51.4 GiB for an array")
-        return real(parents, *args)
+        return real(new_clip, *args)
 
-    monkeypatch.setattr(viewport3d, "PoseSolver", solver)
+    monkeypatch.setattr(viewport3d, "sampled_positions", positions)
     path = hf.bvh_one_joint(tmp_path)
     dialogs.paths.append(str(path))
     assert not loaded.open_file()
@@ -64,19 +64,21 @@ def test_a_view_failing_on_a_new_clip_keeps_the_open_one(
     assert loaded.viewport.lossy_positions.shape == (clip.num_joints, 3)
 
 
-def _grid_lines(viewport) -> float:
+def _sensible(viewport, scale: float) -> None:
+    """The view is sized by `scale` cm: a grid of round steps of at least 1/100 of it (not
+    1e-7 cm and 200 million lines) and a camera that stands back from what it frames."""
     size, spacing = viewport.grid.size()[0], viewport.grid.spacing()[0]
-    return size / spacing
+    assert viewport.joint_size == scale
+    assert scale / 100 <= spacing <= scale and size / spacing <= 401
+    assert viewport.scene.opts["distance"] > scale / 4
+    assert np.all(np.isfinite(viewport.raw_positions))
 
 
 def test_a_one_joint_clip_draws_at_a_sensible_scale(window, dialogs, tmp_path: Path, ui) -> None:
     ui.open(window, hf.bvh_one_joint(tmp_path))
     ui.draw(window.viewport)
-    vp = window.viewport
     assert dialogs.errors == [] and window.document.clip.num_joints == 1
-    assert vp.grid.spacing()[0] == 10.0 and _grid_lines(vp) <= 200  # 10 cm over 100 cm+
-    assert 50.0 < vp.scene.opts["distance"] < 1000.0  # the camera stands back from it
-    assert np.all(np.isfinite(vp.raw_positions))
+    _sensible(window.viewport, 100.0)  # a point that does not move: a person's height
 
 
 def test_a_zero_size_skeleton_that_moves_takes_its_scale_from_the_motion(
@@ -92,6 +94,5 @@ def test_a_zero_size_skeleton_that_moves_takes_its_scale_from_the_motion(
     )
     ui.open(window, path, tuning={"precision": 0.01})
     ui.draw(window.viewport)
-    vp = window.viewport
     assert dialogs.errors == []
-    assert vp.grid.spacing()[0] == 10.0 and _grid_lines(vp) <= 200  # 50 cm of travel
+    _sensible(window.viewport, 50.0)  # 50 cm of travel
