@@ -43,6 +43,7 @@ from codec.settings import CompressionSettings, resolve_level
 from codec.shells import dominant_shells
 from codec.stats import build_stats
 from codec.transforms import object_space
+from codec.vertex_error import attach_vertex_error
 
 Array = np.ndarray
 Progress = Callable[[float, str], None]
@@ -165,6 +166,7 @@ def compress(
         error_between=error_b,
     )
     result.stats = build_stats(result, level, compressed_size, elapsed)
+    attach_vertex_error(result)  # the true skin error, when the clip has meshes
     report(1.0, "done")
     return result
 
