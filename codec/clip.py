@@ -208,9 +208,10 @@ class Clip:
         self.looping = bool(self.looping)
         self.meshes = tuple(self.meshes)
         for m in self.meshes:
-            if m.num_joints != j:
+            if m.palette_joint.max() >= j:
                 raise ClipValidationError(
-                    f"mesh {m.name!r} is bound to {m.num_joints} joints, the skeleton has {j}"
+                    f"mesh {m.name!r} is bound to joint {int(m.palette_joint.max())}, the "
+                    f"skeleton has {j}"
                 )
 
     @property

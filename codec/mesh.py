@@ -2,16 +2,19 @@
 
 The shell error (codec.error_metric) estimates how far the skin moves with three virtual
 points per joint; a mesh lets us measure the real thing. A `SkinnedMesh` is what a reader
-hands over for one mesh: vertices, triangles, up to MAX_INFLUENCES joints and weights per
-vertex (as clip joint indices), one inverse bind matrix per clip joint, and the mesh's own
-bind transform. A clip may carry several meshes (a body, a head, armour); `Skin` merges them
+hands over for one mesh: vertices, triangles, the mesh's bind palette (entries of a clip
+joint and an inverse bind matrix: a glTF skin's joints, USD's skel:joints, FBX's clusters),
+up to MAX_INFLUENCES palette entries and weights per vertex, and the mesh's own bind
+transform. A clip may carry several meshes (a body, a head, armour); `Skin` merges them
 into one set of arrays so skinning (codec.skinning) runs once over every vertex.
 
 Conventions, the same for every format: lengths are the clip's (cm); a vertex goes from mesh
 space to bind space by `node_matrix` (glTF: identity, the spec ignores a skinned mesh's node
-transform; USD: geomBindTransform; FBX: folded into the cluster matrices); `inverse_bind[j]`
-takes bind space to joint j's space at bind time, so joint j's object-space matrix times
-`inverse_bind[j]` moves a bind-space vertex with the joint. Qt-free.
+transform; USD: geomBindTransform; FBX: folded into the cluster matrices); `inverse_bind[b]`
+takes bind space to the space of joint `palette_joint[b]` at bind time, so that joint's
+object-space matrix times `inverse_bind[b]` moves a bind-space vertex with the joint. A
+palette rather than one matrix per joint: FBX may bind one joint twice with two matrices.
+Qt-free.
 """
 
 from __future__ import annotations
@@ -30,19 +33,20 @@ MAX_INFLUENCES = 8
 
 @dataclass(frozen=True, eq=False)
 class SkinnedMesh:
-    """One mesh bound to a skeleton of J joints.
+    """One mesh bound to a skeleton.
 
-    vertices (V, 3) mesh space; triangles (T, 3) vertex indices; joints (V, K) clip joint
-    indices and weights (V, K) summing to 1 per vertex (K <= 8, unused slots weight 0);
-    inverse_bind (J, 3, 4), one per clip joint (identity where the mesh's skin does not list
-    the joint: no weight refers to it); node_matrix (3, 4) mesh space -> bind space.
+    vertices (V, 3) mesh space; triangles (T, 3) vertex indices; influence (V, K) palette
+    entries and weights (V, K) summing to 1 per vertex (K <= 8, unused slots weight 0);
+    palette_joint (B,) the clip joint and inverse_bind (B, 3, 4) the matrix of each palette
+    entry; node_matrix (3, 4) mesh space -> bind space.
     """
 
     name: str
     vertices: Array
     triangles: Array
-    joints: Array
+    influence: Array
     weights: Array
+    palette_joint: Array
     inverse_bind: Array
     node_matrix: Array = field(default_factory=lambda: np.eye(3, 4))
 
@@ -56,23 +60,29 @@ class SkinnedMesh:
             raise ClipValidationError(
                 f"mesh {self.name!r}: a triangle refers to vertex {int(tri.max())} of {n}"
             )
-        joints = np.array(self.joints, dtype=np.int64)
+        infl = np.array(self.influence, dtype=np.int64)
         weights = np.array(self.weights, dtype=np.float64)
-        if joints.ndim != 2 or joints.shape != weights.shape or joints.shape[0] != n:
+        if infl.ndim != 2 or infl.shape != weights.shape or infl.shape[0] != n:
             raise ClipValidationError(
-                f"mesh {self.name!r}: joints {joints.shape} and weights {weights.shape} "
+                f"mesh {self.name!r}: influence {infl.shape} and weights {weights.shape} "
                 f"do not match {n} vertices"
             )
-        if not 1 <= joints.shape[1] <= MAX_INFLUENCES:
+        if not 1 <= infl.shape[1] <= MAX_INFLUENCES:
             raise ClipValidationError(
-                f"mesh {self.name!r}: {joints.shape[1]} influences per vertex (1..8 allowed)"
+                f"mesh {self.name!r}: {infl.shape[1]} influences per vertex (1..8 allowed)"
             )
         ibm = np.array(self.inverse_bind, dtype=np.float64)
-        if ibm.ndim != 3 or ibm.shape[1:] != (3, 4):
-            raise ClipValidationError(f"mesh {self.name!r}: inverse_bind has shape {ibm.shape}")
-        if joints.min() < 0 or joints.max() >= len(ibm):
+        pal = np.array(self.palette_joint, dtype=np.int64).reshape(-1)
+        if ibm.ndim != 3 or ibm.shape[1:] != (3, 4) or len(ibm) != len(pal) or len(pal) == 0:
             raise ClipValidationError(
-                f"mesh {self.name!r}: a vertex refers to joint {int(joints.max())} of {len(ibm)}"
+                f"mesh {self.name!r}: inverse_bind {ibm.shape} for {len(pal)} palette joints"
+            )
+        if pal.min() < 0:
+            raise ClipValidationError(f"mesh {self.name!r}: a palette joint is negative")
+        if infl.min() < 0 or infl.max() >= len(pal):
+            raise ClipValidationError(
+                f"mesh {self.name!r}: a vertex refers to palette entry {int(infl.max())} of "
+                f"{len(pal)}"
             )
         node = np.array(self.node_matrix, dtype=np.float64)
         if node.shape != (3, 4):
@@ -85,8 +95,8 @@ class SkinnedMesh:
             raise ClipValidationError(
                 f"mesh {self.name!r}: weights must be >= 0 and sum to 1 per vertex"
             )
-        arrays = {"vertices": v, "triangles": tri, "joints": joints, "weights": weights,
-                  "inverse_bind": ibm, "node_matrix": node}  # fmt: skip
+        arrays = {"vertices": v, "triangles": tri, "influence": infl, "weights": weights,
+                  "palette_joint": pal, "inverse_bind": ibm, "node_matrix": node}  # fmt: skip
         for name, a in arrays.items():
             a.setflags(write=False)
             object.__setattr__(self, name, a)
@@ -96,8 +106,9 @@ class SkinnedMesh:
         return int(self.vertices.shape[0])
 
     @property
-    def num_joints(self) -> int:
-        return int(self.inverse_bind.shape[0])
+    def joints(self) -> Array:
+        """(V, K) the clip joint of every influence slot."""
+        return self.palette_joint[self.influence]
 
     def scaled(self, factor: float) -> SkinnedMesh:
         """The same mesh with every length times `factor` (unit changes)."""
@@ -105,17 +116,18 @@ class SkinnedMesh:
         ibm[:, :, 3] *= factor
         node = self.node_matrix.copy()
         node[:, 3] *= factor
-        return SkinnedMesh(self.name, self.vertices * factor, self.triangles, self.joints,
-                           self.weights, ibm, node)  # fmt: skip
+        return SkinnedMesh(self.name, self.vertices * factor, self.triangles, self.influence,
+                           self.weights, self.palette_joint, ibm, node)  # fmt: skip
 
 
 def normalize_influences(
     joints: Array, weights: Array, limit: int = MAX_INFLUENCES
 ) -> tuple[Array, Array, list[str]]:
     """Influences as a mesh stores them: the `limit` strongest per vertex, weights summing
-    to 1, zero-weight slots pointing at the vertex's strongest joint. Returns (joints (V, K),
+    to 1, zero-weight slots pointing at the vertex's strongest entry. Returns (joints (V, K),
     weights (V, K), warnings); a vertex with no weight at all is bound fully to its first
-    listed joint, and a warning says how many were."""
+    listed entry, and a warning says how many were (readers that know better, FBX's mesh
+    node, bind those vertices themselves first)."""
     joints = np.asarray(joints, dtype=np.int64)
     weights = np.clip(np.asarray(weights, dtype=np.float64), 0.0, None)
     warnings: list[str] = []
@@ -183,28 +195,24 @@ class Skin:
     dominant_joint: Array
     mesh_offsets: Array
     names: tuple[str, ...]
-    num_joints: int
 
     @classmethod
     def of(cls, meshes: tuple[SkinnedMesh, ...] | list[SkinnedMesh]) -> Skin:
         if not meshes:
             raise ValueError("a skin needs at least one mesh")
-        k = max(m.joints.shape[1] for m in meshes)
-        num_joints = meshes[0].num_joints
+        k = max(m.influence.shape[1] for m in meshes)
         verts, tris, infl, wts, pal_joint, pal_ibm = [], [], [], [], [], []
         offsets = [0]
         for m in meshes:
-            if m.num_joints != num_joints:
-                raise ValueError("every mesh of a skin must be bound to the same skeleton")
             node = m.node_matrix
             verts.append(m.vertices @ node[:, :3].T + node[:, 3])
             tris.append(m.triangles + offsets[-1])
-            used, local = np.unique(m.joints, return_inverse=True)
-            local = local.reshape(m.joints.shape) + sum(len(p) for p in pal_joint)
-            pad = k - m.joints.shape[1]
+            used, local = np.unique(m.influence, return_inverse=True)  # only entries in use
+            local = local.reshape(m.influence.shape) + sum(len(p) for p in pal_joint)
+            pad = k - m.influence.shape[1]
             infl.append(np.pad(local, ((0, 0), (0, pad)), mode="edge"))
             wts.append(np.pad(m.weights, ((0, 0), (0, pad))))
-            pal_joint.append(used)
+            pal_joint.append(m.palette_joint[used])
             pal_ibm.append(m.inverse_bind[used])
             offsets.append(offsets[-1] + m.num_vertices)
         influence = np.concatenate(infl)
@@ -221,7 +229,6 @@ class Skin:
             dominant_joint=palette_joint[strongest],
             mesh_offsets=np.array(offsets, dtype=np.int64),
             names=tuple(m.name for m in meshes),
-            num_joints=num_joints,
         )
 
     @property

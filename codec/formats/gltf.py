@@ -781,9 +781,10 @@ def skinned_meshes(
     doc: _Doc, joints: SkinJoints, factor: float, warnings: list[str]
 ) -> tuple[SkinnedMesh, ...]:
     """Every mesh node whose skin's joints are all joints of the clip, one SkinnedMesh per
-    node (its triangle primitives merged), lengths times `factor`. The spec ignores a skinned
-    mesh node's own transform, so node_matrix is the identity. A mesh that cannot be read is
-    left out with a warning naming the place: the animation stays readable."""
+    node (its triangle primitives merged; the skin's joints are its palette), lengths times
+    `factor`. The spec ignores a skinned mesh node's own transform, so node_matrix is the
+    identity. A mesh that cannot be read is left out with a warning naming the place: the
+    animation stays readable."""
     nodes = doc.gltf.get("nodes", [])
     index_of = {n: k for k, n in enumerate(joints.order)}
     out: list[SkinnedMesh] = []
@@ -816,8 +817,7 @@ def _skinned_mesh(
     if not skin_nodes or any(n not in index_of for n in skin_nodes):
         return None  # bound to another skeleton
     to_clip = np.array([index_of[n] for n in skin_nodes], dtype=np.int64)
-    num = len(index_of)
-    ibm = np.tile(np.eye(3, 4), (num, 1, 1))
+    ibm = np.tile(np.eye(3, 4), (len(skin_nodes), 1, 1))  # the spec's default: identity
     if "inverseBindMatrices" in skin:
         mats = doc.accessor(skin["inverseBindMatrices"], f"{sw}.inverseBindMatrices")
         if mats.shape != (len(skin_nodes), 16):
@@ -825,9 +825,8 @@ def _skinned_mesh(
                 f"{sw}.inverseBindMatrices holds {mats.shape[0]} x {mats.shape[1]} values for "
                 f"{len(skin_nodes)} joints (MAT4 each)"
             )
-        m = mats.reshape(-1, 4, 4).transpose(0, 2, 1)[:, :3].copy()  # column-major
-        m[:, :, 3] *= factor
-        ibm[to_clip] = m
+        ibm = mats.reshape(-1, 4, 4).transpose(0, 2, 1)[:, :3].copy()  # column-major
+        ibm[:, :, 3] *= factor
     mi = doc.get(node, "mesh", where, int)
     mesh = doc.item("meshes", mi, f"{where}.mesh")
     mw = f"meshes[{mi}]"
@@ -841,7 +840,7 @@ def _skinned_mesh(
         v, t, j, w = part
         verts.append(v)
         tris.append(t + count)
-        jnts.append(to_clip[j])
+        jnts.append(j)
         wts.append(w)
         count += len(v)
     if not verts:
@@ -857,8 +856,9 @@ def _skinned_mesh(
         name=name,
         vertices=np.concatenate(verts) * factor,
         triangles=np.concatenate(tris),
-        joints=joints,
+        influence=joints,
         weights=weights,
+        palette_joint=to_clip,
         inverse_bind=ibm,
     )
 

@@ -22,7 +22,8 @@ def mesh(num_joints: int = 3, name: str = "m", joints=None, weights=None) -> Ski
     v, t = cube()
     j = np.zeros((8, 2), dtype=int) if joints is None else joints
     w = np.tile([1.0, 0.0], (8, 1)) if weights is None else weights
-    return SkinnedMesh(name, v, t, j, w, np.tile(np.eye(3, 4), (num_joints, 1, 1)))
+    ibm = np.tile(np.eye(3, 4), (num_joints, 1, 1))
+    return SkinnedMesh(name, v, t, j, w, np.arange(num_joints), ibm)
 
 
 def test_cube_normals_point_outwards() -> None:
@@ -64,17 +65,20 @@ def test_normalize_influences_keeps_the_strongest_and_renormalises() -> None:
     [
         ({"vertices": np.zeros((0, 3))}, "vertices"),
         ({"triangles": np.array([[0, 1, 8]])}, "vertex 8"),
-        ({"joints": np.full((8, 2), 3)}, "joint 3"),
+        ({"influence": np.full((8, 2), 3)}, "palette entry 3"),
+        ({"palette_joint": np.array([0, -1, 2])}, "negative"),
+        ({"palette_joint": np.arange(2)}, "for 2 palette"),
         ({"weights": np.tile([0.5, 0.4], (8, 1))}, "sum to 1"),
         ({"weights": np.tile([np.nan, 0.0], (8, 1))}, "finite"),
-        ({"joints": np.zeros((8, 9), dtype=int), "weights": np.c_[np.ones(8), np.zeros((8, 8))]},
-         "9 influences"),
+        ({"influence": np.zeros((8, 9), dtype=int),
+          "weights": np.c_[np.ones(8), np.zeros((8, 8))]}, "9 influences"),
     ],
 )  # fmt: skip
 def test_bad_meshes_are_refused(change: dict, expected: str) -> None:
     base = mesh()
-    fields = {k: getattr(base, k) for k in ("name", "vertices", "triangles", "joints",
-                                            "weights", "inverse_bind")}  # fmt: skip
+    keys = ("name", "vertices", "triangles", "influence", "weights", "palette_joint",
+            "inverse_bind")  # fmt: skip
+    fields = {k: getattr(base, k) for k in keys}
     fields.update(change)
     with pytest.raises(ClipValidationError, match=expected):
         SkinnedMesh(**fields)
@@ -83,7 +87,7 @@ def test_bad_meshes_are_refused(change: dict, expected: str) -> None:
 def test_clip_refuses_a_mesh_of_another_skeleton() -> None:
     sk = Skeleton.create(["a", "b"], [-1, 0])
     rot = np.tile([0.0, 0.0, 0.0, 1.0], (1, 2, 1))
-    with pytest.raises(ClipValidationError, match="bound to 3 joints"):
+    with pytest.raises(ClipValidationError, match="bound to joint 2"):
         Clip(sk, 30.0, rot, np.zeros((1, 2, 3)), np.ones((1, 2, 3)), meshes=(mesh(3),))
     clip = Clip(sk, 30.0, rot, np.zeros((1, 2, 3)), np.ones((1, 2, 3)), meshes=[mesh(2)])
     assert isinstance(clip.meshes, tuple) and clip.replace(name="x").meshes is clip.meshes
@@ -93,7 +97,7 @@ def test_skin_merges_meshes_with_their_own_palettes() -> None:
     a = mesh(3, "a", joints=np.tile([2, 2], (8, 1)))
     w = np.tile([0.25, 0.75], (8, 1))
     b = mesh(3, "b", joints=np.tile([0, 1], (8, 1)), weights=w)
-    b = SkinnedMesh("b", b.vertices, b.triangles, b.joints, b.weights,
+    b = SkinnedMesh("b", b.vertices, b.triangles, b.influence, b.weights, b.palette_joint,
                     b.inverse_bind * 2.0, np.eye(3, 4) + [[0, 0, 0, 5]] * 3)  # fmt: skip
     skin = Skin.of((a, b))
     assert skin.num_vertices == 16 and len(skin.triangles) == 24
@@ -122,7 +126,8 @@ def test_scaled_mesh_scales_lengths_only() -> None:
     m = mesh()
     ibm = np.array(m.inverse_bind)
     ibm[1, :, 3] = [1.0, 2.0, 3.0]
-    m = SkinnedMesh(m.name, m.vertices, m.triangles, m.joints, m.weights, ibm)
+    m = SkinnedMesh(m.name, m.vertices, m.triangles, m.influence, m.weights, m.palette_joint,
+                    ibm)  # fmt: skip
     s = m.scaled(100.0)
     assert np.allclose(s.vertices, m.vertices * 100)
     assert np.allclose(s.inverse_bind[1, :, 3], [100.0, 200.0, 300.0])

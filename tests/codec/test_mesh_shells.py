@@ -35,7 +35,7 @@ def rig(with_root_vertex: bool = True) -> Clip:
         joints.append([0, 0])
         weights.append([1.0, 0.0])
     tris = np.array([[0, 1, len(verts) - 1]])
-    mesh = SkinnedMesh("body", verts, tris, joints, weights, ibm)
+    mesh = SkinnedMesh("body", verts, tris, joints, weights, np.arange(4), ibm)
     rot = quat.identity((1, 4))
     return Clip(sk, 30.0, rot, bind[None], np.ones((1, 4, 3)), meshes=(mesh,))
 
@@ -62,7 +62,7 @@ def test_a_joint_without_vertices_takes_its_childrens_reach() -> None:
 def test_with_mesh_shells_writes_them_into_the_skeleton() -> None:
     clip = with_mesh_shells(rig())
     assert np.allclose(clip.skeleton.shell_distance, [5.0, 7.0, 20.0, 2.5])
-    assert clip.meshes == rig().meshes or len(clip.meshes) == 1
+    assert len(clip.meshes) == 1 and clip.meshes[0].num_vertices == 3
 
 
 def test_a_clip_without_mesh_is_refused() -> None:
@@ -80,7 +80,7 @@ def test_real_clips_get_a_shell_per_joint(name: str, animation: str | None) -> N
     # each one is a vertex's distance from its joint: check one joint by brute force
     m = clip.meshes[0]
     j = int(np.flatnonzero(moved)[0])
-    ibm = m.inverse_bind[j]
+    ibm = m.inverse_bind[list(m.palette_joint).index(j)]
     heavy = np.any((m.joints == j) & (m.weights > 0.1), axis=1)
     local = m.vertices[heavy] @ ibm[:, :3].T + ibm[:, 3]
     assert dist[j] == pytest.approx(np.linalg.norm(local, axis=1).max())

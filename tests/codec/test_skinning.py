@@ -35,7 +35,7 @@ def test_two_bones_by_hand() -> None:
     clip = two_bone_clip()
     verts = np.array([[0.0, 15, 0], [0.0, 15, 0], [1.0, 0, 0]])
     m = SkinnedMesh("arm", verts, np.array([[0, 1, 2]]), [[1, 0], [0, 1], [0, 0]],
-                    [[1.0, 0.0], [0.5, 0.5], [1.0, 0.0]], inverse_binds(clip))  # fmt: skip
+                    [[1.0, 0.0], [0.5, 0.5], [1.0, 0.0]], [0, 1], inverse_binds(clip))  # fmt: skip
     out = skin_vertices(clip.object_space(), Skin.of([m]))
     assert np.allclose(out[0], verts)  # the bind pose leaves the skin where it was
     # the child's vertex swings about the child: (0, 5, 0) -> (-5, 0, 0) around (0, 10, 0)
@@ -50,23 +50,25 @@ def naive(os_: np.ndarray, m: SkinnedMesh) -> np.ndarray:
         for v in range(m.num_vertices):
             p = node @ np.r_[m.vertices[v], 1.0]
             acc = np.zeros(4)
-            for j, w in zip(m.joints[v], m.weights[v], strict=True):
-                world = np.vstack([os_[s, j], [0, 0, 0, 1]])
-                ibm = np.vstack([m.inverse_bind[j], [0, 0, 0, 1]])
+            for b, w in zip(m.influence[v], m.weights[v], strict=True):
+                world = np.vstack([os_[s, m.palette_joint[b]], [0, 0, 0, 1]])
+                ibm = np.vstack([m.inverse_bind[b], [0, 0, 0, 1]])
                 acc += w * (world @ ibm @ p)
             out[s, v] = acc[:3]
     return out
 
 
 def random_mesh(clip: Clip, rng: np.random.Generator, n: int, k: int, name: str) -> SkinnedMesh:
-    j = rng.integers(0, clip.num_joints, size=(n, k))
+    """A palette binding some joints twice with different matrices, as FBX clusters may."""
+    palette = np.r_[np.arange(clip.num_joints), rng.integers(0, clip.num_joints, 3)]
+    j = rng.integers(0, len(palette), size=(n, k))
     w = rng.random((n, k)) * (rng.random((n, k)) > 0.3)
     w[:, 0] += 0.1
     w /= w.sum(axis=1, keepdims=True)
-    ibm = rng.normal(size=(clip.num_joints, 3, 4))
+    ibm = rng.normal(size=(len(palette), 3, 4))
     node = np.c_[quat.to_matrix(quat.normalize(rng.normal(size=4))) * 2.0, rng.normal(size=3)]
     tris = rng.integers(0, n, size=(n, 3))
-    return SkinnedMesh(name, rng.normal(size=(n, 3)) * 20, tris, j, w, ibm, node)
+    return SkinnedMesh(name, rng.normal(size=(n, 3)) * 20, tris, j, w, palette, ibm, node)
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -98,7 +100,7 @@ def test_normals_turn_with_their_joint() -> None:
     clip = two_bone_clip()
     verts = np.array([[1.0, 15, 0], [-1.0, 15, 0], [0.0, 15, 1]])
     m = SkinnedMesh("tube", verts, np.array([[0, 1, 2]]), [[1], [1], [1]], [[1.0]] * 3,
-                    inverse_binds(clip))  # fmt: skip
+                    [0, 1], inverse_binds(clip))  # fmt: skip
     skin = Skin.of([m])
     n = skin_points(palette(clip.object_space(), skin), skin, normals=True)
     assert np.allclose(np.linalg.norm(n, axis=-1), 1.0)

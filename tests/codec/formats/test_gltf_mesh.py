@@ -124,11 +124,13 @@ def test_hand_built_skin(tmp_path: Path) -> None:
     assert np.allclose(w, [[0.2, 0.8], [0.0, 1.0], [1.0, 0.0], [2 / 8, 6 / 8]], atol=1e-9)
     assert np.allclose(body.weights.sum(axis=1), 1.0)
     assert np.all(body.joints[4:] == 0)  # the strip's file joint 1 is clip joint A
-    # B's inverse bind matrix, translation in cm; A's is the identity
-    assert np.allclose(body.inverse_bind[1, :, 3], [50.0, 0, 0])
-    assert np.allclose(body.inverse_bind[0], np.eye(3, 4))
+    # the palette is the skin's joints: B's inverse bind matrix (cm), then A's identity
+    assert body.palette_joint.tolist() == [1, 0]
+    assert np.allclose(body.inverse_bind[0, :, 3], [50.0, 0, 0])
+    assert np.allclose(body.inverse_bind[1], np.eye(3, 4))
     # skin 1 lists only B, without matrices: identity, and its joint 0 is clip joint 1
-    assert np.all(cap.joints == 1) and np.allclose(cap.inverse_bind, np.eye(3, 4))
+    assert cap.palette_joint.tolist() == [1] and np.all(cap.joints == 1)
+    assert np.allclose(cap.inverse_bind, np.eye(3, 4))
     text = " | ".join(clip.warnings)
     assert "mode 0" in text and "meshes[0].primitives[2]" in text
     assert "nodes[7]" in text and "joint" in text and "left out" in text
@@ -138,7 +140,7 @@ def test_metres_kept_when_asked(tmp_path: Path) -> None:
     clip = read_gltf(build(tmp_path), scale_to_cm=False)
     body = clip.meshes[0]
     assert np.allclose(body.vertices[1], [1, 0, 0])
-    assert np.allclose(body.inverse_bind[1, :, 3], [0.5, 0, 0])
+    assert np.allclose(body.inverse_bind[0, :, 3], [0.5, 0, 0])
 
 
 @pytest.mark.parametrize(
@@ -150,7 +152,8 @@ def test_samples_carry_their_mesh(name: str, vertices: int, triangles: int, join
     clip = codec.load_clip(DATA / name)
     (mesh,) = clip.meshes
     assert mesh.num_vertices == vertices and len(mesh.triangles) == triangles
-    assert mesh.num_joints == joints == clip.num_joints
+    assert len(mesh.palette_joint) == joints == clip.num_joints
+    assert sorted(mesh.palette_joint) == list(range(joints))
     assert np.allclose(mesh.weights.sum(axis=1), 1.0)
     # the first pose skinned with the file's matrices wraps the skin around the skeleton
     from codec.mesh import skin_of
