@@ -11,7 +11,7 @@ import os
 import sys
 from pathlib import Path
 
-from app.headless import add_export_arguments, run_headless, wants_headless
+from app.headless import add_export_arguments, run_headless, tuning_from, wants_headless
 from codec.sampling import ROUNDING_MODES
 from codec.settings import LEVELS
 
@@ -94,15 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"shellscope: bad --size {args.size!r}, expected WxH", file=sys.stderr)
         return 2
     doc = window.document
-    tuning = {
-        k: v
-        for k, v in (
-            ("precision", args.precision),
-            ("shell_distance", args.shell_distance),
-            ("level", args.level),
-        )
-        if v is not None
-    }
+    tuning = tuning_from(args)
     overrides = None
     if args.overrides:
         from app.sidecar import SidecarError, read_sidecar_file
@@ -124,6 +116,9 @@ def main(argv: list[str] | None = None) -> int:
                 window.show()
                 return app.exec()
             return 1
+    if tuning.get("shell_from_mesh") and doc.clip is not None and not doc.clip.meshes:
+        print(f"shellscope: {path} has no skinned mesh: --shell-distance mesh is ignored",
+              file=sys.stderr)  # fmt: skip
     try:
         if args.rounding:
             doc.set_rounding(args.rounding)

@@ -54,6 +54,7 @@ PANELS: list[tuple[str, str, str, str]] = [
     ("app.views.error_plot", "ErrorPlotPanel", "Error", "bottom"),
     ("app.views.error_heatmap", "ErrorHeatmapPanel", "Error heat map", "bottom-tab"),
     ("app.views.bitrates", "BitRatePanel", "Bit rates", "bottom-tab"),
+    ("app.views.skin_report", "SkinReportPanel", "Skin report", "bottom-tab"),
 ]
 AREAS = {
     "left": QtCore.Qt.DockWidgetArea.LeftDockWidgetArea,
@@ -123,6 +124,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
         self.document.status_changed.connect(self._on_status)
         self.document.clip_changed.connect(self._update_title)
+        self.document.clip_changed.connect(self._show_skin_report)
         self.controller.failed.connect(self._on_failed)
         # keys go to the 3D view first (text fields in panels keep their own keys)
         self.viewport.scene.setFocus()
@@ -316,6 +318,13 @@ class MainWindow(QtWidgets.QMainWindow):
         for w in clip.warnings:
             self.statusBar().showMessage(f"{path.name}: {w}", 8000)
         return True
+
+    def _show_skin_report(self) -> None:
+        """The skin report's tab is there for clips with a skinned mesh only."""
+        dock = self.docks.get("SkinReportPanel")
+        clip = self.document.clip
+        if dock is not None:
+            dock.setVisible(clip is not None and bool(clip.meshes))
 
     def _update_title(self) -> None:
         p = self.document.path

@@ -1,9 +1,12 @@
 """Frame time, scrub latency and UI stalls of the 3D view under a software GL (run under Xvfb).
 
     tools/with_display.sh .venv/bin/python bench/frame_time.py [--shared]
+        [--mesh fox|cesiumman|CLIP.glb] [--skin-style translucent|solid|wireframe]
 
 Prints numbers; targets: median frame <= 25 ms, median scrub latency <= 40 ms, longest
-event-loop stall while compressing in the background <= 100 ms.
+event-loop stall while compressing in the background <= 100 ms. `--mesh` draws a skinned
+character instead of the BVH: Fox (Run, 1,728 vertices) or CesiumMan (3,273 vertices) with
+both skins shown (raw and lossy, skinned every frame) on top of the bones and every shell.
 """
 
 from __future__ import annotations
@@ -40,6 +43,20 @@ if "--shared" in sys.argv[1:]:
 else:
     BVH = DATA / "bvh" / "cmu_02_03_run_ccrig.bvh"
     LONG = DATA / "acl" / "cmu_13_07.acl.sjson.xz"
+MESHES = {
+    "fox": (DATA / "gltf" / "Fox.glb", "Run"),
+    "cesiumman": (DATA / "gltf" / "CesiumMan.glb", None),
+}
+
+
+def option(name: str, default: str | None = None) -> str | None:
+    """The value after `name` on the command line (default when absent)."""
+    args = sys.argv[1:]
+    return args[args.index(name) + 1] if name in args[:-1] else default
+
+
+MESH = option("--mesh")
+SKIN_STYLE = option("--skin-style", "translucent")
 
 
 def wait_frame(vp: Viewport3D, timeout: float = 5.0) -> None:
@@ -59,14 +76,25 @@ def main() -> None:
     lay.addWidget(vp, 1)
     lay.addWidget(timeline)
     host.show()
-    clip = codec.load_clip(BVH)
-    doc.set_clip(clip, BVH)
+    path, animation = BVH, None
+    if MESH is not None:
+        path, animation = MESHES.get(MESH.lower(), (Path(MESH), None))
+    clip = codec.load_clip(path, animation=animation) if animation else codec.load_clip(path)
+    doc.set_clip(clip, path)
     t0 = time.perf_counter()
     doc.set_result(codec.compress(doc.compression_input()))
     print(
-        f"{BVH.name}: {clip.num_joints} joints, {clip.num_samples} samples "
+        f"{path.name}: {clip.num_joints} joints, {clip.num_samples} samples "
         f"(compressed in {time.perf_counter() - t0:.1f} s)"
     )
+    if MESH is not None:
+        doc.update_display(show_raw_skin=True, show_lossy_skin=True, skin_style=SKIN_STYLE)
+        verts = sum(m.num_vertices for m in clip.meshes)
+        tris = sum(len(m.triangles) for m in clip.meshes)
+        print(
+            f"skin: {len(clip.meshes)} mesh(es), {verts:,} vertices, {tris:,} triangles, "
+            f"raw + lossy shown, {SKIN_STYLE}"
+        )
     doc.update_display(shells="all")
     doc.set_selection(clip.num_joints // 2)
     # make the GL scene exactly 1280x720

@@ -72,3 +72,15 @@ def vertex_distances(raw: Array, lossy: Array, skin: Skin) -> Array:
         b = skin_points(palette(lossy[s], skin), skin)
         out[s] = np.linalg.norm(a - b, axis=-1)
     return out
+
+
+def posed_skin(object_space: Array, skin: Skin) -> tuple[Array, Array]:
+    """Vertices (V, 3) and unit normals (V, 3) of one pose (J, 3, 4), for drawing: each
+    vertex's blended matrix is built once and moves both its position and its normal (the
+    bind normals are computed once per skin)."""
+    pal = palette(object_space, skin)  # (P, 3, 4)
+    blended = np.einsum("vk,vkij->vij", skin.weights, pal[skin.influence])
+    verts = np.einsum("vij,vj->vi", blended[..., :3], skin.vertices) + blended[..., 3]
+    normals = np.einsum("vij,vj->vi", blended[..., :3], skin.normals)
+    length = np.linalg.norm(normals, axis=-1, keepdims=True)
+    return verts, normals / np.where(length > 0, length, 1.0)

@@ -28,6 +28,7 @@ from app.skeleton_mesh import (
     ring_lines,
 )
 from app.views import colors
+from app.views.skin_item import SkinControls, SkinLayer
 from codec.error_metric import shell_error
 
 Array = np.ndarray
@@ -238,6 +239,7 @@ class Viewport3D(QtWidgets.QWidget):
             self.raw_joints, self.lossy_joints, self.marker,
         ):  # fmt: skip
             self.scene.addItem(item)
+        self.skin = SkinLayer(self.scene)  # the clip's skinned mesh, when it has one
 
         self._build_toolbar()
         lay = QtWidgets.QVBoxLayout(self)
@@ -309,6 +311,8 @@ class Viewport3D(QtWidgets.QWidget):
         row.addWidget(self.shells_mode)
         row.addWidget(self.follow)
         row.addWidget(self.frame_button)
+        self.skin_controls = SkinControls(self.document)
+        row.addWidget(self.skin_controls)
         row.addWidget(self.info, 1)
         row.addWidget(self.color_bar)
         self.show_raw.toggled.connect(lambda on: self.document.update_display(show_raw=on))
@@ -341,6 +345,7 @@ class Viewport3D(QtWidgets.QWidget):
             return
         self.raw_positions = self.lossy_positions = None
         self.raw_matrices = self.lossy_matrices = None
+        self.skin.set_meshes(clip.meshes)
         # every reader hands over Y-up clips (BVH, glTF and ACL's CMU data alike)
         self.solver = PoseSolver(clip.skeleton.parents, Y_UP_TO_Z_UP)
         step = max(1, clip.num_samples // 200)
@@ -440,6 +445,7 @@ class Viewport3D(QtWidgets.QWidget):
             for it in items:
                 it.setVisible(False)
             self.grid.setVisible(False)
+            self.skin.hide()
             return
         self.grid.setVisible(True)
         raw = self.solver.matrices(doc.raw_pose())
@@ -485,6 +491,9 @@ class Viewport3D(QtWidgets.QWidget):
             self.current_error = None
         self.lossy_bones.setVisible(lossy is not None and disp.show_lossy)
         self.lossy_joints.setVisible(lossy is not None and disp.show_lossy)
+        precision = None if lossy is None or result is None else result.clip.skeleton.precision
+        self.skin.update(raw, lossy, precision, disp.show_raw_skin, disp.show_lossy_skin,
+                         disp.skin_style)  # fmt: skip
 
         if sel is not None:
             set_points(self.marker, self.raw_positions[sel : sel + 1],
@@ -534,13 +543,14 @@ class Viewport3D(QtWidgets.QWidget):
         doc = self.document
         sel = doc.selection
         if sel is None or doc.clip is None:
-            self.info.setText("")
+            self.info.setText(self.skin.readout() if doc.clip is not None else "")
             return
         text = doc.clip.skeleton.names[sel]
         if self.current_error is not None and doc.result is not None:
             p = doc.result.clip.skeleton.precision[sel]
             text += f"  error {self.current_error[sel]:.4g} (precision {p:.4g})"
-        self.info.setText(text)
+        skin = self.skin.readout()
+        self.info.setText(f"{text}  · {skin}" if skin else text)
 
     # --- picking ------------------------------------------------------------------------
     def joint_at(self, x: float, y: float, tolerance: float = 10.0) -> int | None:
