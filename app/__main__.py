@@ -1,16 +1,22 @@
 """`shellscope [CLIP] [options]`: open the inspector, optionally save a screenshot and exit.
 
-The screenshot mode waits for the compression to finish and for the 3D view to draw the
-result before it grabs the window, so the picture is reproducible from the command line.
+The screenshot modes wait for the compression to finish and for the 3D view to draw the
+result before they grab the window (or the 3D view alone), so the picture is reproducible
+from the command line. They ignore the remembered window layout, and they need no display:
+without one they draw on a private Xvfb. Without a display and without a screenshot or an
+export to make, there is nothing to show: one line says so and the exit code is 2.
 """
 
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
 import sys
 from pathlib import Path
 
+from app.camera import MODES as CAMERA_MODES
+from app.camera import VIEWS
 from app.headless import add_export_arguments, run_headless, tuning_from, wants_headless
 from codec.sampling import ROUNDING_MODES
 from codec.settings import LEVELS
@@ -42,8 +48,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--rounding", choices=ROUNDING_MODES, help="sample-time rounding mode")
     p.add_argument("--select", help="joint to select, by name or index")
     p.add_argument("--shells", choices=("all", "selected", "none"), help="dominant shells shown")
+    p.add_argument("--camera", choices=CAMERA_MODES,
+                   help="follow (the root; default), clip (the whole motion), selection, free")
+    p.add_argument("--view", choices=tuple(VIEWS), help="named view (front, side, top: ortho)")
+    p.add_argument("--ortho", action="store_true", help="orthographic projection")
+    p.add_argument("--up-axis", choices=("auto", "X", "Y", "Z"),
+                   help="up axis of the clip (default auto: declared by the file or detected)")
+    p.add_argument("--magnify", type=float, metavar="K",
+                   help="draw the lossy pose as raw + K (lossy - raw), K in 1..1000")
     p.add_argument("--screenshot", metavar="PNG", help="save the window to PNG once drawn, exit")
-    p.add_argument("--size", default="1280x800", help="window size WxH (default 1280x800)")
+    p.add_argument("--screenshot-view", metavar="PNG",
+                   help="save the 3D view alone to PNG once drawn, exit")
+    p.add_argument("--size", help="window size WxH (default: the last session's, or 1280x800)")
     add_export_arguments(p)  # --export-* (and --shell-distance, --overrides): no window
     return p.parse_args(argv)
 
@@ -59,10 +75,55 @@ def _select(window: object, spec: str) -> None:
     doc.set_selection(joint)
 
 
+_PRIVATE_X: list[object] = []  # the Xvfb started for screenshots, stopped after Qt let go
+
+
+def _need_display(args: argparse.Namespace) -> int | None:
+    """Make sure Qt will find a display: the user's, or a private Xvfb for screenshots.
+    Returns an exit code when there is none to be had."""
+    from app.display import NoDisplayError, PrivateXServer, has_display, use_display
+
+    if has_display():
+        return None
+    display = os.environ.get("DISPLAY")
+    why = f"cannot reach the display {display!r}" if display else "no display (DISPLAY is not set)"
+    if not (args.screenshot or args.screenshot_view):
+        print(f"shellscope: {why}; without one use --screenshot PNG, --screenshot-view PNG "
+              "or --export-stats/--export-csv/--export-lossy", file=sys.stderr)  # fmt: skip
+        return 2
+    server = PrivateXServer(*_size(args.size or "1280x800"))
+    try:
+        use_display(server.start())
+    except NoDisplayError as exc:
+        print(f"shellscope: {why}, and {exc}", file=sys.stderr)
+        return 2
+    _PRIVATE_X.append(server)
+    atexit.register(server.stop)  # also on an early return; stopping twice is harmless
+    return None
+
+
+def _size(text: str) -> tuple[int, int]:
+    w, h = (int(v) for v in text.lower().split("x"))
+    return max(w, 320), max(h, 240)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if wants_headless(args):
         return run_headless(args)
+    shooting = bool(args.screenshot or args.screenshot_view)
+    if args.size is not None:
+        try:
+            _size(args.size)
+        except ValueError:
+            print(f"shellscope: bad --size {args.size!r}, expected WxH", file=sys.stderr)
+            return 2
+    if args.magnify is not None and not 1.0 <= args.magnify <= 1000.0:
+        print(f"shellscope: --magnify {args.magnify:g} is outside 1..1000", file=sys.stderr)
+        return 2
+    code = _need_display(args)
+    if code is not None:
+        return code
     if sys.platform.startswith("linux"):
         os.environ.setdefault("PYOPENGL_PLATFORM", "glx")
     from PySide6 import QtCore, QtWidgets
@@ -86,13 +147,10 @@ def main(argv: list[str] | None = None) -> int:
                   "(choose with --animation)", file=sys.stderr)  # fmt: skip
             return names[0]
 
-    window = MainWindow(dialogs=CliDialogs() if args.screenshot else None)
-    try:
-        w, h = (int(v) for v in args.size.lower().split("x"))
-        window.resize(w, h)
-    except ValueError:
-        print(f"shellscope: bad --size {args.size!r}, expected WxH", file=sys.stderr)
-        return 2
+    # a screenshot is reproducible: the default layout, and nothing remembered from it
+    window = MainWindow(dialogs=CliDialogs() if shooting else None, remember_layout=not shooting)
+    if args.size is not None or shooting or not window.layout_restored:
+        window.resize(*_size(args.size or "1280x800"))
     doc = window.document
     tuning = tuning_from(args)
     overrides = None
@@ -109,13 +167,22 @@ def main(argv: list[str] | None = None) -> int:
     if args.sample_rate:
         window.open_options["sample_rate"] = args.sample_rate
 
+    try:
+        display = {k: v for k, v in (("up_axis", args.up_axis), ("camera", args.camera),
+                                     ("magnify", args.magnify), ("shells", args.shells))
+                   if v is not None}  # fmt: skip
+        doc.update_display(**display)  # before opening: the clip is framed for them
+    except ValueError as exc:
+        print(f"shellscope: {exc}", file=sys.stderr)
+        return 2
     path = Path(args.clip) if args.clip else DEFAULT_CLIP
-    if not window.open_file(path, animation=args.animation, tuning=tuning, overrides=overrides):
-        if args.screenshot or args.clip:
-            if not args.screenshot:
-                window.show()
-                return app.exec()
+    if not window.open_file(path, animation=args.animation, tuning=tuning, overrides=overrides,
+                            remember=not shooting):  # fmt: skip
+        if shooting:
             return 1
+        if args.clip:
+            window.show()
+            return app.exec()
     if tuning.get("shell_from_mesh") and doc.clip is not None and not doc.clip.meshes:
         print(f"shellscope: {path} has no skinned mesh: --shell-distance mesh is ignored",
               file=sys.stderr)  # fmt: skip
@@ -126,17 +193,24 @@ def main(argv: list[str] | None = None) -> int:
             doc.set_time(args.time)
         if args.select is not None:
             _select(window, args.select)
-        if args.shells:
-            doc.update_display(shells=args.shells)
     except (KeyError, IndexError, ValueError) as exc:
         print(f"shellscope: {exc}", file=sys.stderr)
         return 2
+    if args.view:
+        window.viewport.set_view(args.view)
+    if args.ortho:
+        window.viewport.set_ortho(True)
 
     window.show()
-    if args.screenshot:
-        shot = _screenshot_class()(window, Path(args.screenshot))
+    if shooting:
+        shot = _screenshot_class()(window, args.screenshot, args.screenshot_view)
         shot.start()
-    return app.exec()
+    code = app.exec()
+    if _PRIVATE_X:
+        app.shutdown()  # Qt lets go of the display before its X server goes away
+        for server in _PRIVATE_X:
+            server.stop()  # type: ignore[attr-defined]
+    return code
 
 
 def _screenshot_class() -> type:
@@ -147,10 +221,12 @@ def _screenshot_class() -> type:
     class Screenshot(QtCore.QObject):
         """Waits for a result (or a failure), then two drawn frames, then grabs and quits."""
 
-        def __init__(self, window: MainWindow, path: Path) -> None:
+        def __init__(self, window: MainWindow, window_png: str | None,
+                     view_png: str | None) -> None:  # fmt: skip
             super().__init__(window)
             self.window = window
-            self.path = path
+            self.window_png = Path(window_png) if window_png else None
+            self.view_png = Path(view_png) if view_png else None
             self.code = 0
             self._frames = 0
             self._armed = False
@@ -188,15 +264,22 @@ def _screenshot_class() -> type:
             else:
                 self.window.viewport.invalidate()
 
-        def _grab(self) -> None:
-            self.window.viewport.frame_drawn.disconnect(self._on_frame)
-            image = grab_window(self.window)
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            if not image.save(str(self.path), "PNG"):
-                print(f"shellscope: cannot write {self.path}", file=sys.stderr)
+        def _save(self, image: object, path: Path) -> None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if not image.save(str(path), "PNG"):  # type: ignore[attr-defined]
+                print(f"shellscope: cannot write {path}", file=sys.stderr)
                 self.code = 1
             else:
-                print(f"shellscope: wrote {self.path}", file=sys.stderr)
+                print(f"shellscope: wrote {path}", file=sys.stderr)
+
+        def _grab(self) -> None:
+            vp = self.window.viewport
+            if self._armed:
+                vp.frame_drawn.disconnect(self._on_frame)
+            if self.window_png is not None:
+                self._save(grab_window(self.window), self.window_png)
+            if self.view_png is not None:
+                self._save(vp.scene.grabFramebuffer(), self.view_png)
             self.window.close()
             QtWidgets.QApplication.instance().exit(self.code)  # type: ignore[union-attr]
 

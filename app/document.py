@@ -15,9 +15,11 @@ import numpy as np
 
 from codec.clip import Clip
 from codec.overrides import JointOverride, ResolvedJoints, resolve
+from codec.pose_error import pose_error
 from codec.result import CompressionResult
-from codec.sampling import ROUNDING_MODES, Pose, sample_dense
+from codec.sampling import ROUNDING_MODES, Pose, SampleKeys, sample_dense, sample_keys
 from codec.settings import LEVELS
+from codec.transforms import depth_levels
 
 
 class Signal:
@@ -61,17 +63,36 @@ class GlobalSettings:
 
 @dataclass(frozen=True)
 class DisplayOptions:
-    """What the 3D view draws. `shells` is 'selected', 'all' or 'none'."""
+    """What the 3D view draws and how its camera behaves.
+
+    shells: 'selected', 'all' or 'none'. camera: 'follow' (the root), 'clip' (the whole
+    motion), 'selection' or 'free'. up_axis: 'auto' (declared or detected), 'X', 'Y' or 'Z'.
+    magnify: the lossy pose is drawn as raw + magnify * (lossy - raw), 1 to 1000.
+    """
 
     show_raw: bool = True
     show_lossy: bool = True
     shells: str = "selected"
-    follow_selected: bool = False
+    camera: str = "follow"
+    up_axis: str = "auto"
+    magnify: float = 1.0
     interpolation: str = "nlerp"
     show_error_between: bool = False
     show_raw_skin: bool = True
     show_lossy_skin: bool = True
     skin_style: str = "translucent"  # translucent, solid or wireframe (app.views.skin_item)
+
+    def __post_init__(self) -> None:
+        if self.shells not in ("selected", "all", "none"):
+            raise ValueError(f"unknown shells mode {self.shells!r}")
+        if self.camera not in ("follow", "clip", "selection", "free"):
+            raise ValueError(f"unknown camera mode {self.camera!r}")
+        if self.up_axis not in ("auto", "X", "Y", "Z"):
+            raise ValueError(f"unknown up axis {self.up_axis!r}")
+        if self.skin_style not in ("translucent", "solid", "wireframe"):
+            raise ValueError(f"unknown skin style {self.skin_style!r}")
+        if not 1.0 <= self.magnify <= 1000.0:
+            raise ValueError(f"magnify {self.magnify} is outside 1..1000")
 
 
 @dataclass(frozen=True)
@@ -82,6 +103,25 @@ class Status:
     progress: float = 0.0
     message: str = ""
     error: str | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class ShownPose:
+    """What is on screen at `time` under `rounding`: object-space matrices raw (J, 3, 4) and
+    lossy (J, 3, 4) in the clip's own axes, the error (J,) between them on every joint's shell,
+    that error as a fraction (J,) of the joint's precision, and the blended sample keys.
+
+    lossy, error, fraction and precision are None until a result for this clip exists.
+    """
+
+    time: float
+    rounding: str
+    keys: SampleKeys
+    raw: np.ndarray
+    lossy: np.ndarray | None
+    error: np.ndarray | None
+    fraction: np.ndarray | None
+    precision: np.ndarray | None
 
 
 class Document:
@@ -108,6 +148,8 @@ class Document:
         self.selection: int | None = None
         self.display = DisplayOptions()
         self.status = Status()
+        self._shown: tuple[tuple[Any, ...], ShownPose] | None = None
+        self._levels: tuple[Clip, list[np.ndarray]] | None = None
         self._mesh_shells: tuple[tuple[int, float], np.ndarray] | None = None
 
     # --- what is open -------------------------------------------------------------------
@@ -263,9 +305,53 @@ class Document:
         """Lossy pose from the codec's own `sample(t, rounding)`."""
         if self.result is None:
             return None
+        if self.result.compressed is None:  # a result without its decoder: the decoded clip
+            c = self.result.lossy
+            return sample_dense(
+                c.rotations, c.translations, c.scales, c.sample_rate,
+                self.time if t is None else t, self.rounding, False,
+                self.per_track_rounding(), self.display.interpolation,
+            )  # fmt: skip
         return self.result.compressed.sample(
             self.time if t is None else t,
             self.rounding,
             per_track=self.per_track_rounding(),
             interpolation=self.display.interpolation,
         )
+
+    def has_lossy(self) -> bool:
+        """A result exists and belongs to the clip on screen."""
+        r, c = self.result, self.clip
+        return r is not None and c is not None and r.clip.num_joints == c.num_joints
+
+    def shown_pose(self) -> ShownPose | None:
+        """Raw and lossy pose now, and the error between them: the one number every readout
+        quotes (the 3D view, its toolbar, the error panel). Cached until the time, rounding,
+        result, rules or interpolation change."""
+        clip = self.clip
+        if clip is None:
+            return None
+        result = self.result if self.has_lossy() else None
+        key = (self.time, self.rounding, clip, result, self.overrides, self.display.interpolation)
+        if self._shown is not None and all(
+            a is b or a == b for a, b in zip(self._shown[0], key, strict=True)
+        ):
+            return self._shown[1]
+        if self._levels is None or self._levels[0] is not clip:
+            self._levels = (clip, depth_levels(clip.skeleton.parents))
+        raw = self.raw_pose()
+        assert raw is not None
+        lossy = self.lossy_pose() if result is not None else None
+        sk = result.clip.skeleton if result is not None else clip.skeleton
+        pe = pose_error(raw, lossy, sk.parents, sk.shell_distance, self._levels[1])
+        modes = self.per_track_rounding() if self.rounding == "per_track" else None
+        keys = sample_keys(self.time, clip.sample_rate, clip.num_samples, self.rounding,
+                           per_track=modes)  # fmt: skip
+        fraction = precision = None
+        if pe.error is not None and result is not None:
+            precision = np.asarray(result.clip.skeleton.precision)
+            fraction = pe.error / precision
+        shown = ShownPose(self.time, self.rounding, keys, pe.raw, pe.lossy, pe.error, fraction,
+                          precision)  # fmt: skip
+        self._shown = (key, shown)
+        return shown

@@ -13,8 +13,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from app.camera import MODE_LABELS
 from app.controller import Controller
 from app.document import Document, GlobalSettings
 from app.sidecar import SidecarError, load_sidecar
@@ -41,9 +43,12 @@ CLIP_SUFFIXES = tuple(p[1:] for pats in _KINDS.values() for p in pats) + (".ssc"
 )
 MAX_RECENT = 8
 RECENT_KEY = "recent_files"
+GEOMETRY_KEY = "window/geometry"
+STATE_KEY = "window/state"
+LAYOUT_VERSION = 2  # bump when the docks change so an old saved layout is not applied
 DEFAULT_CLIP = Path(__file__).resolve().parent.parent / "resources" / "cmu_09_02.acl.sjson"
 
-# ---- panels of the other views (issue 5). Edit this list to add or move a panel. --------
+# ---- the docked panels. Edit this list to add or move a panel. ------------------------
 # (module, class, dock title, area): the class is built as cls(document) (plus
 # controller=... when its __init__ takes one); a module that does not exist yet is skipped.
 # area is left/right/top/bottom; "<area>-tab" tabs the dock with the previous one there.
@@ -90,13 +95,17 @@ class MainWindow(QtWidgets.QMainWindow):
         document: Document | None = None,
         controller: Controller | None = None,
         dialogs: Dialogs | None = None,
+        remember_layout: bool = True,
     ) -> None:
+        """`remember_layout`: restore the window's size and docks from the last session and
+        save them on close (off for reproducible screenshots)."""
         super().__init__()
         self.document = document or Document()
         self.controller = controller or Controller(self.document, parent=self)
         self.dialogs = dialogs or Dialogs()
         self.qsettings = QtCore.QSettings()
         self.open_options: dict[str, Any] = {}
+        self._shortcuts: QtWidgets.QDialog | None = None
         self.setWindowTitle("Shellscope")
         self.setAcceptDrops(True)
         self.resize(1280, 800)
@@ -120,7 +129,10 @@ class MainWindow(QtWidgets.QMainWindow):
         self.panels: dict[str, QtWidgets.QWidget] = {}
         self.docks: dict[str, QtWidgets.QDockWidget] = {}
         self._add_panels()
-        self._size_docks()
+        self._default_state = self.saveState(LAYOUT_VERSION)
+        self.remember_layout = remember_layout
+        self.layout_restored = remember_layout and self._restore_layout()
+        self._sized = self.layout_restored
 
         self.document.status_changed.connect(self._on_status)
         self.document.clip_changed.connect(self._update_title)
@@ -129,7 +141,7 @@ class MainWindow(QtWidgets.QMainWindow):
         # keys go to the 3D view first (text fields in panels keep their own keys)
         self.viewport.scene.setFocus()
 
-    # --- panels (issue 5) ---------------------------------------------------------------
+    # --- panels -------------------------------------------------------------------------
     def _add_panels(self) -> None:
         """Dock every panel of PANELS whose module exists (tolerant while they land)."""
         self.panel_menu.clear()
@@ -148,12 +160,7 @@ class MainWindow(QtWidgets.QMainWindow):
             widget = cls(self.document, **kwargs)
             dock = QtWidgets.QDockWidget(title, self)
             dock.setObjectName(f"dock_{class_name}")
-            # a scroll area lets a narrow dock scroll instead of widening the whole window
-            scroll = QtWidgets.QScrollArea()
-            scroll.setWidgetResizable(True)
-            scroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
-            scroll.setWidget(widget)
-            dock.setWidget(scroll)
+            dock.setWidget(widget)  # each panel scrolls its own content
             area, _, tab = where.partition("-")
             if tab and area in last:
                 self.tabifyDockWidget(last[area], dock)
@@ -166,13 +173,45 @@ class MainWindow(QtWidgets.QMainWindow):
             self.panel_menu.addAction(dock.toggleViewAction())
 
     def _size_docks(self) -> None:
-        """Give the 3D view the lion's share of the window."""
-        for area, size, orient in (("bottom", 230, QtCore.Qt.Orientation.Vertical),
-                                   ("left", 270, QtCore.Qt.Orientation.Horizontal),
-                                   ("right", 300, QtCore.Qt.Orientation.Horizontal)):  # fmt: skip
-            docks = [d for d in self.docks.values() if self.dockWidgetArea(d) == AREAS[area]]
+        """Docks in proportion to the window, so a large screen gives the panels room too;
+        the 3D view keeps the lion's share."""
+        w, h = max(self.width(), 800), max(self.height(), 600)
+        horizontal, vertical = QtCore.Qt.Orientation.Horizontal, QtCore.Qt.Orientation.Vertical
+        sizes = (("bottom", min(max(int(0.27 * h), 200), 380), vertical),
+                 ("left", min(max(int(0.25 * w), 300), 520), horizontal),
+                 ("right", min(max(int(0.24 * w), 300), 480), horizontal))
+        for area, size, orient in sizes:
+            docks = [d for d in self.docks.values()
+                     if self.dockWidgetArea(d) == AREAS[area] and not d.isFloating()]  # fmt: skip
             if docks:
                 self.resizeDocks(docks[:1], [size], orient)
+
+    def showEvent(self, ev: QtGui.QShowEvent) -> None:  # noqa: N802
+        super().showEvent(ev)
+        if not self._sized:  # first show without a remembered layout: fit the docks
+            self._sized = True
+            QtCore.QTimer.singleShot(0, self._size_docks)
+
+    def _restore_layout(self) -> bool:
+        """Window geometry and dock layout of the last session, if there is one."""
+        geometry = self.qsettings.value(GEOMETRY_KEY)
+        state = self.qsettings.value(STATE_KEY)
+        if not isinstance(geometry, QtCore.QByteArray) or not isinstance(state, QtCore.QByteArray):
+            return False
+        return bool(self.restoreGeometry(geometry) and self.restoreState(state, LAYOUT_VERSION))
+
+    def save_layout(self) -> None:
+        self.qsettings.setValue(GEOMETRY_KEY, self.saveGeometry())
+        self.qsettings.setValue(STATE_KEY, self.saveState(LAYOUT_VERSION))
+        self.qsettings.sync()
+
+    def reset_layout(self) -> None:
+        """View > Reset layout: every dock back where it started, sized for the window."""
+        self.restoreState(self._default_state, LAYOUT_VERSION)
+        for dock in self.docks.values():
+            dock.show()
+        self._show_skin_report()
+        self._size_docks()
 
     # --- status bar ---------------------------------------------------------------------
     def _build_status_bar(self) -> None:
@@ -213,18 +252,26 @@ class MainWindow(QtWidgets.QMainWindow):
 
     # --- menus --------------------------------------------------------------------------
     def _action(self, menu: QtWidgets.QMenu, text: str, slot: Any,
-                shortcut: str | QtGui.QKeySequence | None = None) -> QtGui.QAction:  # fmt: skip
+                shortcut: str | QtGui.QKeySequence | list | None = None,
+                group: QtGui.QActionGroup | None = None) -> QtGui.QAction:  # fmt: skip
+        """A menu entry whose shortcut works anywhere in the window (also with the menu bar
+        hidden); a list gives several keys (a digit and its keypad twin)."""
         act = QtGui.QAction(text, self)
         if shortcut is not None:
-            act.setShortcut(QtGui.QKeySequence(shortcut))
+            keys = shortcut if isinstance(shortcut, list) else [shortcut]
+            act.setShortcuts([QtGui.QKeySequence(k) for k in keys])
             act.setShortcutContext(QtCore.Qt.ShortcutContext.WindowShortcut)
+        if group is not None:
+            act.setCheckable(True)
+            group.addAction(act)
         act.triggered.connect(slot)
         menu.addAction(act)
-        self.addAction(act)  # shortcuts work with the menu bar hidden too
+        self.addAction(act)
         return act
 
     def _build_menus(self) -> None:
         mb = self.menuBar()
+        doc = self.document
         f = mb.addMenu("&File")
         self._action(
             f, "&Open\u2026", lambda: self.open_file(), QtGui.QKeySequence.StandardKey.Open
@@ -235,19 +282,68 @@ class MainWindow(QtWidgets.QMainWindow):
         self._action(f, "&Quit", self.close, QtGui.QKeySequence.StandardKey.Quit)
 
         v = mb.addMenu("&View")
-        self._action(v, "&Frame all", lambda: self.viewport.frame_all(), "F")
+        vp = self.viewport
+        self._action(v, "&Frame clip", vp.frame_all, "F")
+        cam = v.addMenu("&Camera")
+        self.camera_actions: dict[str, QtGui.QAction] = {}
+        group = QtGui.QActionGroup(self)
+        for mode, key in (("follow", "Shift+F"), ("clip", "Shift+C"), ("selection", "Shift+S"),
+                          ("free", None)):  # fmt: skip
+            self.camera_actions[mode] = self._action(
+                cam, MODE_LABELS[mode], partial(doc.update_display, camera=mode), key, group
+            )
+        views = v.addMenu("&Views")
+        keypad = QtCore.Qt.KeyboardModifier.KeypadModifier
+        no_mod = QtCore.Qt.KeyboardModifier(0)
+        for name, digit, ctrl in (("front", 1, False), ("back", 1, True), ("right", 3, False),
+                                  ("left", 3, True), ("top", 7, False), ("bottom", 7, True),
+                                  ("perspective", 0, False)):  # fmt: skip
+            key = QtCore.Qt.Key(QtCore.Qt.Key.Key_0.value + digit)
+            mod = QtCore.Qt.KeyboardModifier.ControlModifier if ctrl else no_mod
+            keys = [QtGui.QKeySequence(mod | key), QtGui.QKeySequence(mod | keypad | key)]
+            self._action(views, name.capitalize(), partial(vp.set_view, name), keys)
+        views.addSeparator()
+        five = ["5", QtGui.QKeySequence(keypad | QtCore.Qt.Key.Key_5)]
+        self.ortho_action = self._action(views, "&Orthographic", vp.toggle_ortho, five)
+        self.ortho_action.setCheckable(True)
+        up = v.addMenu("&Up axis")
+        self.up_actions: dict[str, QtGui.QAction] = {}
+        group = QtGui.QActionGroup(self)
+        for axis in ("auto", "X", "Y", "Z"):
+            text = "Auto (from the file)" if axis == "auto" else f"{axis} up"
+            self.up_actions[axis] = self._action(
+                up, text, partial(doc.update_display, up_axis=axis), None, group
+            )
+        mag = v.addMenu("Error &magnifier")
+        self.magnify_actions: dict[float, QtGui.QAction] = {}
+        group = QtGui.QActionGroup(self)
+        for k in (1.0, 10.0, 100.0, 1000.0):
+            self.magnify_actions[k] = self._action(
+                mag, f"\u00d7{k:g}", partial(doc.update_display, magnify=k), None, group
+            )
+        mag.addSeparator()
+        self._action(mag, "Magnify more", lambda: self._step_magnify(1), "]")
+        self._action(mag, "Magnify less", lambda: self._step_magnify(-1), "[")
         v.addSeparator()
-        self._action(v, "Toggle &raw skeleton", lambda: self.document.update_display(
-            show_raw=not self.document.display.show_raw), "R")  # fmt: skip
-        self._action(v, "Toggle &lossy skeleton", lambda: self.document.update_display(
-            show_lossy=not self.document.display.show_lossy), "E")  # fmt: skip
+        self._action(v, "Toggle &raw skeleton", lambda: doc.update_display(
+            show_raw=not doc.display.show_raw), "R")  # fmt: skip
+        self._action(v, "Toggle &lossy skeleton", lambda: doc.update_display(
+            show_lossy=not doc.display.show_lossy), "E")  # fmt: skip
+        self._action(v, "Toggle raw s&kin", lambda: doc.update_display(
+            show_raw_skin=not doc.display.show_raw_skin), "Shift+R")  # fmt: skip
+        self._action(v, "Toggle lossy sk&in", lambda: doc.update_display(
+            show_lossy_skin=not doc.display.show_lossy_skin), "Shift+E")  # fmt: skip
         shells = v.addMenu("&Shells")
-        for mode in ("none", "selected", "all"):
-            show = partial(self.document.update_display, shells=mode)
-            self._action(shells, mode.capitalize(), show)
-        self._action(v, "F&ollow selected joint", lambda: self.document.update_display(
-            follow_selected=not self.document.display.follow_selected))  # fmt: skip
+        self.shell_actions: dict[str, QtGui.QAction] = {}
+        group = QtGui.QActionGroup(self)
+        for mode, key in (("none", None), ("selected", None), ("all", None)):
+            self.shell_actions[mode] = self._action(
+                shells, mode.capitalize(), partial(doc.update_display, shells=mode), key, group
+            )
+        self._action(shells, "Next shells mode", self._cycle_shells, "S")
+        v.addSeparator()
         self.panel_menu = v.addMenu("&Panels")
+        self._action(v, "Reset &layout", self.reset_layout)
 
         p = mb.addMenu("&Playback")
         t = self.timeline
@@ -262,6 +358,49 @@ class MainWindow(QtWidgets.QMainWindow):
         self._action(c, "&Recompress now", self.controller.compress_now, "Ctrl+R")
         self._action(c, "&Cancel", self.controller.cancel, "Esc")
 
+        h = mb.addMenu("&Help")
+        self._action(h, "&Keyboard shortcuts", self.show_shortcuts,
+                     [QtGui.QKeySequence.StandardKey.HelpContents, "?"])  # fmt: skip
+        doc.display_changed.connect(self._sync_view_menu)
+        vp.view_changed.connect(self._sync_view_menu)
+        self._sync_view_menu()
+
+    def _sync_view_menu(self) -> None:
+        disp = self.document.display
+        self.camera_actions[disp.camera].setChecked(True)
+        self.up_actions[disp.up_axis].setChecked(True)
+        detected = f" (now {self.viewport.up})" if self.document.clip is not None else ""
+        self.up_actions["auto"].setText(f"Auto (from the file){detected}")
+        self.shell_actions[disp.shells].setChecked(True)
+        for k, act in self.magnify_actions.items():
+            act.setChecked(k == disp.magnify)
+        self.ortho_action.setChecked(self.viewport.scene.ortho)
+
+    def _step_magnify(self, direction: int) -> None:
+        from app.views.viewport3d import MAGNIFY_STEPS
+
+        k = self.document.display.magnify
+        i = int(np.searchsorted(MAGNIFY_STEPS, k, side="right" if direction > 0 else "left"))
+        i = i if direction > 0 else i - 1
+        i = min(max(i, 0), len(MAGNIFY_STEPS) - 1)
+        self.document.update_display(magnify=float(MAGNIFY_STEPS[i]))
+
+    def _cycle_shells(self) -> None:
+        modes = ("none", "selected", "all")
+        i = (modes.index(self.document.display.shells) + 1) % len(modes)
+        self.document.update_display(shells=modes[i])
+
+    def show_shortcuts(self) -> QtWidgets.QDialog:
+        """Help > Keyboard shortcuts: every action with a key, read from the menus themselves,
+        and the mouse gestures of the 3D view."""
+        from app.views.shortcuts_dialog import ShortcutsDialog
+
+        if self._shortcuts is None:
+            self._shortcuts = ShortcutsDialog(self.menuBar(), self)
+        self._shortcuts.show()
+        self._shortcuts.raise_()
+        return self._shortcuts
+
     # --- opening ------------------------------------------------------------------------
     def open_file(
         self,
@@ -269,6 +408,7 @@ class MainWindow(QtWidgets.QMainWindow):
         animation: str | None = None,
         tuning: dict[str, Any] | None = None,
         overrides: tuple[JointOverride, ...] | None = None,
+        remember: bool = True,
         **options: Any,
     ) -> bool:
         """File > Open, recent files, drops and the command line all come here.
@@ -314,7 +454,8 @@ class MainWindow(QtWidgets.QMainWindow):
         if overrides is not None:
             rules = overrides
         self.controller.open_clip(clip, path, tuple(rules), settings)
-        self._add_recent(path)
+        if remember:
+            self._add_recent(path)
         for w in clip.warnings:
             self.statusBar().showMessage(f"{path.name}: {w}", 8000)
         return True
@@ -375,6 +516,8 @@ class MainWindow(QtWidgets.QMainWindow):
 
     # --- closing ------------------------------------------------------------------------
     def closeEvent(self, ev: QtGui.QCloseEvent) -> None:  # noqa: N802
+        if self.remember_layout:
+            self.save_layout()
         self.timeline.pause()
         self.controller.shutdown(timeout=1.0)
         self.viewport.release_gl()

@@ -1,5 +1,8 @@
 """Frame time, scrub latency and UI stalls of the 3D view under a software GL (run under Xvfb).
 
+The scene is the heaviest default one: 142 joints (cmu_02_03_run_ccrig), lit anti-aliased
+bones of both skeletons, every dominant shell outlined, the gizmo overlay, at 1280x720.
+
     tools/with_display.sh .venv/bin/python bench/frame_time.py [--shared]
         [--mesh fox|cesiumman|CLIP.glb] [--skin-style translucent|solid|wireframe]
 
@@ -108,9 +111,13 @@ def main() -> None:
         app.processEvents()
     vp.invalidate()
     wait_frame(vp)
+    vp.scene.makeCurrent()
+    samples = int(GL.glGetIntegerv(GL.GL_SAMPLES))
     print(
-        f"scene {vp.scene.width()}x{vp.scene.height()}, shells: all "
-        f"({len(clip.skeleton.names)} spheres, {vp.shells.vertexes.shape[0] // 3} triangles)"
+        f"scene {vp.scene.width()}x{vp.scene.height()}, {samples}x MSAA, lit bones "
+        f"({vp.lossy_mesh.num_bones} lossy + {vp.raw_mesh.num_bones} raw), shells: all "
+        f"({len(clip.skeleton.names)} outlined, {len(vp.shell_outlines.pos) // 2} segments), "
+        f"camera {doc.display.camera}"
     )
 
     # 1) frame time: draw frame after frame, time moving each frame (playback at full speed)

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from codec.jit import kernel
+from codec.jit import helper
 
 QVV_ROT, QVV_TR, QVV_SC, QVV_SIZE = 0, 4, 7, 10
 
@@ -25,7 +25,7 @@ def pack_qvv(rotations: np.ndarray, translations: np.ndarray, scales: np.ndarray
     )
 
 
-@kernel
+@helper
 def qvv_matrix(v, out):
     """out (12,) = the affine matrix of the QVV row v (10,)."""
     x, y, z, w = v[0], v[1], v[2], v[3]
@@ -47,7 +47,7 @@ def qvv_matrix(v, out):
     out[11] = v[6]
 
 
-@kernel
+@helper
 def compose(a, b, out):
     """out = a @ b (b first, then a); out may be a or b."""
     b0, b1, b2, b3 = b[0], b[1], b[2], b[3]
@@ -61,7 +61,7 @@ def compose(a, b, out):
         out[4 * r + 3] = a0 * b3 + a1 * b7 + a2 * b11 + a3
 
 
-@kernel
+@helper
 def shell_error(raw, lossy, d):
     """Largest distance between the images of the shell points (d,0,0), (0,d,0), (0,0,d)."""
     worst = 0.0

@@ -688,15 +688,18 @@ def cmd_stats(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    """Compare with ACL's reference numbers and check the speed and memory targets."""
+    """Our codec against ACL, clip by clip; speed, size, error and memory targets."""
     from codec import bench
 
     if args.repeat < 1:
         raise CliError(f"--repeat must be at least 1, got {args.repeat}")
+    clips = bench.clips_from(args.clips) if args.clips else bench.default_clips(args.shared)
     report = bench.run(
-        clips_dir=args.clips,
-        reference=args.reference,
+        clips,
         repeat=args.repeat,
+        peer=args.peer,
+        reference=args.reference,
+        processes=not args.no_processes,
         progress=lambda m: (err.write(m + "\n"), err.flush()),
     )
     out.write(bench.format_report(report))
@@ -835,15 +838,32 @@ def build_parser() -> argparse.ArgumentParser:
     add_settings_flags(p)
     p.set_defaults(func=cmd_stats)
 
-    p = sub.add_parser("bench", help="sizes, errors and speed against ACL's reference")
-    p.add_argument("--clips", metavar="DIR", help="folder of the shared ACL clips")
-    p.add_argument("--reference", metavar="FILE", help="ACL reference JSON")
+    p = sub.add_parser("bench", help="our codec against ACL: sizes, errors, speed, memory")
+    p.add_argument(
+        "--clips",
+        nargs="+",
+        metavar="FILE[:ANIMATION]",
+        help="clips to bench (default: ACL's reference clips, the run, the jumps, boxing and "
+        "Fox Walk/Run/Survey from tests/data)",
+    )
+    p.add_argument("--shared", action="store_true", help="the default clips from ../shared/data")
+    p.add_argument(
+        "--peer",
+        metavar="PATH",
+        help="ACL's acl_compressor: run it on every clip in the same run (see its README)",
+    )
+    p.add_argument("--reference", metavar="FILE", help="ACL reference JSON (without --peer)")
     p.add_argument(
         "--repeat",
         type=int,
-        default=3,
+        default=5,
         metavar="N",
-        help="compressions per clip, median reported (default 3)",
+        help="compressions per clip, median reported (default 5)",
+    )
+    p.add_argument(
+        "--no-processes",
+        action="store_true",
+        help="skip the two fresh-process measurements (cold JIT start, peak memory)",
     )
     p.add_argument("--json", metavar="FILE|-", help="also dump the numbers as JSON")
     p.set_defaults(func=cmd_bench)

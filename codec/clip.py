@@ -172,14 +172,15 @@ class Clip:
             raise ClipValidationError(f"sample rate {self.sample_rate} must be a positive number")
         self.sample_rate = rate
         j = sk.num_joints
-        rot = np.array(self.rotations, dtype=np.float64)
+        # float64 arrays are taken as they are (no copy): a clip never writes to them
+        rot = np.asarray(self.rotations, dtype=np.float64)
         if rot.ndim != 3 or rot.shape[1:] != (j, 4):
             raise ClipValidationError(f"rotations have shape {rot.shape}, expected (S, {j}, 4)")
         s = rot.shape[0]
         if s < 1:
             raise ClipValidationError("a clip needs at least one sample")
-        tr = np.array(self.translations, dtype=np.float64)
-        sc = np.array(self.scales, dtype=np.float64)
+        tr = np.asarray(self.translations, dtype=np.float64)
+        sc = np.asarray(self.scales, dtype=np.float64)
         for label, a in (("translations", tr), ("scales", sc)):
             if a.shape != (s, j, 3):
                 raise ClipValidationError(f"{label} have shape {a.shape}, expected {(s, j, 3)}")
@@ -203,6 +204,7 @@ class Clip:
         # however a reader turns them into matrices (already unit ones are left bit for bit)
         off = np.abs(norm - 1.0) > UNIT_EXACT
         if np.any(off):
+            rot = rot.copy()
             rot[off] /= norm[off][:, None]
         self.rotations, self.translations, self.scales = rot, tr, sc
         self.looping = bool(self.looping)

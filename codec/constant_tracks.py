@@ -18,6 +18,7 @@ import numpy as np
 from codec import quantize, rotation_layout
 from codec.affine import pack_qvv, qvv_matrix, shell_error
 from codec.bit_rates import TrackKind
+from codec.clip import Clip
 from codec.jit import kernel
 
 Array = np.ndarray
@@ -29,11 +30,12 @@ _ANIMATED = int(TrackKind.ANIMATED)
 
 
 @kernel
-def _decide(raw, bind, const, dom, forced, exact, kinds, trial, use, v10, mats):
-    """kinds (J, 3) by the tests of the module docstring. bind / const (J, 10) QVV rows,
-    dom (2, J) dominant distance and precision; trial (10,), use (3,), v10, mats (2, 12)
-    scratch."""
-    for j in range(raw.shape[1]):
+def _decide(rot, tr, sc, bind, const, dom, forced, exact, kinds, trial, use, v10, mats):
+    """kinds (J, 3) by the tests of the module docstring. rot / tr / sc the raw samples,
+    bind / const (J, 10) QVV rows, dom (2, J) dominant distance and precision; trial (10,),
+    use (3,), v10 (2, 10) and mats (2, 12) scratch."""
+    raw = v10[0]
+    for j in range(rot.shape[1]):
         for k in range(3):
             use[k] = False
         for k in range(3):
@@ -53,15 +55,18 @@ def _decide(raw, bind, const, dom, forced, exact, kinds, trial, use, v10, mats):
                     for c in range(lo, hi):
                         trial[c] = bind[j, c] if option == 0 else const[j, c]
                     ok = True
-                    for s in range(raw.shape[0]):  # within at every sample? stop at a miss
+                    for s in range(rot.shape[0]):  # within at every sample? stop at a miss
+                        for c in range(4):
+                            raw[c] = rot[s, j, c]
+                        for c in range(3):
+                            raw[4 + c] = tr[s, j, c]
+                            raw[7 + c] = sc[s, j, c]
                         for c in range(10):
-                            v10[c] = (
-                                trial[c]
-                                if use[0 if c < 4 else (1 if c < 7 else 2)]
-                                else raw[s, j, c]
+                            v10[1, c] = (
+                                trial[c] if use[0 if c < 4 else (1 if c < 7 else 2)] else raw[c]
                             )
-                        qvv_matrix(raw[s, j], mats[0])
-                        qvv_matrix(v10, mats[1])
+                        qvv_matrix(raw, mats[0])
+                        qvv_matrix(v10[1], mats[1])
                         if shell_error(mats[0], mats[1], dom[0, j]) > dom[1, j]:
                             ok = False
                             break
@@ -96,9 +101,9 @@ def rebuild_rotations(stored: Array, dropped: Array) -> Array:
         return q / np.sqrt(np.sum(q * q, axis=-1, keepdims=True))
 
 
-def exact_kinds(raw: Array, binds: tuple[Array, Array, Array]) -> Array:
+def exact_kinds(clip: Clip) -> Array:
     """(J, 3): DEFAULT where a sub-track equals its bind value at every sample, CONSTANT where
-    it equals its first sample, ANIMATED otherwise (rotations up to sign); raw (S, J, 10)."""
+    it equals its first sample, ANIMATED otherwise (rotations up to sign)."""
 
     def same(a: Array, b: Array, signed: bool) -> Array:
         eq = np.all(a == b, axis=-1)
@@ -106,8 +111,10 @@ def exact_kinds(raw: Array, binds: tuple[Array, Array, Array]) -> Array:
             eq |= np.all(a == -b, axis=-1)
         return np.all(eq, axis=0)
 
-    out = np.full((raw.shape[1], 3), _ANIMATED, dtype=np.int64)
-    parts = (raw[..., :4], raw[..., 4:7], raw[..., 7:])
+    sk = clip.skeleton
+    out = np.full((clip.num_joints, 3), _ANIMATED, dtype=np.int64)
+    parts = (clip.rotations, clip.translations, clip.scales)
+    binds = (sk.bind_rotations, sk.bind_translations, sk.bind_scales)
     for k, (a, bind) in enumerate(zip(parts, binds, strict=True)):
         const = same(a, a[:1], k == 0)
         default = same(a, bind[None], k == 0)
@@ -117,8 +124,7 @@ def exact_kinds(raw: Array, binds: tuple[Array, Array, Array]) -> Array:
 
 
 def detect_kinds(
-    raw: Array,
-    binds: tuple[Array, Array, Array],
+    clip: Clip,
     dom_dist: Array,
     dom_prec: Array,
     forced: Array,
@@ -128,20 +134,25 @@ def detect_kinds(
     the decoded constant where constant, unused where animated) and the dropped component of
     each constant rotation (J,) (-1 where not constant).
 
-    raw (S, J, 10) QVV rows; `forced (J, 3)` keeps sub-tracks animated unless they are
-    exactly constant; `exact` comes from `exact_kinds`.
+    `forced (J, 3)` keeps sub-tracks animated unless they are exactly constant; `exact`
+    comes from `exact_kinds`.
     """
-    dropped, _, const_rot = constant_rotations(raw[0, :, :4])
+    sk = clip.skeleton
+    binds = (sk.bind_rotations, sk.bind_translations, sk.bind_scales)
+    dropped, _, const_rot = constant_rotations(clip.rotations[0])
     consts = (
         const_rot,
-        raw[0, :, 4:7].astype(F32).astype(np.float64),
-        raw[0, :, 7:].astype(F32).astype(np.float64),
+        clip.translations[0].astype(F32).astype(np.float64),
+        clip.scales[0].astype(F32).astype(np.float64),
     )
     bind10 = pack_qvv(*binds)
     const10 = pack_qvv(*consts)
-    kinds = np.zeros((raw.shape[1], 3), dtype=np.int64)
+    kinds = np.zeros((clip.num_joints, 3), dtype=np.int64)
+    c = np.ascontiguousarray
     _decide(
-        raw,
+        c(clip.rotations),
+        c(clip.translations),
+        c(clip.scales),
         bind10,
         const10,
         np.stack((dom_dist, dom_prec)).astype(np.float64),
@@ -150,7 +161,7 @@ def detect_kinds(
         kinds,
         np.zeros(10),
         np.zeros(3, np.bool_),
-        np.empty(10),
+        np.empty((2, 10)),
         np.empty((2, 12)),
     )
     fixed = tuple(

@@ -5,36 +5,17 @@ from __future__ import annotations
 import numpy as np
 
 from codec import ssc_format
-from codec.affine import pack_qvv
+from codec.bit_rates import RAW_BIT_RATE
 from codec.clip import Clip, Skeleton
 from codec.constant_tracks import rebuild_rotations
 from codec.errors import ClipValidationError, CompressedFormatError
-from codec.jit import kernel
-from codec.quantize import decode_params, decode_value, segment_range_decode
+from codec.quantize import decode_params, decode_values, segment_range_decode
 from codec.sampling import INTERPOLATIONS, Pose, blend, duration_of, sample_keys
 
 Array = np.ndarray
 LOOPING = ("clamp", "wrap")
+DECODE_CHUNK = 1024  # samples decoded per batch: bounds the temporary arrays
 F32 = np.float32
-
-
-@kernel
-def _decode_rows(rows, seg_of, q, qf, rate, lay, dec, track_joint, track_sub, v, out):
-    """Decode every animated sub-track at stored samples `rows` into QVV rows (n, J, 10)."""
-    for i in range(rows.shape[0]):
-        s = rows[i]
-        g = seg_of[s]
-        for t in range(track_joint.shape[0]):
-            v[3] = 0.0
-            decode_value(q[s, t], qf[s, t], rate[g, t], lay[g, t], dec[g, t], v)
-            j = track_joint[t]
-            if track_sub[t] == 0:
-                for c in range(4):
-                    out[i, j, c] = v[c]
-            else:
-                off = 4 if track_sub[t] == 1 else 7
-                for c in range(3):
-                    out[i, j, off + c] = v[c]
 
 
 class CompressedClip:
@@ -45,7 +26,14 @@ class CompressedClip:
     sub-tracks take the skeleton's bind pose (from the file's metadata, or given).
     """
 
-    def __init__(self, parsed: ssc_format.ParsedFile, skeleton: Skeleton | None = None) -> None:
+    def __init__(
+        self,
+        parsed: ssc_format.ParsedFile,
+        skeleton: Skeleton | None = None,
+        tables: tuple[Array, Array] | None = None,
+    ) -> None:
+        """`tables`: the decoding parameters (G, Ka, 4) and (G, Ka, 17) when the caller has
+        them already (the compressor), see codec.quantize.decode_params."""
         enc = parsed.encoded
         sk = skeleton if skeleton is not None else parsed.skeleton
         if sk is None:
@@ -63,10 +51,10 @@ class CompressedClip:
         self.num_samples = enc.num_samples
         self.wrap = enc.wrap
         self.duration = duration_of(enc.num_samples, enc.sample_rate, enc.wrap)
-        self._build_tables()
+        self._build_tables(tables)
 
     # --- tables built once ----------------------------------------------------------------
-    def _build_tables(self) -> None:
+    def _build_tables(self, tables: tuple[Array, Array] | None) -> None:
         enc = self.encoded
         sizes = enc.segment_sizes
         ka = len(enc.animated)
@@ -76,17 +64,20 @@ class CompressedClip:
         )
         self._seg_of = np.repeat(np.arange(enc.num_segments), sizes).astype(np.int64)
         self._rate = np.ascontiguousarray(enc.bit_rates, dtype=np.int64)
-        smin, sext = segment_range_decode(enc.seg_min, enc.seg_extent)
-        ranged = np.stack([enc.has_range(g) for g in range(enc.num_segments)])[..., None]
-        self._lay, self._dec = decode_params(
-            enc.stored_components(),
-            enc.seg_dropped,
-            enc.clip_min,
-            enc.clip_extent,
-            np.where(ranged, smin, F32(0.0)),
-            np.where(ranged, sext, F32(1.0)),
-            enc.seg_constant,
-        )
+        if tables is None:
+            smin, sext = segment_range_decode(enc.seg_min, enc.seg_extent)
+            ranged = (self._rate > 0) & (self._rate < RAW_BIT_RATE) & (enc.num_segments > 1)
+            ranged = ranged[..., None]
+            tables = decode_params(
+                enc.stored_components(),
+                enc.seg_dropped,
+                enc.clip_min,
+                enc.clip_extent,
+                np.where(ranged, smin, F32(0.0)),
+                np.where(ranged, sext, F32(1.0)),
+                enc.seg_constant,
+            )
+        self._lay, self._dec = tables
         sk = self.skeleton
         rot = sk.bind_rotations.copy()
         tr = sk.bind_translations.copy()
@@ -99,38 +90,38 @@ class CompressedClip:
             )
         tr[consts[consts[:, 1] == 1, 0]] = enc.constants[consts[:, 1] == 1]
         sc[consts[consts[:, 1] == 2, 0]] = enc.constants[consts[:, 1] == 2]
-        self._base = pack_qvv(rot, tr, sc)
+        self._base = (rot, tr, sc)
         anim = enc.animated
         self._track_joint = np.ascontiguousarray(anim[:, 0], dtype=np.int64)
         self._track_sub = np.ascontiguousarray(anim[:, 1], dtype=np.int64)
 
-    def _assemble(self, rows: Array) -> tuple[Array, Array, Array]:
-        """Full local arrays (n, J, 4|3) float64 of stored samples `rows (n,)`."""
-        rows = np.ascontiguousarray(rows, dtype=np.int64)
-        out = np.repeat(self._base[None], len(rows), axis=0)
-        _decode_rows(
-            rows,
-            self._seg_of,
-            self._q,
-            self._q.view(F32),
-            self._rate,
-            self._lay,
-            self._dec,
-            self._track_joint,
-            self._track_sub,
-            np.zeros(4, F32),
-            out,
-        )
-        return out[..., :4], out[..., 4:7], out[..., 7:]
+    def decode_rows(self, rows: Array) -> tuple[Array, Array, Array]:
+        """Stored samples `rows (n,)` as local rotations (n, J, 4), translations and scales
+        (n, J, 3), float64 of the float32 values a runtime decodes (rotations as decoded,
+        not yet renormalised)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        n = len(rows)
+        parts = [np.repeat(b[None], n, axis=0) for b in self._base]
+        for lo in range(0, n, DECODE_CHUNK):
+            part = rows[lo : lo + DECODE_CHUNK]
+            seg = self._seg_of[part]
+            v = decode_values(self._q[part], self._rate[seg], self._lay[seg], self._dec[seg])
+            for k, width in enumerate((4, 3, 3)):
+                sel = self._track_sub == k
+                parts[k][lo : lo + len(part), self._track_joint[sel]] = v[:, sel, :width]
+        return parts[0], parts[1], parts[2]
+
+    def clip_of(self, rot: Array, tr: Array, sc: Array, looping: bool, name: str = "") -> Clip:
+        """A Clip of decoded local arrays (rotations made unit in float64)."""
+        try:
+            return Clip(self.skeleton, self.sample_rate, rot, tr, sc, looping=looping, name=name)
+        except ClipValidationError as e:  # only corrupt data decodes to an invalid clip
+            raise CompressedFormatError(f"the data decodes to an invalid clip: {e}") from None
 
     # --- public ---------------------------------------------------------------------------
     def decode_all(self) -> Clip:
         """Every stored sample as a Clip (S stored samples, `looping` when wrapping)."""
-        rot, tr, sc = self._assemble(np.arange(self.num_samples))
-        try:
-            return Clip(self.skeleton, self.sample_rate, rot, tr, sc, looping=self.wrap)
-        except ClipValidationError as e:  # only corrupt data decodes to an invalid clip
-            raise CompressedFormatError(f"the data decodes to an invalid clip: {e}") from None
+        return self.clip_of(*self.decode_rows(np.arange(self.num_samples)), looping=self.wrap)
 
     def decode_source(self, name: str = "") -> Clip:
         """Every sample of the clip that was compressed: a wrapping clip's dropped last
@@ -165,7 +156,8 @@ class CompressedClip:
         keys = sample_keys(
             t, self.sample_rate, self.num_samples, rounding, wrap, per_track, self.duration
         )
-        rot, tr, sc = self._assemble(np.array([keys.first, keys.second]))
+        rot, tr, sc = self.decode_rows(np.array([keys.first, keys.second]))
+        rot = rot / np.linalg.norm(rot, axis=-1, keepdims=True)
         return blend(
             Pose(rot[0], tr[0], sc[0]), Pose(rot[1], tr[1], sc[1]), keys.alpha, interpolation
         )

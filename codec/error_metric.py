@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from codec import affine
-from codec.affine import compose, pack_qvv, qvv_matrix
+from codec.affine import compose, qvv_matrix
 from codec.jit import kernel
 
 if TYPE_CHECKING:
@@ -44,35 +44,42 @@ def shell_reach(m: Array, distance: Array) -> Array:
 
 
 @kernel
-def _pose_errors(raw, lossy, parents, shell, ks, alphas, poses, mats, out):
-    """out (N, J): error of every joint at N poses, pose i blending samples ks[i] and
-    ks[i] + 1 of both clips (S, J, 10) by alphas[i] the way ACL does (component lerp of the
-    rotation on the shorter arc, normalised); alpha 0 takes sample ks[i] as it is."""
+def _pose_errors(
+    r_rot, r_tr, r_sc, l_rot, l_tr, l_sc, ks, alphas, parents, shell, poses, mats, out
+):
+    """out (N, J): error of every joint at N poses of the raw clip (r_*) and the lossy one
+    (l_*): rotations (S, J, 4), translations and scales (S, J, 3). Pose i blends samples
+    ks[i] and ks[i] + 1 by alphas[i] the way ACL does (component lerp of the rotation on the
+    shorter arc, normalised); alpha 0 takes sample ks[i] as it is."""
     for i in range(ks.shape[0]):
         k = ks[i]
         alpha = alphas[i]
+        k1 = k + 1 if alpha != 0.0 else k
         for side in range(2):
-            clip = raw if side == 0 else lossy
+            rot = r_rot if side == 0 else l_rot
+            tr = r_tr if side == 0 else l_tr
+            sc = r_sc if side == 0 else l_sc
             pose = poses[side]
             for j in range(parents.shape[0]):
-                if alpha == 0.0:
-                    for c in range(10):
-                        pose[j, c] = clip[k, j, c]
-                else:
-                    d = 0.0
-                    for c in range(4):
-                        d += clip[k, j, c] * clip[k + 1, j, c]
-                    sign = -1.0 if d < 0.0 else 1.0
-                    n2 = 0.0
-                    for c in range(4):
-                        v = clip[k, j, c] + (clip[k + 1, j, c] * sign - clip[k, j, c]) * alpha
-                        pose[j, c] = v
-                        n2 += v * v
+                d = 0.0
+                for c in range(4):
+                    d += rot[k, j, c] * rot[k1, j, c]
+                sign = -1.0 if d < 0.0 else 1.0
+                n2 = 0.0
+                for c in range(4):
+                    a = rot[k, j, c]
+                    v = a + (rot[k1, j, c] * sign - a) * alpha
+                    pose[j, c] = v
+                    n2 += v * v
+                if alpha != 0.0:
                     n = np.sqrt(n2)
                     for c in range(4):
                         pose[j, c] = pose[j, c] / n if n > 0.0 else (1.0 if c == 3 else 0.0)
-                    for c in range(4, 10):
-                        pose[j, c] = clip[k, j, c] + (clip[k + 1, j, c] - clip[k, j, c]) * alpha
+                for c in range(3):
+                    a = tr[k, j, c]
+                    pose[j, 4 + c] = a + (tr[k1, j, c] - a) * alpha
+                    a = sc[k, j, c]
+                    pose[j, 7 + c] = a + (sc[k1, j, c] - a) * alpha
                 p = parents[j]
                 qvv_matrix(pose[j], mats[side, j])
                 if p >= 0:
@@ -81,16 +88,23 @@ def _pose_errors(raw, lossy, parents, shell, ks, alphas, poses, mats, out):
             out[i, j] = affine.shell_error(mats[0, j], mats[1, j], shell[j])
 
 
-def _poses(raw: Clip, lossy: Clip, ks: Array, alphas: Array) -> Array:
+def pose_errors(raw: Clip, lossy: Clip, ks: Array, alphas: Array) -> Array:
+    """(N, J) error of every joint at N poses of two clips: pose i blends samples ks[i] and
+    ks[i] + 1 by alphas[i] the way ACL does; alpha 0 takes sample ks[i] itself."""
     num_joints = raw.num_joints
     out = np.empty((len(ks), num_joints))
+    c = np.ascontiguousarray
     _pose_errors(
-        pack_qvv(raw.rotations, raw.translations, raw.scales),
-        pack_qvv(lossy.rotations, lossy.translations, lossy.scales),
+        c(raw.rotations),
+        c(raw.translations),
+        c(raw.scales),
+        c(lossy.rotations),
+        c(lossy.translations),
+        c(lossy.scales),
+        np.asarray(ks, np.int64),
+        np.asarray(alphas, np.float64),
         np.asarray(raw.skeleton.parents, np.int64),
         np.asarray(raw.skeleton.shell_distance, np.float64),
-        ks,
-        alphas,
         np.empty((2, num_joints, 10)),
         np.empty((2, num_joints, 12)),
         out,
@@ -100,7 +114,8 @@ def _poses(raw: Clip, lossy: Clip, ks: Array, alphas: Array) -> Array:
 
 def clip_errors(raw: Clip, lossy: Clip) -> Array:
     """(S, J) error of every joint on its own shell at every sample (nearest rounding)."""
-    return _poses(raw, lossy, np.arange(raw.num_samples), np.zeros(raw.num_samples))
+    s = raw.num_samples
+    return pose_errors(raw, lossy, np.arange(s), np.zeros(s))
 
 
 def between_errors(raw: Clip, lossy: Clip, supersample: int) -> tuple[Array, Array]:
@@ -112,4 +127,4 @@ def between_errors(raw: Clip, lossy: Clip, supersample: int) -> tuple[Array, Arr
     frac = np.arange(supersample) / supersample
     k = np.append(np.repeat(np.arange(S - 1), supersample), S - 1)
     alpha = np.append(np.tile(frac, S - 1), 0.0)
-    return (k + alpha) / raw.sample_rate, _poses(raw, lossy, k, alpha)
+    return (k + alpha) / raw.sample_rate, pose_errors(raw, lossy, k, alpha)

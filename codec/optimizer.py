@@ -40,15 +40,14 @@ import numpy as np
 
 from codec.affine import compose, qvv_matrix, shell_error
 from codec.bit_rates import NUM_BIT_RATES, RAW_BIT_RATE
-from codec.jit import kernel
+from codec.jit import helper, kernel
 from codec.quantize import decode_value, quantize
-from codec.transforms import local_to_object
 
 Array = np.ndarray
 
 LEVELS = {"medium": 0, "high": 1, "highest": 2}
 SLACK_ROUNDS = (1, 2, 3)
-REPAIR_SWEEPS = 6
+REPAIR_SWEEPS = 50
 FLOAT64_SLACK = 2.0**-40  # relative float64 rounding a differently ordered evaluation may see
 MAX_RAISES = 400  # per joint and repair sweep
 REACH_CHECK_AFTER = 8  # raises before asking whether raw floats could meet the bound
@@ -138,19 +137,13 @@ class SegmentProblem:
     dom_prec: Array
 
 
-def bounds(h: Hierarchy, raw_obj: Array, shell: Array, precision: Array) -> Array:
-    """(J,) each joint's precision less what float64 rounding in another evaluation order
-    may move it: FLOAT64_SLACK times the distances from its chain joints' origins to its
-    shell points, summed along the chain, at the worst row. raw_obj (m, J, 3, 4)."""
-    d = np.asarray(shell)[None, :, None, None]
-    points = raw_obj[..., :3] * d + raw_obj[..., 3:4]  # (m, J, 3 coords, 3 points)
-    origins = raw_obj[..., 3]  # (m, J, 3)
+def bounds(h: Hierarchy, dom_dist: Array, precision: Array) -> Array:
+    """(J,) each joint's precision less what float64 rounding in another evaluation order may
+    move it: FLOAT64_SLACK times the distances from its chain joints' origins to its shell
+    points, each at most that chain joint's dominant shell distance."""
     chain = h.lists[CHAIN]
-    owner = np.repeat(np.arange(len(h.parents)), np.diff(h.joints[CHAIN_PTR]))
-    far = np.linalg.norm(points[:, owner] - origins[:, chain, :, None], axis=-2).max(axis=-1)
-    total = np.zeros((raw_obj.shape[0], len(h.parents)))
-    np.add.at(total, (slice(None), owner), far)
-    return precision - FLOAT64_SLACK * total.max(axis=0)
+    total = np.add.reduceat(dom_dist[chain], h.joints[CHAIN_PTR, :-1])
+    return precision - FLOAT64_SLACK * total
 
 
 def optimize_segment(p: SegmentProblem, h: Hierarchy, level: str) -> tuple[Array, Array, Array]:
@@ -164,11 +157,7 @@ def optimize_segment(p: SegmentProblem, h: Hierarchy, level: str) -> tuple[Array
     qvv[RAW] = p.raw
     qvv[CUR] = p.base
     mats = np.empty((4, m, num_joints, 12))
-    raw_local, raw_obj, local, obj = (mats[k].reshape(m, num_joints, 3, 4) for k in range(4))
-    _matrices(p.raw, p.base, h.parents, raw_local, raw_obj, local, obj)
-    per_joint = np.stack(
-        (p.shell, bounds(h, raw_obj, p.shell, p.precision), p.dom_dist, p.dom_prec)
-    )
+    per_joint = np.stack((p.shell, bounds(h, p.dom_dist, p.precision), p.dom_dist, p.dom_prec))
     tracks = np.zeros((5, t), dtype=np.int64)
     tracks[TRACK_JOINT] = p.track_joint
     tracks[TRACK_KIND] = p.track_kind
@@ -201,37 +190,20 @@ def optimize_segment(p: SegmentProblem, h: Hierarchy, level: str) -> tuple[Array
         per_joint,
         scratch,
     )
-    _lower_bound(*common, flags)
     rel = np.empty((h.max_depth, m, 12))
     picks = np.empty((2, t * steps), dtype=np.int64)
     errs = np.empty(t * steps)
+    sub = np.empty((num_joints, 12))
+    _matrices(qvv, joints, mats)
+    _lower_bound(*common, flags)
     for _ in range(REPAIR_SWEEPS):
         if _repair_sweep(*common, flags, p.cost, steps, rel, picks, errs):
             break
-    sub = np.empty((num_joints, 12))
     for _ in range(SLACK_ROUNDS[code]):
         if not _slack_round(*common, p.cost, sub):
             break
     rates = tracks[RATE].copy()
     return rates, flags[STUCK].copy(), _quantized(p.unit, p.raw_values, rates)
-
-
-def _matrices(
-    raw: Array,
-    base: Array,
-    parents: Array,
-    raw_local: Array,
-    raw_obj: Array,
-    local: Array,
-    obj: Array,
-) -> None:
-    """Fill the raw and the starting lossy local and object matrices (m, J, 3, 4)."""
-    from codec.transforms import qvv_to_matrix
-
-    raw_local[:] = qvv_to_matrix(raw[..., :4], raw[..., 4:7], raw[..., 7:])
-    raw_obj[:] = local_to_object(raw_local, parents)
-    local[:] = qvv_to_matrix(base[:, :4], base[:, 4:7], base[:, 7:])[None]
-    obj[:] = local_to_object(local, parents)
 
 
 def _quantized(unit: Array, raw_values: Array, rates: Array) -> Array:
@@ -250,7 +222,7 @@ def _quantized(unit: Array, raw_values: Array, rates: Array) -> Array:
 # cand (T, R, m, 4) decoded candidates, have (T, R) which are filled.
 
 
-@kernel
+@helper
 def _candidate(t, r, rows, stored, lay, dec, cand, have, qi, out4):
     """Decode track t at rate r for every row into cand[t, r] (once)."""
     if have[t, r]:
@@ -278,7 +250,7 @@ def _candidate(t, r, rows, stored, lay, dec, cand, have, qi, out4):
     have[t, r] = True
 
 
-@kernel
+@helper
 def _set_rate(t, r, cand, tracks, joints, lists, qvv, mats):
     """Put track t at rate r; rebuild its joint's local matrices and its subtree's objects."""
     tracks[RATE, t] = r
@@ -301,7 +273,7 @@ def _set_rate(t, r, cand, tracks, joints, lists, qvv, mats):
                 compose(mats[OBJ, i, p], mats[LOCAL, i, d], mats[OBJ, i, d])
 
 
-@kernel
+@helper
 def _local_with(src, kind, vals, v10, out):
     """Local matrix of a QVV row `src (10,)` with sub-track `kind` replaced by vals."""
     for c in range(10):
@@ -310,6 +282,23 @@ def _local_with(src, kind, vals, v10, out):
     for c in range(4 if kind == 0 else 3):
         v10[off + c] = vals[c]
     qvv_matrix(v10, out)
+
+
+@kernel
+def _matrices(qvv, joints, mats):
+    """Raw and starting lossy local and object matrices of every row."""
+    for i in range(qvv.shape[1]):
+        for j in range(qvv.shape[2]):
+            qvv_matrix(qvv[RAW, i, j], mats[RAW_LOCAL, i, j])
+            qvv_matrix(qvv[CUR, i, j], mats[LOCAL, i, j])
+            p = joints[PARENT, j]
+            if p < 0:
+                for x in range(12):
+                    mats[RAW_OBJ, i, j, x] = mats[RAW_LOCAL, i, j, x]
+                    mats[OBJ, i, j, x] = mats[LOCAL, i, j, x]
+            else:
+                compose(mats[RAW_OBJ, i, p], mats[RAW_LOCAL, i, j], mats[RAW_OBJ, i, j])
+                compose(mats[OBJ, i, p], mats[LOCAL, i, j], mats[OBJ, i, j])
 
 
 # --- pass 1: local lower bound ------------------------------------------------------------

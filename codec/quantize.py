@@ -19,22 +19,25 @@ from codec.bit_rates import (
     RAW_BIT_RATE,
     SEGMENT_RANGE_MAX,
 )
-from codec.jit import kernel
+from codec.jit import helper
 
 Array = np.ndarray
 F32 = np.float32
 
 
-def clip_range(values: Array, stored: Array) -> tuple[Array, Array]:
-    """Clip-wide float32 min and extent (T, 4) of `values (S, T, 4)` over the samples where
-    `stored (S, T, 4)` says a component is kept; components never kept get 0 and 0."""
-    v = values.astype(F32)
-    lo = np.where(stored, v, F32(np.inf)).min(axis=0, initial=F32(np.inf))
-    hi = np.where(stored, v, F32(-np.inf)).max(axis=0, initial=F32(-np.inf))
+def clip_ranges(seg_lo: Array, seg_hi: Array, comps: Array) -> tuple[Array, Array]:
+    """Clip-wide float32 min and extent (T, 4) of every clip component, from each segment's
+    min and max (G, T, 3) of the values it stores and the clip component each stored value
+    belongs to (G, T, 3); a component no segment stores gets 0 and 0."""
+    shape = (*seg_lo.shape[:2], 4)
+    lo = np.full(shape, np.inf, dtype=F32)
+    hi = np.full(shape, -np.inf, dtype=F32)
+    np.put_along_axis(lo, comps, seg_lo, axis=2)
+    np.put_along_axis(hi, comps, seg_hi, axis=2)
+    lo, hi = lo.min(axis=0), hi.max(axis=0)
     kept = np.isfinite(lo)
     lo = np.where(kept, lo, F32(0.0)).astype(F32)
-    ext = np.where(kept, hi - lo, F32(0.0)).astype(F32)
-    return lo, ext
+    return lo, np.where(kept, hi - lo, F32(0.0)).astype(F32)
 
 
 def normalize(values: Array, lo: Array, extent: Array) -> Array:
@@ -53,13 +56,14 @@ def segment_range_decode(q_min: Array, q_ext: Array) -> tuple[Array, Array]:
     )
 
 
-def segment_range(normalized: Array) -> tuple[Array, Array]:
-    """8-bit min and extent (T, 3) covering a segment's clip-normalised values (n, T, 3).
+def segment_ranges(normalized: Array, starts: Array) -> tuple[Array, Array, Array, Array]:
+    """8-bit min and extent (G, T, 3) of every segment of clip-normalised values (S, T, 3)
+    (segments begin at `starts (G,)`), and the same decoded to float32.
 
     Rounded outward, then widened until the decoded range really contains every sample.
     """
-    lo32 = normalized.min(axis=0)
-    hi32 = normalized.max(axis=0)
+    lo32 = np.minimum.reduceat(normalized, starts, axis=0)
+    hi32 = np.maximum.reduceat(normalized, starts, axis=0)
     q_min = np.clip(np.floor(lo32.astype(np.float64) * SEGMENT_RANGE_MAX), 0, SEGMENT_RANGE_MAX)
     q_max = np.clip(np.ceil(hi32.astype(np.float64) * SEGMENT_RANGE_MAX), 0, SEGMENT_RANGE_MAX)
     q_min = q_min.astype(np.int64)
@@ -72,7 +76,8 @@ def segment_range(normalized: Array) -> tuple[Array, Array]:
             break
         q_min = np.where(low_bad, np.maximum(q_min - 1, 0), q_min)
         q_max = np.where(high_bad, np.minimum(q_max + 1, SEGMENT_RANGE_MAX), q_max)
-    return q_min.astype(np.uint8), (q_max - q_min).astype(np.uint8)
+    q_min, q_ext = q_min.astype(np.uint8), (q_max - q_min).astype(np.uint8)
+    return (q_min, q_ext, *segment_range_decode(q_min, q_ext))
 
 
 def to_segment_space(normalized: Array, d_min: Array, d_ext: Array) -> Array:
@@ -88,10 +93,11 @@ def quantize(unit: Array, bits: int) -> Array:
     return np.floor(unit.astype(np.float64) * scale + 0.5).astype(np.uint32)
 
 
-def constant_value(normalized: Array) -> Array:
-    """16-bit value (T, 3) in the middle of a segment's clip-normalised range (n, T, 3)."""
-    mid = 0.5 * (normalized.min(axis=0).astype(np.float64) + normalized.max(axis=0))
-    return quantize(mid, 16).astype(np.uint16)
+def constant_value(normalized: Array, starts: Array) -> Array:
+    """16-bit value (G, T, 3) in the middle of each segment's clip-normalised range (rate 0)."""
+    lo = np.minimum.reduceat(normalized, starts, axis=0).astype(np.float64)
+    hi = np.maximum.reduceat(normalized, starts, axis=0)
+    return quantize(0.5 * (lo + hi), 16).astype(np.uint16)
 
 
 # Decoding parameters of one sub-track (in one segment), as the kernels take them:
@@ -128,7 +134,7 @@ def decode_params(
     return np.ascontiguousarray(lay), np.ascontiguousarray(dec)
 
 
-@kernel
+@helper
 def decode_value(qint, qraw, rate, lay, dec, out):
     """One stored sample of one sub-track -> float32 `out (4,)` (x, y, z[, w]).
 
@@ -161,6 +167,30 @@ def decode_value(qint, qraw, rate, lay, dec, out):
         n = np.sqrt(out[0] * out[0] + out[1] * out[1] + out[2] * out[2] + out[3] * out[3])
         for c in range(4):
             out[c] = out[c] / n
+
+
+def decode_values(q: Array, rate: Array, lay: Array, dec: Array) -> Array:
+    """Many stored samples at once -> float32 (..., T, 4), operation for operation what
+    `decode_value` does for one: q (..., T, 3) uint32, rate (..., T), lay (..., T, 4),
+    dec (..., T, 17)."""
+    rate = np.asarray(rate, dtype=np.int64)
+    comp = lay[..., :3]
+    quantised = (rate > 0) & (rate < RAW_BIT_RATE)
+    bits = np.where(quantised, rate, 16)
+    denom = (np.left_shift(1, bits) - 1).astype(F32)[..., None]
+    cmin = np.take_along_axis(dec[..., DEC_MIN : DEC_MIN + 4], comp, axis=-1)
+    cext = np.take_along_axis(dec[..., DEC_EXT : DEC_EXT + 4], comp, axis=-1)
+    s = q.astype(F32) / denom
+    s = s * dec[..., DEC_SEG_EXT : DEC_SEG_EXT + 3] + dec[..., DEC_SEG_MIN : DEC_SEG_MIN + 3]
+    const = dec[..., DEC_CONST : DEC_CONST + 3] / denom
+    v = np.where((rate == 0)[..., None], const, s) * cext + cmin
+    v = np.where((rate == RAW_BIT_RATE)[..., None], q.view(F32), v)
+    out = np.zeros((*q.shape[:-1], 4), dtype=F32)
+    np.put_along_axis(out, comp, v.astype(F32), axis=-1)
+    rot = lay[..., 3] >= 0
+    if np.any(rot):
+        out[rot] = rebuild_rotations(out[rot], lay[..., 3][rot])
+    return out
 
 
 def rebuild_rotations(q: Array, dropped: Array) -> Array:

@@ -35,22 +35,21 @@ def _pick(min_abs: Array) -> Array:
     return np.where(min_abs[..., W] >= MIN_DROPPED, W, best)
 
 
-def choose(rotations: Array, table: Array) -> tuple[Array, Array]:
-    """Layouts of animated rotation sub-tracks, from their samples (S, K, 4).
+def choose(segment_min_abs: Array) -> tuple[Array, Array]:
+    """Layouts of animated rotation sub-tracks from the smallest magnitude of each component
+    over each segment (G, K, 4).
 
     Returns `clip_layout (K,)`: the component dropped for the whole clip, or PER_SEGMENT;
     and `segment_dropped (G, K)`: the component each segment drops (equal to the clip's
-    where that is fixed). `table (G, 2)` holds each segment's first sample and count.
+    where that is fixed).
     """
-    k = rotations.shape[1]
+    k = segment_min_abs.shape[1]
     if k == 0:
-        return np.zeros(0, np.int64), np.zeros((len(table), 0), np.int64)
-    mag = np.abs(rotations)
-    whole = mag.min(axis=0)  # (K, 4)
+        return np.zeros(0, np.int64), np.zeros((len(segment_min_abs), 0), np.int64)
+    whole = segment_min_abs.min(axis=0)  # (K, 4)
     clip_pick = _pick(whole)
     fixed = whole[np.arange(k), clip_pick] >= MIN_DROPPED
-    seg_min = np.minimum.reduceat(mag, table[:, 0], axis=0)  # (G, K, 4)
-    seg_pick = _pick(seg_min)
+    seg_pick = _pick(segment_min_abs)
     uniform = np.all(seg_pick == seg_pick[:1], axis=0)
     clip_layout = np.where(fixed, clip_pick, np.where(uniform, seg_pick[0], PER_SEGMENT))
     segment_dropped = np.where(clip_layout == PER_SEGMENT, seg_pick, clip_layout[None, :])

@@ -143,36 +143,29 @@ class EncodedClip:
         return kept_components(self.seg_dropped)
 
 
-def _range_bytes(enc: EncodedClip, g: int) -> bytes:
-    rate = enc.bit_rates[g]
-    out = bytearray()
-    has_range = enc.has_range(g)
-    for k in range(len(rate)):
-        if rate[k] == 0:
-            out += enc.seg_constant[g, k].astype("<u2").tobytes()
-        elif has_range[k]:
-            out += enc.seg_min[g, k].astype(np.uint8).tobytes()
-            out += enc.seg_extent[g, k].astype(np.uint8).tobytes()
-    return bytes(out)
-
-
-def _rate_bytes(enc: EncodedClip, g: int) -> bytes:
+def _segments_bytes(enc: EncodedClip) -> tuple[list[bytes], list[bytes]]:
+    """Each segment's rate bytes and ranges, and its packed samples."""
+    g_count, ka = enc.bit_rates.shape
+    rates = enc.bit_rates.astype(np.int64)
     per_segment = enc.clip_layout == PER_SEGMENT
-    dropped = np.where(per_segment, enc.seg_dropped[g], 0).astype(np.int64)
-    return (
-        (enc.bit_rates[g].astype(np.int64) | (dropped << DROPPED_SHIFT)).astype(np.uint8).tobytes()
+    rate_bytes = (rates | (np.where(per_segment, enc.seg_dropped, 0) << DROPPED_SHIFT)).astype(
+        np.uint8
     )
-
-
-def _segment_bytes(enc: EncodedClip, g: int) -> bytes:
-    rate = enc.bit_rates[g].astype(np.int64)
-    q = enc.samples[g]
-    widths = np.broadcast_to(BIT_RATE_BITS[rate][None, :, None], q.shape)
-    return (
-        _rate_bytes(enc, g)
-        + _range_bytes(enc, g)
-        + bitstream.pack(q.reshape(-1), widths.reshape(-1))
+    ranged = (rates > 0) & (rates < RAW_BIT_RATE) & (g_count > 1)
+    slots = np.zeros((g_count, ka, 6), dtype=np.uint8)  # 6 bytes: 3 x u16, or 3 + 3 x u8
+    slots[rates == 0] = (
+        enc.seg_constant.astype("<u2").view(np.uint8).reshape(g_count, ka, 6)[rates == 0]
     )
+    slots[ranged] = np.concatenate((enc.seg_min, enc.seg_extent), axis=-1)[ranged]
+    used = (rates == 0) | ranged
+    bits = BIT_RATE_BITS[rates]
+    heads, packed = [], []
+    for g in range(g_count):
+        heads.append(rate_bytes[g].tobytes() + slots[g][used[g]].tobytes())
+        q = enc.samples[g]
+        widths = np.broadcast_to(bits[g][None, :, None], q.shape)
+        packed.append(bitstream.pack(q.reshape(-1), widths.reshape(-1)))
+    return heads, packed
 
 
 def _clip_range_bytes(enc: EncodedClip) -> bytes:
@@ -210,8 +203,8 @@ def _metadata_bytes(skeleton: Skeleton) -> bytes:
     return bytes(out)
 
 
-def write(enc: EncodedClip, skeleton: Skeleton | None = None) -> tuple[bytes, int]:
-    """Serialise; returns the file bytes and the compressed size (header + animation)."""
+def write(enc: EncodedClip, skeleton: Skeleton | None = None) -> ParsedFile:
+    """Serialise; returns the written file as `read` would parse it (without parsing)."""
     kinds = bitstream.pack(enc.kinds.reshape(-1).astype(np.uint64), np.full(enc.kinds.size, 2))
     body = bytearray(kinds)
     layouts = enc.has_layouts
@@ -220,16 +213,19 @@ def write(enc: EncodedClip, skeleton: Skeleton | None = None) -> tuple[bytes, in
         body += bitstream.pack(codes.astype(np.uint64), np.full(len(codes), LAYOUT_BITS))
     body += enc.constants.astype("<f4").tobytes()
     body += _clip_range_bytes(enc)
-    segs = [_segment_bytes(enc, g) for g in range(enc.num_segments)]
+    heads, packed = _segments_bytes(enc)
     table_at = len(body)
+    offsets = np.zeros(enc.num_segments, dtype=np.int64)
+    packed_at = np.zeros(enc.num_segments, dtype=np.int64)
     offset = table_at + SEGMENT_ENTRY.size * enc.num_segments
-    table = bytearray()
-    for g, seg in enumerate(segs):
-        table += SEGMENT_ENTRY.pack(int(enc.segment_sizes[g]), offset)
-        offset += len(seg)
-    body += table
-    for seg in segs:
-        body += seg
+    for g in range(enc.num_segments):
+        offsets[g] = offset
+        packed_at[g] = HEADER_SIZE + offset + len(heads[g])
+        offset += len(heads[g]) + len(packed[g])
+    body += np.rec.fromarrays((enc.segment_sizes.astype("<u2"), offsets.astype("<u4"))).tobytes()
+    for head, bits in zip(heads, packed, strict=True):
+        body += head
+        body += bits
     meta = _metadata_bytes(skeleton) if skeleton is not None else b""
     flags = (
         (FLAG_WRAP if enc.wrap else 0)
@@ -240,7 +236,15 @@ def write(enc: EncodedClip, skeleton: Skeleton | None = None) -> tuple[bytes, in
     fields = (total, enc.num_joints, enc.num_samples, enc.sample_rate, enc.num_segments, len(body))
     rest = HEADER.pack(MAGIC, FORMAT_VERSION, flags, 0, *fields)[12:] + bytes(body) + meta
     head = HEADER.pack(MAGIC, FORMAT_VERSION, flags, zlib.crc32(rest), *fields)[:12]
-    return head + rest, HEADER_SIZE + len(body)
+    return ParsedFile(
+        encoded=enc,
+        skeleton=skeleton,
+        packed_offsets=packed_at,
+        segment_offsets=offsets,
+        data=head + rest,
+        compressed_size=HEADER_SIZE + len(body),
+        metadata_size=len(meta),
+    )
 
 
 class _Reader:

@@ -182,18 +182,6 @@ class BitRateCanvas(QWidget):
         now = int(round(self.document.time * rate))
         current = int(np.searchsorted(self.segments[:, 0], now, side="right") - 1)
         p.setFont(self._small)
-        for k, label in enumerate(("Rotation", "Translation", "Scale")):
-            left = self._group_left(k)
-            p.drawText(
-                QRect(int(left), 0, int(w * g_count), 16), Qt.AlignmentFlag.AlignCenter, label
-            )
-            step = max(1, int(np.ceil(14 / w)))
-            for g in range(0, g_count, step):
-                p.drawText(
-                    QRect(int(left + g * w), 16, int(w * step), HEADER_HEIGHT - 16),
-                    Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-                    str(g),
-                )
         ink = self.palette().text().color()
         y0, y1 = event.rect().top(), event.rect().bottom()  # draw only the exposed rows
         for row, joint in enumerate(self.order):
@@ -227,12 +215,34 @@ class BitRateCanvas(QWidget):
                     if w >= 13:
                         p.setPen(_text_colour(colour))
                         p.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
+        self._paint_header(p, w, g_count)
         if 0 <= current < g_count:  # outline the segment under the time cursor
             p.setPen(QColor(255, 120, 0))
             p.setBrush(Qt.BrushStyle.NoBrush)
             for k in range(3):
                 x = int(self._group_left(k) + current * w)
                 p.drawRect(x - 1, HEADER_HEIGHT - 2, int(w), ROW_HEIGHT * len(self.order) + 2)
+
+    def _paint_header(self, p: QPainter, w: float, g_count: int) -> None:
+        """Sub-track and segment labels at the top of what is visible: they stay in view
+        while the rows scroll under them."""
+        top = self.visibleRegion().boundingRect().top()
+        p.fillRect(0, top, self.width(), HEADER_HEIGHT - 2, self.palette().base())
+        p.setPen(self.palette().text().color())
+        for k, label in enumerate(("Rotation", "Translation", "Scale")):
+            left = self._group_left(k)
+            p.drawText(
+                QRect(int(left), top, int(w * g_count), 16), Qt.AlignmentFlag.AlignCenter, label
+            )
+            step = max(1, int(np.ceil(14 / w)))
+            for g in range(0, g_count, step):
+                p.drawText(
+                    QRect(int(left + g * w), top + 16, int(w * step), HEADER_HEIGHT - 16),
+                    Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                    str(g),
+                )
+        bottom_left = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignBottom
+        p.drawText(QRect(2, top, NAME_WIDTH - 4, HEADER_HEIGHT - 2), bottom_left, "segment \u2192")
 
     # --- interaction --------------------------------------------------------------------
     def event(self, e: QEvent) -> bool:
@@ -271,6 +281,8 @@ class BitRatePanel(QWidget):
         self.scroll.setWidgetResizable(True)
         self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.scroll.setWidget(self.canvas)
+        # the header is painted at the top of the visible rows: repaint it on every scroll
+        self.scroll.verticalScrollBar().valueChanged.connect(self.canvas.update)
         self.summary = QLabel()
         self.summary.setWordWrap(True)
         legend = QLabel(
@@ -320,4 +332,4 @@ class BitRatePanel(QWidget):
         j = self.document.selection
         if j is not None and j < len(self.canvas.row_of):
             y = HEADER_HEIGHT + int(self.canvas.row_of[j]) * ROW_HEIGHT
-            self.scroll.ensureVisible(0, y + ROW_HEIGHT // 2, 0, ROW_HEIGHT)
+            self.scroll.ensureVisible(0, y + ROW_HEIGHT // 2, 0, HEADER_HEIGHT + ROW_HEIGHT)

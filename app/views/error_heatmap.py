@@ -1,23 +1,212 @@
-"""Error heat map: joints (rows, hierarchy order) x time, coloured by error / the joint's precision.
+"""Error heat map: joints (rows, hierarchy order) x time, coloured by the share of each joint's
+budget it uses.
 
-The error plot says *when* the clip is wrong; this says *where* at the same time. Colours are the
-3D view's (green 0, yellow half the precision, red at or over it), so a red cell here is a red
-bone there. Clicking selects the joint and jumps to that time; the time cursor can be dragged.
+The error plot says *when* the clip is wrong; this says *where* at the same time. Colours are
+the one error scale (neutral below half the budget, amber to orange towards it, red only over
+it), so a red cell here is a red bone in the 3D view. Every row is at least one line of text
+high and the rows scroll, so every joint name is readable; the time ruler stays on top.
+Clicking selects the joint and jumps to that time, dragging scrubs, hovering tells the error.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
-import pyqtgraph as pg
-from PySide6.QtCore import QRectF, Qt
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent, QPoint, QRect, QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QImage, QMouseEvent, QPainter, QPaintEvent, QPen
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QScrollArea,
+    QToolTip,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.document import Document
+from app.error_scale import budget_fraction, error_colors_u8, format_cm, format_percent
 from app.views.bitrates import hierarchy_order
-from app.views.colors import error_colors
-from app.views.time_cursor import TimeCursor
+from app.views.color_bar import ColorBar
 
-SELECTION_PEN = pg.mkPen((255, 40, 240), width=1)
+INDENT = 8
+CURSOR = QColor(255, 120, 0)
+SELECTION = QColor(255, 40, 240)
+
+
+def nice_step(span: float, room_px: float, min_px: float) -> float:
+    """A 1-2-5 step in seconds so that labels at least `min_px` apart fit in `room_px`."""
+    if span <= 0 or room_px <= 0:
+        return 1.0
+    raw = span * min_px / room_px
+    exp = 10.0 ** math.floor(math.log10(raw))
+    for m in (1.0, 2.0, 5.0, 10.0):
+        if m * exp >= raw:
+            return m * exp
+    return 10.0 * exp
+
+
+class HeatmapCanvas(QWidget):
+    """The rows: names on the left, one image of coloured cells on the right."""
+
+    def __init__(self, panel: ErrorHeatmapPanel) -> None:
+        super().__init__(panel)
+        self.panel = panel
+        self.setMouseTracking(True)
+        self._dragging = False
+
+    @property
+    def row_height(self) -> int:
+        return self.fontMetrics().height() + 2
+
+    def name_width(self) -> int:
+        p = self.panel
+        fm = self.fontMetrics()
+        if not len(p.order):
+            return 120
+        widths = [fm.horizontalAdvance(p.names[j]) + INDENT * int(p.depth[j]) for j in p.order]
+        return int(max(widths)) + 12
+
+    def cells_rect(self) -> QRect:
+        left = self.name_width()
+        rows = self.row_height * len(self.panel.order)
+        return QRect(left, 0, max(self.width() - left - 4, 1), rows)
+
+    def time_to_x(self, t: float) -> float:
+        r = self.cells_rect()
+        p = self.panel
+        span = p.num_samples / p.rate if p.num_samples else 1.0
+        return r.left() + (t + 0.5 / p.rate) / span * r.width()
+
+    def cell_at(self, pos: QPoint) -> tuple[int, int] | None:
+        """(joint, sample) under a pixel, or (joint, -1) over the names, or None."""
+        p = self.panel
+        row = pos.y() // self.row_height
+        if not 0 <= row < len(p.order):
+            return None
+        joint = int(p.order[row])
+        r = self.cells_rect()
+        if pos.x() < r.left():
+            return joint, -1
+        s = int((pos.x() - r.left()) / max(r.width(), 1) * p.num_samples)
+        return joint, min(max(s, 0), p.num_samples - 1)
+
+    def sizeHint(self) -> QSize:  # noqa: N802
+        return QSize(self.name_width() + 300, self.row_height * max(len(self.panel.order), 1))
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
+        p = self.panel
+        painter = QPainter(self)
+        painter.fillRect(self.rect(), self.palette().base())
+        if p.image is None:
+            painter.setPen(self.palette().text().color())
+            msg = "Compressing\u2026" if p.document.clip is not None else "No clip"
+            top_left = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop
+            painter.drawText(self.rect().adjusted(8, 4, 0, 0), top_left, msg)
+            return
+        cells = self.cells_rect()
+        painter.drawImage(QRectF(cells), p.image)
+        rh = self.row_height
+        sel = p.document.selection
+        ink = self.palette().text().color()
+        y0, y1 = event.rect().top(), event.rect().bottom()
+        for row, joint in enumerate(p.order):
+            y = row * rh
+            if y + rh < y0 or y > y1:
+                continue
+            if joint == sel:
+                painter.fillRect(0, y, cells.left() - 2, rh, self.palette().highlight())
+                painter.setPen(self.palette().highlightedText().color())
+            else:
+                painter.setPen(ink)
+            x = 4 + INDENT * int(p.depth[joint])
+            painter.drawText(QRect(x, y, cells.left() - x, rh),
+                             Qt.AlignmentFlag.AlignVCenter, p.names[joint])  # fmt: skip
+        if sel is not None and sel < len(p.row_of):
+            y = int(p.row_of[sel]) * rh
+            painter.setPen(QPen(SELECTION, 1.5))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRect(QRectF(cells.left(), y + 0.5, cells.width() - 1, rh - 1))
+        x = self.time_to_x(p.document.time)
+        painter.setPen(QPen(CURSOR, 2))
+        painter.drawLine(int(round(x)), 0, int(round(x)), self.height())
+
+    # --- interaction --------------------------------------------------------------------
+    def event(self, e: QEvent) -> bool:
+        if e.type() == QEvent.Type.ToolTip:
+            hit = self.cell_at(e.pos())
+            if hit is not None and hit[1] >= 0:
+                QToolTip.showText(e.globalPos(), self.panel.tooltip_text(*hit), self)
+            else:
+                QToolTip.hideText()
+                e.ignore()
+            return True
+        return super().event(e)
+
+    def mousePressEvent(self, e: QMouseEvent) -> None:  # noqa: N802
+        if e.button() != Qt.MouseButton.LeftButton:
+            return super().mousePressEvent(e)
+        hit = self.cell_at(e.position().toPoint())
+        if hit is None:
+            return
+        joint, sample = hit
+        self.panel.document.set_selection(joint)
+        if sample >= 0:
+            self._dragging = True
+            self._scrub(e.position().x())
+
+    def mouseMoveEvent(self, e: QMouseEvent) -> None:  # noqa: N802
+        if self._dragging:
+            self._scrub(e.position().x())
+
+    def mouseReleaseEvent(self, e: QMouseEvent) -> None:  # noqa: N802
+        self._dragging = False
+
+    def _scrub(self, x: float) -> None:
+        p = self.panel
+        r = self.cells_rect()
+        t = (x - r.left()) / max(r.width(), 1) * p.num_samples / p.rate - 0.5 / p.rate
+        p.document.set_time(min(max(t, 0.0), p.document.duration))
+
+
+class TimeRuler(QWidget):
+    """Seconds above the cells, aligned with the canvas below; shows the cursor too."""
+
+    def __init__(self, panel: ErrorHeatmapPanel) -> None:
+        super().__init__(panel)
+        self.panel = panel
+        self.setFixedHeight(self.fontMetrics().height() + 8)
+
+    def paintEvent(self, _e: QPaintEvent) -> None:  # noqa: N802
+        p = self.panel
+        canvas = p.canvas
+        painter = QPainter(self)
+        fm = painter.fontMetrics()
+        ink = self.palette().color(self.foregroundRole())
+        painter.setPen(ink)
+        win = self.window()
+        off = canvas.mapTo(win, QPoint(0, 0)).x() - self.mapTo(win, QPoint(0, 0)).x()
+        if p.image is None:
+            return
+        cells = canvas.cells_rect()
+        right = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+        first = fm.horizontalAdvance("0.0") // 2 + 10  # clear of the first tick's label
+        painter.drawText(QRect(0, 0, off + cells.left() - first, self.height()), right, "time (s)")
+        dur = p.document.duration
+        step = nice_step(max(dur, 1e-6), cells.width(), fm.horizontalAdvance("00.00") + 16)
+        digits = max(0, -int(math.floor(math.log10(step)))) if step < 1 else 0
+        k = 0
+        while k * step <= dur + 1e-9:
+            t = k * step
+            x = off + canvas.time_to_x(t)
+            painter.drawLine(int(x), self.height() - 4, int(x), self.height())
+            text = f"{t:.{digits}f}"
+            w = fm.horizontalAdvance(text)
+            painter.drawText(int(x - w / 2), self.height() - 6, text)
+            k += 1
+        x = off + canvas.time_to_x(p.document.time)
+        painter.setPen(QPen(CURSOR, 2))
+        painter.drawLine(int(x), 0, int(x), self.height())
 
 
 class ErrorHeatmapPanel(QWidget):
@@ -26,90 +215,81 @@ class ErrorHeatmapPanel(QWidget):
     def __init__(self, document: Document, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.document = document
-        self.ratio = np.zeros((0, 0))  # (S, J) error / precision, columns in hierarchy order
+        self.ratio = np.zeros((0, 0))  # (S, J) budget fraction, columns in hierarchy order
         self.order = np.zeros(0, dtype=np.int64)
+        self.depth = np.zeros(0, dtype=np.int64)
+        self.row_of = np.zeros(0, dtype=np.int64)
+        self.names: tuple[str, ...] = ()
+        self.image: QImage | None = None
+        self.num_samples = 0
+        self.rate = 1.0
 
-        self.plot = pg.PlotWidget(background="w")
-        self.plot.setMenuEnabled(False)
-        self.plot.setLabel("bottom", "time", units="s")
-        vb = self.plot.getViewBox()
-        vb.invertY(True)
-        vb.setMouseEnabled(x=True, y=False)
-        self.image = pg.ImageItem(axisOrder="col-major")
-        self.plot.addItem(self.image)
-        self.selection_box = pg.LinearRegionItem(
-            orientation="horizontal", movable=False, brush=(255, 40, 240, 40), pen=SELECTION_PEN
-        )
-        self.plot.addItem(self.selection_box, ignoreBounds=True)
-        self.cursor = TimeCursor(document, self.plot)
-        self.plot.scene().sigMouseClicked.connect(self._on_scene_clicked)
-
-        self.caption = QLabel(
-            "error ÷ the joint's precision: green 0 · yellow ½ · red ≥ 1 (over budget)"
-        )
+        self.caption = QLabel("Error of every joint over time, as a share of its own budget")
+        self.caption.setWordWrap(True)
+        self.color_bar = ColorBar()
+        top = QHBoxLayout()
+        top.addWidget(self.caption, 1)
+        top.addWidget(self.color_bar)
+        self.canvas = HeatmapCanvas(self)
+        self.ruler = TimeRuler(self)
+        self.scroll = QScrollArea()
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.scroll.setWidget(self.canvas)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
-        layout.addWidget(self.caption)
-        layout.addWidget(self.plot, 1)
+        layout.setSpacing(2)
+        layout.addLayout(top)
+        layout.addWidget(self.ruler)
+        layout.addWidget(self.scroll, 1)
 
         document.result_changed.connect(self._on_result)
         document.clip_changed.connect(self._on_result)
         document.selection_changed.connect(self._on_selection)
+        document.time_changed.connect(self._repaint)
         self._on_result()
+
+    def _repaint(self) -> None:
+        self.canvas.update()
+        self.ruler.update()
 
     # --- model -> view ------------------------------------------------------------------
     def _on_result(self) -> None:
-        r = self.document.result
+        doc = self.document
+        r = doc.result if doc.has_lossy() else None
         if r is None:
             self.ratio = np.zeros((0, 0))
-            self.image.clear()
-            self.plot.getAxis("left").setTicks([[]])
+            self.image = None
+            self.order = np.zeros(0, dtype=np.int64)
         else:
-            names = r.clip.skeleton.names
-            self.order, _ = hierarchy_order(r.clip.skeleton.parents)
+            sk = r.clip.skeleton
+            self.names = sk.names
+            self.order, self.depth = hierarchy_order(sk.parents)
             err = np.asarray(r.error)[:, self.order]
-            self.ratio = err / np.asarray(r.clip.skeleton.precision)[self.order][None, :]
-            rgba = (error_colors(self.ratio) * 255).astype(np.ubyte)  # (S, J, 4)
-            rate = r.clip.sample_rate
-            s, j = self.ratio.shape
-            self.image.setImage(rgba, autoLevels=False)
-            self.image.setRect(QRectF(-0.5 / rate, 0.0, s / rate, j))
-            self.plot.getAxis("left").setTicks(
-                [[(i + 0.5, names[joint]) for i, joint in enumerate(self.order)]]
-            )
-            self.plot.setXRange(-0.5 / rate, (s - 0.5) / rate, padding=0)
-            self.plot.setYRange(0, j, padding=0)
+            self.ratio = budget_fraction(err, np.asarray(sk.precision)[self.order][None, :])
+            rgba = np.ascontiguousarray(error_colors_u8(self.ratio.T))  # (J rows, S columns, 4)
+            self.num_samples, self.rate = self.ratio.shape[0], r.clip.sample_rate
+            h, w = rgba.shape[:2]
+            self.image = QImage(rgba.data, w, h, 4 * w, QImage.Format.Format_RGBA8888).copy()
+        self.row_of = np.empty(len(self.order), dtype=np.int64)
+        self.row_of[self.order] = np.arange(len(self.order))
+        self.canvas.setMinimumHeight(self.canvas.row_height * max(len(self.order), 1))
+        self.canvas.updateGeometry()
         self._on_selection()
 
     def _on_selection(self) -> None:
         j = self.document.selection
-        if self.document.result is None or j is None or j >= len(self.order):
-            self.selection_box.hide()
-            return
-        row = int(np.flatnonzero(self.order == j)[0])
-        self.selection_box.setRegion((row, row + 1))
-        self.selection_box.show()
+        if j is not None and j < len(self.row_of) and self.image is not None:
+            y = int(self.row_of[j]) * self.canvas.row_height
+            self.scroll.ensureVisible(0, y + self.canvas.row_height // 2, 0, self.canvas.row_height)
+        self._repaint()
 
-    # --- view -> model ------------------------------------------------------------------
-    def cell_at(self, x: float, y: float) -> tuple[int, float] | None:
-        """(joint, time) under a point in plot coordinates, or None outside the map."""
+    def tooltip_text(self, joint: int, sample: int) -> str:
         r = self.document.result
         if r is None:
-            return None
-        row = int(np.floor(y))
-        if not 0 <= row < len(self.order):
-            return None
-        sample = int(np.clip(np.round(x * r.clip.sample_rate), 0, r.error.shape[0] - 1))
-        return int(self.order[row]), sample / r.clip.sample_rate
-
-    def _on_scene_clicked(self, event) -> None:  # pyqtgraph MouseClickEvent
-        if event.button() != Qt.MouseButton.LeftButton:
-            return
-        vb = self.plot.getViewBox()
-        if not vb.sceneBoundingRect().contains(event.scenePos()):
-            return
-        p = vb.mapSceneToView(event.scenePos())
-        hit = self.cell_at(p.x(), p.y())
-        if hit is not None:
-            self.document.set_selection(hit[0])
-            self.document.set_time(hit[1])
+            return ""
+        err = float(np.asarray(r.error)[sample, joint])
+        frac = float(self.ratio[sample, int(self.row_of[joint])])
+        return (f"<b>{self.names[joint]}</b><br>sample {sample} ({sample / self.rate:.3f} s)<br>"
+                f"error {format_cm(err)}, {format_percent(frac)} of its "
+                f"{format_cm(float(r.clip.skeleton.precision[joint]))} budget")  # fmt: skip

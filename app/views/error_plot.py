@@ -1,9 +1,11 @@
-"""Error over time: the worst joint at every sample, the selected joint, and the precision line.
+"""Error over time: the worst joint at every sample, the selected joint, and the budget line.
 
-Where the max curve crosses the precision line is where the clip fails; the between-samples
+Where the max curve crosses the budget line is where the clip fails; the between-samples
 curve (supersampled, rounding none) shows error that sample-time checks miss. The time cursor
 is the document's time (dragging it scrubs, scrubbing elsewhere moves it), clicking the plot
-jumps there, and "Go to worst" selects the worst joint at its worst time.
+jumps there, and "Go to worst" selects the worst joint at its worst time. The legend sits in
+its own row above the plot, never over the curves; the error axis is in centimetres with
+engineering notation, and starts at zero with the budget always in view.
 """
 
 from __future__ import annotations
@@ -11,16 +13,43 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.document import Document
+from app.error_scale import eng, format_cm, format_percent
 from app.views.time_cursor import TimeCursor
 
-MAX_PEN = pg.mkPen((220, 60, 40), width=2)
-SELECTED_PEN = pg.mkPen((40, 110, 220), width=2)
-BETWEEN_PEN = pg.mkPen((230, 150, 30), width=1, style=Qt.PenStyle.DotLine)
-PRECISION_PEN = pg.mkPen((40, 160, 70), width=1, style=Qt.PenStyle.DashLine)
-JOINT_PRECISION_PEN = pg.mkPen((40, 110, 220), width=1, style=Qt.PenStyle.DashLine)
+MAX_COLOUR = (214, 64, 40)
+SELECTED_COLOUR = (40, 110, 220)
+BETWEEN_COLOUR = (230, 150, 30)
+BUDGET_COLOUR = (40, 150, 70)
+MAX_PEN = pg.mkPen(MAX_COLOUR, width=2)
+SELECTED_PEN = pg.mkPen(SELECTED_COLOUR, width=2)
+BETWEEN_PEN = pg.mkPen(BETWEEN_COLOUR, width=1, style=Qt.PenStyle.DotLine)
+PRECISION_PEN = pg.mkPen(BUDGET_COLOUR, width=1, style=Qt.PenStyle.DashLine)
+JOINT_PRECISION_PEN = pg.mkPen(SELECTED_COLOUR, width=1, style=Qt.PenStyle.DashLine)
+HEADROOM = 1.12  # the error axis shows a little above the larger of max error and budget
+
+
+class EngineeringAxis(pg.AxisItem):
+    """Tick labels in engineering notation (2e-3, 10e-3), the unit in the axis label."""
+
+    def tickStrings(self, values: list, scale: float, spacing: float) -> list[str]:  # noqa: N802
+        return [eng(v * scale, 3) if abs(v) > spacing * 1e-6 else "0" for v in values]
+
+
+def _swatch(rgb: tuple[int, int, int], dotted: bool = False, dashed: bool = False) -> str:
+    colour = "#{:02x}{:02x}{:02x}".format(*rgb)
+    glyph = "\u2508\u2508" if dotted else "\u2505\u2505" if dashed else "\u2501\u2501"
+    return f"<span style='color:{colour}; font-weight:bold'>{glyph}</span>"
 
 
 class ErrorPlotPanel(QWidget):
@@ -30,30 +59,30 @@ class ErrorPlotPanel(QWidget):
         super().__init__(parent)
         self.document = document
 
-        self.plot = pg.PlotWidget(background="w")
-        self.plot.setLabel("bottom", "time", units="s")
-        self.plot.setLabel("left", "error")
+        self.plot = pg.PlotWidget(background="w", axisItems={"left": EngineeringAxis("left")})
+        self.plot.setLabel("bottom", "time (s)")
+        self.plot.setLabel("left", "error (cm)")
+        left = self.plot.getAxis("left")
+        left.enableAutoSIPrefix(False)
+        left.setWidth(64)
+        self.plot.getAxis("bottom").enableAutoSIPrefix(False)
         self.plot.showGrid(x=True, y=True, alpha=0.25)
         self.plot.setMenuEnabled(False)
-        self.legend = self.plot.addLegend(
-            offset=(-10, 10), brush=(255, 255, 255, 210), labelTextColor=(40, 40, 40)
-        )
-        self.max_curve = self.plot.plot(pen=MAX_PEN, name="max over joints")
-        self.joint_curve = self.plot.plot(pen=SELECTED_PEN, name="selected joint")
-        self.between_curve = self.plot.plot(pen=BETWEEN_PEN, name="max between samples")
-        self.precision_line = pg.InfiniteLine(
-            angle=0,
-            pen=PRECISION_PEN,
-            movable=False,
-            label="precision {value:.4g}",
-            labelOpts={"position": 0.05, "color": (40, 160, 70)},
-        )
+        self.plot.getViewBox().setMouseEnabled(x=True, y=False)
+        self.plot.setMinimumHeight(90)
+        self.max_curve = self.plot.plot(pen=MAX_PEN)
+        self.joint_curve = self.plot.plot(pen=SELECTED_PEN)
+        self.between_curve = self.plot.plot(pen=BETWEEN_PEN)
+        self.precision_line = pg.InfiniteLine(angle=0, pen=PRECISION_PEN, movable=False)
         self.joint_precision_line = pg.InfiniteLine(angle=0, pen=JOINT_PRECISION_PEN)
         for item in (self.precision_line, self.joint_precision_line):
             self.plot.addItem(item, ignoreBounds=True)
         self.cursor = TimeCursor(document, self.plot)
         self.plot.scene().sigMouseClicked.connect(self._on_scene_clicked)
 
+        self.legend = QLabel()
+        self.legend.setTextFormat(Qt.TextFormat.RichText)
+        self.legend.setWordWrap(True)
         self.between_box = QCheckBox("Between samples")
         self.between_box.setToolTip(
             "Supersampled error with rounding 'none': catches error between the keys"
@@ -66,6 +95,9 @@ class ErrorPlotPanel(QWidget):
         self.worst_button.clicked.connect(self.go_to_worst)
         self.readout = QLabel()
         self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.readout.setWordWrap(True)
+        self.readout.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.readout.setToolTip("The error of the pose on screen: the 3D view shows the same")
 
         bar = QHBoxLayout()
         bar.addWidget(self.between_box)
@@ -73,7 +105,9 @@ class ErrorPlotPanel(QWidget):
         bar.addWidget(self.readout, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
+        layout.setSpacing(2)
         layout.addLayout(bar)
+        layout.addWidget(self.legend)
         layout.addWidget(self.plot, 1)
 
         document.result_changed.connect(self._on_result)
@@ -81,37 +115,50 @@ class ErrorPlotPanel(QWidget):
         document.settings_changed.connect(self._on_precision)
         document.selection_changed.connect(self._on_selection)
         document.time_changed.connect(self._update_readout)
+        document.rounding_changed.connect(self._update_readout)
         document.display_changed.connect(self._on_display)
         self._on_result()
         self._on_display()
 
     # --- model -> view ------------------------------------------------------------------
+    def _result(self):  # the result of the clip on screen, or None while it compresses
+        return self.document.result if self.document.has_lossy() else None
+
     def _times(self) -> np.ndarray:
-        r = self.document.result
+        r = self._result()
         return np.arange(r.error.shape[0]) / r.clip.sample_rate if r is not None else np.zeros(0)
 
     def _on_result(self) -> None:
-        r = self.document.result
+        r = self._result()
         self.worst_button.setEnabled(r is not None)
         if r is None:
             self.max_curve.setData([], [])
             self.between_curve.setData([], [])
         else:
             self.max_curve.setData(self._times(), np.asarray(r.error).max(axis=1))
-            self._on_display()
+        self._on_display()
         self._on_selection()
         self._on_precision()
-        self._update_readout()
-        if r is not None:
-            self.plot.setXRange(0.0, max(self.document.duration, 1e-6), padding=0.02)
-            self.plot.enableAutoRange(axis="y")
+        # a new clip gets its own time axis at once, before its result exists
+        self.plot.setXRange(0.0, max(self.document.duration, 1e-6), padding=0.02)
+        self._fit_y()
+
+    def _fit_y(self) -> None:
+        """0 .. a little over the larger of the worst error and the budget."""
+        r = self._result()
+        top = self.document.settings.precision
+        if r is not None and np.asarray(r.error).size:
+            top = max(top, float(np.asarray(r.error).max()))
+            if self.document.display.show_error_between and np.asarray(r.error_between).size:
+                top = max(top, float(np.asarray(r.error_between).max()))
+        self.plot.setYRange(0.0, top * HEADROOM, padding=0)
 
     def _on_display(self) -> None:
         on = self.document.display.show_error_between
         self.between_box.blockSignals(True)
         self.between_box.setChecked(on)
         self.between_box.blockSignals(False)
-        r = self.document.result
+        r = self._result()
         has = r is not None and np.asarray(r.error_between).size > 0
         self.between_box.setEnabled(r is None or has)
         if on and has:
@@ -120,46 +167,78 @@ class ErrorPlotPanel(QWidget):
             )
         else:
             self.between_curve.setData([], [])
+        self._update_legend()
 
     def _on_precision(self) -> None:
         self.precision_line.setValue(self.document.settings.precision)
         self._on_selection()
+        self._fit_y()
+
+    def _joint_precision(self, j: int) -> float:
+        joints = self.document.resolved_joints()
+        if joints is None:
+            return self.document.settings.precision
+        return float(joints.precision[j])
 
     def _on_selection(self) -> None:
-        r, j = self.document.result, self.document.selection
+        r, j = self._result(), self.document.selection
         if r is None or j is None or j >= r.error.shape[1]:
             self.joint_curve.setData([], [])
             self.joint_precision_line.hide()
-            self.legend.getLabel(self.joint_curve).setText("selected joint")
         else:
             self.joint_curve.setData(self._times(), np.asarray(r.error)[:, j])
-            self.legend.getLabel(self.joint_curve).setText(r.clip.skeleton.names[j])
-            joints = self.document.resolved_joints()
-            p = (
-                float(joints.precision[j])
-                if joints is not None
-                else self.document.settings.precision
-            )
+            p = self._joint_precision(j)
             self.joint_precision_line.setValue(p)
             self.joint_precision_line.setVisible(p != self.document.settings.precision)
+        self._update_legend()
         self._update_readout()
 
+    def _update_legend(self) -> None:
+        doc = self.document
+        budget = format_cm(doc.settings.precision)
+        parts = [f"{_swatch(MAX_COLOUR)} worst joint",
+                 f"{_swatch(BUDGET_COLOUR, dashed=True)} budget {budget}"]
+        j = doc.selection
+        if j is not None and doc.clip is not None and j < doc.clip.num_joints:
+            name = doc.clip.skeleton.names[j]
+            parts.append(f"{_swatch(SELECTED_COLOUR)} {name}")
+            p = self._joint_precision(j)
+            if p != doc.settings.precision:
+                parts.append(f"{_swatch(SELECTED_COLOUR, dashed=True)} {name}'s budget "
+                             f"{format_cm(p)}")  # fmt: skip
+        if doc.display.show_error_between:
+            parts.append(f"{_swatch(BETWEEN_COLOUR, dotted=True)} worst between samples")
+        self.legend.setText(" &nbsp; ".join(parts))
+
     def _update_readout(self) -> None:
-        r = self.document.result
-        if r is None:
-            self.readout.setText("no result yet")
+        doc = self.document
+        shown = doc.shown_pose()
+        if shown is None:
+            self.readout.setText("no clip")
             return
-        s = min(int(round(self.document.time * r.clip.sample_rate)), r.error.shape[0] - 1)
-        err = np.asarray(r.error)[s]
-        text = f"t {self.document.time:.3f} s · sample {s} · max {err.max():.4g}"
-        j = self.document.selection
-        if j is not None and j < err.shape[0]:
-            text += f" · {r.clip.skeleton.names[j]} {err[j]:.4g}"
+        keys = shown.keys
+        if doc.rounding in ("none", "per_track"):
+            where = f"between samples {keys.first} and {keys.second}"
+        else:  # floor, ceil and nearest snap alpha to 0 or 1: one sample is shown
+            shown_sample = keys.second if float(np.max(keys.alpha)) > 0 else keys.first
+            where = f"{doc.rounding} \u2192 sample {shown_sample}"
+        text = f"t {doc.time:.3f} s ({where})"
+        if shown.error is None or shown.fraction is None:
+            self.readout.setText(text + " \u00b7 compressing\u2026")
+            return
+        worst = int(np.argmax(shown.fraction))
+        names = doc.clip.skeleton.names  # type: ignore[union-attr]
+        j = doc.selection
+        if j is not None and j < len(shown.error):
+            text += (f" \u00b7 {names[j]} {format_cm(shown.error[j])} "
+                     f"({format_percent(shown.fraction[j])})")  # fmt: skip
+        text += (f" \u00b7 closest to budget: {names[worst]} "
+                 f"{format_percent(shown.fraction[worst])}")  # fmt: skip
         self.readout.setText(text)
 
     # --- view -> model ------------------------------------------------------------------
     def _on_scene_clicked(self, event) -> None:  # pyqtgraph MouseClickEvent
-        if event.button() != Qt.MouseButton.LeftButton or self.document.result is None:
+        if event.button() != Qt.MouseButton.LeftButton or self._result() is None:
             return
         vb = self.plot.getViewBox()
         if not vb.sceneBoundingRect().contains(event.scenePos()):
@@ -168,7 +247,7 @@ class ErrorPlotPanel(QWidget):
 
     def go_to_worst(self) -> None:
         """Select the worst joint and jump to the time of its worst error."""
-        r = self.document.result
+        r = self._result()
         if r is None:
             return
         err = np.asarray(r.error)

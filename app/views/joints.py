@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
-from PySide6.QtGui import QAction, QBrush, QColor, QFont
+from PySide6.QtGui import QAction, QBrush, QColor, QFont, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QStyleOptionViewItem,
     QTableWidget,
     QTableWidgetItem,
+    QTreeView,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
@@ -36,14 +37,30 @@ from PySide6.QtWidgets import (
 )
 
 from app.document import Document
+from app.error_scale import budget_fraction, eng, error_colors, format_percent, is_over
 from app.sidecar import save_after_edit
 from codec.overrides import JointOverride, exact_pattern, set_joint_override
 from codec.result import TrackKind
 from codec.sampling import BASE_ROUNDING
 
-COLUMNS = ("Joint", "Rot", "Trans", "Scale", "Precision", "Shell", "Dominant shell",
-           "Max error", "Rounding")  # fmt: skip
-C_NAME, C_ROT, C_TRANS, C_SCALE, C_PREC, C_SHELL, C_DOM, C_ERR, C_ROUND = range(len(COLUMNS))
+# the name is frozen in its own view on the left; the values scroll on their own, the ones a
+# tuner reads first (error against budget) leftmost
+COLUMNS = ("Joint", "Max error", "Used", "Precision", "Shell", "Dominant", "Rot", "Trans",
+           "Scale", "Rounding")  # fmt: skip
+C_NAME, C_ERR, C_USED, C_PREC, C_SHELL, C_DOM, C_ROT, C_TRANS, C_SCALE, C_ROUND = range(
+    len(COLUMNS)
+)
+HEADER_TIPS = {
+    C_ERR: "Largest error of the joint over the clip at sample times, in cm",
+    C_USED: "Max error as a share of the joint's precision (its budget), on the error colour scale",
+    C_PREC: "The joint's error budget in cm; double-click to give this joint its own",
+    C_SHELL: "Shell distance in cm (where the error is measured); double-click to override",
+    C_DOM: "Dominant shell in cm: the farthest shell this joint's rotation moves",
+    C_ROT: "Rotation: D default, C constant, else bits per component over segments",
+    C_TRANS: "Translation: D default, C constant, else bits per component over segments",
+    C_SCALE: "Scale: D default, C constant, else bits per component over segments",
+    C_ROUND: "Rounding used under per_track; double-click to choose this joint's",
+}
 EDITABLE = {C_PREC: "precision", C_SHELL: "shell_distance", C_ROUND: "rounding"}
 RULE_COLUMNS = ("Pattern", "Precision", "Shell", "Rounding", "Joints")
 JOINT_ROLE = Qt.ItemDataRole.UserRole
@@ -143,34 +160,67 @@ class JointsPanel(QWidget):
         self.filter.setClearButtonEnabled(True)
         self.filter.textChanged.connect(self._apply_filter)
 
+        # names: the tree itself, showing only its first column (never elided, scrolls
+        # sideways for deep hierarchies); values: a second view of the same model beside it
         self.tree = QTreeWidget()
         self.tree.setColumnCount(len(COLUMNS))
         self.tree.setHeaderLabels(list(COLUMNS))
-        self.tree.setUniformRowHeights(True)
-        self.tree.setAlternatingRowColors(True)
-        self.tree.setEditTriggers(
+        self.values = QTreeView()
+        self.values.setModel(self.tree.model())
+        self.values.setSelectionModel(self.tree.selectionModel())
+        self.values.setRootIsDecorated(False)
+        self.values.setItemsExpandable(False)
+        self.values.setIndentation(0)
+        self.values.setItemDelegate(JointEditDelegate(self))
+        self.values.setEditTriggers(
             QAbstractItemView.EditTrigger.DoubleClicked
             | QAbstractItemView.EditTrigger.EditKeyPressed
             | QAbstractItemView.EditTrigger.SelectedClicked
         )
-        self.tree.setItemDelegate(JointEditDelegate(self))
-        header = self.tree.header()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setStretchLastSection(False)
-        for c, tip in ((C_ROT, "rotation"), (C_TRANS, "translation"), (C_SCALE, "scale")):
-            self.tree.headerItem().setToolTip(
-                c, f"{tip}: D default, C constant, else bits per component over segments"
-            )
-        self.tree.headerItem().setToolTip(C_PREC, "double-click to override this joint")
+        self.tree.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.tree.setIndentation(10)
+        for view in (self.tree, self.values):
+            view.setUniformRowHeights(True)
+            view.setAlternatingRowColors(True)
+            view.setTextElideMode(Qt.TextElideMode.ElideNone)
+            view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+            view.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+            # both always keep a horizontal bar, so their rows stay level when scrolled
+            view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
+            header = view.header()
+            header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+            header.setStretchLastSection(False)
+        self.tree.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        for c in range(1, len(COLUMNS)):
+            self.tree.setColumnHidden(c, True)
+        self.values.setColumnHidden(C_NAME, True)
+        for c, tip in HEADER_TIPS.items():
+            self.tree.headerItem().setToolTip(c, tip)
+        self.tree.headerItem().setToolTip(C_NAME, "Joints in hierarchy order")
+        vs_names, vs_values = self.tree.verticalScrollBar(), self.values.verticalScrollBar()
+        vs_values.valueChanged.connect(vs_names.setValue)
+        vs_names.valueChanged.connect(vs_values.setValue)
+        self.tree.expanded.connect(self.values.expand)
+        self.tree.collapsed.connect(self.values.collapse)
         self.tree.currentItemChanged.connect(self._on_current_item)
-        self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
         reset = QAction("Reset joint to rules and global values", self.tree)
         reset.triggered.connect(self.reset_selected_joint)
-        self.tree.addAction(reset)
+        for view in (self.tree, self.values):
+            view.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+            view.addAction(reset)
+        self.table_split = QSplitter(Qt.Orientation.Horizontal)
+        self.table_split.addWidget(self.tree)
+        self.table_split.addWidget(self.values)
+        self.table_split.setChildrenCollapsible(False)
+        self.table_split.setStretchFactor(0, 1)
+        self.table_split.setStretchFactor(1, 1)
+        self._split_by_hand = False
+        self.table_split.splitterMoved.connect(self._on_split_moved)
 
         self.rules = QTableWidget(0, len(RULE_COLUMNS))
         self.rules.setHorizontalHeaderLabels(list(RULE_COLUMNS))
-        self.rules.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.rules.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.rules.horizontalHeader().setStretchLastSection(True)
         self.rules.verticalHeader().setVisible(False)
         self.rules.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.rules.setToolTip(
@@ -186,7 +236,8 @@ class JointsPanel(QWidget):
         self.rule_error.setWordWrap(True)
         self.rule_error.setStyleSheet("color: #c0392b")
 
-        rules_box = QGroupBox("Override rules (by name pattern; later rules win)")
+        rules_box = QGroupBox("Override rules")
+        rules_box.setToolTip("By joint name pattern; later rules win over earlier ones")
         rules_layout = QVBoxLayout(rules_box)
         rules_layout.setContentsMargins(4, 4, 4, 4)
         rules_layout.addWidget(self.rules, 1)
@@ -201,7 +252,7 @@ class JointsPanel(QWidget):
         top_layout = QVBoxLayout(top)
         top_layout.setContentsMargins(0, 0, 0, 0)
         top_layout.addWidget(self.filter)
-        top_layout.addWidget(self.tree, 1)
+        top_layout.addWidget(self.table_split, 1)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(top)
         split.addWidget(rules_box)
@@ -234,7 +285,7 @@ class JointsPanel(QWidget):
                     )
                     item.setData(C_NAME, JOINT_ROLE, j)
                     item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
-                    for c in (C_ROT, C_TRANS, C_SCALE, C_PREC, C_SHELL, C_DOM, C_ERR):
+                    for c in (C_ROT, C_TRANS, C_SCALE, C_PREC, C_SHELL, C_DOM, C_ERR, C_USED):
                         item.setTextAlignment(
                             c, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
                         )
@@ -242,11 +293,29 @@ class JointsPanel(QWidget):
                     if p < 0:
                         self.tree.addTopLevelItem(item)
                 self.tree.expandAll()
+                self.values.expandAll()
+            self._fit_split()
         finally:
             self._syncing = False
         self._on_settings()
         self._apply_filter()
         self._on_selection()
+
+    def _on_split_moved(self, _pos: int, _index: int) -> None:
+        self._split_by_hand = True
+
+    def _fit_split(self) -> None:
+        """Names get what they need up to 58 % of the width; the values the rest."""
+        if self._split_by_hand:
+            return
+        total = max(self.table_split.width(), 1)
+        names = self.tree.sizeHintForColumn(C_NAME) + 6 if self.items else 120
+        first = int(min(names, 0.58 * total))
+        self.table_split.setSizes([first, max(total - first, 1)])
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self._fit_split()
 
     def _on_settings(self) -> None:
         self._refresh_values()
@@ -266,8 +335,8 @@ class JointsPanel(QWidget):
         ink = self.tree.palette().text()
         for j, item in enumerate(self.items):
             own = exact.get(exact_pattern(item.text(C_NAME)).lower())
-            item.setText(C_PREC, f"{r.precision[j]:.5g}")
-            item.setText(C_SHELL, f"{r.shell_distance[j]:.4g}")
+            item.setText(C_PREC, eng(r.precision[j]))
+            item.setText(C_SHELL, eng(r.shell_distance[j]))
             item.setText(C_ROUND, str(r.rounding[j]))
             for c, field in (
                 (C_PREC, "precision"),
@@ -284,19 +353,29 @@ class JointsPanel(QWidget):
                 for k, c in enumerate((C_ROT, C_TRANS, C_SCALE)):
                     item.setText(c, subtrack_text(int(result.kinds[j, k]), bits[:, k]))
                 ds = result.dominant_shells
-                item.setText(C_DOM, f"{ds.distance[j]:.4g}")
-                item.setToolTip(C_DOM, f"dominant shell {ds.distance[j]:.6g}, "
-                                       f"precision {ds.precision[j]:.6g}")  # fmt: skip
+                item.setText(C_DOM, eng(ds.distance[j]))
+                item.setToolTip(C_DOM, f"dominant shell {eng(ds.distance[j], 6)} cm, "
+                                       f"its precision {eng(ds.precision[j], 6)} cm")
             else:
                 for c in (C_ROT, C_TRANS, C_SCALE, C_DOM):
                     item.setText(c, "")
             if err is not None:
-                item.setText(C_ERR, f"{err[j]:.4g}")
-                over = err[j] > r.precision[j] * (1 + 1e-9)
+                budget = float(result.clip.skeleton.precision[j])
+                frac = float(budget_fraction(err[j], budget))
+                over = bool(is_over(frac))
+                item.setText(C_ERR, eng(err[j], 4))
                 item.setForeground(C_ERR, QBrush(OVER_BUDGET) if over else ink)
-                item.setToolTip(C_ERR, "over this joint's precision" if over else "")
+                item.setText(C_USED, format_percent(frac))
+                rgb = error_colors(frac)[:3]
+                item.setBackground(C_USED, QBrush(QColor.fromRgbF(*map(float, rgb))))
+                item.setForeground(C_USED, QBrush(QColor(20, 20, 20)))
+                tip = f"{eng(err[j])} cm of a {eng(budget)} cm budget"
+                item.setToolTip(C_ERR, tip + (": over budget" if over else ""))
+                item.setToolTip(C_USED, tip)
             else:
-                item.setText(C_ERR, "")
+                for c in (C_ERR, C_USED):
+                    item.setText(c, "")
+                    item.setBackground(c, QBrush())
 
     def _refresh_rules(self) -> None:
         rules = self.document.overrides
@@ -335,6 +414,8 @@ class JointsPanel(QWidget):
                 shown[parents[j]] = True
         for item, visible in zip(self.items, shown, strict=True):
             item.setHidden(not visible)
+            index = self.tree.indexFromItem(item)
+            self.values.setRowHidden(index.row(), index.parent(), not visible)
 
     def _on_selection(self) -> None:
         j = self.document.selection
@@ -348,6 +429,16 @@ class JointsPanel(QWidget):
                 self.tree.scrollToItem(self.items[j])
         finally:
             self._syncing = False
+
+    def edit_cell(self, joint: int, column: int) -> QWidget | None:
+        """Open the in-place editor of one joint's precision, shell or rounding (what a
+        double-click does) and return it."""
+        index = self.tree.indexFromItem(self.items[joint], column)
+        self.values.setCurrentIndex(index)
+        self.values.edit(index)
+        return self.values.indexWidget(index) or self.values.viewport().findChild(
+            QComboBox if column == C_ROUND else QDoubleSpinBox
+        )
 
     # --- view -> model ------------------------------------------------------------------
     def _on_current_item(self, item: QTreeWidgetItem | None, _previous: object) -> None:

@@ -24,12 +24,15 @@ import pyqtgraph.opengl as gl
 from OpenGL import GL
 from pyqtgraph.opengl import shaders
 from pyqtgraph.opengl.items.GLMeshItem import DirtyFlag as MeshDirty
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from app.document import Document
+from app.error_scale import format_cm, format_percent
 from app.views import colors
+from codec.clip import Clip
 from codec.mesh import Skin, SkinnedMesh, skin_of
-from codec.skinning import posed_skin
+from codec.skinning import posed_skin, skin_vertices
+from codec.transforms import object_space
 
 Array = np.ndarray
 
@@ -241,44 +244,45 @@ class SkinLayer:
         self.lossy_item.setVisible(show_lossy)
 
     def readout(self) -> str:
-        """One line on the skin at the pose drawn: its worst vertex now."""
+        """A few words on the skin at the pose drawn: its largest true error now and the
+        largest share of a vertex's budget (the vertex most over its joint's precision)."""
         if self.vertex_error is None or self.fraction is None or self.skin is None:
             return ""
-        v = int(np.argmax(self.fraction))
-        err = float(self.vertex_error.max())
-        return (f"skin max {err:.4g} cm; worst {100 * self.fraction[v]:.0f} % of budget "
-                f"(vertex {v})")  # fmt: skip
+        worst = float(self.fraction.max())
+        return f"skin {format_cm(float(self.vertex_error.max()))}, {format_percent(worst)}"
 
 
-class SkinControls(QtWidgets.QWidget):
-    """The skin's toggles and style in the 3D view's toolbar; hidden for clips without a
-    mesh, so their view is exactly as it was."""
+class SkinControls(QtWidgets.QToolButton):
+    """"Skin" in the 3D view's toolbar: a menu with the two skins' toggles and the style.
+    Hidden for clips without a mesh, so their view is exactly as it was."""
 
     def __init__(self, document: Document, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(parent)
         self.document = document
-        row = QtWidgets.QHBoxLayout(self)
-        row.setContentsMargins(0, 0, 0, 0)
-        row.setSpacing(4)
-        self.show_raw = QtWidgets.QCheckBox("Raw skin")
-        self.show_raw.setToolTip("The raw (uncompressed) skinned mesh, pale blue")
-        self.show_lossy = QtWidgets.QCheckBox("Lossy skin")
-        self.show_lossy.setToolTip(
-            "The decompressed skinned mesh, each vertex coloured by its true error (distance "
-            "to the raw skin) over the precision of its strongest joint"
+        self.setText("Skin")
+        self.setToolTip(
+            "The skinned mesh: raw (pale blue) and lossy (each vertex coloured by its true "
+            "error, the distance to the raw skin, over its strongest joint's precision)"
         )
-        self.style = QtWidgets.QComboBox()
+        self.setPopupMode(QtWidgets.QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.setFocusPolicy(QtCore.Qt.FocusPolicy.NoFocus)
+        menu = QtWidgets.QMenu(self)
+        self.show_raw = menu.addAction("Raw skin")
+        self.show_lossy = menu.addAction("Lossy skin")
+        for action in (self.show_raw, self.show_lossy):
+            action.setCheckable(True)
+        menu.addSeparator()
+        group = QtGui.QActionGroup(self)
+        self.style_actions: dict[str, QtGui.QAction] = {}
         for s in STYLES:
-            self.style.addItem(STYLE_LABELS[s], s)
-        self.style.setToolTip("How the skins are drawn: see-through, solid or wireframe")
-        for w in (self.show_raw, self.show_lossy, self.style):
-            w.setFocusPolicy(QtCore.Qt.FocusPolicy.NoFocus)
-            row.addWidget(w)
+            action = menu.addAction(STYLE_LABELS[s])
+            action.setCheckable(True)
+            group.addAction(action)
+            action.triggered.connect(lambda _=False, s=s: document.update_display(skin_style=s))
+            self.style_actions[s] = action
+        self.setMenu(menu)
         self.show_raw.toggled.connect(lambda on: document.update_display(show_raw_skin=on))
         self.show_lossy.toggled.connect(lambda on: document.update_display(show_lossy_skin=on))
-        self.style.currentIndexChanged.connect(
-            lambda i: document.update_display(skin_style=str(self.style.itemData(i)))
-        )
         document.display_changed.connect(self._sync)
         document.clip_changed.connect(self._sync)
         self._sync()
@@ -287,9 +291,33 @@ class SkinControls(QtWidgets.QWidget):
         d = self.document.display
         clip = self.document.clip
         self.setVisible(clip is not None and bool(clip.meshes))
-        for w, v in ((self.show_raw, d.show_raw_skin), (self.show_lossy, d.show_lossy_skin)):
-            if w.isChecked() != v:
-                w.setChecked(v)
-        i = self.style.findData(d.skin_style)
-        if i >= 0 and i != self.style.currentIndex():
-            self.style.setCurrentIndex(i)
+        for a, v in ((self.show_raw, d.show_raw_skin), (self.show_lossy, d.show_lossy_skin)):
+            if a.isChecked() != v:
+                a.setChecked(v)
+        action = self.style_actions.get(d.skin_style)
+        if action is not None and not action.isChecked():
+            action.setChecked(True)
+
+
+def framing_points(clip: Clip, max_samples: int, max_vertices: int = 512) -> Array | None:
+    """(S', M, 3) file-space positions of some skin vertices at the samples
+    app.up_axis.sampled_positions takes (None without a mesh), for the camera to frame the
+    skin and not only the joints: a spread of vertices plus the bind pose's extremes in 26
+    directions (the top of the head, the tips of the ears)."""
+    skin = skin_of(clip.meshes)
+    if skin is None:
+        return None
+    v = skin.vertices - skin.vertices.mean(axis=0)
+    dirs = np.array([[x, y, z] for x in (-1, 0, 1) for y in (-1, 0, 1) for z in (-1, 0, 1)
+                     if (x, y, z) != (0, 0, 0)], dtype=np.float64)  # fmt: skip
+    extremes = np.argmax(v @ dirs.T, axis=0)
+    step = max(1, skin.num_vertices // max_vertices)
+    pick = np.unique(np.r_[np.arange(0, skin.num_vertices, step), extremes])
+    sub = Skin(skin.vertices[pick], np.zeros((0, 3), dtype=np.int64), skin.palette_joint,
+               skin.inverse_bind, skin.influence[pick], skin.weights[pick],
+               skin.dominant_joint[pick], np.array([0, len(pick)]), ("framing",))  # fmt: skip
+    n = clip.num_samples
+    idx = np.unique(np.linspace(0, n - 1, min(max_samples, n)).round().astype(np.int64))
+    os_ = object_space(clip.rotations[idx], clip.translations[idx], clip.scales[idx],
+                       clip.skeleton.parents)  # fmt: skip
+    return skin_vertices(os_, sub)

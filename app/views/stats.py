@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QGridLayout,
     QGroupBox,
-    QHBoxLayout,
     QLabel,
     QPushButton,
     QScrollArea,
@@ -30,6 +29,7 @@ from PySide6.QtWidgets import (
 
 from app import exports
 from app.document import Document
+from app.error_scale import MINUS, format_cm
 from codec.result import SUB_TRACKS, CompressionResult
 
 GOOD, BAD = "#1e8449", "#c0392b"
@@ -53,9 +53,10 @@ def change_text(previous: CompressionResult | None, current: CompressionResult |
     pct = 100.0 * ds / old_size if old_size else 0.0
     size_col = GOOD if ds < 0 else BAD if ds > 0 else "inherit"
     err_col = GOOD if de < 0 else BAD if de > 0 else "inherit"
+    size = f"{ds:+,} B ({pct:+.1f} %)".replace("-", MINUS)
     return (
-        f"Change: size <span style='color:{size_col}'>{ds:+,} B ({pct:+.1f} %)</span> · "
-        f"max error <span style='color:{err_col}'>{de:+.4g}</span>"
+        f"Change: size <span style='color:{size_col}'>{size}</span> · "
+        f"max error <span style='color:{err_col}'>{format_cm(de, signed=True)}</span>"
     )
 
 
@@ -97,8 +98,10 @@ class StatsPanel(QWidget):
             box = QGroupBox(title)
             form = QFormLayout(box)
             form.setContentsMargins(6, 4, 6, 4)
+            form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
             for key in keys:
                 value = QLabel()
+                value.setWordWrap(True)
                 value.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
                 value.linkActivated.connect(self._on_link)
                 self.values[key] = value
@@ -132,22 +135,25 @@ class StatsPanel(QWidget):
         sheet_layout.addStretch(1)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
         scroll.setWidget(sheet)
 
         self.export_error = QLabel()
         self.export_error.setWordWrap(True)
-        buttons = QHBoxLayout()
+        buttons = QGridLayout()
+        buttons.setSpacing(4)
         self.export_buttons: dict[str, QPushButton] = {}
-        for key, text, tip in (
+        for i, (key, text, tip) in enumerate((
             ("stats", "Stats JSON…", "ACL key names"),
             ("csv", "Joints CSV…", "one row per joint: settings, storage, error"),
             ("lossy", "Lossy clip…", "the decoded clip as ACL SJSON, BVH, or a glTF copy"),
             ("screenshot", "Screenshot…", "the whole window as PNG"),
-        ):
+        )):
             b = QPushButton(text)
             b.setToolTip(f"Export {tip}")
             b.clicked.connect(lambda _=False, k=key: self._ask_and_export(k))
-            buttons.addWidget(b)
+            buttons.addWidget(b, i // 2, i % 2)
             self.export_buttons[key] = b
 
         layout = QVBoxLayout(self)
@@ -174,15 +180,18 @@ class StatsPanel(QWidget):
             return f"<a href='joint:{int(value)}'>{name}</a> (#{int(value)})"
         if key == "worst_time":
             return f"<a href='worst:{float(value)!r}'>{float(value):.4f} s</a>"
+        if key in ("max_error", "error_p99"):
+            return format_cm(float(value), digits=5)
         if key == "max_error_between_samples":
             t = stats.get("worst_time_between_samples")
             at = f" at <a href='time:{float(t)!r}'>{float(t):.4f} s</a>" if t is not None else ""
-            return f"{float(value):.6g}{at}"
+            return f"{format_cm(float(value), digits=5)}{at}"
         if key == "precision_met":
             return f"<span style='color:{GOOD}'>yes</span>" if value else (
                 f"<span style='color:{BAD}'>no</span>")  # fmt: skip
         if key == "compression_time":
-            return f"{float(value) * 1000:.1f} ms"
+            secs = float(value)
+            return f"{secs:.2f} s" if secs >= 1.0 else f"{secs * 1000:.1f} ms"
         if key == "duration":
             return f"{float(value):.3f} s"
         if key == "sample_rate":

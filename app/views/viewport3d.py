@@ -1,197 +1,63 @@
 """The 3D view: raw and lossy skeletons overlaid, bones coloured by error, dominant shells.
 
-It only draws the document. Geometry is rebuilt lazily right before a paint (so a burst of
-time changes costs one frame), from the Qt-free builders in `app.skeleton_mesh`, into a few
-merged GL items whose buffers are overwritten in place.
+It only draws the document. The poses and their error come from `document.shown_pose()` (the
+same numbers every readout quotes); geometry is rebuilt lazily right before a paint (so a burst
+of time changes costs one frame) from the Qt-free builders in `app.skeleton_mesh`, into a few
+merged GL items whose buffers are overwritten in place. The camera keeps the character in view
+(`app.camera`): it follows the root, frames the whole clip, follows the selection, or is left
+alone; named views (front, side, top) are orthographic, as in Blender with auto perspective.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from math import atan, radians, sin, tan
-
 import numpy as np
 import pyqtgraph.opengl as gl
-from OpenGL import GL
-from pyqtgraph.opengl.items.GLMeshItem import DirtyFlag as MeshDirty
-from pyqtgraph.opengl.items.GLScatterPlotItem import DirtyFlag as ScatterDirty
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from app import camera
 from app.document import Document
-from app.picking import pick
+from app.error_scale import describe
+from app.picking import pick, project
 from app.skeleton_mesh import (
-    Y_UP_TO_Z_UP,
     BoneMesh,
-    PoseSolver,
     ShellMesh,
     body_joints,
+    magnify,
     ring_lines,
+    silhouette_circles,
 )
+from app.up_axis import AXES, sampled_positions, to_display, up_axis
 from app.views import colors
-from app.views.skin_item import SkinControls, SkinLayer
-from codec.error_metric import shell_error
+from app.views.color_bar import ColorBar
+from app.views.gl_items import (
+    GHOST,
+    LINES,
+    ON_TOP,
+    SHELLS,
+    SOLID,
+    SoupMesh,
+    lines,
+    points,
+    set_lines,
+    set_points,
+)
+from app.views.scene_view import SceneView
+from app.views.skin_item import SkinControls, SkinLayer, framing_points
 
 Array = np.ndarray
 
-OPAQUE = "opaque"
-TRANSLUCENT = "translucent"
-# translucent, front faces only: each closed shape blends once, independent of draw order
-TRANSLUCENT_CULLED = {
-    GL.GL_DEPTH_TEST: True,
-    GL.GL_BLEND: True,
-    GL.GL_CULL_FACE: True,
-    "glCullFace": (GL.GL_BACK,),
-    "glBlendFuncSeparate": (
-        GL.GL_SRC_ALPHA, GL.GL_ONE_MINUS_SRC_ALPHA, GL.GL_ONE, GL.GL_ONE_MINUS_SRC_ALPHA,
-    ),
-}  # fmt: skip
-# shells: sorted back to front on the CPU, so no depth reads are needed for blending them
-# (software GL is fill-bound here: skipping the depth test saves a read per layer)
-SHELLS = {**TRANSLUCENT_CULLED, GL.GL_DEPTH_TEST: False}
-# joints and the selection marker stay visible through bones
-ON_TOP = {
-    GL.GL_DEPTH_TEST: False,
-    GL.GL_BLEND: True,
-    GL.GL_CULL_FACE: False,
-    "glBlendFuncSeparate": (
-        GL.GL_SRC_ALPHA, GL.GL_ONE_MINUS_SRC_ALPHA, GL.GL_ONE, GL.GL_ONE_MINUS_SRC_ALPHA,
-    ),
-}  # fmt: skip
+FRAMING_SAMPLES = 6000  # poses looked at to keep a clip in view (every one for real clips)
+MAGNIFY_STEPS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
+VIEW_TITLES = {"front": "Front", "back": "Back", "right": "Right", "left": "Left",
+               "top": "Top", "bottom": "Bottom", "perspective": "Perspective"}  # fmt: skip
+AXIS_COLOURS = {"X": (232, 72, 85), "Y": (120, 200, 40), "Z": (60, 140, 255)}
 
 
-def qmatrix_to_numpy(m: QtGui.QMatrix4x4) -> Array:
-    return np.array(m.data(), dtype=np.float64).reshape(4, 4).T
-
-
-class SoupMesh(gl.GLMeshItem):
-    """A GLMeshItem fed a flat triangle soup directly, skipping MeshData and normals."""
-
-    def __init__(self, gl_options: object, depth: int) -> None:
-        super().__init__(glOptions=gl_options, shader=None, smooth=False, computeNormals=False)
-        self.setDepthValue(depth)
-        self._pending = MeshDirty(0)
-
-    def set_soup(self, vertices: Array, vertex_colors: Array) -> None:
-        """Replace the triangles without scheduling a repaint (called while painting)."""
-        if len(vertices) == 0:
-            self.vertexes = None
-            return
-        self.vertexes = np.ascontiguousarray(vertices, dtype=np.float32)
-        self.colors = np.ascontiguousarray(vertex_colors, dtype=np.float32)
-        self._pending |= MeshDirty.POSITION | MeshDirty.COLOR
-
-    def parseMeshData(self) -> MeshDirty:  # noqa: N802 (pyqtgraph's name)
-        bits, self._pending = self._pending, MeshDirty(0)
-        return bits
-
-
-def set_points(item: gl.GLScatterPlotItem, pos: Array, rgba: Array, size: Array | float) -> None:
-    """GLScatterPlotItem.setData without its repaint request (called while painting)."""
-    item.pos = np.ascontiguousarray(pos, dtype=np.float32)
-    item.color = np.ascontiguousarray(rgba, dtype=np.float32)
-    item.dirty_bits |= ScatterDirty.POSITION | ScatterDirty.COLOR
-    if isinstance(size, np.ndarray):
-        item.size = np.ascontiguousarray(size, dtype=np.float32)
-        item.dirty_bits |= ScatterDirty.SIZE
-    else:
-        item.size = size
-
-
-def set_lines(item: gl.GLLinePlotItem, pos: Array) -> None:
-    item.pos = np.ascontiguousarray(pos, dtype=np.float32)
-    item.dirty_bits |= type(item.dirty_bits).POSITION
-
-
-class SceneView(gl.GLViewWidget):
-    """GLViewWidget that picks on a click (press and release without a drag) and asks its
-    owner to bring the geometry up to date right before each paint."""
-
-    clicked = QtCore.Signal(float, float)
-    resized = QtCore.Signal()
-    camera_touched = QtCore.Signal()
-
-    def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.before_paint: Callable[[], None] | None = None
-        self._press: QtCore.QPointF | None = None
-        self.setFocusPolicy(QtCore.Qt.FocusPolicy.ClickFocus)
-
-    def paintGL(self) -> None:  # noqa: N802
-        if self.before_paint is not None:
-            self.before_paint()
-        super().paintGL()
-
-    def resizeGL(self, w: int, h: int) -> None:  # noqa: N802
-        super().resizeGL(w, h)
-        self.resized.emit()
-
-    def wheelEvent(self, ev: QtGui.QWheelEvent) -> None:  # noqa: N802
-        self.camera_touched.emit()
-        super().wheelEvent(ev)
-
-    def mouseMoveEvent(self, ev: QtGui.QMouseEvent) -> None:  # noqa: N802
-        if ev.buttons() != QtCore.Qt.MouseButton.NoButton:
-            self.camera_touched.emit()
-        super().mouseMoveEvent(ev)
-
-    def mousePressEvent(self, ev: QtGui.QMouseEvent) -> None:  # noqa: N802
-        self._press = ev.position()
-        super().mousePressEvent(ev)
-
-    def mouseReleaseEvent(self, ev: QtGui.QMouseEvent) -> None:  # noqa: N802
-        p = ev.position()
-        if (
-            ev.button() == QtCore.Qt.MouseButton.LeftButton
-            and self._press is not None
-            and (p - self._press).manhattanLength() <= 4
-        ):
-            self.clicked.emit(p.x(), p.y())
-        self._press = None
-        super().mouseReleaseEvent(ev)
-
-    def keyPressEvent(self, ev: QtGui.QKeyEvent) -> None:  # noqa: N802
-        ev.ignore()  # arrows belong to the timeline, not to camera orbiting
-
-    def keyReleaseEvent(self, ev: QtGui.QKeyEvent) -> None:  # noqa: N802
-        ev.ignore()
-
-    def mvp(self) -> Array:
-        """4x4 projection @ view of the whole widget (what a paint uses)."""
-        region = (0, 0, self.width(), self.height())
-        return qmatrix_to_numpy(self.projectionMatrix(region, region)) @ qmatrix_to_numpy(
-            self.viewMatrix()
-        )
-
-    def eye(self) -> Array:
-        c = self.cameraPosition()
-        return np.array([c.x(), c.y(), c.z()])
-
-
-class ColorBar(QtWidgets.QWidget):
-    """The error legend: error / precision from 0 (green) to >= 1 (red)."""
-
-    def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setMinimumWidth(150)
-        self.setFixedHeight(26)
-        self.setToolTip("Lossy bones are coloured by their current error / precision")
-
-    def paintEvent(self, _ev: QtGui.QPaintEvent) -> None:  # noqa: N802
-        p = QtGui.QPainter(self)
-        fm = p.fontMetrics()
-        bar = QtCore.QRect(4, 2, self.width() - 8, 10)
-        grad = QtGui.QLinearGradient(bar.left(), 0, bar.right(), 0)
-        for stop, rgb in zip(colors.ERROR_STOPS, colors.ERROR_COLORS, strict=True):
-            grad.setColorAt(float(stop), QtGui.QColor.fromRgbF(*map(float, rgb)))
-        p.fillRect(bar, grad)
-        p.setPen(self.palette().color(QtGui.QPalette.ColorRole.WindowText))
-        y = bar.bottom() + fm.ascent() + 1
-        p.drawText(bar.left(), y, "0")
-        mid = "error / precision"
-        p.drawText(bar.center().x() - fm.horizontalAdvance(mid) // 2, y, mid)
-        end = "\u2265 1"
-        p.drawText(bar.right() - fm.horizontalAdvance(end), y, end)
-        p.end()
+def nice_spacing(x: float) -> float:
+    """The 1-2-5 step nearest to `x` (grid lines at round distances)."""
+    x = max(float(x), 1e-9)
+    exp = 10.0 ** np.floor(np.log10(x))
+    return float(min((1.0, 2.0, 5.0, 10.0), key=lambda m: abs(np.log(m * exp / x))) * exp)
 
 
 def swatch(rgba: tuple[float, ...]) -> QtGui.QIcon:
@@ -201,10 +67,12 @@ def swatch(rgba: tuple[float, ...]) -> QtGui.QIcon:
 
 
 class Viewport3D(QtWidgets.QWidget):
-    """Legend/toolbar row over the GL scene. Exposes what it last drew for tests and tools:
-    `raw_positions`, `lossy_positions` (J, 3) in display space, `drawn_time`, `frames`."""
+    """Toolbar and readout over the GL scene. Exposes what it last drew for tests and tools:
+    `raw_positions`, `lossy_positions` (J, 3) in display space (Z up; lossy as magnified),
+    `current_error` (J,), `drawn_time`, `frames`, `view_name`, `up`."""
 
     frame_drawn = QtCore.Signal()
+    view_changed = QtCore.Signal()
 
     def __init__(self, document: Document, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(parent)
@@ -213,123 +81,169 @@ class Viewport3D(QtWidgets.QWidget):
         self.scene.setBackgroundColor(colors.BACKGROUND)
         self.scene.setMinimumSize(320, 240)
         self.scene.before_paint = self._before_paint
+        self.scene.overlay = self._paint_overlay
         self.scene.clicked.connect(self._on_click)
         self.scene.frameSwapped.connect(self.frame_drawn)
         self.scene.resized.connect(self._on_resized)
         self.scene.camera_touched.connect(self._on_camera_touched)
 
-        self.grid = gl.GLGridItem(glOptions=TRANSLUCENT)
+        self.grid = gl.GLGridItem(glOptions=LINES)
         self.grid.setColor(colors.GRID)
         self.grid.setDepthValue(-10)
-        self.lossy_bones = SoupMesh(OPAQUE, 0)
-        self.raw_bones = SoupMesh(TRANSLUCENT_CULLED, 5)
-        self.own_shells = gl.GLLinePlotItem(
-            glOptions=OPAQUE, mode="lines", width=1.0, color=colors.OWN_SHELL
-        )
-        self.own_shells.setDepthValue(2)
+        self.lossy_bones = SoupMesh(SOLID, 0)
+        self.raw_bones = SoupMesh(GHOST, 5)
+        self.own_shells = lines(LINES, 2, 1.0, colors.OWN_SHELL)
         self.shells = SoupMesh(SHELLS, 10)
-        self.raw_joints = gl.GLScatterPlotItem(glOptions=ON_TOP, pxMode=True)
-        self.raw_joints.setDepthValue(20)
-        self.lossy_joints = gl.GLScatterPlotItem(glOptions=ON_TOP, pxMode=True)
-        self.lossy_joints.setDepthValue(21)
-        self.marker = gl.GLScatterPlotItem(glOptions=ON_TOP, pxMode=True)
-        self.marker.setDepthValue(30)
-        for item in (
-            self.grid, self.lossy_bones, self.raw_bones, self.own_shells, self.shells,
-            self.raw_joints, self.lossy_joints, self.marker,
-        ):  # fmt: skip
+        self.shell_outlines = lines(ON_TOP, 11, 1.0, colors.DOMINANT_SHELL_OUTLINE)
+        self.raw_joints = points(ON_TOP, 20)
+        self.roots = points(ON_TOP, 21)
+        self.lossy_joints = points(ON_TOP, 22)
+        self.marker = points(ON_TOP, 30)
+        for item in (self.grid, self.lossy_bones, self.raw_bones, self.own_shells, self.shells,
+                     self.shell_outlines, self.raw_joints, self.roots, self.lossy_joints,
+                     self.marker):  # fmt: skip
             self.scene.addItem(item)
         self.skin = SkinLayer(self.scene)  # the clip's skinned mesh, when it has one
 
         self._build_toolbar()
         lay = QtWidgets.QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
-        lay.setSpacing(2)
+        lay.setSpacing(0)
         lay.addWidget(self.toolbar)
+        lay.addWidget(self.readout_row)
         lay.addWidget(self.scene, 1)
 
-        self.solver: PoseSolver | None = None
+        self.up = "Y"
+        self.up_reason = ""
+        self.rotation = to_display("Y")
         self.raw_mesh: BoneMesh | None = None
         self.lossy_mesh: BoneMesh | None = None
-        self.shell_mesh = ShellMesh(12, 8)
-        self.shell_mesh_many = ShellMesh(10, 6)  # "all": many faint shells, fewer faces
-        self.clip_positions: Array | None = None
+        self.shell_mesh = ShellMesh(16, 10)
         self.body: Array = np.zeros(0, dtype=np.int64)
-        self.raw_matrices: Array | None = None
-        self.lossy_matrices: Array | None = None
+        self.root_joints: Array = np.zeros(0, dtype=np.int64)
+        self.clip_positions: Array | None = None  # (S, J, 3) display space
+        self.framing: dict[str, camera.Framing] = {}
+        self.raw_matrices = self.lossy_matrices = None
         self.raw_positions: Array | None = None
         self.lossy_positions: Array | None = None
         self.current_error: Array | None = None
         self.drawn_time: float | None = None
         self.frames = 0
+        self.view_name = "perspective"
+        self._auto_ortho = False  # ortho because a named view asked for it
+        self._auto_distance = True  # fit the distance until the user zooms
+        self._pan_offset = np.zeros(3)
+        self._base_target = np.zeros(3)
         self._dirty = True
-        self._camera_key: tuple[object, ...] | None = None
-        self._first_frame = False
-        self._pending_frame: bool | None = None
-        self._auto_frame: bool | None = None
+        self._camera_key: tuple | None = None
+        self._pending_frame = False
 
         d = document
         d.clip_changed.connect(self._on_clip)
-        for sig in (d.result_changed, d.time_changed, d.rounding_changed, d.selection_changed):
+        for sig in (d.result_changed, d.time_changed, d.rounding_changed, d.selection_changed,
+                    d.settings_changed):  # fmt: skip
             sig.connect(self.invalidate)
         d.display_changed.connect(self._on_display)
+        self._last_display = d.display
         self._on_display()
         if d.clip is not None:
             self._on_clip()
 
-    # --- toolbar / legend ---------------------------------------------------------------
+    # --- toolbar / readout --------------------------------------------------------------
     def _build_toolbar(self) -> None:
         self.toolbar = QtWidgets.QWidget(self)
         row = QtWidgets.QHBoxLayout(self.toolbar)
-        row.setContentsMargins(4, 2, 4, 2)
+        row.setContentsMargins(4, 2, 4, 0)
+        row.setSpacing(6)
         self.show_raw = QtWidgets.QCheckBox("Raw")
         self.show_raw.setIcon(swatch(colors.RAW))
-        self.show_raw.setToolTip("Raw (uncompressed) skeleton, drawn as a blue glass sleeve")
+        self.show_raw.setToolTip("Raw (uncompressed) skeleton, a translucent blue sleeve (R)")
         self.show_lossy = QtWidgets.QCheckBox("Lossy")
-        self.show_lossy.setIcon(swatch(tuple(colors.ERROR_COLORS[0])))
-        self.show_lossy.setToolTip("Decompressed skeleton, solid, coloured by error")
+        self.show_lossy.setIcon(swatch(colors.LOSSY_SWATCH))
+        self.show_lossy.setToolTip("Decompressed skeleton, solid, coloured by its error (E)")
         self.shells_mode = QtWidgets.QComboBox()
         self.shells_mode.addItems(["none", "selected", "all"])
         self.shells_mode.setToolTip(
-            "Dominant shells (orange spheres) and each joint's own shell (cyan rings)"
+            "Dominant shells (orange spheres, outlined) and each joint's own shell (cyan rings)"
         )
-        self.follow = QtWidgets.QCheckBox("Follow")
-        self.follow.setToolTip("Keep the selected joint at the centre of the view")
+        self.camera_mode = QtWidgets.QComboBox()
+        for mode in camera.MODES:
+            self.camera_mode.addItem(camera.MODE_LABELS[mode], mode)
+        self.camera_mode.setToolTip(
+            "Follow root: the camera rides with the hips; Whole clip: one fixed framing of all "
+            "the motion; Selection: keeps the selected joint centred; Free: the camera stays "
+            "where you put it. F frames again."
+        )
+        self.magnify = QtWidgets.QComboBox()
+        for k in MAGNIFY_STEPS:
+            self.magnify.addItem(f"\u00d7{k}", k)
+        self.magnify.setToolTip(
+            "Error magnifier: the lossy skeleton is drawn as raw + k \u00d7 (lossy \u2212 raw), so "
+            "a 0.01 cm error shows as 10 cm at \u00d71000. Colours keep the true error."
+        )
         self.frame_button = QtWidgets.QToolButton()
-        self.frame_button.setText("Frame (F)")
+        self.frame_button.setText("Frame")
+        self.frame_button.setToolTip("Frame the clip again (F)")
         self.frame_button.clicked.connect(self.frame_all)
-        self.info = QtWidgets.QLabel()
-        self.info.setMinimumWidth(160)
-        self.info.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored,
-                                QtWidgets.QSizePolicy.Policy.Preferred)  # fmt: skip
-        self.color_bar = ColorBar()
-        for w in (self.show_raw, self.show_lossy, self.shells_mode, self.follow, self.frame_button):
+        for w in (self.show_raw, self.show_lossy, self.shells_mode, self.camera_mode,
+                  self.magnify, self.frame_button):  # fmt: skip
             w.setFocusPolicy(QtCore.Qt.FocusPolicy.NoFocus)
         row.addWidget(self.show_raw)
         row.addWidget(self.show_lossy)
-        row.addWidget(QtWidgets.QLabel("Shells:"))
+        row.addSpacing(4)
+        row.addWidget(QtWidgets.QLabel("Shells"))
         row.addWidget(self.shells_mode)
-        row.addWidget(self.follow)
+        row.addWidget(QtWidgets.QLabel("Camera"))
+        row.addWidget(self.camera_mode)
+        row.addWidget(QtWidgets.QLabel("Error"))
+        row.addWidget(self.magnify)
         row.addWidget(self.frame_button)
-        self.skin_controls = SkinControls(self.document)
+        self.skin_controls = SkinControls(self.document)  # hidden for clips without a mesh
         row.addWidget(self.skin_controls)
-        row.addWidget(self.info, 1)
-        row.addWidget(self.color_bar)
+        row.addStretch(1)
         self.show_raw.toggled.connect(lambda on: self.document.update_display(show_raw=on))
         self.show_lossy.toggled.connect(lambda on: self.document.update_display(show_lossy=on))
         self.shells_mode.currentTextChanged.connect(
             lambda s: self.document.update_display(shells=s)
         )
-        self.follow.toggled.connect(lambda on: self.document.update_display(follow_selected=on))
+        self.camera_mode.currentIndexChanged.connect(
+            lambda i: self.document.update_display(camera=self.camera_mode.itemData(i))
+        )
+        self.magnify.currentIndexChanged.connect(
+            lambda i: self.document.update_display(magnify=float(self.magnify.itemData(i)))
+        )
+
+        self.readout_row = QtWidgets.QWidget(self)
+        r2 = QtWidgets.QHBoxLayout(self.readout_row)
+        r2.setContentsMargins(6, 0, 4, 2)
+        self.info = QtWidgets.QLabel()
+        self.info.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.info.setToolTip("Error of the selected joint at the pose on screen")
+        self.info.setWordWrap(True)  # a long joint name wraps; it never widens the window
+        self.color_bar = ColorBar()
+        r2.addWidget(self.info, 1)
+        r2.addWidget(self.color_bar)
 
     def _on_display(self) -> None:
         disp = self.document.display
-        for w, v in ((self.show_raw, disp.show_raw), (self.show_lossy, disp.show_lossy),
-                     (self.follow, disp.follow_selected)):  # fmt: skip
+        for w, v in ((self.show_raw, disp.show_raw), (self.show_lossy, disp.show_lossy)):
             if w.isChecked() != v:
                 w.setChecked(v)
         if self.shells_mode.currentText() != disp.shells:
             self.shells_mode.setCurrentText(disp.shells)
+        i = self.camera_mode.findData(disp.camera)
+        if i >= 0 and i != self.camera_mode.currentIndex():
+            self.camera_mode.setCurrentIndex(i)
+        k = int(np.argmin([abs(np.log(s / max(disp.magnify, 1e-9))) for s in MAGNIFY_STEPS]))
+        if k != self.magnify.currentIndex():
+            self.magnify.setCurrentIndex(k)
+        last, self._last_display = self._last_display, disp
+        if disp.up_axis != last.up_axis and self.document.clip is not None:
+            self._on_clip()  # a new up axis re-frames everything
+            return
+        if disp.camera != last.camera:
+            self._pan_offset = np.zeros(3)
+            self._auto_distance = True
         self.invalidate()
 
     # --- model -> geometry --------------------------------------------------------------
@@ -338,219 +252,346 @@ class Viewport3D(QtWidgets.QWidget):
         self.scene.update()
 
     def _on_clip(self) -> None:
-        clip = self.document.clip
+        doc = self.document
+        clip = doc.clip
+        self.raw_positions = self.lossy_positions = self.current_error = None
+        self.raw_matrices = self.lossy_matrices = None
+        self.skin.set_meshes(clip.meshes if clip is not None else ())
         if clip is None:
-            self.solver = None
+            self.raw_mesh = self.lossy_mesh = None
+            self.clip_positions = None
             self.invalidate()
             return
-        self.raw_positions = self.lossy_positions = None
-        self.raw_matrices = self.lossy_matrices = None
-        self.skin.set_meshes(clip.meshes)
-        # every reader hands over Y-up clips (BVH, glTF and ACL's CMU data alike)
-        self.solver = PoseSolver(clip.skeleton.parents, Y_UP_TO_Z_UP)
-        step = max(1, clip.num_samples // 200)
-        self.clip_positions = self.solver.clip_positions(
-            clip.rotations[::step], clip.translations[::step], clip.scales[::step]
-        )
-        body = body_joints(clip.skeleton.parents, self.clip_positions[0])
-        self.body = body
-        pts = self.clip_positions[:, body].reshape(-1, 3)
+        file_pos = sampled_positions(clip, FRAMING_SAMPLES)  # every sample of real clips
+        override = doc.display.up_axis if doc.display.up_axis in AXES else None
+        self.up, self.up_reason = up_axis(clip, doc.path, override, file_pos)
+        self.rotation = to_display(self.up)
+        self.clip_positions = file_pos @ self.rotation.T
+        parents = clip.skeleton.parents
+        first = self.clip_positions[0]
+        self.body = body_joints(parents, first)
+        self.root_joints = np.flatnonzero(np.asarray(parents) < 0)
+        size = max(float(np.ptp(first[self.body], axis=0).max()), 1e-6)
+        self.joint_size = size
+        rest = np.zeros((clip.num_joints, 3, 4))
+        rest[:, :, 3] = first
+        self.raw_mesh = BoneMesh(parents, 0.11, 0.030 * size, rest=rest)
+        self.lossy_mesh = BoneMesh(parents, 0.075, 0.021 * size, rest=rest)
+        hips = camera.body_root(parents, self.body)
+        framed = self.clip_positions  # the skin too, when there is one: it reaches farther
+        skin_pos = framing_points(clip, FRAMING_SAMPLES)
+        if skin_pos is not None:
+            framed = np.concatenate([framed, skin_pos @ self.rotation.T], axis=1)
+        self.framing = {
+            "follow": camera.follow_framing(framed, hips),
+            "clip": camera.clip_framing(framed),
+        }
+        self._fit_grid()
+        self._pan_offset = np.zeros(3)
+        self._auto_distance = True
+        self._pending_frame = True
+        # a new clip starts from a clean view: the named one in use, else the 3/4 view
+        azimuth, elevation = camera.VIEWS[self.view_name]
+        self.scene.opts["azimuth"], self.scene.opts["elevation"] = azimuth, elevation
+        self.view_changed.emit()
+        self.invalidate()
+
+    def _fit_grid(self) -> None:
+        """A floor under the whole motion, in round steps of the character's size."""
+        assert self.clip_positions is not None
+        pts = self.clip_positions.reshape(-1, 3)
         lo, hi = pts.min(0), pts.max(0)
-        size = max(float(np.ptp(self.clip_positions[0, body], axis=0).max()), 1e-6)
-        self.raw_mesh = BoneMesh(clip.skeleton.parents, 0.10, 0.028 * size, body)
-        self.lossy_mesh = BoneMesh(clip.skeleton.parents, 0.055, 0.016 * size, body)
-        spacing = 10.0 ** np.floor(np.log10(size / 4))
-        span = float(np.max(hi[:2] - lo[:2])) + 2 * size
-        n = max(2, int(np.ceil(span / spacing)))
-        n = min(n, 200)
+        spacing = nice_spacing(self.joint_size / 8)  # about 20 cm for a person
+        span = float(np.max(hi[:2] - lo[:2])) + 2 * self.joint_size
+        n = min(max(2, int(np.ceil(span / spacing))), 400)
         self.grid.resetTransform()
         self.grid.setSpacing(spacing, spacing)
         self.grid.setSize(n * spacing, n * spacing)
         mid = (lo + hi) / 2
         self.grid.translate(float(mid[0]), float(mid[1]), float(lo[2]))
-        # frame the whole motion unless the clip travels far (a walk): then its first pose
-        motion = float(np.linalg.norm(hi - lo))
-        pose = float(np.linalg.norm(np.ptp(self.clip_positions[0, body], axis=0)))
-        # framed at the first paint, and again on resizes until the user moves the camera
-        self._pending_frame = self._auto_frame = motion <= 1.6 * pose
-        self.invalidate()
 
     def _on_resized(self) -> None:
-        if self._auto_frame is not None:
-            self._pending_frame = self._auto_frame
+        self.invalidate()  # the fitted distance depends on the aspect ratio
 
-    def _on_camera_touched(self) -> None:
-        self._auto_frame = None
-
-    def frame_all(self, whole_clip: bool = False) -> None:
-        """Fit the current pose (or, on opening, the whole motion) in view."""
-        if self.clip_positions is None:
-            return
-        pts = self.clip_positions[:, self.body].reshape(-1, 3)
-        if not whole_clip:
-            now = self.raw_positions if self.raw_positions is not None else self.clip_positions[0]
-            pts = now[self.body]
-        lo, hi = pts.min(0), pts.max(0)
-        centre = (lo + hi) / 2
-        radius = max(float(np.linalg.norm(hi - lo)) / 2, 1e-3)
-        fov = self.scene.opts["fov"]  # pyqtgraph's fov is horizontal
-        aspect = max(self.scene.height(), 1) / max(self.scene.width(), 1)
-        half = atan(tan(radians(fov) / 2) * min(1.0, aspect))
-        self.scene.setCameraPosition(
-            pos=QtGui.QVector3D(*map(float, centre)),
-            distance=radius / sin(half),
-            elevation=12,
-            azimuth=-70 if self._first_frame else self.scene.opts["azimuth"],
-        )
-        # the sphere bound is loose for a tall thin body: tighten on the projected box
-        corners = np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1])
-                            for z in (lo[2], hi[2])])  # fmt: skip
-        for _ in range(3):
-            h = np.c_[corners, np.ones(8)] @ self.scene.mvp().T
-            ndc = np.abs(h[:, :2] / np.maximum(h[:, 3:4], 1e-9)).max()
-            if not np.isfinite(ndc) or ndc <= 0 or np.any(h[:, 3] <= 0):
-                break
-            self.scene.opts["distance"] *= 0.5 + 0.5 * ndc / 0.85
+    def _on_camera_touched(self, kind: str) -> None:
+        if kind == "zoom":
+            self._auto_distance = False
+        elif kind == "pan":
+            c = self.scene.opts["center"]
+            self._pan_offset = np.array([c.x(), c.y(), c.z()]) - self._base_target
+        elif kind == "orbit":
+            if self._auto_ortho:  # leaving a named view goes back to perspective
+                self._auto_ortho = False
+                self.scene.ortho = False
+            if self.view_name != "perspective":
+                self.view_name = "perspective"
+                self.view_changed.emit()
+            else:
+                self.view_name = "perspective"
         self.invalidate()
 
+    # --- camera commands ----------------------------------------------------------------
+    def frame_all(self) -> None:
+        """Frame the clip again: target and distance back to automatic, no pan."""
+        self._pan_offset = np.zeros(3)
+        self._auto_distance = True
+        self.invalidate()
+
+    def set_view(self, name: str) -> None:
+        """A named view: front, back, right, left, top, bottom (orthographic) or perspective."""
+        azimuth, elevation = camera.VIEWS[name]
+        self.scene.opts["azimuth"] = azimuth
+        self.scene.opts["elevation"] = elevation
+        self._auto_ortho = name in camera.ORTHO_VIEWS
+        self.scene.ortho = self._auto_ortho
+        self.view_name = name
+        self.view_changed.emit()
+        self.invalidate()
+
+    def set_ortho(self, on: bool) -> None:
+        self.scene.ortho = bool(on)
+        self._auto_ortho = False
+        self.view_changed.emit()
+        self.invalidate()
+
+    def toggle_ortho(self) -> None:
+        self.set_ortho(not self.scene.ortho)
+
+    def _framing(self) -> camera.Framing | None:
+        mode = self.document.display.camera
+        return self.framing.get("clip" if mode == "clip" else "follow")
+
+    def _update_camera(self, t: float) -> None:
+        framing = self._framing()
+        if framing is None or self.raw_positions is None:
+            return
+        mode = self.document.display.camera
+        sel = self.document.selection
+        rate = self.document.clip.sample_rate if self.document.clip is not None else 1.0
+        if mode == "follow":
+            base = framing.target_at(t * rate)
+        elif mode == "clip":
+            base = framing.targets[0]
+        elif mode == "selection" and sel is not None:
+            base = self.raw_positions[sel]
+        elif self._pending_frame:  # a free camera starts where follow would put it
+            base = framing.target_at(t * rate)
+        else:
+            return
+        self._base_target = np.asarray(base, dtype=np.float64)
+        centre = self._base_target + self._pan_offset
+        self.scene.opts["center"] = QtGui.QVector3D(*map(float, centre))
+        if self._auto_distance:
+            s = self.scene
+            s.opts["distance"] = camera.fit_distance(framing.radius, s.opts["fov"], s.width(),
+                                                     s.height(), s.ortho)  # fmt: skip
+
     def _before_paint(self) -> None:
-        if self._pending_frame is not None:
-            whole, self._pending_frame = self._pending_frame, None
-            self._rebuild()  # frame the pose as it is now, not as it was
-            self._first_frame = True
-            self.frame_all(whole_clip=whole)
-            self._first_frame = False
-            self._dirty = True
-        key = (
-            self.scene.opts["distance"], self.scene.opts["elevation"], self.scene.opts["azimuth"],
-            tuple(self.scene.opts["center"].toTuple()), self.scene.width(), self.scene.height(),
-        )  # fmt: skip
+        s = self.scene
+        key = (s.opts["distance"], s.opts["elevation"], s.opts["azimuth"],
+               tuple(s.opts["center"].toTuple()), s.width(), s.height(), s.ortho)  # fmt: skip
         if not self._dirty and key == self._camera_key:
             self.frames += 1
             return
         self._dirty = False
         self._rebuild()
-        self._camera_key = (
-            self.scene.opts["distance"], self.scene.opts["elevation"], self.scene.opts["azimuth"],
-            tuple(self.scene.opts["center"].toTuple()), self.scene.width(), self.scene.height(),
-        )  # fmt: skip
+        self._camera_key = (s.opts["distance"], s.opts["elevation"], s.opts["azimuth"],
+                            tuple(s.opts["center"].toTuple()), s.width(), s.height(),
+                            s.ortho)  # fmt: skip
         self.frames += 1
+
+    def sync(self) -> None:
+        """Bring geometry and camera up to date with the document now, without painting
+        (what each paint does first; tools and tests call it to step through time fast)."""
+        self._dirty = False
+        self._rebuild()
 
     def _rebuild(self) -> None:
         doc = self.document
         disp = doc.display
-        items = (self.lossy_bones, self.raw_bones, self.shells, self.own_shells,
-                 self.raw_joints, self.lossy_joints, self.marker)  # fmt: skip
-        if doc.clip is None or self.solver is None or self.raw_mesh is None:
+        items = (self.lossy_bones, self.raw_bones, self.shells, self.shell_outlines,
+                 self.own_shells, self.raw_joints, self.roots, self.lossy_joints, self.marker)
+        shown = doc.shown_pose()
+        if shown is None or self.raw_mesh is None:
             for it in items:
                 it.setVisible(False)
             self.grid.setVisible(False)
             self.skin.hide()
+            self._update_info()
             return
         self.grid.setVisible(True)
-        raw = self.solver.matrices(doc.raw_pose())
+        u = self.rotation
+        raw = u @ shown.raw  # (J, 3, 4): turn both the axes and the position columns
         self.raw_matrices = raw
         self.raw_positions = raw[:, :, 3]
-        result = doc.result
-        lossy = None
-        if result is not None and result.clip.num_joints == doc.clip.num_joints:
-            lossy = self.solver.matrices(doc.lossy_pose())
+        lossy = None if shown.lossy is None else u @ shown.lossy
+        if lossy is not None and disp.magnify != 1.0:
+            lossy = magnify(raw, lossy, disp.magnify)
         self.lossy_matrices = lossy
         self.lossy_positions = None if lossy is None else lossy[:, :, 3]
+        self.current_error = shown.error
         self.drawn_time = doc.time
 
+        self._update_camera(doc.time)
+        self._pending_frame = False
+        s = self.scene
+        view_rot = s.view_rotation()
         sel = doc.selection
-        if disp.follow_selected and sel is not None:
-            c = self.raw_positions[sel]
-            self.scene.opts["center"] = QtGui.QVector3D(*map(float, c))
-        eye = self.scene.eye()
-        centre = np.array(self.scene.opts["center"].toTuple())
-        view_dir = centre - eye
-        view_dir /= max(np.linalg.norm(view_dir), 1e-12)
+        n = len(raw)
 
         mesh = self.raw_mesh
-        tris = mesh.triangles(raw)
         rgba = np.broadcast_to(np.array(colors.RAW), (mesh.num_bones, 4))
-        self.raw_bones.set_soup(tris, mesh.colors(tris, rgba, view_dir, rim=True))
+        tris, normals = mesh.posed(raw)
+        self.raw_bones.set_soup(tris, mesh.colors(normals, rgba, view_rot, ghost=True))
         self.raw_bones.setVisible(disp.show_raw)
         set_points(self.raw_joints, self.raw_positions,
-                   np.broadcast_to(np.array(colors.RAW_JOINT), (len(raw), 4)), 5.0)  # fmt: skip
+                   np.broadcast_to(np.array(colors.RAW_JOINT), (n, 4)), 5.0)  # fmt: skip
         self.raw_joints.setVisible(disp.show_raw)
+        roots = self.root_joints
+        set_points(self.roots, self.raw_positions[roots],
+                   np.broadcast_to(np.array(colors.ROOT), (len(roots), 4)), 11.0)  # fmt: skip
+        self.roots.setVisible(disp.show_raw)
 
-        if lossy is not None:
-            assert result is not None and self.lossy_mesh is not None
-            sk = result.clip.skeleton
-            err = shell_error(raw, lossy, sk.shell_distance)
-            self.current_error = err
-            joint_rgba = colors.error_colors(err / sk.precision)
+        if lossy is not None and shown.fraction is not None:
+            assert self.lossy_mesh is not None
+            joint_rgba = colors.error_colors(shown.fraction)
             m = self.lossy_mesh
-            tris = m.triangles(lossy)
-            self.lossy_bones.set_soup(tris, m.colors(tris, joint_rgba[m.child], view_dir))
+            tris, normals = m.posed(lossy)
+            self.lossy_bones.set_soup(tris, m.colors(normals, joint_rgba[m.child], view_rot))
             set_points(self.lossy_joints, self.lossy_positions, joint_rgba, 6.0)
-        else:
-            self.current_error = None
         self.lossy_bones.setVisible(lossy is not None and disp.show_lossy)
         self.lossy_joints.setVisible(lossy is not None and disp.show_lossy)
-        precision = None if lossy is None or result is None else result.clip.skeleton.precision
-        self.skin.update(raw, lossy, precision, disp.show_raw_skin, disp.show_lossy_skin,
-                         disp.skin_style)  # fmt: skip
+        # the skin: true (unmagnified) lossy pose in, magnified like the bones when drawn
+        true_lossy = None if shown.lossy is None else u @ shown.lossy
+        self.skin.update(raw, true_lossy, shown.precision, disp.show_raw_skin,
+                         disp.show_lossy_skin, disp.skin_style, disp.magnify)  # fmt: skip
 
         if sel is not None:
             set_points(self.marker, self.raw_positions[sel : sel + 1],
                        np.array([colors.SELECTED]), 13.0)  # fmt: skip
         self.marker.setVisible(sel is not None)
 
-        self._build_shells(disp.shells, sel, eye)
+        self._build_shells(disp.shells, sel)
         self._update_info()
 
-    def _build_shells(self, mode: str, sel: int | None, eye: Array) -> None:
+    def _build_shells(self, mode: str, sel: int | None) -> None:
         doc = self.document
+        assert self.raw_positions is not None
+        n = len(self.raw_positions)
         if mode == "all":
-            idx = np.arange(doc.clip.num_joints)  # type: ignore[union-attr]
+            idx = np.arange(n)
         elif mode == "selected" and sel is not None:
             idx = np.array([sel])
         else:
             idx = np.zeros(0, dtype=np.int64)
-        assert self.raw_positions is not None
         centres = self.raw_positions[idx]
         result = doc.result
-        have_dominant = (
-            result is not None
-            and len(idx)
-            and (result.dominant_shells.distance.shape[0] == self.raw_positions.shape[0])
-        )
+        have_dominant = bool(len(idx)) and doc.has_lossy() and result is not None
+        eye = self.scene.eye()
+        if self.scene.ortho:  # parallel rays: faces and outlines as seen from very far away
+            eye = np.array(self.scene.opts["center"].toTuple()) - self.scene.view_direction() * (
+                1e4 * self.scene.opts["distance"]
+            )
+        many = len(idx) > 1
         if have_dominant:
             assert result is not None
             radii = result.dominant_shells.distance[idx]
-            rgba = np.tile(np.array(colors.DOMINANT_SHELL), (len(idx), 1))
-            many = len(idx) > 1
-            if many:  # many nested shells: keep the skeleton readable through them
-                rgba[:, 3] = colors.DOMINANT_SHELL_MANY_ALPHA
-            if many:
-                soup = self.shell_mesh_many.build(centres, radii, rgba, eye, 0.5)
-            else:
-                soup = self.shell_mesh.build(centres, radii, rgba, eye)
-            self.shells.set_soup(*soup)
-        self.shells.setVisible(bool(have_dominant))
+            if not many:  # one shell: a translucent ball with its outline
+                rgba = np.tile(np.array(colors.DOMINANT_SHELL), (1, 1))
+                self.shells.set_soup(*self.shell_mesh.build(centres, radii, rgba, eye))
+            # every shell's outline; many nested balls would only fog the skeleton over
+            self._outline_shells(centres, radii, eye, 0.5 if many else 1.0)
+        self.shells.setVisible(have_dominant and not many)
+        self.shell_outlines.setVisible(have_dominant)
+        # the joint's own shell (where its error is measured): the selected joint's only,
+        # a hundred sets of rings would hide the skeleton
         resolved = doc.resolved_joints()
-        if len(idx) and resolved is not None:
-            set_lines(self.own_shells, ring_lines(centres, resolved.shell_distance[idx], 24))
-            self.own_shells.setVisible(True)
+        own = mode != "none" and sel is not None and resolved is not None
+        if own:
+            assert resolved is not None and sel is not None
+            ring = ring_lines(self.raw_positions[sel : sel + 1], resolved.shell_distance[[sel]], 32)
+            set_lines(self.own_shells, ring)
+        self.own_shells.setVisible(own)
+
+    def _outline_shells(self, centres: Array, radii: Array, eye: Array, alpha: float) -> None:
+        """Outlines with as many segments as their size on screen needs (software GL pays
+        per segment): small circles 16, large ones 64."""
+        s = self.scene
+        ortho_dir = s.view_direction() if s.ortho else None
+        if s.ortho:
+            dist = np.full(len(centres), float(s.opts["distance"]))
         else:
-            self.own_shells.setVisible(False)
+            dist = np.linalg.norm(centres - eye, axis=1)
+        pixel = dist * 2.0 * np.tan(np.radians(s.opts["fov"]) / 2.0) / max(s.width(), 1)
+        big = radii / np.maximum(pixel, 1e-12) > 60.0
+        parts = [silhouette_circles(centres[sel], radii[sel], eye, ortho_dir, n)
+                 for sel, n in ((~big, 16), (big, 64)) if sel.any()]  # fmt: skip
+        pts = np.concatenate(parts) if parts else np.zeros((0, 3), np.float32)
+        r, g, b, a = colors.DOMINANT_SHELL_OUTLINE
+        rgba = np.tile([r, g, b, a * alpha], (len(pts), 1))
+        set_lines(self.shell_outlines, pts, rgba)
 
     def _update_info(self) -> None:
         doc = self.document
+        shown = doc.shown_pose()
         sel = doc.selection
-        if sel is None or doc.clip is None:
-            self.info.setText(self.skin.readout() if doc.clip is not None else "")
+        skin = self.skin.readout()  # empty without a skin drawn
+        if sel is None or doc.clip is None or shown is None:
+            text = "Click a joint to see its error" if doc.clip is not None else ""
+            self.info.setText(f"{text} \u00b7 {skin}" if skin and text else text)
+            self.color_bar.set_budget(None)
             return
-        text = doc.clip.skeleton.names[sel]
-        if self.current_error is not None and doc.result is not None:
-            p = doc.result.clip.skeleton.precision[sel]
-            text += f"  error {self.current_error[sel]:.4g} (precision {p:.4g})"
-        skin = self.skin.readout()
-        self.info.setText(f"{text}  · {skin}" if skin else text)
+        name = doc.clip.skeleton.names[sel]
+        if shown.error is None or shown.precision is None:
+            self.info.setText(f"{name}  (compressing\u2026)")
+            self.color_bar.set_budget(None)
+            return
+        text = f"{name}  {describe(shown.error[sel], shown.precision[sel])}"
+        self.info.setText(f"{text} \u00b7 {skin}" if skin else text)
+        self.color_bar.set_budget(float(shown.precision[sel]))
+
+    # --- overlay: view name, up axis and the axis gizmo ----------------------------------
+    def _paint_overlay(self, p: QtGui.QPainter) -> None:
+        if self.document.clip is None:
+            return
+        s = self.scene
+        fm = p.fontMetrics()
+        title = VIEW_TITLES.get(self.view_name, "Perspective")
+        proj = "Orthographic" if s.ortho else "Perspective"
+        head = title if title == proj else f"{title} \u00b7 {proj}"
+        mode = camera.MODE_LABELS.get(self.document.display.camera, "")
+        lines_ = [head, f"{self.up} up ({self.up_reason}) \u00b7 {mode}"]
+        k = self.document.display.magnify
+        p.setPen(QtGui.QColor(225, 228, 232))
+        y = 6 + fm.ascent()
+        for text in lines_:
+            p.drawText(QtCore.QPointF(8, y), text)
+            y += fm.height()
+        if k != 1.0 and self.document.has_lossy():
+            p.setPen(QtGui.QColor(255, 170, 60))
+            p.drawText(QtCore.QPointF(8, y), f"Lossy error magnified \u00d7{k:g}")
+        self._paint_gizmo(p)
+
+    def _paint_gizmo(self, p: QtGui.QPainter) -> None:
+        """File axes as seen from the camera, bottom left, nearest drawn last."""
+        rot = self.scene.view_rotation() @ self.rotation  # file axes -> view space
+        size = 34.0
+        centre = QtCore.QPointF(14 + size, self.scene.height() - 14 - size)
+        order = np.argsort(rot[2])  # far (most negative z) first
+        fm = p.fontMetrics()
+        for i in order:
+            name = AXES[i]
+            v = rot[:, i]
+            tip = centre + QtCore.QPointF(v[0] * size, -v[1] * size)
+            colour = QtGui.QColor(*AXIS_COLOURS[name])
+            p.setPen(QtGui.QPen(colour, 2.2))
+            p.drawLine(centre, tip)
+            p.setBrush(colour)
+            p.drawEllipse(tip, 8.0, 8.0)
+            p.setPen(QtGui.QColor(20, 22, 26))
+            w = fm.horizontalAdvance(name)
+            p.drawText(QtCore.QPointF(tip.x() - w / 2, tip.y() + fm.ascent() / 2 - 1), name)
+        p.setBrush(QtCore.Qt.BrushStyle.NoBrush)
 
     # --- picking ------------------------------------------------------------------------
     def joint_at(self, x: float, y: float, tolerance: float = 10.0) -> int | None:
@@ -559,13 +600,14 @@ class Viewport3D(QtWidgets.QWidget):
         return pick(self.raw_positions, self.scene.mvp(), x, y,
                     self.scene.width(), self.scene.height(), tolerance)  # fmt: skip
 
+    def project(self, positions: Array) -> tuple[Array, Array]:
+        """Widget pixels (N, 2) and clip-space w (N,) of display-space points, as drawn."""
+        return project(positions, self.scene.mvp(), self.scene.width(), self.scene.height())
+
     def screen_position(self, joint: int) -> QtCore.QPoint:
         """Where a joint of the raw skeleton is on the scene widget (for tests and tools)."""
-        from app.picking import project
-
         assert self.raw_positions is not None
-        xy, _ = project(self.raw_positions[joint : joint + 1], self.scene.mvp(),
-                        self.scene.width(), self.scene.height())  # fmt: skip
+        xy, _ = self.project(self.raw_positions[joint : joint + 1])
         return QtCore.QPoint(round(xy[0, 0]), round(xy[0, 1]))
 
     def _on_click(self, x: float, y: float) -> None:
@@ -585,9 +627,17 @@ class Viewport3D(QtWidgets.QWidget):
                     value.destroy()
         scene.doneCurrent()
 
-    def grab_scene(self) -> Array:
-        """(H, W, 4) RGBA uint8 of the scene as last drawn (pixels, for checks and shots)."""
-        img = self.scene.grabFramebuffer().convertToFormat(QtGui.QImage.Format.Format_RGBA8888)
+    def grab_scene(self, overlay: bool = True) -> Array:
+        """(H, W, 4) RGBA uint8 of the scene drawn now (pixels, for checks and shots);
+        `overlay=False` leaves out the view name and the axis gizmo."""
+        saved = self.scene.overlay
+        if not overlay:
+            self.scene.overlay = None
+        try:
+            img = self.scene.grabFramebuffer()
+        finally:
+            self.scene.overlay = saved
+        img = img.convertToFormat(QtGui.QImage.Format.Format_RGBA8888)
         h, w = img.height(), img.width()
         arr = np.frombuffer(img.constBits(), dtype=np.uint8, count=img.sizeInBytes())
         return arr.reshape(h, img.bytesPerLine() // 4, 4)[:, :w].copy()

@@ -1,10 +1,9 @@
-"""App test set-up: shared GL contexts before any QApplication, isolated QSettings, and every
-Qt warning is a test failure (pytest-qt's qt_log_level_fail)."""
+"""App test set-up: shared GL contexts before any QApplication, QSettings of each test in its
+own tmp path, and every Qt warning is a test failure (pytest-qt's qt_log_level_fail)."""
 
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -15,12 +14,17 @@ from PySide6 import QtCore
 QtCore.QCoreApplication.setAttribute(QtCore.Qt.ApplicationAttribute.AA_ShareOpenGLContexts)
 QtCore.QCoreApplication.setOrganizationName("ShellscopeTests")
 QtCore.QCoreApplication.setApplicationName("ShellscopeTests")
-_SETTINGS_DIR = tempfile.mkdtemp(prefix="shellscope-qsettings-")
 QtCore.QSettings.setDefaultFormat(QtCore.QSettings.Format.IniFormat)
-QtCore.QSettings.setPath(
-    QtCore.QSettings.Format.IniFormat, QtCore.QSettings.Scope.UserScope, _SETTINGS_DIR
-)
 os.environ.setdefault("PYOPENGL_PLATFORM", "glx")
+
+
+@pytest.fixture(autouse=True)
+def isolated_qsettings(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every test starts with empty settings (recent files, window layout) of its own."""
+    folder = tmp_path_factory.mktemp("qsettings")
+    for scope in (QtCore.QSettings.Scope.UserScope, QtCore.QSettings.Scope.SystemScope):
+        QtCore.QSettings.setPath(QtCore.QSettings.Format.IniFormat, scope, str(folder))
+    return folder
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

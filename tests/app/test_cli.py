@@ -81,6 +81,57 @@ def test_arguments_parse() -> None:
         parse_args(["--rounding", "sideways"])
 
 
+def _no_display_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}  # fmt: skip
+    return {**env, "PYOPENGL_PLATFORM": "glx", **extra}
+
+
+def _x_sockets() -> set[str]:
+    d = Path("/tmp/.X11-unix")
+    return {p.name for p in d.iterdir()} if d.is_dir() else set()
+
+
+def test_screenshot_view_saves_the_3d_view_alone(tmp_path) -> None:
+    view, win = tmp_path / "view.png", tmp_path / "win.png"
+    proc = run_app(str(DATA / "bvh" / "cmu_02_02_walk_daz.bvh"), "--time", "1.0", "--select",
+                   "lHand", "--view", "front", "--magnify", "100", "--screenshot-view", str(view),
+                   "--screenshot", str(win))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    a, b = QtGui.QImage(str(view)), QtGui.QImage(str(win))
+    assert 0 < a.width() < b.width() and 0 < a.height() < b.height()  # the view, not the window
+    assert a.height() > 0.4 * b.height()
+    blue, _ = skeleton_pixels(view)
+    assert blue > 100
+
+
+@pytest.mark.parametrize("platform", [None, "offscreen"])
+def test_without_a_display_the_window_says_so_in_one_line(platform) -> None:
+    env = _no_display_env(**({"QT_QPA_PLATFORM": platform} if platform else {}))
+    clip = str(DATA / "acl" / "cmu_09_02.acl.sjson")
+    proc = subprocess.run([sys.executable, "-m", "app", clip], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "display" in lines[0] and "--screenshot" in lines[0]
+
+
+def test_without_a_display_screenshots_and_exports_still_work(tmp_path) -> None:
+    before = _x_sockets()
+    png, stats = tmp_path / "a.png", tmp_path / "s.json"
+    proc = subprocess.run([sys.executable, "-m", "app", str(DATA / "acl" / "cmu_09_02.acl.sjson"),
+                           "--screenshot-view", str(png)], cwd=ROOT, env=_no_display_env(),
+                          capture_output=True, text=True, timeout=180)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert QtGui.QImage(str(png)).width() > 300
+    proc = subprocess.run([sys.executable, "-m", "app", str(DATA / "acl" / "cmu_09_02.acl.sjson"),
+                           "--export-stats", str(stats)], cwd=ROOT, env=_no_display_env(),
+                          capture_output=True, text=True, timeout=180)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert stats.read_text().startswith("{")
+    assert _x_sockets() == before  # the private X server went away with the app
+
+
 def test_shell_distance_mesh_opens_the_window_with_shells_from_the_mesh(window, qtbot) -> None:
     from app.headless import tuning_from
 

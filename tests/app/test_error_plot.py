@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QPointF, Qt
+from PySide6.QtCore import QPoint, QPointF, Qt
 
 from app.views.error_heatmap import ErrorHeatmapPanel
 from app.views.error_plot import ErrorPlotPanel
@@ -30,7 +30,7 @@ def test_curves_follow_result_selection_and_settings(qtbot) -> None:
     assert x[-1] == pytest.approx(39 / 30)
     doc.set_selection(3)
     np.testing.assert_allclose(panel.joint_curve.getData()[1], doc.result.error[:, 3])
-    assert panel.legend.getLabel(panel.joint_curve).text == "RightHand"
+    assert "RightHand" in panel.legend.text()
     doc.update_settings(precision=0.005)
     assert panel.precision_line.value() == 0.005
     doc.set_overrides([JointOverride("RightHand", precision=0.05)])
@@ -76,26 +76,112 @@ def test_go_to_worst_selects_the_worst_joint_at_its_time(qtbot) -> None:
     assert "LeftHand" in panel.readout.text()
 
 
-def test_heat_map_shows_error_over_precision_and_clicks_select(qtbot) -> None:
+def test_legend_sits_outside_the_plot_and_the_axis_is_in_cm(qtbot) -> None:
+    doc = make_document()
+    panel = ErrorPlotPanel(doc)
+    qtbot.addWidget(panel)
+    panel.resize(700, 320)
+    panel.show()
+    qtbot.waitExposed(panel)
+    # the legend is a row of its own: it never overlaps the plotted area
+    legend = panel.legend.geometry()
+    plot = panel.plot.geometry()
+    assert legend.bottom() < plot.top()
+    assert "budget 10e\u22123 cm" in panel.legend.text()
+    axis = panel.plot.getAxis("left")
+    assert axis.labelText == "error (cm)" and not axis.autoSIPrefix
+    assert axis.tickStrings([0.0, 0.002, 0.01], 1.0, 0.002) == ["0", "2e\u22123", "10e\u22123"]
+    # the error axis starts at zero and shows the budget line
+    lo, hi = panel.plot.getViewBox().viewRange()[1]
+    assert lo == 0.0 and hi >= max(doc.settings.precision, doc.result.error.max())
+
+
+def test_a_new_clip_clears_the_plot_before_its_result_exists(qtbot) -> None:
+    doc = make_document()
+    panel = ErrorPlotPanel(doc)
+    qtbot.addWidget(panel)
+    assert len(panel.max_curve.getData()[0]) == 40
+    from tests.app.panel_helpers import make_clip
+
+    longer = make_clip("run")
+    longer = longer.replace(rotations=np.concatenate([longer.rotations] * 3),
+                            translations=np.concatenate([longer.translations] * 3),
+                            scales=np.concatenate([longer.scales] * 3))  # fmt: skip
+    doc.set_clip(longer)  # compressing: no result yet
+    x = panel.max_curve.getData()[0]
+    assert x is None or len(x) == 0
+    lo, hi = panel.plot.getViewBox().viewRange()[0]
+    assert hi >= longer.duration * 0.99  # the new clip's time axis, not the old one's
+    assert "compressing" in panel.readout.text()
+
+
+def _heatmap(qtbot) -> tuple[ErrorHeatmapPanel, object]:
     doc = make_document()
     panel = ErrorHeatmapPanel(doc)
     qtbot.addWidget(panel)
-    assert panel.ratio.shape == (40, 5)
-    np.testing.assert_allclose(panel.ratio[:, 2], doc.result.error[:, 2] / 0.01)
-    assert panel.cell_at(0.5, 3.5) == (3, 15 / 30)  # rows: root, Spine, LeftHand, RightHand
-    doc.set_selection(2)
-    assert panel.selection_box.getRegion() == (2, 3) or tuple(panel.selection_box.getRegion()) == (
-        2.0,
-        3.0,
-    )
-    doc.set_time(0.4)
-    assert panel.cursor.value() == pytest.approx(0.4)
-    panel.cursor.setValue(0.2)
-    assert doc.time == pytest.approx(0.2)
-    panel.resize(500, 300)
+    panel.resize(600, 260)
     panel.show()
     qtbot.waitExposed(panel)
-    _click_view(qtbot, panel.plot, 1.0, 4.5)
-    assert doc.selection == 4 and doc.time == pytest.approx(1.0)
+    return panel, doc
+
+
+def test_heat_map_shows_budget_fractions_in_readable_rows(qtbot) -> None:
+    panel, doc = _heatmap(qtbot)
+    assert panel.ratio.shape == (40, 5)
+    np.testing.assert_allclose(panel.ratio[:, 2], doc.result.error[:, 2] / 0.01)
+    canvas = panel.canvas
+    fm = canvas.fontMetrics()
+    assert canvas.row_height >= fm.height()  # every row is a line of text
+    names = [doc.clip.skeleton.names[j] for j in panel.order]
+    widest = max(fm.horizontalAdvance(n) + 8 * int(panel.depth[j])
+                 for n, j in zip(names, panel.order, strict=True))  # fmt: skip
+    assert canvas.cells_rect().left() >= widest  # no name is cut
+    # the cells carry the one error scale
+    from app.error_scale import error_colors_u8
+
+    img = panel.image.convertToFormat(panel.image.Format.Format_RGBA8888)
+    px = np.frombuffer(img.constBits(), np.uint8).reshape(img.height(), img.bytesPerLine() // 4, 4)
+    row = int(panel.row_of[2])
+    np.testing.assert_array_equal(px[row, 31], error_colors_u8(doc.result.error[31, 2] / 0.01))
+    assert "LeftHand" in panel.tooltip_text(2, 31) and "%" in panel.tooltip_text(2, 31)
+
+
+def test_heat_map_clicks_select_and_scrub(qtbot) -> None:
+    panel, doc = _heatmap(qtbot)
+    canvas = panel.canvas
+    rh = canvas.row_height
+    x = int(canvas.time_to_x(1.0))
+    row = int(panel.row_of[4])
+    qtbot.mouseClick(canvas, Qt.MouseButton.LeftButton, pos=QPoint(x, row * rh + rh // 2))
+    assert doc.selection == 4 and doc.time == pytest.approx(1.0, abs=1 / 30)
+    assert canvas.cell_at(QPoint(x, row * rh + 2)) == (4, 30)
+    qtbot.mousePress(canvas, Qt.MouseButton.LeftButton, pos=QPoint(x, rh // 2))
+    qtbot.mouseMove(canvas, QPoint(int(canvas.time_to_x(0.4)), rh // 2))
+    qtbot.mouseRelease(canvas, Qt.MouseButton.LeftButton, pos=QPoint(int(canvas.time_to_x(0.4)),
+                                                                     rh // 2))  # fmt: skip
+    assert doc.time == pytest.approx(0.4, abs=1 / 30) and doc.selection == int(panel.order[0])
     doc.set_result(None)
-    assert panel.ratio.size == 0
+    assert panel.ratio.size == 0 and panel.image is None
+
+
+def test_heat_map_rows_scroll_to_the_selection_on_a_big_rig(qtbot) -> None:
+    import codec
+    from tests.app.conftest import DATA
+
+    doc = make_document(with_result=False)
+    panel = ErrorHeatmapPanel(doc)
+    qtbot.addWidget(panel)
+    panel.resize(600, 200)
+    panel.show()
+    clip = codec.load_clip(DATA / "bvh" / "cmu_02_03_run_ccrig.bvh")
+    doc.set_clip(clip)
+    from types import SimpleNamespace
+
+    rng = np.random.default_rng(3)
+    err = rng.uniform(0.0, 0.012, (clip.num_samples, clip.num_joints))
+    doc.set_result(SimpleNamespace(clip=clip, error=err))  # all the heat map reads
+    assert panel.canvas.height() >= panel.canvas.row_height * clip.num_joints
+    last = int(panel.order[-1])
+    doc.set_selection(last)
+    bar = panel.scroll.verticalScrollBar()
+    assert bar.value() > 0  # scrolled down to the last row

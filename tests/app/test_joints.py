@@ -7,6 +7,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QDoubleSpinBox
 
+from app.error_scale import eng
 from app.sidecar import load_sidecar
 from app.views.joints import (
     C_DOM,
@@ -18,6 +19,7 @@ from app.views.joints import (
     C_SCALE,
     C_SHELL,
     C_TRANS,
+    C_USED,
     JointsPanel,
     matches_filter,
 )
@@ -41,9 +43,14 @@ def test_tree_shows_hierarchy_kinds_bits_shells_and_error(qtbot) -> None:
     hand = panel.items[2]
     assert hand.text(C_ROT) == "11–13" and hand.text(C_TRANS) == "C" and hand.text(C_SCALE) == "D"
     assert panel.items[4].text(C_ROT) == "C"
-    assert hand.text(C_PREC) == "0.01" and hand.text(C_SHELL) == "3" and hand.text(C_DOM) == "3"
-    assert hand.text(C_ERR) == f"{doc.result.error[:, 2].max():.4g}"
+    assert hand.text(C_PREC) == "10e\u22123" and hand.text(C_SHELL) == "3"
+    assert hand.text(C_DOM) == "3"
+    assert hand.text(C_ERR) == eng(doc.result.error[:, 2].max(), 4)
     assert hand.foreground(C_ERR).color().red() > 150  # over its precision: red
+    assert hand.text(C_USED) == "300 %"  # 0.03 of a 0.01 budget
+    assert hand.background(C_USED).color().red() > 200 > hand.background(C_USED).color().green()
+    spine = panel.items[1]  # 0.004 * 2.2 of 0.01: under budget, warm
+    assert spine.foreground(C_ERR).color().red() < 150 and spine.text(C_USED).endswith("%")
     doc.set_result(make_result(doc.compression_input(), bits_shift=1))
     assert hand.text(C_ROT) == "12–14"
 
@@ -71,20 +78,20 @@ def test_editing_a_joint_adds_an_exact_rule_recompresses_and_saves(qtbot, tmp_pa
     panel, doc, counter = _panel(qtbot, tmp_path)
     panel.show()
     qtbot.waitExposed(panel)
-    panel.tree.editItem(panel.items[2], C_PREC)
-    editor = panel.tree.viewport().findChild(QDoubleSpinBox)
+    editor = panel.edit_cell(2, C_PREC)
+    assert isinstance(editor, QDoubleSpinBox)
     editor.setValue(0.002)
     qtbot.keyClick(editor, Qt.Key.Key_Return)  # the delegate commits on the next event loop turn
     qtbot.waitUntil(lambda: doc.overrides != ())
     assert doc.overrides == (JointOverride("LeftHand", precision=0.002),)
     assert counter.count == 1
     assert doc.resolved_joints().precision[2] == 0.002
-    assert panel.items[2].text(C_PREC) == "0.002" and panel.items[2].font(C_PREC).bold()
+    assert panel.items[2].text(C_PREC) == "2e\u22123" and panel.items[2].font(C_PREC).bold()
     assert panel.rules.rowCount() == 1 and panel.rules.item(0, 0).text() == "LeftHand"
     assert load_sidecar(doc.path)[1] == doc.overrides
 
-    panel.tree.editItem(panel.items[2], C_ROUND)
-    combo = panel.tree.viewport().findChild(QComboBox)
+    combo = panel.edit_cell(2, C_ROUND)
+    assert isinstance(combo, QComboBox)
     combo.setCurrentText("floor")
     qtbot.keyClick(combo, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: doc.overrides[0].rounding is not None)
@@ -133,7 +140,7 @@ def test_pattern_rules_add_edit_remove(qtbot, tmp_path: Path) -> None:
 def test_reopening_a_clip_rebuilds_the_tree(qtbot) -> None:
     panel, doc, _ = _panel(qtbot)
     doc.set_clip(doc.clip, None, [JointOverride("Head", precision=0.3)])
-    assert len(panel.items) == 5 and panel.items[4].text(C_PREC) == "0.3"
+    assert len(panel.items) == 5 and panel.items[4].text(C_PREC) == "300e\u22123"
     assert panel.items[4].text(C_ROT) == ""  # no result for the reopened clip yet
     assert panel.rules.rowCount() == 1
 
@@ -166,8 +173,7 @@ def test_lowering_then_raising_a_joints_precision_end_to_end(qtbot, tmp_path: Pa
     bits0, size0, text0 = state()
     assert f"{size0:,} B" in text0
 
-    joints.tree.editItem(joints.items[head], C_PREC)  # lower it: 0.01 -> 0.0005
-    editor = joints.tree.viewport().findChild(QDoubleSpinBox)
+    editor = joints.edit_cell(head, C_PREC)  # lower it: 0.01 -> 0.0005
     editor.setValue(0.0005)
     with qtbot.waitSignal(controller.result_ready, timeout=30_000):
         qtbot.keyClick(editor, Qt.Key.Key_Return)
@@ -180,6 +186,6 @@ def test_lowering_then_raising_a_joints_precision_end_to_end(qtbot, tmp_path: Pa
         joints.edit_joint(head, "precision", 0.01)  # raise it again
     bits2, size2, text2 = state()
     assert bits2 < bits1 and size2 < size1 and f"{size2:,} B" in text2
-    assert joints.items[head].text(C_ERR) == f"{doc.result.error[:, head].max():.4g}"
+    assert joints.items[head].text(C_ERR) == eng(doc.result.error[:, head].max(), 4)
     assert load_sidecar(path)[1] == (JointOverride("head", precision=0.01),)
     controller.cancel()

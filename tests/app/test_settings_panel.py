@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from app.document import GlobalSettings
+from app.error_scale import format_cm
 from app.sidecar import load_sidecar
 from app.views.settings import SettingsPanel, precision_to_slider, slider_to_precision
 from tests.app.panel_helpers import Recompressions, make_document, make_result
@@ -58,7 +59,7 @@ def test_shows_the_change_against_the_previous_result(qtbot) -> None:
     doc.set_result(make_result(doc.compression_input(), scale=0.5, bits_shift=2))
     text = panel.change.text()
     assert "+80 B (+8.0 %)" in text
-    assert f"{-0.5 * make_result().stats['max_error']:+.4g}" in text
+    assert format_cm(-0.5 * make_result().stats["max_error"], signed=True) in text
     assert "→ highest" in panel.resolved.text()
 
 

@@ -52,7 +52,9 @@ def test_the_drawn_skin_is_the_codecs_at_a_sample(cesium, ui) -> None:
     assert np.allclose(layer.fraction, want)
     drawn = layer.lossy_item.colors
     assert np.allclose(drawn[:, :3], colors.error_colors(want)[:, :3], atol=1e-6)
-    assert "skin max" in vp.info.text()
+    from app.error_scale import format_cm
+
+    assert f"skin {format_cm(float(layer.vertex_error.max()))}" in vp.info.text()
 
 
 def test_the_skin_follows_scrubbing_and_rounding(cesium, ui) -> None:
@@ -89,7 +91,7 @@ def test_toggles_and_styles_reach_the_screen(cesium, ui) -> None:
     assert changed.sum() > 3000  # the character's body, a few thousand pixels at least
     assert not vp.skin.lossy_item.visible() and not vp.skin.raw_item.visible()
     for style in STYLES:
-        controls.style.setCurrentIndex(controls.style.findData(style))
+        controls.style_actions[style].trigger()
         assert doc.display.skin_style == style
         ui.draw(vp)
         assert vp.skin.lossy_item.wire == (style == "wireframe")

@@ -7,6 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from app.error_scale import format_cm
 from app.views.stats import StatsPanel
 from tests.app.panel_helpers import Recompressions, make_document, make_result
 
@@ -22,7 +25,7 @@ def test_shows_every_stat_and_the_histogram(qtbot) -> None:
     v = {k: label.text() for k, label in panel.values.items()}
     assert v["raw_size"] == "7.8 KiB (8,000 B)" and v["compressed_size"] == "1000 B"
     assert v["compression_ratio"] == "8.00 : 1"
-    assert f"{s['max_error']:.6g}" == v["max_error"]
+    assert v["max_error"] == format_cm(s["max_error"], digits=5) == "30e\u22123 cm"
     assert "LeftHand" in v["worst_track"] and "1.0333 s" in v["worst_time"]
     assert v["num_segments"] == "3" and v["compression_time"] == "12.3 ms"
     assert v["precision_met"].endswith("no</span>")
@@ -88,4 +91,6 @@ def test_stats_panel_equals_the_codec_command_line_on_cmu_13_07(qtbot) -> None:
     assert got["compressed_size"] == want["compressed_size"]
     assert got["max_error"] == want["max_error"]
     assert f"{want['compressed_size']:,} B" in panel.values["compressed_size"].text()
-    assert panel.values["max_error"].text() == f"{want['max_error']:.6g}"
+    assert panel.values["max_error"].text() == format_cm(want["max_error"], digits=5)
+    assert float(panel.values["max_error"].text().split()[0].replace("\u2212", "-")) == (
+        pytest.approx(want["max_error"], rel=1e-4))

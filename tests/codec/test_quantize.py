@@ -1,17 +1,19 @@
+import numba
 import numpy as np
 import pytest
 
 from codec.bit_rates import BIT_RATE_BITS, RAW_BIT_RATE
 from codec.quantize import (
     F32,
-    clip_range,
+    clip_ranges,
     decode_params,
     decode_value,
+    decode_values,
     normalize,
     quantize,
     rebuild_rotations,
-    segment_range,
     segment_range_decode,
+    segment_ranges,
     to_segment_space,
 )
 
@@ -19,17 +21,23 @@ from codec.quantize import (
 def test_segment_range_always_contains_its_samples():
     rng = np.random.default_rng(0)
     for _ in range(200):
-        n = rng.uniform(0, 1, (17, 5, 3)).astype(F32) ** rng.uniform(0.2, 5)
-        q_min, q_ext = segment_range(n)
-        lo, ext = segment_range_decode(q_min, q_ext)
-        assert np.all(lo <= n.min(axis=0))
-        assert np.all((lo + ext).astype(F32) >= n.max(axis=0))
+        n = rng.uniform(0, 1, (34, 5, 3)).astype(F32) ** rng.uniform(0.2, 5)
+        q_min, q_ext, lo, ext = segment_ranges(n, np.array([0, 17]))
+        np.testing.assert_array_equal((lo, ext), segment_range_decode(q_min, q_ext))
+        for g, seg in enumerate((n[:17], n[17:])):
+            assert np.all(lo[g] <= seg.min(axis=0))
+            assert np.all((lo[g] + ext[g]).astype(F32) >= seg.max(axis=0))
         assert np.all(q_min.astype(int) + q_ext <= 255)
+
+
+@numba.njit
+def _decode_kernel(q, raw, rate, lay, dec, out):
+    decode_value(q, raw, rate, lay, dec, out)  # a helper: callable from kernels only
 
 
 def _decode(q, raw, rate, lay, dec):
     out = np.zeros(4, dtype=F32)
-    decode_value(q.astype(np.uint32), raw.astype(F32), rate, lay, dec, out)
+    _decode_kernel(q.astype(np.uint32), raw.astype(F32), rate, lay.astype(np.int64), dec, out)
     return out
 
 
@@ -37,9 +45,9 @@ def test_quantisation_error_is_within_half_a_step_at_every_rate():
     rng = np.random.default_rng(1)
     values = rng.uniform(-50, 50, (20, 1, 4)).astype(F32)
     values[..., 3] = 0
-    stored = np.zeros(values.shape, dtype=bool)
-    stored[..., :3] = True
-    lo, ext = clip_range(values, stored)
+    comps = np.array([[[0, 1, 2]]])
+    lo, ext = clip_ranges(values[..., :3].min(0)[None], values[..., :3].max(0)[None], comps)
+    assert np.all(ext[0, 3] == 0) and np.all(lo[0, 3] == 0)  # never stored
     norm = normalize(values, lo, ext)[..., :3]
     assert norm.min() == 0.0 and norm.max() == 1.0
     lay, dec = decode_params(
@@ -64,8 +72,8 @@ def test_quantisation_error_is_within_half_a_step_at_every_rate():
 
 def test_segment_space_maps_into_unit_interval():
     n = np.array([[[0.2, 0.5, 0.9]], [[0.3, 0.5, 1.0]]], dtype=F32)
-    q_min, q_ext = segment_range(n)
-    lo, ext = segment_range_decode(q_min, q_ext)
+    _, _, lo, ext = segment_ranges(n, np.array([0]))
+    lo, ext = lo[0], ext[0]
     s = to_segment_space(n, lo, ext)
     assert s.min() >= 0 and s.max() <= 1
     np.testing.assert_allclose(s * ext + lo, n, atol=1e-6)  # renormalising is reversible
@@ -83,6 +91,42 @@ def test_rebuilt_rotation_is_unit_with_the_dropped_component_positive(dropped):
     np.testing.assert_allclose(np.linalg.norm(out.astype(np.float64), axis=-1), 1.0, atol=1e-6)
     np.testing.assert_allclose(out, q, atol=2e-3)
     assert np.all(out[:, dropped] >= 0)
+
+
+def test_numpy_and_kernel_decode_agree_bit_for_bit():
+    """The optimiser decodes with the kernel, the decoder with numpy: the same float32
+    arithmetic, for every rate and every dropped component."""
+    rng = np.random.default_rng(3)
+    n = 400
+    rate = rng.integers(0, 25, n)
+    comps = [np.delete(np.arange(4), d) for d in rng.integers(0, 4, n)]
+    lay = np.array(
+        [
+            [*c, d]
+            for c, d in zip(
+                comps, [int(np.setdiff1d(np.arange(4), c)[0]) for c in comps], strict=True
+            )
+        ]
+    )
+    lay[::3, 3] = -1  # some vector sub-tracks
+    lay[::3, :3] = [0, 1, 2]
+    dec = rng.uniform(-1, 1, (n, 17)).astype(F32)
+    dec[:, 4:8] = np.abs(dec[:, 4:8])
+    dec[:, 11:14] = rng.uniform(0, 1, (n, 3))
+    dec[:, 14:17] = rng.integers(0, 65536, (n, 3))
+    q = np.where(
+        rate[:, None] == 24,
+        rng.uniform(-1, 1, (n, 3)).astype(F32).view(np.uint32),
+        rng.integers(0, 1 << 23, (n, 3)) % (np.left_shift(1, np.clip(rate, 1, 23))[:, None]),
+    )
+    q = q.astype(np.uint32)
+    expect = decode_values(q[:, None], rate[:, None], lay[:, None], dec[:, None])[:, 0]
+    for i in range(n):
+        raw = q[i].view(F32)
+        np.testing.assert_array_equal(
+            _decode(q[i], raw, int(rate[i]), lay[i], dec[i])[: 3 if lay[i, 3] < 0 else 4],
+            expect[i][: 3 if lay[i, 3] < 0 else 4],
+        )
 
 
 def test_numpy_and_kernel_rebuild_agree_bit_for_bit():

@@ -19,7 +19,8 @@ def test_a_rotation_turning_through_180_degrees_varies_by_segment():
     t = np.linspace(0, 1, 64)
     q = quat.from_axis_angle(np.array([0, 1.0, 0]), 2 * np.pi * t)[:, None]  # a full turn
     table = np.array([[0, 16], [16, 16], [32, 16], [48, 16]])
-    clip_layout, per_segment = rotation_layout.choose(q, table)
+    mins = np.stack([np.abs(q[a : a + n]).min(axis=0) for a, n in table])
+    clip_layout, per_segment = rotation_layout.choose(mins)
     assert clip_layout[0] == rotation_layout.PER_SEGMENT
     for g, (first, n) in enumerate(table):
         seg = np.abs(q[first : first + n, 0, per_segment[g, 0]])

@@ -1,0 +1,115 @@
+"""The one error colour scale and the one way to write an error, shared by every view.
+
+Colours are in units of *budget fraction*: a joint's error divided by its own precision. The
+optimiser spends 80-99 % of every budget on purpose, so a scale that warms up from zero cries
+wolf on every joint. This one stays neutral below half the budget, warms through amber to
+orange as the error nears the budget, and turns red only over it. Qt-free, so the 3D view, the
+heat map, the legends and the tests use the very same numbers.
+
+Errors are centimetres (every reader hands over cm), written in engineering notation
+(exponents in steps of three: 84.5e-6 cm, 9.99e-3 cm) so that values a thousand times apart
+stay comparable at a glance.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+Array = np.ndarray
+
+NEUTRAL_BELOW = 0.5  # budget fraction under which the colour says "fine"
+OVER_BUDGET_TOLERANCE = 1e-9  # float noise at exactly the budget is not "over"
+# budget fraction -> RGB (0..1); the scale is continuous up to 1, then a step to red
+STOPS = np.array([0.0, 0.5, 0.75, 1.0])
+COLORS = np.array(
+    [
+        [0.74, 0.75, 0.76],  # neutral light grey
+        [0.80, 0.80, 0.78],  # still neutral at half the budget
+        [0.98, 0.78, 0.30],  # amber
+        [1.00, 0.52, 0.10],  # orange: at the budget
+    ]
+)
+OVER = np.array([0.90, 0.10, 0.12])  # red: over the budget, and only then
+LEGEND_MAX = 1.25  # the colour bar shows 0 .. 125 % so the red zone has room
+
+
+def budget_fraction(error: Array, precision: Array | float) -> Array:
+    """error / precision, elementwise (shapes broadcast); NaN and negative become 0."""
+    p = np.asarray(precision, dtype=np.float64)
+    f = np.asarray(error, dtype=np.float64) / np.where(p > 0, p, np.inf)
+    return np.clip(np.nan_to_num(f, nan=0.0, posinf=np.inf), 0.0, None)
+
+
+def is_over(fraction: Array) -> Array:
+    return np.asarray(fraction) > 1.0 + OVER_BUDGET_TOLERANCE
+
+
+def error_colors(fraction: Array, alpha: float = 1.0) -> Array:
+    """(..., 4) float RGBA of budget fractions (...)."""
+    f = np.asarray(fraction, dtype=np.float64)
+    rgb = np.stack([np.interp(f, STOPS, COLORS[:, k]) for k in range(3)], axis=-1)
+    rgb = np.where(is_over(f)[..., None], OVER, rgb)
+    return np.concatenate([rgb, np.full((*f.shape, 1), alpha)], axis=-1)
+
+
+def error_colors_u8(fraction: Array) -> Array:
+    """(..., 4) uint8 RGBA, for images."""
+    return np.round(error_colors(fraction) * 255).astype(np.uint8)
+
+
+def legend_stops() -> list[tuple[float, tuple[float, float, float]]]:
+    """(position 0..1 along a bar spanning 0..LEGEND_MAX, RGB) for drawing the scale; the
+    step to red at the budget is two stops at the same place."""
+    out = [(float(s / LEGEND_MAX), tuple(map(float, c)))
+           for s, c in zip(STOPS, COLORS, strict=True)]
+    edge = 1.0 / LEGEND_MAX
+    out.append((edge + 1e-6, tuple(map(float, OVER))))
+    out.append((1.0, tuple(map(float, OVER))))
+    return out
+
+
+# --- writing numbers --------------------------------------------------------------------
+MINUS = "\u2212"
+
+
+def eng(value: float, digits: int = 3) -> str:
+    """Engineering notation with `digits` significant digits: 84.5e-6, 9.99e-3, 0.25 stays
+    250e-3, 42.1, 1.23e3. Zero is "0"; a real minus sign."""
+    v = float(value)
+    if v == 0.0 or not math.isfinite(v):
+        return "0" if v == 0.0 else str(v)
+    exp3 = int(math.floor(math.log10(abs(v)) / 3.0)) * 3
+    text = f"{v / 10.0**exp3:.{digits}g}"
+    if abs(float(text)) >= 1000:  # 999.96e-6 rounds up to 1.00e-3
+        exp3 += 3
+        text = f"{v / 10.0**exp3:.{digits}g}"
+    out = text if exp3 == 0 else f"{text}e{exp3}"
+    return out.replace("-", MINUS)
+
+
+def format_cm(value: float, signed: bool = False, digits: int = 4) -> str:
+    """An error or a length in centimetres: "9.987e-3 cm", "+84.53e-6 cm" with `signed`.
+    Four digits by default, so an error just under its budget never reads as the budget."""
+    text = eng(value, digits)
+    if signed and float(value) > 0:
+        text = "+" + text
+    return f"{text} cm"
+
+
+def format_percent(fraction: float) -> str:
+    """A budget fraction as a percentage: "41 %", "7.5 %", "120 %"."""
+    pct = 100.0 * float(fraction)
+    if not math.isfinite(pct):
+        return "\u221e %"
+    text = f"{pct:.0f}" if abs(pct) >= 10 else f"{pct:.1f}"
+    if pct < 100.0 and float(text) >= 100.0:  # under budget never reads as "100 %"
+        text = f"{math.floor(pct * 10) / 10:.1f}"
+    return f"{text} %"
+
+
+def describe(error: float, precision: float) -> str:
+    """"4.11e-3 cm · 41 % of its 10e-3 cm budget": an error with its share of the budget."""
+    f = float(budget_fraction(error, precision))
+    return f"{format_cm(error)} \u00b7 {format_percent(f)} of its {format_cm(precision)} budget"

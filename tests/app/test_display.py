@@ -1,0 +1,26 @@
+"""Finding a display, or making a private one, without Qt."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from app.display import PrivateXServer, has_display
+
+
+def test_no_display_variables_means_no_display() -> None:
+    assert not has_display({})
+    assert not has_display({"DISPLAY": ":1", "QT_QPA_PLATFORM": "offscreen"})  # no OpenGL
+    assert not has_display({"DISPLAY": ":987"})  # nothing answers there
+    assert has_display({"WAYLAND_DISPLAY": "wayland-0"})
+
+
+def test_a_private_x_server_comes_and_goes() -> None:
+    assert shutil.which("Xvfb"), "make setup installs xvfb"
+    with PrivateXServer(640, 480) as server:
+        assert server.display is not None and server.display.startswith(":")
+        assert has_display({"DISPLAY": server.display})
+        number = server.display[1:]
+    assert not has_display({"DISPLAY": f":{number}"})
+    assert not Path(f"/tmp/.X11-unix/X{number}").exists()
+    assert not Path(f"/tmp/.X{number}-lock").exists()

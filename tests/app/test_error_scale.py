@@ -1,0 +1,62 @@
+"""The one error colour scale (budget fractions) and the one way to write an error."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from app.error_scale import (
+    LEGEND_MAX,
+    budget_fraction,
+    eng,
+    error_colors,
+    format_cm,
+    format_percent,
+    legend_stops,
+)
+
+
+def _saturation(rgb: np.ndarray) -> np.ndarray:
+    return rgb.max(axis=-1) - rgb.min(axis=-1)
+
+
+def test_neutral_below_half_warm_towards_the_budget_red_only_over_it() -> None:
+    f = np.linspace(0.0, 3.0, 3001)
+    rgb = error_colors(f)[:, :3]
+    calm = f <= 0.5
+    assert np.all(_saturation(rgb[calm]) < 0.05)  # greys: nothing to look at
+    warming = (f > 0.5) & (f <= 1.0)
+    assert np.all(np.diff(_saturation(rgb[warming])) >= -1e-9)  # warmer and warmer
+    assert np.all(rgb[warming, 0] >= rgb[warming, 2])  # warm hues: red over blue
+    red = (rgb[:, 0] > 0.8) & (rgb[:, 1] < 0.3) & (rgb[:, 2] < 0.3)
+    np.testing.assert_array_equal(red, f > 1.0)  # red exactly when over budget
+    # what the optimiser produces (80-99 % of every budget) is never red
+    assert not red[(f >= 0.8) & (f <= 0.99)].any()
+
+
+def test_budget_fraction_and_legend() -> None:
+    err = np.array([[0.005, 0.02], [0.0, np.nan]])
+    np.testing.assert_allclose(budget_fraction(err, np.array([0.01, 0.01])), [[0.5, 2.0], [0, 0]])
+    stops = legend_stops()
+    assert stops[0][0] == 0.0 and stops[-1][0] == 1.0
+    at_budget = [c for pos, c in stops if abs(pos - 1.0 / LEGEND_MAX) < 1e-3]
+    assert len(at_budget) == 2 and at_budget[0] != at_budget[1]  # a step to red at 100 %
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(0.01, "10e\u22123"), (8.453e-05, "84.5e\u22126"), (0.00999, "9.99e\u22123"), (421.3, "421"),
+     (1234.0, "1.23e3"), (-8.453e-05, "\u221284.5e\u22126"), (0.25, "250e\u22123"), (0.0, "0"),
+     (0.00099996, "1e\u22123")],  # fmt: skip
+)
+def test_engineering_notation(value: float, text: str) -> None:
+    assert eng(value) == text
+
+
+def test_errors_in_cm_and_percent_never_round_up_to_the_budget() -> None:
+    assert format_cm(0.0099982) == "9.998e\u22123 cm"
+    assert format_cm(-8.453e-05, signed=True) == "\u221284.53e\u22126 cm"
+    assert format_cm(8.453e-05, signed=True).startswith("+")
+    assert format_percent(0.41) == "41 %" and format_percent(0.075) == "7.5 %"
+    assert format_percent(0.9996) == "99.9 %"  # under budget never reads as 100 %
+    assert format_percent(1.0) == "100 %" and format_percent(1.2) == "120 %"

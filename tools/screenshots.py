@@ -1,0 +1,173 @@
+"""Regenerate every picture in docs/ from the real window: `python tools/screenshots.py`.
+
+The main window at 1280x800 and 1920x1080, the 3D view alone (shells, magnifier, a named
+view), each panel, and the skinned mesh with its report, on clips the repository carries.
+Works without a display (a private Xvfb is started, as `shellscope --screenshot` does). Look
+at the pictures before committing.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from app.display import PrivateXServer, has_display, use_display  # noqa: E402
+
+DOCS = ROOT / "docs"
+DATA = ROOT / "tests" / "data"
+WALK = DATA / "bvh" / "cmu_02_02_walk_daz.bvh"
+RUN = DATA / "bvh" / "cmu_02_03_run_ccrig.bvh"
+LONG_XZ = DATA / "acl" / "cmu_13_07.acl.sjson.xz"
+CESIUM = DATA / "gltf" / "CesiumMan.glb"
+
+
+def main() -> int:
+    server = None
+    if not has_display():
+        server = PrivateXServer(2000, 1300)
+        use_display(server.start())
+    os.environ.setdefault("PYOPENGL_PLATFORM", "glx")
+    try:
+        return shoot()
+    finally:
+        if server is not None:
+            server.stop()
+
+
+def shoot() -> int:
+    import lzma
+    import tempfile
+
+    from PySide6 import QtCore, QtWidgets
+
+    QtCore.QCoreApplication.setAttribute(QtCore.Qt.ApplicationAttribute.AA_ShareOpenGLContexts)
+    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
+    app.setApplicationName("ShellscopeScreenshots")  # never the user's settings
+
+    from app.__main__ import grab_window
+    from app.main_window import Dialogs, MainWindow
+    from codec.overrides import JointOverride
+
+    DOCS.mkdir(exist_ok=True)
+    written: list[Path] = []
+
+    def settle(window: MainWindow, frames: int = 3) -> None:
+        vp = window.viewport
+        for _ in range(frames):
+            loop = QtCore.QEventLoop()
+            vp.frame_drawn.connect(loop.quit)
+            QtCore.QTimer.singleShot(3000, loop.quit)
+            vp.invalidate()
+            loop.exec()
+            vp.frame_drawn.disconnect(loop.quit)
+        for _ in range(10):
+            app.processEvents()
+
+    def open_clip(window: MainWindow, path: Path, **kw: object) -> None:
+        loop = QtCore.QEventLoop()
+        window.controller.result_ready.connect(loop.quit)
+        window.controller.failed.connect(loop.quit)
+        if not window.open_file(path, remember=False, **kw):
+            raise SystemExit(f"cannot open {path}")
+        loop.exec()
+
+    def save(image: object, name: str) -> None:
+        path = DOCS / name
+        if not image.save(str(path), "PNG"):  # type: ignore[attr-defined]
+            raise SystemExit(f"cannot write {path}")
+        written.append(path)
+
+    def window_at(w: int, h: int) -> MainWindow:
+        window = MainWindow(dialogs=Dialogs(), remember_layout=False)
+        window.resize(w, h)
+        window.show()
+        for _ in range(20):
+            app.processEvents()
+        return window
+
+    # 1) the main window at both sizes, the same moment of the same walk
+    for (w, h), name in (((1280, 800), "screenshot_main.png"),
+                         ((1920, 1080), "screenshot_main_1920.png")):  # fmt: skip
+        window = window_at(w, h)
+        open_clip(window, WALK)
+        doc = window.document
+        doc.set_time(1.2)
+        doc.set_selection(doc.clip.skeleton.index("lHand"))
+        window.reset_layout()
+        settle(window)
+        save(grab_window(window), name)
+        window.close()
+
+    # 2) the 3D view alone: every shell outlined on the 142-joint run; a front orthographic
+    #    view with the error magnified x1000
+    window = window_at(1920, 1080)
+    open_clip(window, RUN)
+    doc, vp = window.document, window.viewport
+    doc.set_time(0.7)
+    doc.set_selection(doc.clip.skeleton.index("CC_Base_L_Forearm"))
+    doc.update_display(shells="all")
+    settle(window)
+    save(vp.scene.grabFramebuffer(), "view_shells_all.png")
+    doc.update_display(shells="selected", magnify=1000.0)
+    vp.set_view("front")
+    settle(window)
+    save(vp.scene.grabFramebuffer(), "view_front_magnified.png")
+    window.close()
+
+    # 3) the panels, on a long clip with hand and head overrides (where tuning happens)
+    with tempfile.TemporaryDirectory() as tmp:
+        long_clip = Path(tmp) / LONG_XZ.stem
+        long_clip.write_bytes(lzma.decompress(LONG_XZ.read_bytes()))
+        window = window_at(1920, 1080)
+        rules = (JointOverride("*Hand*", precision=0.002), JointOverride("head", precision=0.02))
+        open_clip(window, long_clip, overrides=rules)
+        doc = window.document
+        doc.set_selection(doc.clip.skeleton.index("lHand"))
+        doc.set_time(5.0)
+        window.reset_layout()
+        settle(window)
+        for key, name in (("ErrorPlotPanel", "panel_error_plot.png"),
+                          ("ErrorHeatmapPanel", "panel_error_heatmap.png"),
+                          ("BitRatePanel", "panel_bitrates.png"),
+                          ("JointsPanel", "panel_joints.png"),
+                          ("SettingsPanel", "panel_settings.png"),
+                          ("StatsPanel", "panel_stats.png")):  # fmt: skip
+            dock = window.docks[key]
+            dock.raise_()
+            for _ in range(10):
+                app.processEvents()
+            save(dock.grab(), name)
+        window.close()
+
+    # 4) the skin: CesiumMan at its worst vertex with ACL's one 3 cm shell for every joint
+    #    (the skin over budget where the shells say all is well), the same with the error
+    #    magnified x100 in the solid style, and the skin report
+    window = window_at(1920, 1080)
+    open_clip(window, CESIUM)
+    doc, vp = window.document, window.viewport
+    stats = doc.result.stats
+    doc.set_time(stats["vertex_worst_time"])
+    doc.set_selection(stats["vertex_worst_joint"])
+    window.reset_layout()
+    window.docks["SkinReportPanel"].raise_()
+    settle(window)
+    save(vp.scene.grabFramebuffer(), "view_skin.png")
+    save(window.docks["SkinReportPanel"].grab(), "panel_skin_report.png")
+    doc.update_display(magnify=100.0, skin_style="solid", show_raw=False, show_lossy=False)
+    vp.set_view("front")
+    settle(window)
+    save(vp.scene.grabFramebuffer(), "view_skin_magnified.png")
+    window.close()
+
+    for path in written:
+        print(f"wrote {path.relative_to(ROOT)}")
+    app.shutdown()  # let go of the display before a private X server is stopped
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
