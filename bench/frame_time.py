@@ -121,19 +121,32 @@ def main() -> None:
     )
 
     # 1) frame time: draw frame after frame, time moving each frame (playback at full speed)
-    times = []
     rate = clip.sample_rate
-    for i in range(120):
-        doc.set_time((i * 0.37 % clip.num_samples) / rate)
-        t = time.perf_counter()
-        vp.scene.makeCurrent()  # binds the widget's framebuffer
-        vp.scene.paintGL()  # rebuild + draw, synchronously
-        GL.glFinish()
-        times.append((time.perf_counter() - t) * 1000)
+
+    def frame_times() -> list[float]:
+        times = []
+        for i in range(120):
+            doc.set_time((i * 0.37 % clip.num_samples) / rate)
+            t = time.perf_counter()
+            vp.scene.makeCurrent()  # binds the widget's framebuffer
+            vp.scene.paintGL()  # rebuild + draw, synchronously
+            GL.glFinish()
+            times.append((time.perf_counter() - t) * 1000)
+        return times
+
+    times = frame_times()
     print(
         f"frame time: median {statistics.median(times):.1f} ms, "
         f"p90 {sorted(times)[int(0.9 * len(times))]:.1f} ms"
     )
+    if MESH is not None:  # the same scene without the skins, in this run: what they cost
+        doc.update_display(show_raw_skin=False, show_lossy_skin=False)
+        bare = frame_times()
+        doc.update_display(show_raw_skin=True, show_lossy_skin=True)
+        print(
+            f"frame time without the skins: median {statistics.median(bare):.1f} ms "
+            f"(with them x{statistics.median(times) / statistics.median(bare):.2f})"
+        )
 
     # 2) scrub latency: a scrub-bar move until that frame is on screen
     lat = []

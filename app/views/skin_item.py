@@ -44,17 +44,20 @@ ALPHA = {  # (raw, lossy) per style
     "solid": (0.30, 1.0),
     "wireframe": (0.35, 0.85),
 }
+# software GL blends every sample of a multisampled pixel: the skin, a large surface, is
+# drawn once per pixel instead (as the shells are), which halves its cost on llvmpipe
+MULTISAMPLE = False
 _BLEND = (
     "glBlendFuncSeparate",
     (GL.GL_SRC_ALPHA, GL.GL_ONE_MINUS_SRC_ALPHA, GL.GL_ONE, GL.GL_ONE_MINUS_SRC_ALPHA),
 )
 SEE_THROUGH = {
     GL.GL_DEPTH_TEST: True, GL.GL_BLEND: True, GL.GL_CULL_FACE: True, "glCullFace": (GL.GL_BACK,),
-    "glDepthMask": (GL.GL_FALSE,), _BLEND[0]: _BLEND[1],
+    "glDepthMask": (GL.GL_FALSE,), _BLEND[0]: _BLEND[1], GL.GL_MULTISAMPLE: MULTISAMPLE,
 }  # fmt: skip
 OPAQUE = {
     GL.GL_DEPTH_TEST: True, GL.GL_BLEND: False, GL.GL_CULL_FACE: True, "glCullFace": (GL.GL_BACK,),
-    "glDepthMask": (GL.GL_TRUE,),
+    "glDepthMask": (GL.GL_TRUE,), GL.GL_MULTISAMPLE: MULTISAMPLE,
 }  # fmt: skip
 WIRE = {**SEE_THROUGH, GL.GL_CULL_FACE: False}  # a wireframe shows its far side too
 BEHIND = {**SEE_THROUGH, GL.GL_POLYGON_OFFSET_FILL: True, "glPolygonOffset": (2.0, 4.0)}

@@ -133,3 +133,22 @@ def test_a_clip_without_mesh_draws_as_before(loaded, ui) -> None:
     assert not any(item.visible() for item in vp.skin.items)
     assert "skin" not in vp.info.text()
     assert loaded.docks["SkinReportPanel"].isHidden()
+
+
+def test_the_magnifier_moves_the_lossy_skin_and_the_camera_frames_the_skin(cesium, ui) -> None:
+    doc, vp = cesium.document, cesium.viewport
+    k = 23
+    doc.set_time(k / doc.clip.sample_rate)
+    ui.draw(vp)
+    raw, plain = vp.skin.raw_vertices.copy(), vp.skin.lossy_vertices.copy()
+    fraction = vp.skin.fraction.copy()
+    # the whole skin is on screen (the camera frames the skin, not only the joints)
+    xy, w = vp.project(raw)
+    assert np.all(w > 0)
+    assert xy[:, 0].min() >= 0 and xy[:, 0].max() <= vp.scene.width()
+    assert xy[:, 1].min() >= 0 and xy[:, 1].max() <= vp.scene.height()
+    doc.update_display(magnify=100.0)
+    ui.draw(vp)
+    assert np.allclose(vp.skin.raw_vertices, raw)
+    assert np.allclose(vp.skin.lossy_vertices, raw + 100.0 * (plain - raw), atol=1e-6)
+    assert np.array_equal(vp.skin.fraction, fraction)  # the colours keep the true error
