@@ -63,29 +63,35 @@ def skin_vertices(object_space: Array, skin: Skin) -> Array:
     return out
 
 
-def vertex_distances(raw: Array, lossy: Array, skin: Skin) -> Array:
-    """(N, V) distance between every vertex skinned by the raw and by the lossy pose, for
-    N poses of object-space matrices (N, J, 3, 4) each.
+def pose_distances(raw: Array, lossy: Array, skin: Skin) -> Array:
+    """(n, V) distance between every vertex skinned by the raw and by the lossy pose, for a
+    few poses of object-space matrices (n, J, 3, 4) each (see `vertex_distances`).
 
     Skinning is linear in the palette, so the distance is |sum_k w_k D_k v| with D the
     difference of the two palettes: one gather instead of two, and no cancellation between
     two large positions (a 1e-4 cm error on a vertex 2 m from the origin keeps its digits)."""
-    out = np.empty((raw.shape[0], skin.num_vertices))
     v = skin.vertices
+    d = palette(raw, skin) - palette(lossy, skin)  # (n, P, 3, 4)
+    acc = np.zeros((d.shape[0], skin.num_vertices, 3))
+    for k in range(skin.influence.shape[1]):
+        w = skin.weights[:, k]
+        live = np.flatnonzero(w > 0)
+        if len(live) == 0:
+            continue
+        m = d[:, skin.influence[live, k]]  # (n, v, 3, 4)
+        x = v[live]
+        moved = m[..., 0] * x[:, None, 0] + m[..., 1] * x[:, None, 1]
+        moved += m[..., 2] * x[:, None, 2] + m[..., 3]
+        acc[:, live] += w[live, None] * moved
+    return np.sqrt(np.einsum("nvi,nvi->nv", acc, acc))
+
+
+def vertex_distances(raw: Array, lossy: Array, skin: Skin) -> Array:
+    """(N, V) distance between every vertex skinned by the raw and by the lossy pose, for
+    N poses of object-space matrices (N, J, 3, 4) each, a chunk of poses at a time."""
+    out = np.empty((raw.shape[0], skin.num_vertices))
     for s in chunks(raw.shape[0], skin):
-        d = palette(raw[s], skin) - palette(lossy[s], skin)  # (n, P, 3, 4)
-        acc = np.zeros((d.shape[0], skin.num_vertices, 3))
-        for k in range(skin.influence.shape[1]):
-            w = skin.weights[:, k]
-            live = np.flatnonzero(w > 0)
-            if len(live) == 0:
-                continue
-            m = d[:, skin.influence[live, k]]  # (n, v, 3, 4)
-            x = v[live]
-            moved = m[..., 0] * x[:, None, 0] + m[..., 1] * x[:, None, 1]
-            moved += m[..., 2] * x[:, None, 2] + m[..., 3]
-            acc[:, live] += w[live, None] * moved
-        out[s] = np.sqrt(np.einsum("nvi,nvi->nv", acc, acc))
+        out[s] = pose_distances(raw[s], lossy[s], skin)
     return out
 
 

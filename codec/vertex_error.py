@@ -24,7 +24,7 @@ import numpy as np
 from codec import quat
 from codec.mesh import Skin, skin_of
 from codec.mesh_shells import mesh_shell_distances
-from codec.skinning import vertex_distances
+from codec.skinning import chunks, pose_distances
 from codec.transforms import object_space
 
 if TYPE_CHECKING:
@@ -66,29 +66,72 @@ class JointHonesty:
         return np.lexsort((np.arange(len(key)), np.isnan(self.ratio), key))
 
 
+KEEP_VALUES = 1 << 23  # the whole (S, V) error is kept up to this many values (64 MiB)
+
+
+class ErrorSummary:
+    """What the stats need of an (N, V) error array fed a chunk of rows at a time, in
+    memory bounded by V and the 1 % largest values: each vertex's largest error and its
+    row, each row's largest, the exact 99th percentile (numpy's linear rule, from the
+    largest values only) and, when small enough, the whole array."""
+
+    def __init__(self, rows: int, vertices: int, keep: bool) -> None:
+        n = rows * vertices
+        self.size = n
+        self.position = (n - 1) * 0.99
+        self.needed = n - int(np.floor(self.position))  # values at and above the percentile
+        self.vertex_max = np.full(vertices, -np.inf)
+        self.vertex_row = np.zeros(vertices, dtype=np.int64)
+        self.row_max = np.zeros(rows)
+        self.top = np.zeros(0)
+        self.full = np.empty((rows, vertices)) if keep else None
+
+    def add(self, rows: slice, error: Array) -> None:
+        self.row_max[rows] = error.max(axis=1)
+        best = error.argmax(axis=0)
+        value = error[best, np.arange(error.shape[1])]
+        better = value > self.vertex_max
+        self.vertex_max[better] = value[better]
+        self.vertex_row[better] = best[better] + rows.start
+        pool = np.concatenate([self.top, error.ravel()])
+        if len(pool) > self.needed:
+            pool = np.partition(pool, len(pool) - self.needed)[-self.needed :]
+        self.top = pool
+        if self.full is not None:
+            self.full[rows] = error
+
+    def percentile99(self) -> float:
+        top = np.sort(self.top)
+        lo = top[0]
+        hi = top[1] if len(top) > 1 else lo
+        return float(lo + (hi - lo) * (self.position - np.floor(self.position)))
+
+
 @dataclass(frozen=True, eq=False)
 class VertexError:
     """The true skin error of one compression.
 
-    error (S, V) at every sample (rounding nearest); between_times (N,), between_max (N,)
-    the largest vertex error at each supersampled time and between_vertex (V,) each
-    vertex's largest error over them (empty when supersampling is off); precision (V,) the
-    precision of each vertex's strongest joint (its budget); joints the per-joint honesty.
+    At every sample (rounding nearest): `error` (S, V) (None for a clip so long and a mesh
+    so large that it would pass KEEP_VALUES), `vertex_max` (V,) each vertex's largest and
+    `vertex_sample` (V,) where, `sample_max` (S,) each sample's largest, `p99`. Between
+    samples: between_times (N,), between_max (N,) the largest vertex error at each
+    supersampled time and between_vertex (V,) each vertex's largest over them (empty when
+    supersampling is off). precision (V,) the precision of each vertex's strongest joint
+    (its budget); joints the per-joint honesty.
     """
 
     skin: Skin
-    error: Array
+    error: Array | None
+    vertex_max: Array
+    vertex_sample: Array
+    sample_max: Array
+    p99: float
     between_times: Array
     between_max: Array
     between_vertex: Array
     precision: Array
     joints: JointHonesty
     seconds: float
-
-    @property
-    def vertex_max(self) -> Array:
-        """(V,) every vertex's largest error at sample times."""
-        return self.error.max(axis=0)
 
 
 def blended_object_space(clip: Clip, ks: Array, alphas: Array) -> Array:
@@ -103,6 +146,18 @@ def blended_object_space(clip: Clip, ks: Array, alphas: Array) -> Array:
     return object_space(rot, tr, sc, clip.skeleton.parents)
 
 
+def _summarise(clip: Clip, lossy: Clip, ks: Array, alphas: Array, skin: Skin,
+               keep: bool) -> ErrorSummary:  # fmt: skip
+    """The error at the poses blending samples ks, ks + 1 by alphas, a chunk at a time
+    (object-space matrices too: a long clip never has them all at once)."""
+    summary = ErrorSummary(len(ks), skin.num_vertices, keep)
+    for rows in chunks(len(ks), skin):
+        raw = blended_object_space(clip, ks[rows], alphas[rows])
+        out = blended_object_space(lossy, ks[rows], alphas[rows])
+        summary.add(rows, pose_distances(raw, out, skin))
+    return summary
+
+
 def measure(result: CompressionResult) -> VertexError | None:
     """The true skin error of a compression (None when the clip has no mesh)."""
     start = time.perf_counter()
@@ -110,38 +165,38 @@ def measure(result: CompressionResult) -> VertexError | None:
     skin = skin_of(clip.meshes)
     if skin is None:
         return None
-    error = vertex_distances(clip.object_space(), lossy.object_space(), skin)
+    s = clip.num_samples
+    keep = s * skin.num_vertices <= KEEP_VALUES
+    at = _summarise(clip, lossy, np.arange(s), np.zeros(s), skin, keep)
     times = np.asarray(result.error_between_times)
     if times.size:
         ss = max(1, int(result.settings.supersample))
-        s = clip.num_samples
         k = np.append(np.repeat(np.arange(s - 1), ss), s - 1)
         alpha = np.append(np.tile(np.arange(ss) / ss, s - 1), 0.0)
-        between = vertex_distances(
-            blended_object_space(clip, k, alpha), blended_object_space(lossy, k, alpha), skin
-        )
-        between_max, between_vertex = between.max(axis=1), between.max(axis=0)
+        between = _summarise(clip, lossy, k, alpha, skin, keep=False)
+        between_max, between_vertex = between.row_max, between.vertex_max
     else:
         between_max, between_vertex = np.zeros(0), np.zeros(0)
     precision = clip.skeleton.precision[skin.dominant_joint]
-    honesty = _honesty(clip, result.error, error, skin)
-    return VertexError(skin, error, times, between_max, between_vertex, precision, honesty,
-                       time.perf_counter() - start)  # fmt: skip
+    honesty = _honesty(clip, result.error, at.vertex_max, at.vertex_row, skin)
+    return VertexError(skin, at.full, at.vertex_max, at.vertex_row, at.row_max,
+                       at.percentile99(), times, between_max, between_vertex, precision,
+                       honesty, time.perf_counter() - start)  # fmt: skip
 
 
-def _honesty(clip: Clip, shell_error: Array, error: Array, skin: Skin) -> JointHonesty:
+def _honesty(
+    clip: Clip, shell_error: Array, vmax: Array, vsample: Array, skin: Skin
+) -> JointHonesty:
     num = clip.num_joints
     owner = skin.dominant_joint
     counts = np.bincount(owner, minlength=num)
-    vmax = error.max(axis=0)  # (V,)
-    vworst = error.argmax(axis=0)
     joint_max = np.full(num, np.nan)
     worst_time = np.full(num, np.nan)
     for j in np.flatnonzero(counts):  # a loop over joints; vertices stay batched
         mine = np.flatnonzero(owner == j)
         v = mine[np.argmax(vmax[mine])]
         joint_max[j] = vmax[v]
-        worst_time[j] = vworst[v] / clip.sample_rate
+        worst_time[j] = vsample[v] / clip.sample_rate
     shell = np.asarray(shell_error).max(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(joint_max > 0, shell / np.where(joint_max > 0, joint_max, 1.0), np.inf)
@@ -154,8 +209,8 @@ def vertex_stats(ve: VertexError, clip: Clip) -> dict[str, Any]:
     """The stats keys of the true error (added to result.stats when the clip has a mesh)."""
     names = clip.skeleton.names
     skin = ve.skin
-    err = ve.error
-    s_, v = divmod(int(np.argmax(err)), err.shape[1])
+    v = int(np.argmax(ve.vertex_max))
+    s_ = int(ve.vertex_sample[v])
     joint = int(skin.dominant_joint[v])
     over = ve.vertex_max > ve.precision
     h = ve.joints
@@ -166,8 +221,8 @@ def vertex_stats(ve: VertexError, clip: Clip) -> dict[str, Any]:
         "num_meshes": len(skin.names),
         "num_vertices": skin.num_vertices,
         "num_triangles": int(len(skin.triangles)),
-        "vertex_max_error": float(err[s_, v]),
-        "vertex_error_p99": float(np.percentile(err, 99)),
+        "vertex_max_error": float(ve.vertex_max[v]),
+        "vertex_error_p99": ve.p99,
         "vertex_worst_joint": joint,
         "vertex_worst_joint_name": names[joint],
         "vertex_worst_time": s_ / clip.sample_rate,

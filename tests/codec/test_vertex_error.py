@@ -249,3 +249,42 @@ def test_a_clip_without_mesh_is_left_as_it_was(clip) -> None:
     before = dict(result.stats)
     attach_vertex_error(result)  # the compressor's step is a no-op here
     assert result.stats == before and measure(result) is None
+
+
+@pytest.mark.parametrize("rows, vertices, step", [(1, 1, 1), (7, 5, 3), (50, 40, 7), (101, 13, 64)])
+def test_the_streaming_summary_is_exact(rows: int, vertices: int, step: int) -> None:
+    from codec.vertex_error import ErrorSummary
+
+    a = np.random.default_rng(rows).gamma(2.0, size=(rows, vertices))
+    a[rows // 2, 0] = a.max() + 1.0  # one clear worst
+    kept = ErrorSummary(rows, vertices, keep=True)
+    lean = ErrorSummary(rows, vertices, keep=False)
+    for start in range(0, rows, step):
+        part = slice(start, min(start + step, rows))
+        kept.add(part, a[part])
+        lean.add(part, a[part])
+    assert np.array_equal(kept.full, a) and lean.full is None
+    for s in (kept, lean):
+        assert s.percentile99() == pytest.approx(float(np.percentile(a, 99)), rel=1e-12)
+        assert np.array_equal(s.vertex_max, a.max(axis=0))
+        assert np.array_equal(s.vertex_row, a.argmax(axis=0))
+        assert np.array_equal(s.row_max, a.max(axis=1))
+        assert len(s.top) <= max(1, int(np.ceil(0.01 * a.size)) + 1)
+
+
+def test_a_long_clip_keeps_its_stats_without_the_whole_error(monkeypatch) -> None:
+    from codec import skinning, vertex_error
+
+    clip, result = compressed("CesiumMan.glb", None)
+    whole = result.vertex_error
+    monkeypatch.setattr(vertex_error, "KEEP_VALUES", 1000)
+    monkeypatch.setattr(skinning, "CHUNK_VALUES", 12 * clip.meshes[0].num_vertices * 5)
+    lean = vertex_error.measure(result)
+    assert lean.error is None and whole.error is not None
+    assert np.array_equal(lean.vertex_max, whole.error.max(axis=0))
+    assert np.array_equal(lean.sample_max, whole.error.max(axis=1))
+    assert lean.p99 == pytest.approx(float(np.percentile(whole.error, 99)), rel=1e-12)
+    assert np.allclose(lean.between_max, whole.between_max, rtol=0, atol=1e-12)
+    a, b = vertex_error.vertex_stats(lean, clip), vertex_error.vertex_stats(whole, clip)
+    a.pop("vertex_error_time"), b.pop("vertex_error_time")
+    assert a == pytest.approx(b)
