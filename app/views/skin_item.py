@@ -2,15 +2,15 @@
 
 Each skin is one merged GL mesh (every mesh of the clip): its triangles are uploaded once,
 its positions, normals and colours are overwritten in place each frame. Skinning is the
-codec's (codec.skinning.posed_skin: batched numpy, about a millisecond for CesiumMan's 3,273
-vertices), normals are the bind normals computed once and moved by each vertex's blended
-matrix, and a small shader lights them per vertex with a headlight. Software GL is bound by
-the pixels it fills, so each mesh is turned outward once (by the sign of its volume: files
-disagree on winding) and only its front faces are drawn. The lossy skin's colour is each
-vertex's true error (raw against lossy, on screen now) over the precision of its strongest
-joint, on the very scale the bones use;
-with the error magnifier its vertices are drawn at raw + k (lossy - raw) while the colours
-keep the true error.
+codec's (codec.skinning.posed_skin: batched numpy, about half a millisecond for CesiumMan's
+3,273 vertices), normals are the bind normals computed once and moved by each vertex's
+blended matrix, and a small shader lights them per vertex with a headlight. Software GL is
+bound by the pixels it fills, so each mesh is turned outward once (by the sign of its
+volume: files disagree on winding), only front faces are drawn, once per pixel. The lossy
+skin's colour is each vertex's true error (raw against lossy, on screen now) over the
+precision of its strongest joint, on the very scale the bones use (app.error_scale); with
+the error magnifier its vertices are drawn at raw + k (lossy - raw) while the colours keep
+the true error.
 
 Styles: translucent (both skins see-through, bones visible inside), solid (the lossy skin
 opaque, the raw one a ghost pushed behind it, so it shows only where the lossy skin sinks
@@ -77,7 +77,7 @@ def outward(vertices: Array, triangles: Array, offsets: Array) -> Array:
 
 
 def _shader() -> shaders.ShaderProgram:
-    """Headlight shading, two-sided: brightness from the view-space normal's z."""
+    """Headlight shading per vertex, two-sided: brightness from the view-space normal's z."""
     vertex = shaders.VertexShader(
         """
         uniform mat4 u_mvp;
