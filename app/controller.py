@@ -73,15 +73,22 @@ class Controller(QtCore.QObject):
         self.debounce = QtCore.QTimer(self)
         self.debounce.setSingleShot(True)
         self.debounce.setInterval(debounce_ms)
-        self.debounce.timeout.connect(self.compress_now)
+        self.debounce.timeout.connect(self._on_debounce)
         self._finished.connect(self._on_finished, QtCore.Qt.ConnectionType.QueuedConnection)
         self._progressed.connect(self._on_progress, QtCore.Qt.ConnectionType.QueuedConnection)
         self.level_override: str | None = None
         document.settings_changed.connect(self.schedule)
+        self._compressor: Any = None  # codec.compressor.Compressor of the document's clip
+        self._pending = False  # an edit arrived inside the debounce window
+        self._opening = False
         # hand the GIL back to the UI thread more often while a worker computes
         sys.setswitchinterval(min(sys.getswitchinterval(), 0.002))
         if compress is None:
             import codec.compressor  # noqa: F401 - import now, not under the worker's GIL hold
+            from codec import jit
+
+            # compile (or load) the codec's kernels now, so the first clip does not wait
+            threading.Thread(target=jit.warm_up, name="jit-warm-up", daemon=True).start()
 
     # --- opening ------------------------------------------------------------------------
     def load(self, path: str | Path, **options: Any) -> Clip:
@@ -108,7 +115,11 @@ class Controller(QtCore.QObject):
     ) -> None:
         """Show a clip with its tuning and compress it right away."""
         self.cancel()
-        self.document.set_clip(clip, path, overrides, settings)
+        self._opening = True  # the document's settings signal must not start a run of its own
+        try:
+            self.document.set_clip(clip, path, overrides, settings)
+        finally:
+            self._opening = False
         self.compress_now()
 
     # --- compressing --------------------------------------------------------------------
@@ -117,16 +128,28 @@ class Controller(QtCore.QObject):
         return self._run is not None
 
     def schedule(self) -> None:
-        """Debounced recompression: a burst of settings edits runs once, at its end."""
-        if self.document.clip is not None:
-            self.debounce.start()
+        """Recompress after a settings edit: at once when nothing is compressing; edits
+        that arrive while a run is in flight (a slider drag) wait until they settle, then
+        the newest one runs (and cancels the stale run)."""
+        if self.document.clip is None or self._opening:
+            return
+        if not self.running and not self.debounce.isActive():
+            self.compress_now()
+            return
+        self._pending = True
+        self.debounce.start()
 
     def settings(self) -> CompressionSettings:
         return CompressionSettings(level=self.document.settings.level)
 
+    def _on_debounce(self) -> None:
+        if self._pending:
+            self.compress_now()
+
     def compress_now(self) -> None:
         """Start compressing the document's clip, cancelling any run in flight."""
         self.debounce.stop()
+        self._pending = False
         clip = self.document.compression_input()
         if clip is None:
             return
@@ -137,7 +160,7 @@ class Controller(QtCore.QObject):
         self._runs = [r for r in self._runs if r.thread is not None and r.thread.is_alive()]
         self._runs.append(run)
         settings = self.settings()
-        fn = self._compress if self._compress is not None else codec.compress
+        fn = self._compress if self._compress is not None else self._codec_compress
 
         def work() -> None:
             def progress(fraction: float, message: str = "") -> None:
@@ -161,6 +184,17 @@ class Controller(QtCore.QObject):
         self.document.set_status(Status(running=True, progress=0.0, message="Compressing\u2026"))
         self.busy_changed.emit(True)
         run.thread.start()
+
+    def _codec_compress(self, clip: Clip, settings: CompressionSettings, **kwargs: Any) -> Any:
+        """codec's compression through one Compressor per open clip: what does not depend on
+        the settings is computed once, and segments whose inputs did not change are reused."""
+        from codec.compressor import Compressor
+
+        source = self.document.clip
+        c = self._compressor
+        if c is None or c.clip is not source:
+            c = self._compressor = Compressor(source)
+        return c.run(settings, skeleton=clip.skeleton, **kwargs)
 
     def _cancel_current(self) -> None:
         if self._run is not None:

@@ -192,7 +192,7 @@ class Clip:
                     f"{label} of joint {ji} ({names[ji]!r}) at sample {si} is not finite "
                     f"({a[si, ji].tolist()})"
                 )
-        norm = np.sqrt(np.sum(rot * rot, axis=-1))
+        norm = np.sqrt(np.einsum("...i,...i->...", rot, rot))
         norm_err = np.abs(norm - 1.0)
         if np.any(norm_err > UNIT_QUAT_TOLERANCE):
             si, ji = _first_bad(norm_err > UNIT_QUAT_TOLERANCE)

@@ -18,16 +18,19 @@ only what changed; the result is the same as a fresh `compress`.
 from __future__ import annotations
 
 import hashlib
+import os
 import time
+from collections import deque
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
-from codec import jit, rotation_layout, ssc_format
+from codec import rotation_layout, ssc_format
 from codec.affine import pack_qvv
 from codec.bit_rates import TrackKind, segment_cost_bits
-from codec.clip import Clip
+from codec.clip import Clip, Skeleton
 from codec.constant_tracks import detect_kinds, exact_kinds
 from codec.decoder import CompressedClip
 from codec.error_metric import between_errors, clip_errors, shell_error
@@ -57,6 +60,18 @@ __all__ = ["CompressionResult", "CompressionSettings", "Compressor", "compress"]
 
 _ANIMATED = int(TrackKind.ANIMATED)
 _MEMO_LIMIT = 4096  # segment solutions kept per clip
+THREADS = 2  # segments optimised at once (the kernels release the GIL)
+THREADED_SEGMENTS = 4  # clips with fewer segments than this run on the calling thread
+_POOL: ThreadPoolExecutor | None = None
+
+
+def _segment_pool() -> ThreadPoolExecutor | None:
+    global _POOL
+    if (os.cpu_count() or 1) < 2:
+        return None
+    if _POOL is None:
+        _POOL = ThreadPoolExecutor(max_workers=THREADS, thread_name_prefix="segment")
+    return _POOL
 
 
 def compress(
@@ -92,12 +107,19 @@ class Compressor:
         settings: CompressionSettings | None = None,
         progress: Progress | None = None,
         cancel: Callable[[], bool] | None = None,
+        skeleton: Skeleton | None = None,
     ) -> CompressionResult:
-        """Compress with `settings` (see `compress`)."""
+        """Compress with `settings` (see `compress`); `skeleton` gives other per-joint
+        precisions and shell distances (the same joints, parents and bind pose)."""
         start = time.perf_counter()
-        jit.prepare()
         settings = settings or CompressionSettings()
-        clip = settings.apply(self.clip)
+        clip = self.clip
+        if skeleton is not None:
+            old = clip.skeleton
+            if skeleton.names != old.names or not np.array_equal(skeleton.parents, old.parents):
+                raise ValueError("the skeleton must have the clip's joints and parents")
+            clip = clip.replace(skeleton=skeleton)
+        clip = settings.apply(clip)
         level = resolve_level(settings.level, clip)
         report = progress or (lambda f, m: None)
 
@@ -223,6 +245,8 @@ class Compressor:
         per_kind = [track_joint[track_kind == k] for k in range(3)]  # joints, kind by kind
         kr = len(per_kind[0])
         sources = (clip.rotations, clip.translations, clip.scales)
+        if ka == 0:  # nothing animated (a static pose): no segment has anything to choose
+            return self._static(clip, kinds, const_dropped, table, wrap, stored)
 
         # rotation layouts from each segment's smallest component magnitudes
         mins = np.empty((G, kr, 4))
@@ -292,47 +316,76 @@ class Compressor:
         rates = np.zeros((G, ka), dtype=np.int64)
         q = np.zeros((stored, ka, 3), dtype=np.uint32)  # stored order
         stuck_all = np.zeros(J, dtype=bool)
-        for g, (first, n) in enumerate(table):
-            check()
-            report(
-                0.05 + 0.9 * (attempt * G + g) / (3 * G if attempt else G), f"segment {g + 1}/{G}"
-            )
-            span = slice(first, first + n)
-            rows = np.arange(n)
-            raw_rows = np.arange(first, first + n)
-            if wrap and g == 0:  # the dropped last sample decodes as sample 0
-                rows = np.append(rows, 0)
-                raw_rows = np.append(raw_rows, S - 1)
-            problem = SegmentProblem(
-                rows=rows,
-                raw=pack_qvv(
-                    clip.rotations[raw_rows], clip.translations[raw_rows], clip.scales[raw_rows]
-                ),
-                base=base,
-                track_joint=track_joint,
-                track_kind=track_kind,
-                unit=unit[span],
-                raw_values=values[span],
-                lay=lay[g],
-                dec=dec[g],
-                cost=segment_cost_bits(int(n), multi),
-                shell=shell,
-                precision=precision,
-                dom_dist=seg_dist[g],
-                dom_prec=seg_prec[g],
-            )
-            key = _segment_key(common.copy(), g, problem)
-            solved = self._memo.get(key)
-            if solved is None:
-                solved = optimize_segment(problem, h, level)
+        pool = _segment_pool() if G >= THREADED_SEGMENTS else None
+        pending: deque[tuple[int, bytes, Future | tuple[Array, Array, Array]]] = deque()
+
+        def take(g: int, key: bytes, solved: Future | tuple[Array, Array, Array]) -> None:
+            if isinstance(solved, Future):
+                solved = solved.result()
                 self.segments_solved += 1
                 if len(self._memo) >= _MEMO_LIMIT:
                     self._memo.clear()
                 self._memo[key] = solved
             seg_rates, stuck, seg_q = solved
-            stuck_all |= stuck
+            stuck_all[:] |= stuck
+            first, n = table[g]
             rates[g, order] = seg_rates
-            q[span][:, order] = seg_q
+            q[first : first + n][:, order] = seg_q
+
+        try:
+            for g, (first, n) in enumerate(table):
+                check()
+                report(
+                    0.05 + 0.9 * (attempt * G + g) / (3 * G if attempt else G),
+                    f"segment {g + 1}/{G}",
+                )
+                span = slice(first, first + n)
+                rows = np.arange(n)
+                raw_rows = np.arange(first, first + n)
+                if wrap and g == 0:  # the dropped last sample decodes as sample 0
+                    rows = np.append(rows, 0)
+                    raw_rows = np.append(raw_rows, S - 1)
+                problem = SegmentProblem(
+                    rows=rows,
+                    raw=pack_qvv(
+                        clip.rotations[raw_rows],
+                        clip.translations[raw_rows],
+                        clip.scales[raw_rows],
+                    ),
+                    base=base,
+                    track_joint=track_joint,
+                    track_kind=track_kind,
+                    unit=unit[span],
+                    raw_values=values[span],
+                    lay=lay[g],
+                    dec=dec[g],
+                    cost=segment_cost_bits(int(n), multi),
+                    shell=shell,
+                    precision=precision,
+                    dom_dist=seg_dist[g],
+                    dom_prec=seg_prec[g],
+                )
+                key = _segment_key(common.copy(), g, problem)
+                solved: Future | tuple[Array, Array, Array] | None = self._memo.get(key)
+                if solved is None and pool is not None:
+                    solved = pool.submit(optimize_segment, problem, h, level)
+                elif solved is None:
+                    solved = Future()
+                    solved.set_result(optimize_segment(problem, h, level))
+                pending.append((g, key, solved))
+                while pending and (
+                    len(pending) > 2 * THREADS
+                    or not isinstance(pending[0][2], Future)
+                    or pending[0][2].done()
+                ):
+                    take(*pending.popleft())
+            while pending:
+                check()
+                take(*pending.popleft())
+        finally:
+            for _, _, solved in pending:  # a cancelled run leaves nothing running behind it
+                if isinstance(solved, Future):
+                    solved.cancel()
         del values, unit
         inv = np.argsort(order)  # stored position -> optimiser position
         enc = ssc_format.EncodedClip(
@@ -356,6 +409,34 @@ class Compressor:
         )
         tables = (np.ascontiguousarray(lay[:, inv]), np.ascontiguousarray(dec[:, inv]))
         return enc, tables, np.flatnonzero(stuck_all)
+
+    @staticmethod
+    def _static(
+        clip: Clip, kinds: Array, const_dropped: Array, table: Array, wrap: bool, stored: int
+    ) -> tuple[ssc_format.EncodedClip, tuple[Array, Array], Array]:
+        """The encoding of a clip whose sub-tracks are all default or constant."""
+        g = len(table)
+        enc = ssc_format.EncodedClip(
+            num_joints=clip.num_joints,
+            num_samples=stored,
+            sample_rate=clip.sample_rate,
+            wrap=wrap,
+            kinds=kinds,
+            constants=_constant_values(clip, kinds, const_dropped),
+            const_dropped=_constant_layouts(kinds, const_dropped),
+            clip_layout=np.zeros(0, np.int64),
+            clip_min=np.zeros((0, 4), F32),
+            clip_extent=np.zeros((0, 4), F32),
+            segment_sizes=table[:, 1].copy(),
+            bit_rates=np.zeros((g, 0), np.uint8),
+            seg_dropped=np.zeros((g, 0), np.int64),
+            seg_min=np.zeros((g, 0, 3), np.uint8),
+            seg_extent=np.zeros((g, 0, 3), np.uint8),
+            seg_constant=np.zeros((g, 0, 3), np.uint16),
+            samples=[np.zeros((int(n), 0, 3), np.uint32) for n in table[:, 1]],
+        )
+        tables = (np.zeros((g, 0, 4), np.int64), np.zeros((g, 0, 17), F32))
+        return enc, tables, np.zeros(0, np.int64)
 
 
 def _segment_key(digest: hashlib.blake2b, g: int, p: SegmentProblem) -> bytes:

@@ -14,7 +14,7 @@ from codec.sampling import INTERPOLATIONS, Pose, blend, duration_of, sample_keys
 
 Array = np.ndarray
 LOOPING = ("clamp", "wrap")
-DECODE_CHUNK = 1024  # samples decoded per batch: bounds the temporary arrays
+DECODE_CHUNK = 256  # samples decoded per batch: bounds the temporary arrays
 F32 = np.float32
 
 
@@ -112,7 +112,10 @@ class CompressedClip:
         return parts[0], parts[1], parts[2]
 
     def clip_of(self, rot: Array, tr: Array, sc: Array, looping: bool, name: str = "") -> Clip:
-        """A Clip of decoded local arrays (rotations made unit in float64)."""
+        """A Clip of decoded local arrays (from `decode_rows`, taken over: rotations are made
+        unit in float64 in place, the way codec.clip.Clip would on a copy)."""
+        with np.errstate(invalid="ignore", divide="ignore"):  # corrupt data: Clip says so
+            rot /= np.sqrt(np.einsum("...i,...i->...", rot, rot))[..., None]
         try:
             return Clip(self.skeleton, self.sample_rate, rot, tr, sc, looping=looping, name=name)
         except ClipValidationError as e:  # only corrupt data decodes to an invalid clip

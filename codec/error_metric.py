@@ -118,13 +118,22 @@ def clip_errors(raw: Clip, lossy: Clip) -> Array:
     return pose_errors(raw, lossy, np.arange(s), np.zeros(s))
 
 
+BETWEEN_CHUNK = 4096  # poses measured at once between samples
+
+
 def between_errors(raw: Clip, lossy: Clip, supersample: int) -> tuple[Array, Array]:
-    """Times (N,) and errors (N, J) at `supersample` times per sample interval, rounding
-    none (ACL's nlerp blend of both clips), ending on the last sample."""
+    """Times (N,) and errors (N, J) float32 at `supersample` times per sample interval,
+    rounding none (ACL's nlerp blend of both clips), ending on the last sample. Float32 is
+    plenty for a curve to look at and halves the largest table a result keeps; the bound is
+    checked on the float64 errors at the samples."""
     S = raw.num_samples
     if supersample <= 0 or S < 2:
-        return np.zeros(0), np.zeros((0, raw.num_joints))
+        return np.zeros(0), np.zeros((0, raw.num_joints), dtype=np.float32)
     frac = np.arange(supersample) / supersample
     k = np.append(np.repeat(np.arange(S - 1), supersample), S - 1)
     alpha = np.append(np.tile(frac, S - 1), 0.0)
-    return (k + alpha) / raw.sample_rate, pose_errors(raw, lossy, k, alpha)
+    out = np.empty((len(k), raw.num_joints), dtype=np.float32)
+    for lo in range(0, len(k), BETWEEN_CHUNK):
+        hi = lo + BETWEEN_CHUNK
+        out[lo:hi] = pose_errors(raw, lossy, k[lo:hi], alpha[lo:hi])
+    return (k + alpha) / raw.sample_rate, out

@@ -25,30 +25,34 @@ PACKAGE = Path(__file__).resolve().parent
 _STAMP = PACKAGE / "__pycache__" / "kernels.sha256"
 
 
-def _drop_stale_caches() -> None:
+def drop_stale_caches(package: Path = PACKAGE) -> bool:
+    """Delete the package's numba caches when any of its sources changed since they were
+    written; returns whether it did."""
     digest = hashlib.sha256()
-    for path in sorted(PACKAGE.rglob("*.py")):
-        digest.update(path.relative_to(PACKAGE).as_posix().encode())
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode())
         digest.update(path.read_bytes())
     stamp = digest.hexdigest()
+    marker = package / "__pycache__" / _STAMP.name
     try:
-        if _STAMP.read_text() == stamp:
-            return
+        if marker.read_text() == stamp:
+            return False
     except OSError:
         pass
     try:
         for pattern in ("*.nbi", "*.nbc"):
-            for old in PACKAGE.rglob(f"__pycache__/{pattern}"):
+            for old in package.rglob(f"__pycache__/{pattern}"):
                 old.unlink(missing_ok=True)
-        _STAMP.parent.mkdir(exist_ok=True)
-        tmp = _STAMP.with_suffix(f".{os.getpid()}.tmp")
+        marker.parent.mkdir(exist_ok=True)
+        tmp = marker.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(stamp)
-        os.replace(tmp, _STAMP)
+        os.replace(tmp, marker)
     except OSError:  # a read-only install: numba then caches in the user's cache folder
-        pass
+        return False
+    return True
 
 
-_drop_stale_caches()
+drop_stale_caches()
 
 
 def kernel(fn: F) -> F:
@@ -62,12 +66,13 @@ def helper(fn: F) -> F:
     return numba.njit(cache=CACHE, nogil=True, error_model="numpy", no_cpython_wrapper=True)(fn)  # type: ignore[return-value]
 
 
-def prepare() -> None:
-    """Called before a compression uses the kernels (see `warm_up` for the window)."""
-
-
 _warm_lock = threading.Lock()
 _warm = False
+
+
+def is_warm() -> bool:
+    """Whether `warm_up` has run in this process."""
+    return _warm
 
 
 def warm_up() -> None:

@@ -34,6 +34,7 @@ the row constants below name the slices of each stack.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -88,7 +89,11 @@ class Hierarchy:
 
     @classmethod
     def of(cls, parents: Array) -> Hierarchy:
-        parents = np.asarray(parents, dtype=np.int64)
+        return _hierarchy(np.asarray(parents, dtype=np.int64).tobytes())
+
+    @classmethod
+    def build(cls, parents: Array) -> Hierarchy:
+        parents = np.array(parents, dtype=np.int64)  # a writable copy: kernels take one type
         n = len(parents)
         chains: list[list[int]] = []
         for j in range(n):  # parents come first, so a chain extends the parent's
@@ -106,6 +111,12 @@ class Hierarchy:
             [[j for s in subs for j in s], [j for c in chains for j in c]], dtype=np.int64
         ).reshape(2, -1)
         return cls(parents=parents, joints=joints, lists=lists)
+
+
+@functools.lru_cache(maxsize=64)
+def _hierarchy(parents: bytes) -> Hierarchy:
+    """Hierarchies by topology: one per skeleton shape, shared by every compression."""
+    return Hierarchy.build(np.frombuffer(parents, dtype=np.int64))
 
 
 @dataclass(eq=False)
@@ -194,7 +205,6 @@ def optimize_segment(p: SegmentProblem, h: Hierarchy, level: str) -> tuple[Array
     picks = np.empty((2, t * steps), dtype=np.int64)
     errs = np.empty(t * steps)
     sub = np.empty((num_joints, 12))
-    _matrices(qvv, joints, mats)
     _lower_bound(*common, flags)
     for _ in range(REPAIR_SWEEPS):
         if _repair_sweep(*common, flags, p.cost, steps, rel, picks, errs):
@@ -284,23 +294,6 @@ def _local_with(src, kind, vals, v10, out):
     qvv_matrix(v10, out)
 
 
-@kernel
-def _matrices(qvv, joints, mats):
-    """Raw and starting lossy local and object matrices of every row."""
-    for i in range(qvv.shape[1]):
-        for j in range(qvv.shape[2]):
-            qvv_matrix(qvv[RAW, i, j], mats[RAW_LOCAL, i, j])
-            qvv_matrix(qvv[CUR, i, j], mats[LOCAL, i, j])
-            p = joints[PARENT, j]
-            if p < 0:
-                for x in range(12):
-                    mats[RAW_OBJ, i, j, x] = mats[RAW_LOCAL, i, j, x]
-                    mats[OBJ, i, j, x] = mats[LOCAL, i, j, x]
-            else:
-                compose(mats[RAW_OBJ, i, p], mats[RAW_LOCAL, i, j], mats[RAW_OBJ, i, j])
-                compose(mats[OBJ, i, p], mats[LOCAL, i, j], mats[OBJ, i, j])
-
-
 # --- pass 1: local lower bound ------------------------------------------------------------
 
 
@@ -323,6 +316,18 @@ def _lower_bound(
     scratch,
     flags,
 ):
+    for i in range(qvv.shape[1]):  # raw and starting lossy local and object matrices
+        for j in range(qvv.shape[2]):
+            qvv_matrix(qvv[RAW, i, j], mats[RAW_LOCAL, i, j])
+            qvv_matrix(qvv[CUR, i, j], mats[LOCAL, i, j])
+            p = joints[PARENT, j]
+            if p < 0:
+                for x in range(12):
+                    mats[RAW_OBJ, i, j, x] = mats[RAW_LOCAL, i, j, x]
+                    mats[OBJ, i, j, x] = mats[LOCAL, i, j, x]
+            else:
+                compose(mats[RAW_OBJ, i, p], mats[RAW_LOCAL, i, j], mats[RAW_OBJ, i, j])
+                compose(mats[OBJ, i, p], mats[LOCAL, i, j], mats[OBJ, i, j])
     m = rows.shape[0]
     num_joints = qvv.shape[2]
     v10, m4 = scratch[0], scratch[1]

@@ -42,7 +42,10 @@ class CompressionSettings:
 
     def apply(self, clip: Clip) -> Clip:
         """The clip with the global precision / shell distance written into its skeleton."""
-        if self.precision is None and self.shell_distance is None:
+        sk = clip.skeleton
+        same_precision = self.precision is None or np.all(sk.precision == self.precision)
+        same_shell = self.shell_distance is None or np.all(sk.shell_distance == self.shell_distance)
+        if same_precision and same_shell:
             return clip
         return clip.with_skeleton_settings(self.precision, self.shell_distance)
 

@@ -49,6 +49,7 @@ from __future__ import annotations
 import struct
 import zlib
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -112,12 +113,12 @@ class EncodedClip:
     def segment_starts(self) -> Array:
         return np.cumsum(self.segment_sizes) - self.segment_sizes
 
-    @property
+    @cached_property
     def animated(self) -> Array:
         """(Ka, 2) joint and sub-track of every animated sub-track, in stored order."""
         return np.argwhere(self.kinds == TrackKind.ANIMATED)
 
-    @property
+    @cached_property
     def constant_tracks(self) -> Array:
         """(Kc, 2) joint and sub-track of every constant sub-track, in stored order."""
         return np.argwhere(self.kinds == TrackKind.CONSTANT)
@@ -189,18 +190,26 @@ def _layout_codes(enc: EncodedClip) -> Array:
     return codes[rot != TrackKind.DEFAULT]
 
 
+_JOINT_RECORD = np.dtype(
+    [("parent", "<i4"), ("bind", "<f8", 10), ("prec", "<f8"), ("shell", "<f8")]
+)
+
+
 def _metadata_bytes(skeleton: Skeleton) -> bytes:
-    out = bytearray()
-    bind = np.concatenate(
+    records = np.zeros(skeleton.num_joints, dtype=_JOINT_RECORD)
+    records["parent"] = skeleton.parents
+    records["bind"] = np.concatenate(
         (skeleton.bind_rotations, skeleton.bind_translations, skeleton.bind_scales), axis=1
     )
+    records["prec"] = skeleton.precision
+    records["shell"] = skeleton.shell_distance
+    flat = records.tobytes()
+    size = _JOINT_RECORD.itemsize
+    out = []
     for j, name in enumerate(skeleton.names):
         raw = name.encode("utf-8")
-        out += struct.pack("<H", len(raw)) + raw
-        out += struct.pack("<i", int(skeleton.parents[j]))
-        out += bind[j].astype("<f8").tobytes()
-        out += struct.pack("<dd", skeleton.precision[j], skeleton.shell_distance[j])
-    return bytes(out)
+        out += [len(raw).to_bytes(2, "little"), raw, flat[j * size : (j + 1) * size]]
+    return b"".join(out)
 
 
 def write(enc: EncodedClip, skeleton: Skeleton | None = None) -> ParsedFile:

@@ -36,3 +36,6 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e ".[test]"
+# compile the codec's kernels once now (numba caches them next to the sources), so the first
+# compression of a fresh checkout does not wait for the compiler
+.venv/bin/python -c "from codec import jit; jit.warm_up()"

@@ -68,12 +68,13 @@ def test_a_newer_request_cancels_the_stale_run(qtbot) -> None:
     assert doc.result.clip.skeleton.precision[0] == 0.05
 
 
-def test_settings_edits_are_debounced_into_one_run(qtbot) -> None:
+def test_a_burst_of_edits_runs_at_its_first_edit_and_once_at_its_end(qtbot) -> None:
     doc = Document()
     runs = []
 
     def compress(clip, settings, progress, cancel):
         runs.append(clip.skeleton.precision[0])
+        time.sleep(0.1)  # a compression long enough for the burst to arrive while it runs
         return codec.compress(clip, settings, progress=progress, cancel=cancel)
 
     ctl = Controller(doc, compress=compress, debounce_ms=150)
@@ -82,10 +83,42 @@ def test_settings_edits_are_debounced_into_one_run(qtbot) -> None:
     for p in (0.02, 0.03, 0.04, 0.05):
         doc.update_settings(precision=p)
         qtbot.wait(20)
-    assert len(runs) == 1  # still waiting for the edits to settle
+    assert runs == [0.01, 0.02]  # the first edit at once; the rest wait for the burst to end
+    qtbot.waitUntil(lambda: len(runs) == 3, timeout=30_000)
     with qtbot.waitSignal(ctl.result_ready, timeout=30_000):
         pass
-    assert runs == [0.01, 0.05]
+    assert runs == [0.01, 0.02, 0.05]
+    assert doc.result.clip.skeleton.precision[0] == 0.05
+
+
+def test_a_lone_edit_compresses_at_once(qtbot) -> None:
+    doc = Document()
+    runs = []
+
+    def compress(clip, settings, progress, cancel):
+        runs.append(clip.skeleton.precision[0])
+        return codec.compress(clip, settings, progress=progress, cancel=cancel)
+
+    ctl = Controller(doc, compress=compress, debounce_ms=10_000)
+    with qtbot.waitSignal(ctl.result_ready, timeout=30_000):
+        ctl.open_clip(small_clip())
+    with qtbot.waitSignal(ctl.result_ready, timeout=5_000):  # long before the 10 s debounce
+        doc.update_settings(precision=0.02)
+    assert runs == [0.01, 0.02]
+
+
+def test_the_window_reuses_the_clips_compressor_and_matches_a_fresh_compress(qtbot) -> None:
+    doc = Document()
+    ctl = Controller(doc, debounce_ms=10)
+    clip = small_clip()
+    with qtbot.waitSignal(ctl.result_ready, timeout=30_000):
+        ctl.open_clip(clip)
+    first = ctl._compressor
+    with qtbot.waitSignal(ctl.result_ready, timeout=30_000):
+        doc.update_settings(precision=0.004)
+    assert ctl._compressor is first  # the same clip: its analysis is kept
+    fresh = codec.compress(doc.compression_input(), ctl.settings())
+    assert doc.result.data == fresh.data
 
 
 def test_a_failing_run_reports_and_keeps_the_clip(qtbot) -> None:
@@ -144,3 +177,16 @@ def test_invalid_settings_never_reach_the_codec(bad) -> None:
     doc = Document()
     with pytest.raises(ValueError):
         doc.update_settings(precision=bad)
+
+
+def test_the_window_warms_the_codec_kernels_up_in_the_background(qtbot, monkeypatch) -> None:
+    from codec import jit
+
+    calls = []
+    monkeypatch.setattr(jit, "warm_up", lambda: calls.append(threading.current_thread()))
+    Controller(Document())
+    qtbot.waitUntil(lambda: len(calls) == 1, timeout=5000)
+    assert calls[0] is not threading.main_thread()
+    Controller(Document(), compress=lambda *a, **k: None)  # a test's own codec: no warm-up
+    qtbot.wait(50)
+    assert len(calls) == 1

@@ -1,0 +1,90 @@
+"""Which rotation encoding: the options measured by size at strict error, on the same clips.
+
+Each option is a rule for the component a rotation drops (codec.rotation_layout._pick):
+
+- drop-w: always w, as ACL 2.1 (and our format version 1) does;
+- w-unless-small (ours): w while it stays >= T over the segment or clip, else the component
+  whose smallest magnitude is largest, for T in 0.3, 0.5, 0.7;
+- largest: always the component whose smallest magnitude is largest.
+
+    .venv/bin/python bench/rotation_layouts.py [--shared]
+
+Prints, per option, the total size and the clips that miss 0.01 cm, on ACL's eight reference
+clips and the hard clips (boxing, Fox Walk / Run / Survey).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from codec import bench, rotation_layout  # noqa: E402
+from codec.compressor import compress  # noqa: E402
+from codec.formats import load_clip  # noqa: E402
+from codec.settings import CompressionSettings  # noqa: E402
+
+W = rotation_layout.W
+
+
+def drop_w(min_abs: np.ndarray) -> np.ndarray:
+    return np.full(min_abs.shape[:-1], W)
+
+
+def w_unless_small(threshold: float):  # noqa: ANN201
+    def pick(min_abs: np.ndarray) -> np.ndarray:
+        return np.where(min_abs[..., W] >= threshold, W, np.argmax(min_abs, axis=-1))
+
+    return pick
+
+
+def largest(min_abs: np.ndarray) -> np.ndarray:
+    return np.argmax(min_abs, axis=-1)
+
+
+OPTIONS = {
+    "drop-w (ACL, format 1)": (drop_w, 0.0),
+    "w unless < 0.3": (w_unless_small(0.3), 0.3),
+    "w unless < 0.5 (ours)": (w_unless_small(0.5), 0.5),
+    "w unless < 0.7": (w_unless_small(0.7), 0.7),
+    "largest": (largest, 0.0),
+}
+
+
+def main() -> None:
+    shared = "--shared" in sys.argv[1:]
+    names = (*bench.REFERENCE_CLIPS, *bench.HARD_CLIPS)
+    specs = [
+        c for c in bench.default_clips(shared) if c.name in {n.replace(":", "_") for n in names}
+    ]
+    clips = [
+        (s.name, load_clip(s.path, **({"animation": s.animation} if s.animation else {})))
+        for s in specs
+    ]
+    settings = CompressionSettings(precision=bench.PRECISION, shell_distance=bench.SHELL_DISTANCE)
+    saved = rotation_layout._pick, rotation_layout.MIN_DROPPED
+    print(f"{'option':26s} {'reference B':>12s} {'hard B':>10s}  clips over 0.01 cm")
+    try:
+        for label, (pick, threshold) in OPTIONS.items():
+            rotation_layout._pick = pick
+            rotation_layout.MIN_DROPPED = threshold if threshold > 0 else 2.0
+            ref = hard = 0
+            over = []
+            for name, clip in clips:
+                s = compress(clip, settings).stats
+                if name in bench.REFERENCE_CLIPS:
+                    ref += s["compressed_size"]
+                else:
+                    hard += s["compressed_size"]
+                if not s["precision_met"]:
+                    over.append(f"{name} {s['max_error']:.4f}")
+            print(f"{label:26s} {ref:12,d} {hard:10,d}  {', '.join(over) or 'none'}")
+    finally:
+        rotation_layout._pick, rotation_layout.MIN_DROPPED = saved
+
+
+if __name__ == "__main__":
+    main()

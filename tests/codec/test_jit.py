@@ -1,0 +1,45 @@
+"""The compiled core's cache follows the sources, and the warm-up compiles what a compression
+needs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from codec import jit
+
+
+def test_a_changed_source_drops_the_cached_kernels(tmp_path: Path) -> None:
+    pkg = tmp_path / "pkg"
+    (pkg / "__pycache__").mkdir(parents=True)
+    (pkg / "kernels.py").write_text("x = 1\n")
+    (pkg / "callee.py").write_text("y = 1\n")
+    assert jit.drop_stale_caches(pkg)  # the first time: no stamp yet
+    cached = [
+        pkg / "__pycache__" / "kernels.f-1.py311.nbi",
+        pkg / "__pycache__" / "kernels.f-1.py311.1.nbc",
+    ]
+    for c in cached:
+        c.write_bytes(b"machine code")
+    assert not jit.drop_stale_caches(pkg)  # nothing changed: the cache stays
+    assert all(c.exists() for c in cached)
+    (pkg / "callee.py").write_text("y = 2\n")  # a callee in another module changed
+    assert jit.drop_stale_caches(pkg)
+    assert not any(c.exists() for c in cached)
+    assert (pkg / "kernels.py").exists() and (pkg / "callee.py").exists()
+
+
+def test_warm_up_compiles_every_kernel_of_a_compression() -> None:
+    from codec import bitstream, constant_tracks, error_metric, optimizer, shells
+
+    jit.warm_up()
+    assert jit.is_warm()
+    for kernel in (
+        shells._dominant,
+        constant_tracks._decide,
+        optimizer._lower_bound,
+        optimizer._repair_sweep,
+        optimizer._slack_round,
+        error_metric._pose_errors,
+        bitstream._pack,
+    ):
+        assert kernel.signatures, kernel.py_func.__name__
