@@ -52,6 +52,7 @@ from codec.settings import CompressionSettings, resolve_level
 from codec.shells import dominant_shells, segment_dominant_shells
 from codec.stats import build_stats
 from codec.transforms import object_space
+from codec.vertex_error import attach_vertex_error
 
 Array = np.ndarray
 Progress = Callable[[float, str], None]
@@ -210,6 +211,7 @@ class Compressor:
         result.stats = build_stats(
             result, level, parsed.compressed_size, time.perf_counter() - start
         )
+        attach_vertex_error(result)  # the true skin error, when the clip has meshes
         report(1.0, "done")
         return result
 
