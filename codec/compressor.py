@@ -211,7 +211,8 @@ class Compressor:
         result.stats = build_stats(
             result, level, parsed.compressed_size, time.perf_counter() - start
         )
-        attach_vertex_error(result)  # the true skin error, when the clip has meshes
+        if settings.skin_error:
+            attach_vertex_error(result)  # the true skin error, when the clip has meshes
         report(1.0, "done")
         return result
 
