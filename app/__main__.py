@@ -17,7 +17,7 @@ from pathlib import Path
 
 from app.camera import MODES as CAMERA_MODES
 from app.camera import VIEWS
-from app.headless import add_export_arguments, run_headless, wants_headless
+from app.headless import add_export_arguments, run_headless, tuning_from, wants_headless
 from codec.sampling import ROUNDING_MODES
 from codec.settings import LEVELS
 
@@ -152,15 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.size is not None or shooting or not window.layout_restored:
         window.resize(*_size(args.size or "1280x800"))
     doc = window.document
-    tuning = {
-        k: v
-        for k, v in (
-            ("precision", args.precision),
-            ("shell_distance", args.shell_distance),
-            ("level", args.level),
-        )
-        if v is not None
-    }
+    tuning = tuning_from(args)
     overrides = None
     if args.overrides:
         from app.sidecar import SidecarError, read_sidecar_file
@@ -191,6 +183,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.clip:
             window.show()
             return app.exec()
+    if tuning.get("shell_from_mesh") and doc.clip is not None and not doc.clip.meshes:
+        print(f"shellscope: {path} has no skinned mesh: --shell-distance mesh is ignored",
+              file=sys.stderr)  # fmt: skip
     try:
         if args.rounding:
             doc.set_rounding(args.rounding)

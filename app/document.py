@@ -44,11 +44,16 @@ class Signal:
 
 @dataclass(frozen=True)
 class GlobalSettings:
-    """The clip-wide knobs of the settings panel (per-joint rules live in `overrides`)."""
+    """The clip-wide knobs of the settings panel (per-joint rules live in `overrides`).
+
+    `shell_from_mesh`: every joint's shell distance measured on the clip's skin
+    (codec.mesh_shells), `shell_distance` then being the value of joints no vertex hangs on;
+    ignored for a clip without mesh."""
 
     precision: float = 0.01
     shell_distance: float = 3.0
     level: str = "automatic"
+    shell_from_mesh: bool = False
 
     def __post_init__(self) -> None:
         for name in ("precision", "shell_distance"):
@@ -81,6 +86,9 @@ class DisplayOptions:
     magnify: float = 1.0
     interpolation: str = "nlerp"
     show_error_between: bool = False
+    show_raw_skin: bool = True
+    show_lossy_skin: bool = True
+    skin_style: str = "translucent"  # translucent, solid or wireframe (app.views.skin_item)
 
     def __post_init__(self) -> None:
         if self.shells not in ("selected", "all", "none"):
@@ -89,6 +97,8 @@ class DisplayOptions:
             raise ValueError(f"unknown camera mode {self.camera!r}")
         if self.up_axis not in ("auto", "X", "Y", "Z"):
             raise ValueError(f"unknown up axis {self.up_axis!r}")
+        if self.skin_style not in ("translucent", "solid", "wireframe"):
+            raise ValueError(f"unknown skin style {self.skin_style!r}")
         if not 1.0 <= self.magnify <= 1000.0:
             raise ValueError(f"magnify {self.magnify} is outside 1..1000")
 
@@ -148,6 +158,7 @@ class Document:
         self.status = Status()
         self._shown: tuple[tuple[Any, ...], ShownPose] | None = None
         self._levels: tuple[Clip, list[np.ndarray]] | None = None
+        self._mesh_shells: tuple[tuple[int, float], np.ndarray] | None = None
 
     # --- what is open -------------------------------------------------------------------
     def set_clip(
@@ -236,15 +247,34 @@ class Document:
             self.rounding_changed.emit()
 
     def resolved_joints(self) -> ResolvedJoints | None:
-        """Per-joint precision, shell distance and rounding after global values and rules."""
+        """Per-joint precision, shell distance and rounding after global values and rules
+        (the global shell distance per joint from the mesh when the settings ask for it)."""
         if self.clip is None:
             return None
-        return resolve(
-            self.clip.skeleton,
-            self.overrides,
-            self.settings.precision,
-            self.settings.shell_distance,
-        )
+        mesh = self.mesh_shells()
+        if mesh is None:
+            return resolve(
+                self.clip.skeleton,
+                self.overrides,
+                self.settings.precision,
+                self.settings.shell_distance,
+            )
+        skeleton = self.clip.skeleton.with_settings(shell_distance=mesh)
+        return resolve(skeleton, self.overrides, self.settings.precision, None)
+
+    def mesh_shells(self) -> np.ndarray | None:
+        """(J,) shell distances from the clip's mesh when the settings take them from it
+        (None otherwise, and for a clip without mesh); computed once per clip and fallback."""
+        clip = self.clip
+        if clip is None or not clip.meshes or not self.settings.shell_from_mesh:
+            return None
+        key = (id(clip), self.settings.shell_distance)
+        if self._mesh_shells is None or self._mesh_shells[0] != key:
+            from codec.mesh_shells import mesh_shell_distances
+
+            dist, _ = mesh_shell_distances(clip, self.settings.shell_distance)
+            self._mesh_shells = (key, dist)
+        return self._mesh_shells[1]
 
     def compression_input(self) -> Clip | None:
         """The clip exactly as the codec should see it (per-joint values resolved)."""

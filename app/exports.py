@@ -136,6 +136,70 @@ JOINT_CSV_COLUMNS = (
 )  # fmt: skip
 
 
+# with a skinned mesh (codec.vertex_error), the per-joint CSV also says how honest each
+# joint's shell is
+SKIN_CSV_COLUMNS = (
+    "skin_vertices", "mesh_shell_distance", "mesh_shell_source", "shell_max_error",
+    "vertex_max_error", "shell_to_vertex_ratio", "shell_underestimates", "vertex_worst_time",
+)  # fmt: skip
+SKIN_REPORT_COLUMNS = (
+    "joint", "name", "vertices", "precision", "shell_distance", "mesh_shell_distance",
+    "shell_max_error", "vertex_max_error", "shell_to_vertex_ratio", "shell_underestimates",
+    "vertex_budget_fraction", "vertex_worst_time",
+)  # fmt: skip
+
+
+def joint_csv_columns(result: CompressionResult) -> tuple[str, ...]:
+    """The per-joint CSV's columns: the skin's added only when the clip has a mesh."""
+    return JOINT_CSV_COLUMNS + (SKIN_CSV_COLUMNS if result.vertex_error is not None else ())
+
+
+def skin_report_rows(result: CompressionResult) -> list[dict[str, Any]]:
+    """One row per joint, shell estimate against the true error of the vertices it drives
+    most, under-estimating joints first (codec.vertex_error.JointHonesty.order); empty
+    without a mesh. NaN where a joint drives no vertex."""
+    ve = result.vertex_error
+    if ve is None:
+        return []
+    h = ve.joints
+    sk = result.clip.skeleton
+    rows = []
+    for j in h.order():
+        j = int(j)
+        rows.append({
+            "joint": j, "name": sk.names[j], "vertices": int(h.vertices[j]),
+            "precision": float(sk.precision[j]), "shell_distance": float(sk.shell_distance[j]),
+            "mesh_shell_distance": float(h.mesh_shell[j]),
+            "shell_max_error": float(h.shell_error[j]),
+            "vertex_max_error": float(h.vertex_error[j]),
+            "shell_to_vertex_ratio": float(h.ratio[j]),
+            "shell_underestimates": bool(h.underestimates[j]),
+            "vertex_budget_fraction": float(h.vertex_error[j] / sk.precision[j]),
+            "vertex_worst_time": float(h.worst_time[j]),
+        })  # fmt: skip
+    return rows
+
+
+def _csv_text(columns: tuple[str, ...], rows: list[dict[str, Any]]) -> str:
+    """CSV with floats in full precision, NaN (does not apply) as an empty cell."""
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
+    w.writeheader()
+    for row in rows:
+        w.writerow({k: "" if isinstance(v, float) and math.isnan(v)
+                    else repr(v) if isinstance(v, float) else v
+                    for k, v in row.items()})  # fmt: skip
+    return buf.getvalue()
+
+
+def export_skin_report_csv(path: str | os.PathLike[str], result: CompressionResult) -> Path:
+    """The skin report (shell estimate against true vertex error per joint) as CSV."""
+    if result.vertex_error is None:
+        raise ValueError("the clip has no skinned mesh: there is no skin report")
+    write_text(path, _csv_text(SKIN_REPORT_COLUMNS, skin_report_rows(result)))
+    return Path(path)
+
+
 def joint_rows(result: CompressionResult) -> list[dict[str, Any]]:
     """One row per joint: its settings, storage and error (what the CSV and joints panel show)."""
     clip = result.clip
@@ -180,13 +244,27 @@ def joint_rows(result: CompressionResult) -> list[dict[str, Any]]:
         row["error_p99"] = float(p99[j])
         row["max_error_between_samples"] = float(between[j])
         rows.append(row)
+    ve = result.vertex_error
+    if ve is not None:
+        h = ve.joints
+        for j, row in enumerate(rows):
+            row.update({
+                "skin_vertices": int(h.vertices[j]),
+                "mesh_shell_distance": float(h.mesh_shell[j]),
+                "mesh_shell_source": str(h.mesh_shell_source[j]),
+                "shell_max_error": float(h.shell_error[j]),
+                "vertex_max_error": float(h.vertex_error[j]),
+                "shell_to_vertex_ratio": float(h.ratio[j]),
+                "shell_underestimates": bool(h.underestimates[j]),
+                "vertex_worst_time": float(h.worst_time[j]),
+            })  # fmt: skip
     return rows
 
 
 def joint_csv_text(result: CompressionResult) -> str:
     """The per-joint CSV; NaN (a value that does not apply) is written as an empty cell."""
     buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=JOINT_CSV_COLUMNS, lineterminator="\n")
+    w = csv.DictWriter(buf, fieldnames=joint_csv_columns(result), lineterminator="\n")
     w.writeheader()
     for row in joint_rows(result):
         w.writerow(

@@ -50,13 +50,39 @@ def add_export_arguments(parser: argparse.ArgumentParser) -> None:
     if not _has(parser, "--precision"):
         g.add_argument("--precision", type=float, help="global precision in clip units")
     if not _has(parser, "--shell-distance"):
-        g.add_argument("--shell-distance", type=float, help="global shell distance in clip units")
+        g.add_argument("--shell-distance", type=shell_distance_arg, metavar="D|mesh",
+                       help="global shell distance in clip units, or 'mesh': each joint's "
+                            "from the clip's skinned mesh (glTF, FBX, USD)")  # fmt: skip
     if not _has(parser, "--level"):
         g.add_argument("--level", choices=LEVELS, help="compression level")
     if not _has(parser, "--overrides"):
         g.add_argument("--overrides", metavar="FILE",
                        help="override rules (a sidecar or a JSON list of rules) instead of the "
                             "clip's CLIP.shellscope.json")  # fmt: skip
+
+
+def shell_distance_arg(text: str) -> float | str:
+    """`--shell-distance`: a number, or `mesh` (each joint's shell from the skinned mesh)."""
+    if text.strip().lower() == "mesh":
+        return "mesh"
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number or 'mesh': {text!r}") from None
+
+
+def tuning_from(args: argparse.Namespace) -> dict[str, object]:
+    """The GlobalSettings fields the command line sets (`--shell-distance mesh` turns
+    shell_from_mesh on and keeps the numeric fallback as it was)."""
+    shell = getattr(args, "shell_distance", None)
+    changes: dict[str, object] = {
+        "precision": getattr(args, "precision", None),
+        "shell_distance": None if shell == "mesh" else shell,
+        "level": getattr(args, "level", None),
+    }
+    if shell is not None:
+        changes["shell_from_mesh"] = shell == "mesh"
+    return {k: v for k, v in changes.items() if v is not None}
 
 
 def wants_headless(args: argparse.Namespace) -> bool:
@@ -66,12 +92,7 @@ def wants_headless(args: argparse.Namespace) -> bool:
 
 def _settings(args: argparse.Namespace, base: GlobalSettings | None) -> GlobalSettings:
     s = base or GlobalSettings()
-    changes = {
-        "precision": getattr(args, "precision", None),
-        "shell_distance": getattr(args, "shell_distance", None),
-        "level": getattr(args, "level", None),
-    }
-    return GlobalSettings(**{**vars(s), **{k: v for k, v in changes.items() if v is not None}})
+    return GlobalSettings(**{**vars(s), **tuning_from(args)})
 
 
 class _BadUse(Exception):
@@ -160,6 +181,10 @@ def _run(args: argparse.Namespace, clip_path: str, out: TextIO, err: TextIO) -> 
         print(f"shellscope: {_one_line(e)}", file=err)
         return 2
 
+    if getattr(args, "shell_distance", None) == "mesh" and not clip.meshes:
+        print(f"shellscope: {clip_path}: --shell-distance mesh: the clip has no skinned mesh",
+              file=err)  # fmt: skip
+        return 2
     doc = Document()
     doc.set_clip(clip, clip_path, rules, settings)
     for rule in rules:

@@ -59,6 +59,7 @@ PANELS: list[tuple[str, str, str, str]] = [
     ("app.views.error_plot", "ErrorPlotPanel", "Error", "bottom"),
     ("app.views.error_heatmap", "ErrorHeatmapPanel", "Error heat map", "bottom-tab"),
     ("app.views.bitrates", "BitRatePanel", "Bit rates", "bottom-tab"),
+    ("app.views.skin_report", "SkinReportPanel", "Skin report", "bottom-tab"),
 ]
 AREAS = {
     "left": QtCore.Qt.DockWidgetArea.LeftDockWidgetArea,
@@ -135,6 +136,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
         self.document.status_changed.connect(self._on_status)
         self.document.clip_changed.connect(self._update_title)
+        self.document.clip_changed.connect(self._show_skin_report)
         self.controller.failed.connect(self._on_failed)
         # keys go to the 3D view first (text fields in panels keep their own keys)
         self.viewport.scene.setFocus()
@@ -208,6 +210,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.restoreState(self._default_state, LAYOUT_VERSION)
         for dock in self.docks.values():
             dock.show()
+        self._show_skin_report()
         self._size_docks()
 
     # --- status bar ---------------------------------------------------------------------
@@ -326,6 +329,10 @@ class MainWindow(QtWidgets.QMainWindow):
             show_raw=not doc.display.show_raw), "R")  # fmt: skip
         self._action(v, "Toggle &lossy skeleton", lambda: doc.update_display(
             show_lossy=not doc.display.show_lossy), "E")  # fmt: skip
+        self._action(v, "Toggle raw s&kin", lambda: doc.update_display(
+            show_raw_skin=not doc.display.show_raw_skin), "Shift+R")  # fmt: skip
+        self._action(v, "Toggle lossy sk&in", lambda: doc.update_display(
+            show_lossy_skin=not doc.display.show_lossy_skin), "Shift+E")  # fmt: skip
         shells = v.addMenu("&Shells")
         self.shell_actions: dict[str, QtGui.QAction] = {}
         group = QtGui.QActionGroup(self)
@@ -457,6 +464,13 @@ class MainWindow(QtWidgets.QMainWindow):
         for w in clip.warnings:
             self.statusBar().showMessage(f"{path.name}: {w}", 8000)
         return True
+
+    def _show_skin_report(self) -> None:
+        """The skin report's tab is there for clips with a skinned mesh only."""
+        dock = self.docks.get("SkinReportPanel")
+        clip = self.document.clip
+        if dock is not None:
+            dock.setVisible(clip is not None and bool(clip.meshes))
 
     def _update_title(self) -> None:
         p = self.document.path

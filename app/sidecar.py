@@ -16,6 +16,9 @@ Layout (version 1)::
      "settings": {"precision": 0.01, "shell_distance": 3.0, "level": "automatic"},
      "overrides": [{"pattern": "*Hand*", "precision": 0.001}, ...]}
 
+"settings" also holds `"shell_from_mesh": true` when shell distances come from the clip's
+mesh (written only then, so sidecars of other clips read as before).
+
 Overrides apply in order, later rules win. A file holding only the "overrides" list (or a bare
 list of rules) is accepted as an overrides file for `--overrides FILE`.
 """
@@ -38,7 +41,7 @@ SUFFIX = ".shellscope.json"
 FORMAT = "shellscope-sidecar"
 VERSION = 1
 _RULE_KEYS = ("pattern", "precision", "shell_distance", "rounding")
-_SETTING_KEYS = ("precision", "shell_distance", "level")
+_SETTING_KEYS = ("precision", "shell_distance", "level", "shell_from_mesh")
 
 
 class SidecarError(ShellscopeError, ValueError):
@@ -133,6 +136,11 @@ def _settings(path: Path, data: Any) -> GlobalSettings | None:
         v = data.get(key)
         if key in data and (isinstance(v, bool) or not isinstance(v, int | float)):
             raise SidecarError(path, f"settings.{key}", f"expected a number, got {_show(v)}")
+    flag = data.get("shell_from_mesh", False)
+    if not isinstance(flag, bool):
+        raise SidecarError(
+            path, "settings.shell_from_mesh", f"expected true or false: {_show(flag)}"
+        )
     try:
         return GlobalSettings(**data)
     except (TypeError, ValueError) as e:
@@ -183,6 +191,8 @@ def sidecar_text(
     data: dict[str, Any] = {"format": FORMAT, "version": VERSION, "clip": clip_name}
     if settings is not None:
         data["settings"] = {k: getattr(settings, k) for k in _SETTING_KEYS}
+        if not settings.shell_from_mesh:
+            del data["settings"]["shell_from_mesh"]
     data["overrides"] = rules
     return json.dumps(data, indent=2) + "\n"
 

@@ -4,9 +4,12 @@ The scene is the heaviest default one: 142 joints (cmu_02_03_run_ccrig), lit ant
 bones of both skeletons, every dominant shell outlined, the gizmo overlay, at 1280x720.
 
     tools/with_display.sh .venv/bin/python bench/frame_time.py [--shared]
+        [--mesh fox|cesiumman|CLIP.glb] [--skin-style translucent|solid|wireframe]
 
 Prints numbers; targets: median frame <= 25 ms, median scrub latency <= 40 ms, longest
-event-loop stall while compressing in the background <= 100 ms.
+event-loop stall while compressing in the background <= 100 ms. `--mesh` draws a skinned
+character instead of the BVH: Fox (Run, 1,728 vertices) or CesiumMan (3,273 vertices) with
+both skins shown (raw and lossy, skinned every frame) on top of the bones and every shell.
 """
 
 from __future__ import annotations
@@ -43,6 +46,20 @@ if "--shared" in sys.argv[1:]:
 else:
     BVH = DATA / "bvh" / "cmu_02_03_run_ccrig.bvh"
     LONG = DATA / "acl" / "cmu_13_07.acl.sjson.xz"
+MESHES = {
+    "fox": (DATA / "gltf" / "Fox.glb", "Run"),
+    "cesiumman": (DATA / "gltf" / "CesiumMan.glb", None),
+}
+
+
+def option(name: str, default: str | None = None) -> str | None:
+    """The value after `name` on the command line (default when absent)."""
+    args = sys.argv[1:]
+    return args[args.index(name) + 1] if name in args[:-1] else default
+
+
+MESH = option("--mesh")
+SKIN_STYLE = option("--skin-style", "translucent")
 
 
 def wait_frame(vp: Viewport3D, timeout: float = 5.0) -> None:
@@ -62,14 +79,25 @@ def main() -> None:
     lay.addWidget(vp, 1)
     lay.addWidget(timeline)
     host.show()
-    clip = codec.load_clip(BVH)
-    doc.set_clip(clip, BVH)
+    path, animation = BVH, None
+    if MESH is not None:
+        path, animation = MESHES.get(MESH.lower(), (Path(MESH), None))
+    clip = codec.load_clip(path, animation=animation) if animation else codec.load_clip(path)
+    doc.set_clip(clip, path)
     t0 = time.perf_counter()
     doc.set_result(codec.compress(doc.compression_input()))
     print(
-        f"{BVH.name}: {clip.num_joints} joints, {clip.num_samples} samples "
+        f"{path.name}: {clip.num_joints} joints, {clip.num_samples} samples "
         f"(compressed in {time.perf_counter() - t0:.1f} s)"
     )
+    if MESH is not None:
+        doc.update_display(show_raw_skin=True, show_lossy_skin=True, skin_style=SKIN_STYLE)
+        verts = sum(m.num_vertices for m in clip.meshes)
+        tris = sum(len(m.triangles) for m in clip.meshes)
+        print(
+            f"skin: {len(clip.meshes)} mesh(es), {verts:,} vertices, {tris:,} triangles, "
+            f"raw + lossy shown, {SKIN_STYLE}"
+        )
     doc.update_display(shells="all")
     doc.set_selection(clip.num_joints // 2)
     # make the GL scene exactly 1280x720
@@ -93,19 +121,32 @@ def main() -> None:
     )
 
     # 1) frame time: draw frame after frame, time moving each frame (playback at full speed)
-    times = []
     rate = clip.sample_rate
-    for i in range(120):
-        doc.set_time((i * 0.37 % clip.num_samples) / rate)
-        t = time.perf_counter()
-        vp.scene.makeCurrent()  # binds the widget's framebuffer
-        vp.scene.paintGL()  # rebuild + draw, synchronously
-        GL.glFinish()
-        times.append((time.perf_counter() - t) * 1000)
+
+    def frame_times() -> list[float]:
+        times = []
+        for i in range(120):
+            doc.set_time((i * 0.37 % clip.num_samples) / rate)
+            t = time.perf_counter()
+            vp.scene.makeCurrent()  # binds the widget's framebuffer
+            vp.scene.paintGL()  # rebuild + draw, synchronously
+            GL.glFinish()
+            times.append((time.perf_counter() - t) * 1000)
+        return times
+
+    times = frame_times()
     print(
         f"frame time: median {statistics.median(times):.1f} ms, "
         f"p90 {sorted(times)[int(0.9 * len(times))]:.1f} ms"
     )
+    if MESH is not None:  # the same scene without the skins, in this run: what they cost
+        doc.update_display(show_raw_skin=False, show_lossy_skin=False)
+        bare = frame_times()
+        doc.update_display(show_raw_skin=True, show_lossy_skin=True)
+        print(
+            f"frame time without the skins: median {statistics.median(bare):.1f} ms "
+            f"(with them x{statistics.median(times) / statistics.median(bare):.2f})"
+        )
 
     # 2) scrub latency: a scrub-bar move until that frame is on screen
     lat = []

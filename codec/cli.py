@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 PROG = "python -m codec"
 EXIT_OK, EXIT_FAIL, EXIT_ERROR = 0, 1, 2
 UNITS = ("auto", "mm", "cm", "dm", "m", "inch", "ft", "cmu")
+MESH = "mesh"  # --shell-distance mesh
 STATS_COLUMNS = (
     "name",
     "joints",
@@ -182,19 +183,35 @@ def table(rows: Sequence[Sequence[str]], right: Iterable[int] = ()) -> str:
 
 
 def settings_from(args: argparse.Namespace) -> CompressionSettings:
-    """CompressionSettings from the shared compression flags (SettingsError when bad)."""
+    """CompressionSettings from the shared compression flags (SettingsError when bad);
+    `--shell-distance mesh` is per joint, applied to the clip by `apply_shell_source`."""
     for flag in ("precision", "shell_distance"):
         value = getattr(args, flag, None)
-        problem = None if value is None else distance_problem(value)
+        if value is None or value == MESH:
+            continue
+        problem = distance_problem(value)
         if problem and value > 0:  # non-positive values get CompressionSettings' message
             raise CliError(f"--{flag.replace('_', '-')}: {problem}")
     return CompressionSettings(
         level=args.level,
         precision=args.precision,
-        shell_distance=args.shell_distance,
+        shell_distance=None if args.shell_distance == MESH else args.shell_distance,
         loop_optimization=not args.no_loop,
         include_metadata=not getattr(args, "no_metadata", False),
     )
+
+
+def apply_shell_source(clip: Clip, shell_distance: float | str | None, path: str) -> Clip:
+    """`--shell-distance mesh`: every joint's shell distance measured on the clip's skinned
+    mesh (codec.mesh_shells; CliError naming the file when it has none)."""
+    if shell_distance != MESH:
+        return clip
+    from codec.mesh_shells import with_mesh_shells
+
+    try:
+        return with_mesh_shells(clip)
+    except ShellscopeError as e:
+        raise CliError(f"{path}: {e}") from None
 
 
 def load_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -263,6 +280,7 @@ def cmd_compress(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if not clip.name:
         clip.name = Path(args.clip).name
     warn_unused_reader_flags(args, err)
+    clip = apply_shell_source(clip, args.shell_distance, args.clip)
     result = compress(clip, settings)
     check_finite_error(args.clip, result.stats)
     write_outputs(
@@ -306,7 +324,36 @@ def compress_summary(path: str, s: dict[str, Any], skeleton: Skeleton) -> str:
         f"  segments         {s['num_segments']}",
         f"  compression time {s['compression_time']:.3f} s",
     ]
+    if "vertex_max_error" in s:
+        lines += skin_summary(s, skeleton)
     return "\n".join(lines) + "\n"
+
+
+def skin_summary(s: dict[str, Any], skeleton: Skeleton) -> list[str]:
+    """The summary lines of the true skin error (codec.vertex_error)."""
+    under = s["shell_underestimating_joints"]
+    ratio = s["shell_to_vertex_ratio_min"]
+    low = s["shell_to_vertex_ratio_min_joint"]
+    worst = "" if ratio is None else f"; lowest ratio {ratio:.3g} at {low}"
+    shells = skeleton.shell_distance
+    over = s["vertices_over_precision"]
+    budget = f"NO ({over:,} vertices over their strongest joint's precision)"
+    if s["vertex_precision_met"]:
+        budget = "yes"
+    honesty = f"{len(under)} joint(s) under-estimate the skin's error"
+    honesty += (f": {', '.join(under[:5])}" if under else "") + worst
+    return [
+        f"  skin             {s['num_meshes']} mesh(es), {s['num_vertices']:,} vertices, "
+        f"{s['num_triangles']:,} triangles; shell distance {np.min(shells):.4g}.."
+        f"{np.max(shells):.4g} cm",
+        f"  vertex error     {s['vertex_max_error']:.6g} cm at vertex {s['vertex_worst_vertex']} "
+        f"of {s['vertex_worst_mesh']} ({s['vertex_worst_joint_name']}), "
+        f"t = {s['vertex_worst_time']:.4g} s; p99 {s['vertex_error_p99']:.6g} cm",
+        f"  vertex between   {s['vertex_max_error_between_samples']:.6g} cm at "
+        f"t = {s['vertex_worst_time_between_samples']:.4g} s",
+        f"  skin in budget   {budget}",
+        f"  shell honesty    {honesty}",
+    ]
 
 
 # --- decompress -----------------------------------------------------------------------------
@@ -517,15 +564,22 @@ def collect_clips(paths: Sequence[str]) -> list[tuple[str, str]]:
     return found
 
 
-def stats_job(path: str, name: str, settings: CompressionSettings, options: dict) -> dict:
-    """Compress one clip in a worker: a row (STATS_COLUMNS) or {'name', 'error'}."""
+def stats_job(
+    path: str,
+    name: str,
+    settings: CompressionSettings,
+    options: dict,
+    shell_distance: float | str | None = None,
+) -> dict:
+    """Compress one clip in a worker: a row (STATS_COLUMNS) or {'name', 'error'}.
+    `shell_distance` MESH takes every joint's shell from the clip's mesh."""
     from codec.compressor import compress
     from codec.formats import load_clip
 
     try:
-        clip = load_clip(path, **options)
+        clip = apply_shell_source(load_clip(path, **options), shell_distance, path)
         s = compress(clip, settings).stats
-    except ShellscopeError as e:
+    except (ShellscopeError, CliError) as e:
         return {"name": name, "error": str(e)}
     except Exception as e:  # one broken clip must not stop a batch
         return {"name": name, "error": f"{path}: internal error ({type(e).__name__}: {e})"}
@@ -587,18 +641,19 @@ def run_jobs(
     options: dict,
     workers: int,
     on_done: Callable[[dict], None],
+    shell_distance: float | str | None = None,
 ) -> list[dict]:
     """Run stats_job over `jobs` on `workers` processes (in-process for one); results in
     input order, `on_done` called as each finishes."""
     results: list[dict | None] = [None] * len(jobs)
     if workers <= 1:
         for i, (path, name) in enumerate(jobs):
-            results[i] = stats_job(path, name, settings, options)
+            results[i] = stats_job(path, name, settings, options, shell_distance)
             on_done(results[i])
         return [r for r in results if r is not None]
     with ProcessPoolExecutor(max_workers=workers) as pool:
         pending: dict[Future, int] = {
-            pool.submit(stats_job, path, name, settings, options): i
+            pool.submit(stats_job, path, name, settings, options, shell_distance): i
             for i, (path, name) in enumerate(jobs)
         }
         try:
@@ -688,7 +743,9 @@ def cmd_stats(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         bar.step(r["name"])
 
     try:
-        results = run_jobs(jobs, settings, load_options(args), workers, on_done)
+        results = run_jobs(
+            jobs, settings, load_options(args), workers, on_done, args.shell_distance
+        )
     finally:
         bar.close()
     rows = [r for r in results if "error" not in r]
@@ -741,6 +798,13 @@ def positive_float(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
 
 
+def shell_distance_arg(text: str) -> float | str:
+    """`--shell-distance`: a number, or `mesh` for per-joint shells measured on the skin."""
+    if text.strip().lower() == MESH:
+        return MESH
+    return positive_float(text)
+
+
 def add_settings_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--precision",
@@ -750,9 +814,11 @@ def add_settings_flags(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--shell-distance",
-        type=positive_float,
-        metavar="D",
-        help="shell distance for every joint (default: the clip's, 3 cm)",
+        type=shell_distance_arg,
+        metavar="D|mesh",
+        help="shell distance for every joint (default: the clip's, 3 cm); 'mesh': each "
+        "joint's own, the farthest vertex it moves with weight over 0.1 in its bind space "
+        "(joints without vertices: their children's; without skinned children: 3 cm)",
     )
     p.add_argument(
         "--level",

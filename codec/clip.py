@@ -12,6 +12,7 @@ import numpy as np
 
 from codec import quat
 from codec.errors import ClipValidationError
+from codec.mesh import SkinnedMesh
 from codec.transforms import object_space
 from codec.units import Units
 
@@ -148,7 +149,8 @@ class Clip:
     rotations (S, J, 4) xyzw, translations (S, J, 3), scales (S, J, 3), all float64.
     `warnings` collects what a reader tolerated (e.g. a frame count that disagreed);
     `units` what the file declared about units and axes and what the reader chose (None when
-    the clip was not read from a file).
+    the clip was not read from a file); `meshes` the skinned meshes bound to the skeleton
+    (codec.mesh; empty for formats and files without a skin).
     """
 
     skeleton: Skeleton
@@ -160,6 +162,7 @@ class Clip:
     name: str = ""
     warnings: list[str] = field(default_factory=list)
     units: Units | None = None
+    meshes: tuple[SkinnedMesh, ...] = ()
 
     def __post_init__(self) -> None:
         sk = self.skeleton
@@ -205,6 +208,13 @@ class Clip:
             rot[off] /= norm[off][:, None]
         self.rotations, self.translations, self.scales = rot, tr, sc
         self.looping = bool(self.looping)
+        self.meshes = tuple(self.meshes)
+        for m in self.meshes:
+            if m.palette_joint.max() >= j:
+                raise ClipValidationError(
+                    f"mesh {m.name!r} is bound to joint {int(m.palette_joint.max())}, the "
+                    f"skeleton has {j}"
+                )
 
     @property
     def num_samples(self) -> int:

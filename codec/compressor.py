@@ -9,10 +9,11 @@ When a joint cannot meet its precision, the constant and default sub-tracks on i
 that are not exactly constant in the raw data are freed (made animated) and the clip is
 encoded again, at most twice.
 
-A `Compressor` keeps what does not depend on the settings (the raw clip as the kernels take
-it, its hierarchy, its exactly constant sub-tracks) and every segment's solution keyed on
-that segment's inputs, so tuning one clip again and again (the inspector's loop) redoes
-only what changed; the result is the same as a fresh `compress`.
+A `Compressor` keeps what does not depend on the settings (the hierarchy as the kernels take
+it, the exactly constant sub-tracks) and every segment's solution keyed on a digest of that
+segment's inputs, so tuning one clip again and again (the inspector's loop) redoes only
+what changed; the result is the same as a fresh `compress`. Long clips optimise two
+segments at once (the kernels release the GIL).
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ from codec.settings import CompressionSettings, resolve_level
 from codec.shells import dominant_shells, segment_dominant_shells
 from codec.stats import build_stats
 from codec.transforms import object_space
+from codec.vertex_error import attach_vertex_error
 
 Array = np.ndarray
 Progress = Callable[[float, str], None]
@@ -115,8 +117,12 @@ class Compressor:
         clip = self.clip
         if skeleton is not None:
             old = clip.skeleton
-            if skeleton.names != old.names or not np.array_equal(skeleton.parents, old.parents):
-                raise ValueError("the skeleton must have the clip's joints and parents")
+            same = skeleton.names == old.names and all(
+                np.array_equal(getattr(skeleton, a), getattr(old, a))
+                for a in ("parents", "bind_rotations", "bind_translations", "bind_scales")
+            )
+            if not same:
+                raise ValueError("the skeleton must have the clip's joints, parents and bind pose")
             clip = clip.replace(skeleton=skeleton)
         clip = settings.apply(clip)
         level = resolve_level(settings.level, clip)
@@ -205,6 +211,8 @@ class Compressor:
         result.stats = build_stats(
             result, level, parsed.compressed_size, time.perf_counter() - start
         )
+        if settings.skin_error:
+            attach_vertex_error(result)  # the true skin error, when the clip has meshes
         report(1.0, "done")
         return result
 

@@ -13,6 +13,7 @@ from codec.settings import CompressionSettings
 
 if TYPE_CHECKING:
     from codec.decoder import CompressedClip
+    from codec.vertex_error import VertexError
 
 Array = np.ndarray
 
@@ -54,6 +55,7 @@ class CompressionResult:
     error_between_times (N,) and error_between (N, J): the error supersampled between
               samples with rounding none (empty when settings.supersample == 0)
     stats     ACL-named statistics (see codec.stats)
+    vertex_error the true skin error when the clip has meshes (codec.vertex_error), else None
     """
 
     clip: Clip
@@ -69,6 +71,7 @@ class CompressionResult:
     error_between_times: Array
     error_between: Array
     stats: dict[str, Any] = field(default_factory=dict)
+    vertex_error: VertexError | None = None
 
     @property
     def bits_per_component(self) -> Array:

@@ -18,7 +18,9 @@ class CompressionSettings:
     `precision` / `shell_distance`, when given, replace them for every joint.
 
     `supersample` is how many error evaluations per sample interval measure the error
-    between samples (0 turns that measure off).
+    between samples (0 turns that measure off). `skin_error` measures the true error of the
+    clip's skinned meshes after compressing (codec.vertex_error; nothing without meshes):
+    an analysis, left out of `compression_time`, that benchmarks against ACL turn off.
     """
 
     level: str = "automatic"
@@ -27,6 +29,7 @@ class CompressionSettings:
     loop_optimization: bool = True
     include_metadata: bool = True
     supersample: int = 4
+    skin_error: bool = True
 
     def __post_init__(self) -> None:
         if self.level not in LEVELS:

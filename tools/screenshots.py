@@ -1,8 +1,9 @@
 """Regenerate every picture in docs/ from the real window: `python tools/screenshots.py`.
 
 The main window at 1280x800 and 1920x1080, the 3D view alone (shells, magnifier, a named
-view), and each panel, on clips the repository carries. Works without a display (a private
-Xvfb is started, as `shellscope --screenshot` does). Look at the pictures before committing.
+view), each panel, and the skinned mesh with its report, on clips the repository carries.
+Works without a display (a private Xvfb is started, as `shellscope --screenshot` does). Look
+at the pictures before committing.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ DATA = ROOT / "tests" / "data"
 WALK = DATA / "bvh" / "cmu_02_02_walk_daz.bvh"
 RUN = DATA / "bvh" / "cmu_02_03_run_ccrig.bvh"
 LONG_XZ = DATA / "acl" / "cmu_13_07.acl.sjson.xz"
+CESIUM = DATA / "gltf" / "CesiumMan.glb"
 
 
 def main() -> int:
@@ -140,6 +142,26 @@ def shoot() -> int:
                 app.processEvents()
             save(dock.grab(), name)
         window.close()
+
+    # 4) the skin: CesiumMan at its worst vertex with ACL's one 3 cm shell for every joint
+    #    (the skin over budget where the shells say all is well), the same with the error
+    #    magnified x100 in the solid style, and the skin report
+    window = window_at(1920, 1080)
+    open_clip(window, CESIUM)
+    doc, vp = window.document, window.viewport
+    stats = doc.result.stats
+    doc.set_time(stats["vertex_worst_time"])
+    doc.set_selection(stats["vertex_worst_joint"])
+    window.reset_layout()
+    window.docks["SkinReportPanel"].raise_()
+    settle(window)
+    save(vp.scene.grabFramebuffer(), "view_skin.png")
+    save(window.docks["SkinReportPanel"].grab(), "panel_skin_report.png")
+    doc.update_display(magnify=100.0, skin_style="solid", show_raw=False, show_lossy=False)
+    vp.set_view("front")
+    settle(window)
+    save(vp.scene.grabFramebuffer(), "view_skin_magnified.png")
+    window.close()
 
     for path in written:
         print(f"wrote {path.relative_to(ROOT)}")

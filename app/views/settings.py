@@ -1,7 +1,9 @@
 """Global compression settings: precision (log slider + spin box), shell distance and level.
 
 Precision spans decades (0.001 cm for a face, 1 cm for a crowd), so the slider is logarithmic
-and the spin box takes the exact value. Every change goes to the document only; the controller
+and the spin box takes the exact value. A clip with a skinned mesh can take every joint's
+shell distance from the mesh ("from mesh"); the number then serves the joints no vertex
+hangs on. Every change goes to the document only; the controller
 debounces and recompresses in the background, and the line under the knobs says what the last
 change cost or saved against the previous result. The tuning is saved to the clip's sidecar.
 """
@@ -13,6 +15,7 @@ import math
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QAbstractSpinBox,
+    QCheckBox,
     QComboBox,
     QDoubleSpinBox,
     QFormLayout,
@@ -68,6 +71,7 @@ class SettingsPanel(QWidget):
         self.shell.setStepType(QAbstractSpinBox.StepType.AdaptiveDecimalStepType)
         self.shell.setKeyboardTracking(False)
         self.shell.setToolTip("Radius of the virtual vertices (skin) each joint must keep in place")
+        self.shell_from_mesh = QCheckBox("from mesh")
         self.level = QComboBox()
         self.level.addItems(LEVELS)
         self.level.setToolTip("Compression effort; automatic follows ACL's rule")
@@ -86,7 +90,10 @@ class SettingsPanel(QWidget):
         level_row.addWidget(self.resolved, 1)
         form = QFormLayout()
         form.addRow("Precision", row)
-        form.addRow("Shell distance", self.shell)
+        shell_row = QHBoxLayout()
+        shell_row.addWidget(self.shell)
+        shell_row.addWidget(self.shell_from_mesh, 1)
+        form.addRow("Shell distance", shell_row)
         form.addRow("Level", level_row)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -98,10 +105,12 @@ class SettingsPanel(QWidget):
         self.slider.valueChanged.connect(self._on_slider)
         self.precision.valueChanged.connect(self._on_precision)
         self.shell.valueChanged.connect(self._on_shell)
+        self.shell_from_mesh.toggled.connect(self._on_shell_from_mesh)
         self.level.currentTextChanged.connect(self._on_level)
         document.settings_changed.connect(self._on_settings)
         document.result_changed.connect(self._on_result)
         document.clip_changed.connect(self._on_result)
+        document.clip_changed.connect(self._on_settings)
         document.status_changed.connect(self._on_status)
         self._on_settings()
         self._on_result()
@@ -116,8 +125,29 @@ class SettingsPanel(QWidget):
             self.precision.setValue(s.precision)
             self.shell.setValue(s.shell_distance)
             self.level.setCurrentText(s.level)
+            self._sync_shell_source()
         finally:
             self._syncing = False
+
+    def _sync_shell_source(self) -> None:
+        clip = self.document.clip
+        has_mesh = clip is not None and bool(clip.meshes)
+        on = self.document.settings.shell_from_mesh
+        self.shell_from_mesh.setChecked(on)
+        self.shell_from_mesh.setEnabled(has_mesh)
+        if not has_mesh:
+            tip = "This clip has no skinned mesh: shells can only come from the number"
+        else:
+            tip = (
+                "Each joint's shell distance: the farthest vertex it moves with weight over "
+                "0.1, in its bind space (joints that move none: their children's reach)"
+            )
+        self.shell_from_mesh.setToolTip(tip)
+        self.shell.setToolTip(
+            "Shell distance of the joints no vertex hangs on (the others come from the mesh)"
+            if on and has_mesh
+            else "Radius of the virtual vertices (skin) each joint must keep in place"
+        )
 
     def _on_result(self) -> None:
         r = self.document.result
@@ -136,7 +166,7 @@ class SettingsPanel(QWidget):
             self.status.setText(st.message)
 
     # --- view -> model ------------------------------------------------------------------
-    def _edit(self, **changes: float | str) -> None:
+    def _edit(self, **changes: float | str | bool) -> None:
         if self._syncing:
             return
         self.document.update_settings(**changes)
@@ -153,6 +183,10 @@ class SettingsPanel(QWidget):
     def _on_shell(self, value: float) -> None:
         if value > 0:
             self._edit(shell_distance=float(value))
+
+    def _on_shell_from_mesh(self, on: bool) -> None:
+        self._edit(shell_from_mesh=bool(on))
+        self._sync_shell_source()
 
     def _on_level(self, level: str) -> None:
         if level in LEVELS:

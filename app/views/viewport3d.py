@@ -42,6 +42,7 @@ from app.views.gl_items import (
     set_points,
 )
 from app.views.scene_view import SceneView
+from app.views.skin_item import SkinControls, SkinLayer, framing_points
 
 Array = np.ndarray
 
@@ -102,6 +103,7 @@ class Viewport3D(QtWidgets.QWidget):
                      self.shell_outlines, self.raw_joints, self.roots, self.lossy_joints,
                      self.marker):  # fmt: skip
             self.scene.addItem(item)
+        self.skin = SkinLayer(self.scene)  # the clip's skinned mesh, when it has one
 
         self._build_toolbar()
         lay = QtWidgets.QVBoxLayout(self)
@@ -196,6 +198,8 @@ class Viewport3D(QtWidgets.QWidget):
         row.addWidget(QtWidgets.QLabel("Error"))
         row.addWidget(self.magnify)
         row.addWidget(self.frame_button)
+        self.skin_controls = SkinControls(self.document)  # hidden for clips without a mesh
+        row.addWidget(self.skin_controls)
         row.addStretch(1)
         self.show_raw.toggled.connect(lambda on: self.document.update_display(show_raw=on))
         self.show_lossy.toggled.connect(lambda on: self.document.update_display(show_lossy=on))
@@ -252,6 +256,7 @@ class Viewport3D(QtWidgets.QWidget):
         clip = doc.clip
         self.raw_positions = self.lossy_positions = self.current_error = None
         self.raw_matrices = self.lossy_matrices = None
+        self.skin.set_meshes(clip.meshes if clip is not None else ())
         if clip is None:
             self.raw_mesh = self.lossy_mesh = None
             self.clip_positions = None
@@ -276,9 +281,13 @@ class Viewport3D(QtWidgets.QWidget):
         self.raw_mesh = BoneMesh(parents, 0.11, 0.030 * size, rest=rest)
         self.lossy_mesh = BoneMesh(parents, 0.075, 0.021 * size, rest=rest)
         hips = camera.body_root(parents, self.body)
+        framed = self.clip_positions  # the skin too, when there is one: it reaches farther
+        skin_pos = framing_points(clip, FRAMING_SAMPLES)
+        if skin_pos is not None:
+            framed = np.concatenate([framed, skin_pos @ self.rotation.T], axis=1)
         self.framing = {
-            "follow": camera.follow_framing(self.clip_positions, hips),
-            "clip": camera.clip_framing(self.clip_positions),
+            "follow": camera.follow_framing(framed, hips),
+            "clip": camera.clip_framing(framed),
         }
         self._fit_grid()
         self._pan_offset = np.zeros(3)
@@ -413,6 +422,7 @@ class Viewport3D(QtWidgets.QWidget):
             for it in items:
                 it.setVisible(False)
             self.grid.setVisible(False)
+            self.skin.hide()
             self._update_info()
             return
         self.grid.setVisible(True)
@@ -457,6 +467,10 @@ class Viewport3D(QtWidgets.QWidget):
             set_points(self.lossy_joints, self.lossy_positions, joint_rgba, 6.0)
         self.lossy_bones.setVisible(lossy is not None and disp.show_lossy)
         self.lossy_joints.setVisible(lossy is not None and disp.show_lossy)
+        # the skin: true (unmagnified) lossy pose in, magnified like the bones when drawn
+        true_lossy = None if shown.lossy is None else u @ shown.lossy
+        self.skin.update(raw, true_lossy, shown.precision, disp.show_raw_skin,
+                         disp.show_lossy_skin, disp.skin_style, disp.magnify)  # fmt: skip
 
         if sel is not None:
             set_points(self.marker, self.raw_positions[sel : sel + 1],
@@ -527,8 +541,10 @@ class Viewport3D(QtWidgets.QWidget):
         doc = self.document
         shown = doc.shown_pose()
         sel = doc.selection
+        skin = self.skin.readout()  # empty without a skin drawn
         if sel is None or doc.clip is None or shown is None:
-            self.info.setText("Click a joint to see its error" if doc.clip is not None else "")
+            text = "Click a joint to see its error" if doc.clip is not None else ""
+            self.info.setText(f"{text} \u00b7 {skin}" if skin and text else text)
             self.color_bar.set_budget(None)
             return
         name = doc.clip.skeleton.names[sel]
@@ -536,7 +552,8 @@ class Viewport3D(QtWidgets.QWidget):
             self.info.setText(f"{name}  (compressing\u2026)")
             self.color_bar.set_budget(None)
             return
-        self.info.setText(f"{name}  {describe(shown.error[sel], shown.precision[sel])}")
+        text = f"{name}  {describe(shown.error[sel], shown.precision[sel])}"
+        self.info.setText(f"{text} \u00b7 {skin}" if skin else text)
         self.color_bar.set_budget(float(shown.precision[sel]))
 
     # --- overlay: view name, up axis and the axis gizmo ----------------------------------

@@ -29,10 +29,11 @@ import numpy as np
 
 from codec import quat
 from codec.clip import Clip, Skeleton
-from codec.errors import ClipFormatError
+from codec.errors import ClipFormatError, ClipValidationError
 from codec.formats.compressed import inner_name
 from codec.formats.fbx_worker import EXIT_BAD_FILE
 from codec.limits import file_bytes, rate_problem, transform_budget
+from codec.mesh import SkinnedMesh, normalize_influences
 from codec.transforms import compose, decompose, qvv_to_matrix
 from codec.units import Units, unit_name_for_metres, user_units
 
@@ -104,7 +105,7 @@ def read_fbx(
     """
     if sample_rate is not None and rate_problem(float(sample_rate)):
         raise ValueError(f"sample_rate: {rate_problem(float(sample_rate))}")
-    request = {"mode": "read", "animation": animation, "sample_rate": sample_rate}
+    request = {"mode": "read", "animation": animation, "sample_rate": sample_rate, "meshes": True}
     out = _run_worker(path, data, request)
     meta = json.loads(str(out["meta"]))
     names = _unique([str(n) for n in out["names"]])
@@ -129,6 +130,7 @@ def read_fbx(
         bind_scales=rest[2][0],
     )
     name = meta["name"] or Path(inner_name(str(path))).stem
+    meshes = _meshes(out, meta.get("meshes", []), f, warnings)
     return Clip(
         skeleton=skeleton,
         sample_rate=float(meta["rate"]),
@@ -138,7 +140,42 @@ def read_fbx(
         name=name,
         warnings=warnings,
         units=chosen,
+        meshes=meshes,
     )
+
+
+def _meshes(
+    out: dict[str, Array], names: list[str], factor: float, warnings: list[str]
+) -> tuple[SkinnedMesh, ...]:
+    """The worker's mesh arrays (see fbx_worker._meshes) as SkinnedMeshes in cm; a mesh
+    that does not hold together is left out with a warning."""
+    if not names:
+        return ()
+
+    def split(key: str, counts: str) -> list[Array]:
+        return np.split(out[key], np.cumsum(out[counts])[:-1])
+
+    verts = split("mesh_vertices", "mesh_vertex_counts")
+    tris = split("mesh_triangles", "mesh_triangle_counts")
+    infl = split("mesh_influence", "mesh_vertex_counts")
+    wts = split("mesh_weights", "mesh_vertex_counts")
+    pal = split("mesh_palette_joint", "mesh_palette_counts")
+    ibms = split("mesh_inverse_bind", "mesh_palette_counts")
+    meshes = []
+    for i, name in enumerate(names):
+        ibm = ibms[i].copy()
+        ibm[:, :, 3] *= factor
+        node = out["mesh_node"][i].copy()
+        node[:, 3] *= factor
+        live = (infl[i] >= 0) & (wts[i] > 0)
+        j, w, notes = normalize_influences(np.where(live, infl[i], 0), np.where(live, wts[i], 0))
+        warnings.extend(f"mesh {name!r}: {n}" for n in notes)
+        try:
+            meshes.append(SkinnedMesh(name or f"mesh_{i}", verts[i] * factor, tris[i], j, w,
+                                      pal[i], ibm, node))  # fmt: skip
+        except ClipValidationError as e:
+            warnings.append(f"mesh {name!r} left out: {e}")
+    return tuple(meshes)
 
 
 def _declared_units(meta: dict) -> Units:

@@ -55,7 +55,7 @@ def _load(request: dict, data: bytes | None) -> Any:
     import ufbx
 
     opts = {
-        "ignore_geometry": True,
+        "ignore_geometry": not request.get("meshes"),
         "ignore_embedded": True,
         "load_external_files": False,
         "inherit_mode_handling": ufbx.InheritModeHandling.COMPENSATE,
@@ -206,6 +206,9 @@ def _read(request: dict, data: bytes | None) -> bytes:
         warnings.append("the file has no animation stack: showing the rest pose")
         samples = np.array([[_trs(_k(n.local_transform)) for n in nodes]])
     rest = np.array([_trs(_k(n.local_transform)) for n in nodes])
+    mesh_arrays, mesh_names = ({}, [])
+    if request.get("meshes"):
+        mesh_arrays, mesh_names = _meshes(scene, joints, warnings)
     up, axes_detail = _axes(settings)
     meta = {
         "stacks": [s.name for s in stacks],
@@ -221,6 +224,7 @@ def _read(request: dict, data: bytes | None) -> bytes:
         "version": int(meta_src.version),
         "ascii": bool(meta_src.ascii),
         "warnings": warnings,
+        "meshes": mesh_names,
     }
     buf = io.BytesIO()
     np.savez(
@@ -231,8 +235,182 @@ def _read(request: dict, data: bytes | None) -> bytes:
         rest=rest,
         samples=samples,
         meta=np.array(json.dumps(meta)),
+        **mesh_arrays,
     )
     return buf.getvalue()
+
+
+def _matrix(m: Any) -> np.ndarray:
+    """A ufbx affine matrix (columns c0..c3) as a 3x4 array."""
+    return np.array([[c.x, c.y, c.z] for c in (m.c0, m.c1, m.c2, m.c3)], dtype=np.float64).T
+
+
+def _triangles(mesh: Any) -> np.ndarray:
+    """(T, 3) vertex indices: every polygon fanned from its first corner (points and lines
+    left out), winding as the file has it."""
+    faces = np.asarray(_k(mesh.faces), dtype=np.int64).reshape(-1, 2)
+    corners = np.asarray(_k(mesh.vertex_indices), dtype=np.int64)
+    faces = faces[faces[:, 1] >= 3]
+    per = faces[:, 1] - 2
+    face = np.repeat(np.arange(len(faces)), per)
+    k = np.arange(per.sum()) - np.repeat(np.cumsum(per) - per, per)
+    first = faces[face, 0]
+    tri = np.stack([corners[first], corners[first + k + 1], corners[first + k + 2]], axis=1)
+    return tri[:, [0, 2, 1]] if mesh.reversed_winding else tri
+
+
+def _rest_inverse(node: Any) -> np.ndarray:
+    """4x4 inverse of a node's rest world matrix."""
+    return np.linalg.inv(np.vstack([_matrix(_k(node.node_to_world)), [0.0, 0.0, 0.0, 1.0]]))
+
+
+def _joint_above(node: Any, index: dict[int, int]) -> Any:
+    """The node itself or its nearest ancestor that is a joint (None when there is none)."""
+    while node is not None and node.element_id not in index:
+        node = _k(node.parent)
+    return node
+
+
+def _meshes(scene: Any, joints: list[Any], warnings: list[str]) -> tuple[dict, list[str]]:
+    """The meshes that follow the skeleton, as arrays for the caller's SkinnedMesh.
+
+    A mesh with a skin deformer is skinned by its clusters (the palette): a vertex goes to
+    the bone's world matrix times the cluster's geometry_to_bone (inverse bind, the mesh's
+    own bind placement included), so node_matrix is the identity. A vertex no cluster weighs
+    follows the mesh's node as ufbx does: rigidly with the node's nearest joint ancestor, or,
+    with none, it never moves and is left out. A mesh without a skin that hangs below a
+    joint moves rigidly with that joint (one palette entry: the joint's rest world inverse;
+    node_matrix its geometry-to-world at rest). Other meshes (props, scenery) are left out.
+
+    Arrays: mesh_vertices (V, 3), mesh_triangles (T, 3) per-mesh vertex indices,
+    mesh_vertex_counts (M,), mesh_triangle_counts (M,), mesh_influence (V, K) palette
+    entries (-1 unused), mesh_weights (V, K), mesh_palette_counts (M,), mesh_palette_joint
+    (B,), mesh_inverse_bind (B, 3, 4), mesh_node (M, 3, 4).
+    """
+    index = {j.element_id: i for i, j in enumerate(joints)}
+    parts: list[dict[str, Any]] = []
+    left_out = 0
+    for mesh in _k(scene.meshes):
+        _k(mesh)
+        verts = np.asarray(_k(mesh.vertices), dtype=np.float64).reshape(-1, 3)
+        if len(verts) == 0:
+            continue
+        tris = _triangles(mesh)
+        name = str(mesh.name)
+        instances = _k(mesh.instances)
+        inst = _k(instances[0]) if len(instances) else None
+        owner = _joint_above(inst, index) if inst is not None else None
+        if len(_k(mesh.blend_deformers)):
+            warnings.append(
+                f"mesh {name!r}: blend shapes are ignored (the skin is measured without them)"
+            )
+        skins = [_k(d) for d in _k(mesh.skin_deformers)]
+        if skins:
+            part = _skinned(mesh, skins, verts, tris, index, inst, owner, warnings)
+            if part is None:
+                continue
+        elif owner is not None:
+            part = {
+                "vertices": verts, "triangles": tris,
+                "influence": np.zeros((len(verts), 1), dtype=np.int64),
+                "weights": np.ones((len(verts), 1)),
+                "palette_joint": np.array([index[owner.element_id]], dtype=np.int64),
+                "inverse_bind": _rest_inverse(owner)[None, :3],
+                "node": _matrix(_k(inst.geometry_to_world)),
+            }  # fmt: skip
+        else:
+            left_out += 1
+            continue
+        part["name"] = name
+        parts.append(part)
+    if left_out:
+        warnings.append(
+            f"meshes: {left_out} neither skinned nor under a joint (props, scenery) left out"
+        )
+    if not parts:
+        return {}, []
+    width = max(p["influence"].shape[1] for p in parts)
+
+    def pad(a: np.ndarray, value: float) -> np.ndarray:
+        return np.pad(a, ((0, 0), (0, width - a.shape[1])), constant_values=value)
+
+    return {
+        "mesh_vertices": np.concatenate([p["vertices"] for p in parts]),
+        "mesh_triangles": np.concatenate([p["triangles"] for p in parts]),
+        "mesh_vertex_counts": np.array([len(p["vertices"]) for p in parts], dtype=np.int64),
+        "mesh_triangle_counts": np.array([len(p["triangles"]) for p in parts], dtype=np.int64),
+        "mesh_influence": np.concatenate([pad(p["influence"], -1) for p in parts]),
+        "mesh_weights": np.concatenate([pad(p["weights"], 0.0) for p in parts]),
+        "mesh_palette_counts": np.array([len(p["palette_joint"]) for p in parts], np.int64),
+        "mesh_palette_joint": np.concatenate([p["palette_joint"] for p in parts]),
+        "mesh_inverse_bind": np.concatenate([p["inverse_bind"] for p in parts]),
+        "mesh_node": np.array([p["node"] for p in parts]),
+    }, [p["name"] for p in parts]
+
+
+def _skinned(
+    mesh: Any,
+    skins: list[Any],
+    verts: np.ndarray,
+    tris: np.ndarray,
+    index: dict[int, int],
+    inst: Any,
+    owner: Any,
+    warnings: list[str],
+) -> dict[str, Any] | None:
+    """The palette and influences of a mesh skinned by its (first) skin deformer."""
+    name = str(mesh.name)
+    deformer = skins[0]
+    if len(skins) > 1:
+        warnings.append(f"mesh {name!r} has {len(skins)} skins: the first is used")
+    if int(deformer.skinning_method) != 0:
+        warnings.append(
+            f"mesh {name!r} is skinned by {deformer.skinning_method.name}; "
+            "measured with linear blend skinning"
+        )
+    clusters = [_k(c) for c in _k(deformer.clusters)]
+    pal_joint = np.array(
+        [index.get(_k(c.bone_node).element_id, -1) if c.bone_node else -1 for c in clusters],
+        dtype=np.int64,
+    )
+    ibm = np.array([_matrix(_k(c.geometry_to_bone)) for c in clusters]).reshape(-1, 3, 4)
+    sv = np.asarray(_k(deformer.vertices), dtype=np.float64).reshape(-1, 3)
+    sw = np.asarray(_k(deformer.weights), dtype=np.float64).reshape(-1, 2)
+    if len(sv) != len(verts) or len(clusters) == 0:
+        warnings.append(f"mesh {name!r}: its skin does not match its vertices; left out")
+        return None
+    begin, count = sv[:, 0].astype(np.int64), sv[:, 1].astype(np.int64)
+    width = max(1, int(count.max(initial=0)))
+    slot = np.arange(width)
+    live = slot[None] < count[:, None]
+    at = np.where(live, begin[:, None] + slot[None], 0)
+    cluster = sw[at, 0].astype(np.int64) if len(sw) else np.zeros_like(at)
+    cluster = np.clip(cluster, 0, len(clusters) - 1)
+    live &= pal_joint[cluster] >= 0
+    weights = np.where(live, sw[at, 1] if len(sw) else 0.0, 0.0)
+    influence = np.where(live, cluster, -1)
+    unweighted = weights.sum(axis=1) <= 0
+    keep = np.ones(len(verts), dtype=bool)
+    if np.any(unweighted):
+        if owner is not None:  # they follow the mesh node, as ufbx skins them
+            node = np.vstack([_matrix(_k(inst.geometry_to_world)), [0.0, 0.0, 0.0, 1.0]])
+            pal_joint = np.append(pal_joint, index[owner.element_id])
+            ibm = np.concatenate([ibm, (_rest_inverse(owner) @ node)[None, :3]])
+            influence[unweighted, 0] = len(pal_joint) - 1
+            weights[unweighted, 0] = 1.0
+        else:  # a vertex that never moves has no error: it is not part of the skin
+            keep = ~unweighted
+            warnings.append(
+                f"mesh {name!r}: {int(unweighted.sum())} vertices no joint moves are left out"
+            )
+    if not keep.all():
+        new = np.cumsum(keep) - 1
+        tris = new[tris[np.all(keep[tris], axis=1)]]
+        verts, influence, weights = verts[keep], influence[keep], weights[keep]
+    return {
+        "vertices": verts, "triangles": tris, "influence": influence, "weights": weights,
+        "palette_joint": pal_joint, "inverse_bind": ibm, "node": np.eye(3, 4),
+    }  # fmt: skip
 
 
 def _list(request: dict, data: bytes | None) -> bytes:

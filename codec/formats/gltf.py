@@ -56,6 +56,7 @@ from codec.limits import (
     transform_budget,
     value_problem,
 )
+from codec.mesh import SkinnedMesh, normalize_influences
 from codec.transforms import compose, decompose, qvv_to_matrix
 from codec.units import UNIT_CM, Units, user_units
 
@@ -497,6 +498,7 @@ def _read(
         precision=precision,
         shell_distance=shell,
     )
+    meshes = skinned_meshes(doc, joints, factor, warnings)
     return Clip(
         skeleton=skeleton,
         sample_rate=rate,
@@ -506,6 +508,7 @@ def _read(
         name=clip_name,
         warnings=warnings,
         units=units,
+        meshes=meshes,
     )
 
 
@@ -848,3 +851,157 @@ def resample(times: Array, values: Array, t: Array, interpolation: str, rotation
             + h11[:, None] * d * a_in[i + 1]
         )
     return quat.normalize(out) if rotation else out
+
+
+# --- skinned meshes ---------------------------------------------------------------------
+
+_TRIANGLES, _STRIP, _FAN = 4, 5, 6
+
+
+def skinned_meshes(
+    doc: _Doc, joints: SkinJoints, factor: float, warnings: list[str]
+) -> tuple[SkinnedMesh, ...]:
+    """Every mesh node whose skin's joints are all joints of the clip, one SkinnedMesh per
+    node (its triangle primitives merged; the skin's joints are its palette), lengths times
+    `factor`. The spec ignores a skinned mesh node's own transform, so node_matrix is the
+    identity. A mesh that cannot be read is left out with a warning naming the place: the
+    animation stays readable."""
+    nodes = doc.gltf.get("nodes", [])
+    index_of = {n: k for k, n in enumerate(joints.order)}
+    out: list[SkinnedMesh] = []
+    for i, node in enumerate(nodes):
+        if not isinstance(node, dict) or "mesh" not in node or "skin" not in node:
+            continue
+        where = f"nodes[{i}]"
+        try:
+            mesh = _skinned_mesh(doc, node, where, index_of, factor, warnings)
+        except ClipFormatError as e:
+            warnings.append(f"skinned mesh of {where} left out: {e.message}")
+            continue
+        if mesh is not None:
+            out.append(mesh)
+    return tuple(out)
+
+
+def _skinned_mesh(
+    doc: _Doc,
+    node: dict,
+    where: str,
+    index_of: dict[int, int],
+    factor: float,
+    warnings: list[str],
+) -> SkinnedMesh | None:
+    si = doc.get(node, "skin", where, int)
+    skin = doc.item("skins", si, f"{where}.skin")
+    sw = f"skins[{si}]"
+    skin_nodes = doc.get(skin, "joints", sw, list)
+    if not skin_nodes or any(n not in index_of for n in skin_nodes):
+        return None  # bound to another skeleton
+    to_clip = np.array([index_of[n] for n in skin_nodes], dtype=np.int64)
+    ibm = np.tile(np.eye(3, 4), (len(skin_nodes), 1, 1))  # the spec's default: identity
+    if "inverseBindMatrices" in skin:
+        mats = doc.accessor(skin["inverseBindMatrices"], f"{sw}.inverseBindMatrices")
+        if mats.shape != (len(skin_nodes), 16):
+            raise doc.fail(
+                f"{sw}.inverseBindMatrices holds {mats.shape[0]} x {mats.shape[1]} values for "
+                f"{len(skin_nodes)} joints (MAT4 each)"
+            )
+        ibm = mats.reshape(-1, 4, 4).transpose(0, 2, 1)[:, :3].copy()  # column-major
+        ibm[:, :, 3] *= factor
+    mi = doc.get(node, "mesh", where, int)
+    mesh = doc.item("meshes", mi, f"{where}.mesh")
+    mw = f"meshes[{mi}]"
+    verts, tris, jnts, wts = [], [], [], []
+    count = 0
+    for pi, prim in enumerate(doc.get(mesh, "primitives", mw, list)):
+        pw = f"{mw}.primitives[{pi}]"
+        part = _primitive(doc, prim, pw, len(skin_nodes), warnings)
+        if part is None:
+            continue
+        v, t, j, w = part
+        verts.append(v)
+        tris.append(t + count)
+        jnts.append(j)
+        wts.append(w)
+        count += len(v)
+    if not verts:
+        return None
+    k = max(j.shape[1] for j in jnts)
+    jnts = [np.pad(j, ((0, 0), (0, k - j.shape[1])), mode="edge") for j in jnts]
+    wts = [np.pad(w, ((0, 0), (0, k - w.shape[1]))) for w in wts]
+    joints, weights, notes = normalize_influences(np.concatenate(jnts), np.concatenate(wts))
+    warnings.extend(f"{where}: {n}" for n in notes)
+    name = node.get("name") if isinstance(node.get("name"), str) else None
+    name = name or (mesh.get("name") if isinstance(mesh.get("name"), str) else None) or where
+    return SkinnedMesh(
+        name=name,
+        vertices=np.concatenate(verts) * factor,
+        triangles=np.concatenate(tris),
+        influence=joints,
+        weights=weights,
+        palette_joint=to_clip,
+        inverse_bind=ibm,
+    )
+
+
+def _primitive(
+    doc: _Doc, prim: Any, pw: str, num_skin_joints: int, warnings: list[str]
+) -> tuple[Array, Array, Array, Array] | None:
+    """(positions (V, 3), triangles (T, 3), skin joint indices (V, K), weights (V, K)) of one
+    triangle primitive; None (with a warning) for points, lines or an unskinned primitive."""
+    mode = doc.get(prim, "mode", pw, int, _TRIANGLES)
+    attrs = doc.get(prim, "attributes", pw, dict)
+    if mode not in (_TRIANGLES, _STRIP, _FAN):
+        warnings.append(f"{pw} draws points or lines (mode {mode}): not part of the skin")
+        return None
+    if "JOINTS_0" not in attrs or "WEIGHTS_0" not in attrs:
+        warnings.append(f"{pw} has no JOINTS_0/WEIGHTS_0: not part of the skin")
+        return None
+    if "targets" in prim:
+        warnings.append(f"{pw}: morph targets are ignored (the skin is measured without them)")
+    pos = doc.accessor(doc.get(attrs, "POSITION", f"{pw}.attributes", int),
+                       f"{pw}.attributes.POSITION")  # fmt: skip
+    if pos.shape[1] != 3:
+        raise doc.fail(f"{pw}.attributes.POSITION is not VEC3")
+    n = len(pos)
+    jnts, wts = [], []
+    for set_ in range(2):  # JOINTS_0/1 and WEIGHTS_0/1: up to 8 influences
+        jk, wk = f"JOINTS_{set_}", f"WEIGHTS_{set_}"
+        if jk not in attrs or wk not in attrs:
+            break
+        j = doc.accessor(attrs[jk], f"{pw}.attributes.{jk}")
+        w = doc.accessor(attrs[wk], f"{pw}.attributes.{wk}")
+        if j.shape != (n, 4) or w.shape != (n, 4):
+            raise doc.fail(f"{pw}.attributes.{jk}/{wk} must be VEC4 with one per vertex ({n})")
+        bad = (j < 0) | (j >= num_skin_joints) | (j != np.round(j))
+        if np.any(bad & (w > 0)):
+            v = int(np.argwhere(bad & (w > 0))[0, 0])
+            raise doc.fail(
+                f"{pw}.attributes.{jk} of vertex {v} is {j[v].tolist()}: the skin has "
+                f"{num_skin_joints} joints"
+            )
+        jnts.append(np.where(bad, 0, j).astype(np.int64))
+        wts.append(np.where(bad, 0.0, w))
+    if "indices" in prim:
+        idx = doc.accessor(prim["indices"], f"{pw}.indices")[:, 0].astype(np.int64)
+        if idx.size and (idx.min() < 0 or idx.max() >= n):
+            raise doc.fail(f"{pw}.indices refer to vertex {int(idx.max())} of {n}")
+    else:
+        idx = np.arange(n)
+    return pos, _triangles(idx, mode), np.concatenate(jnts, axis=1), np.concatenate(wts, axis=1)
+
+
+def _triangles(idx: Array, mode: int) -> Array:
+    """(T, 3) triangles of a TRIANGLES, TRIANGLE_STRIP or TRIANGLE_FAN index list, with
+    strips' odd triangles flipped so every triangle keeps the same winding."""
+    if mode == _TRIANGLES:
+        return idx[: len(idx) // 3 * 3].reshape(-1, 3)
+    if len(idx) < 3:
+        return np.zeros((0, 3), dtype=np.int64)
+    i = np.arange(len(idx) - 2)
+    if mode == _STRIP:
+        tri = np.stack([idx[i], idx[i + 1], idx[i + 2]], axis=1)
+        odd = i % 2 == 1
+        tri[odd] = tri[odd][:, [1, 0, 2]]
+        return tri
+    return np.stack([np.full(len(i), idx[0]), idx[i + 1], idx[i + 2]], axis=1)

@@ -44,6 +44,7 @@ from codec.limits import (
     transform_budget,
     value_problem,
 )
+from codec.mesh import SkinnedMesh, normalize_influences
 from codec.transforms import compose, decompose, qvv_to_matrix
 from codec.units import Units, unit_name_for_metres, user_units
 
@@ -346,6 +347,7 @@ def read_usd(
     except ValueError as e:
         raise ClipFormatError(path, str(e)) from None
     f = chosen.to_cm
+    meshes = _skinned_meshes(skel, joints, order, f, warnings)
     skeleton = Skeleton.create(
         _joint_names(joints),
         parents,
@@ -362,6 +364,7 @@ def read_usd(
         name=name or Path(inner_name(str(path))).stem,
         warnings=warnings,
         units=chosen,
+        meshes=meshes,
     )
 
 
@@ -435,3 +438,127 @@ def _declared_units(stage: Any) -> Units:
         up_axis=up,
         axes="" if authored_up else "upAxis not authored: USD's fallback",
     )
+
+
+# --- skinned meshes ---------------------------------------------------------------------
+
+
+def _skinned_meshes(
+    skel: Any, joints: list[str], order: Array, factor: float, warnings: list[str]
+) -> tuple[SkinnedMesh, ...]:
+    """Every mesh UsdSkel binds to `skel` (under its SkelRoot), lengths times `factor`.
+
+    UsdSkel skins in skeleton space: a point p goes to sum w (skelXform_j inv(bind_j))
+    (geomBindTransform p), then through the skeleton's local-to-world, which the clip's roots
+    already carry; so inverse_bind is inv(bindTransforms) and node_matrix geomBindTransform.
+    The palette is the mesh's skel:joints when it has them, else the Skeleton's joints.
+    A mesh that cannot be read is left out with a warning naming its prim."""
+    from pxr import Usd, UsdSkel
+
+    root_prim = skel.GetPrim().GetParent()
+    while root_prim and not root_prim.IsA(UsdSkel.Root):
+        root_prim = root_prim.GetParent()
+    if not root_prim:
+        return ()
+    bind = np.array(skel.GetBindTransformsAttr().Get() or [], dtype=np.float64)
+    n = len(joints)
+    if bind.shape != (n, 4, 4):
+        warnings.append(f"Skeleton {skel.GetPath()} has no bindTransforms: its meshes are left out")
+        return ()
+    ibm = np.linalg.inv(np.swapaxes(bind[order], -1, -2))[:, :3].copy()  # column vectors
+    ibm[:, :, 3] *= factor
+    clip_of_path = {p: i for i, p in enumerate(joints)}
+    file_to_clip = np.empty(n, dtype=np.int64)
+    file_to_clip[order] = np.arange(n)
+    cache = UsdSkel.Cache()
+    root = UsdSkel.Root(root_prim)
+    predicate = Usd.TraverseInstanceProxies()
+    cache.Populate(root, predicate)
+    out: list[SkinnedMesh] = []
+    for binding in cache.ComputeSkelBindings(root, predicate):
+        if binding.GetSkeleton().GetPath() != skel.GetPath():
+            continue
+        for query in binding.GetSkinningTargets():
+            prim = query.GetPrim()
+            try:
+                mesh = _mesh(query, clip_of_path, file_to_clip, ibm, factor, warnings)
+            except (ValueError, IndexError) as e:
+                warnings.append(f"skinned mesh {prim.GetPath()} left out: {e}")
+                continue
+            if mesh is not None:
+                out.append(mesh)
+    return tuple(out)
+
+
+def _mesh(
+    query: Any,
+    clip_of_path: dict[str, int],
+    file_to_clip: Array,
+    ibm: Array,
+    factor: float,
+    warnings: list[str],
+) -> SkinnedMesh | None:
+    from pxr import UsdGeom
+
+    prim = query.GetPrim()
+    where = str(prim.GetPath())
+    if not prim.IsA(UsdGeom.Mesh):
+        return None
+    mesh = UsdGeom.Mesh(prim)
+    points = np.array(mesh.GetPointsAttr().Get() or [], dtype=np.float64).reshape(-1, 3)
+    counts = np.array(mesh.GetFaceVertexCountsAttr().Get() or [], dtype=np.int64)
+    indices = np.array(mesh.GetFaceVertexIndicesAttr().Get() or [], dtype=np.int64)
+    if len(points) == 0 or len(counts) == 0:
+        return None
+    if counts.sum() != len(indices) or np.any(counts < 3):
+        raise ValueError("faceVertexCounts do not match faceVertexIndices")
+    if indices.min() < 0 or indices.max() >= len(points):
+        raise ValueError(f"a face refers to point {int(indices.max())} of {len(points)}")
+    tris = _fan(counts, indices)
+    if mesh.GetOrientationAttr().Get() == UsdGeom.Tokens.leftHanded:
+        tris = tris[:, [0, 2, 1]]
+    method = query.GetSkinningMethod()
+    if method and str(method) != "classicLinear":
+        warnings.append(f"{where}: skinned by {method}; measured with linear blend skinning")
+    if query.HasBlendShapes():
+        warnings.append(f"{where}: blend shapes are ignored (the skin is measured without them)")
+    influences = query.ComputeJointInfluences()
+    if not influences:
+        raise ValueError("its joint influences cannot be computed")
+    ji, jw = (np.array(a) for a in influences)
+    k = query.GetNumInfluencesPerComponent()
+    ji = ji.astype(np.int64).reshape(-1, k)
+    jw = jw.astype(np.float64).reshape(-1, k)
+    if query.GetInterpolation() == UsdGeom.Tokens.constant:  # rigid: one set for all
+        ji, jw = np.repeat(ji[:1], len(points), 0), np.repeat(jw[:1], len(points), 0)
+    if len(ji) != len(points):
+        raise ValueError(f"{len(ji)} joint influences for {len(points)} points")
+    order = query.GetJointOrder()
+    if order:  # the mesh's own skel:joints
+        names = [str(j) for j in order]
+        missing = [j for j in names if j not in clip_of_path]
+        if missing:
+            raise ValueError(f"skel:joints names {missing[0]!r}, not a joint of the Skeleton")
+        lookup = np.array([clip_of_path[j] for j in names], dtype=np.int64)
+    else:
+        lookup = file_to_clip
+    bad = (ji < 0) | (ji >= len(lookup))
+    if np.any(bad & (jw > 0)):
+        raise ValueError(f"a joint index is outside the {len(lookup)} joints")
+    infl, weights, notes = normalize_influences(np.where(bad, 0, ji), jw)
+    warnings.extend(f"{where}: {m}" for m in notes)
+    geom = np.array(query.GetGeomBindTransform(), dtype=np.float64).T[:3].copy()
+    geom[:, 3] *= factor
+    return SkinnedMesh(str(prim.GetName()), points * factor, tris, infl, weights, lookup,
+                       ibm[lookup], geom)  # fmt: skip
+
+
+def _fan(counts: Array, indices: Array) -> Array:
+    """(T, 3) triangles of polygons (counts (F,), indices): each polygon fanned from its
+    first vertex, keeping its winding."""
+    starts = np.cumsum(counts) - counts
+    per = counts - 2
+    face = np.repeat(np.arange(len(counts)), per)
+    k = np.arange(per.sum()) - np.repeat(np.cumsum(per) - per, per)
+    first = starts[face]
+    return np.stack([indices[first], indices[first + k + 1], indices[first + k + 2]], axis=1)

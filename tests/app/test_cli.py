@@ -130,3 +130,20 @@ def test_without_a_display_screenshots_and_exports_still_work(tmp_path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert stats.read_text().startswith("{")
     assert _x_sockets() == before  # the private X server went away with the app
+
+
+def test_shell_distance_mesh_opens_the_window_with_shells_from_the_mesh(window, qtbot) -> None:
+    from app.headless import tuning_from
+
+    args = parse_args([str(DATA / "gltf" / "Fox.glb"), "--animation", "Run",
+                       "--shell-distance", "mesh"])  # fmt: skip
+    tuning = tuning_from(args)
+    assert tuning == {"shell_from_mesh": True}
+    with qtbot.waitSignal(window.controller.result_ready, timeout=60_000):
+        assert window.open_file(Path(args.clip), animation=args.animation, tuning=tuning)
+    doc = window.document
+    assert doc.settings.shell_from_mesh and doc.settings.shell_distance == 3.0
+    shells = doc.result.clip.skeleton.shell_distance
+    assert len(np.unique(shells)) > doc.clip.num_joints // 2
+    assert tuning_from(parse_args(["x.glb", "--shell-distance", "2.5"])) == {
+        "shell_distance": 2.5, "shell_from_mesh": False}  # fmt: skip

@@ -76,3 +76,33 @@ def test_a_clip_a_listener_fails_on_does_not_replace_the_open_one() -> None:
     assert doc.result is result and doc.time == 0.5 and doc.selection == 2
     assert shown == [new, old]  # the views were shown the old clip again
     assert seen["time"] == 1  # told once more, after the failed attempt (which stopped early)
+
+
+def test_shells_from_the_mesh_are_the_base_that_rules_refine() -> None:
+    from pathlib import Path
+
+    import codec
+    from codec.mesh_shells import mesh_shell_distances
+
+    clip = codec.load_clip(Path(__file__).parents[1] / "data" / "gltf" / "CesiumMan.glb")
+    doc = Document()
+    doc.set_clip(clip)
+    assert np.all(doc.resolved_joints().shell_distance == 3.0) and doc.mesh_shells() is None
+    seen = counters(doc)
+    doc.update_settings(shell_from_mesh=True)
+    assert seen["settings"] == 1
+    want, _ = mesh_shell_distances(clip, 3.0)
+    np.testing.assert_array_equal(doc.resolved_joints().shell_distance, want)
+    assert doc.mesh_shells() is doc.mesh_shells()  # measured once
+    name = clip.skeleton.names[4]
+    doc.set_overrides([JointOverride(name, shell_distance=1.5)])
+    got = doc.compression_input().skeleton.shell_distance
+    assert got[4] == 1.5 and np.array_equal(np.delete(got, 4), np.delete(want, 4))
+
+
+def test_shells_from_the_mesh_mean_nothing_without_a_mesh() -> None:
+    doc = Document()
+    doc.set_clip(chain_clip())
+    doc.update_settings(shell_from_mesh=True, shell_distance=4.0)
+    assert doc.mesh_shells() is None
+    np.testing.assert_array_equal(doc.resolved_joints().shell_distance, 4.0)

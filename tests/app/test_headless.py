@@ -260,3 +260,33 @@ def test_a_run_stopped_by_a_signal_is_one_line_and_writes_nothing(
     assert got == code
     _one_line(err, f"shellscope: {word}")
     assert _listing(work) == before
+
+
+def test_shell_distance_mesh_without_a_window(tmp_path: Path) -> None:
+    from app.exports import SKIN_CSV_COLUMNS
+    from codec.mesh_shells import mesh_shell_distances
+
+    fox = Path(__file__).parents[1] / "data" / "gltf" / "Fox.glb"
+    parser = _parser()
+    parser.add_argument("--animation")  # as app/__main__.py has it
+    args = parser.parse_args([str(fox), "--animation", "Walk", "--shell-distance", "mesh",
+                              "--export-csv", str(tmp_path / "j.csv"),
+                              "--export-stats", str(tmp_path / "s.json")])  # fmt: skip
+    err_io = io.StringIO()
+    code = run_headless(args, io.StringIO(), err_io)
+    assert code == 0, err_io.getvalue()
+    rows = list(csv.DictReader((tmp_path / "j.csv").open()))
+    want, _ = mesh_shell_distances(codec.load_clip(fox, animation="Walk"), 3.0)
+    got = np.array([float(r["shell_distance"]) for r in rows])
+    np.testing.assert_allclose(got, want)
+    assert len(np.unique(got)) > len(got) // 2  # a shell per joint, not one for all
+    assert set(SKIN_CSV_COLUMNS) <= set(rows[0])
+    ratios = [r["shell_to_vertex_ratio"] for r in rows]
+    assert sum(1 for r in ratios if r not in ("", "inf")) >= len(rows) // 2
+    stats = json.loads((tmp_path / "s.json").read_text())
+    assert stats["vertex_max_error"] > 0 and "vertex_worst_joint" in stats
+    # a clip without mesh cannot take its shells from one: said, and nothing written
+    code, _, err = _run([str(CLIP), "--shell-distance", "mesh", "--export-csv",
+                         str(tmp_path / "a.csv")])  # fmt: skip
+    assert code == 2 and "no skinned mesh" in err and not (tmp_path / "a.csv").exists()
+    assert _parser().parse_args(["x", "--shell-distance", "MESH"]).shell_distance == "mesh"

@@ -147,3 +147,18 @@ def test_an_unreadable_sidecar_names_the_file_and_why(
     with pytest.raises(SidecarError) as e:
         load_sidecar(clip)
     assert str(e.value) == f"{sidecar_path(clip)}: file: cannot read: Permission denied"
+
+
+def test_shells_from_the_mesh_are_saved_only_when_on(tmp_path: Path) -> None:
+    clip = tmp_path / "fox.glb"
+    on = GlobalSettings(shell_distance=2.0, shell_from_mesh=True)
+    written = save_sidecar(clip, on, ())
+    assert json.loads(written.read_text())["settings"]["shell_from_mesh"] is True
+    assert load_sidecar(clip) == (on, ())
+    off = GlobalSettings(shell_distance=2.0)
+    save_sidecar(clip, off, ())
+    assert "shell_from_mesh" not in json.loads(written.read_text())["settings"]
+    assert load_sidecar(clip) == (off, ())
+    written.write_text(json.dumps({"settings": {"shell_from_mesh": "yes"}}))
+    with pytest.raises(SidecarError, match="settings.shell_from_mesh"):
+        load_sidecar(clip)

@@ -1,0 +1,289 @@
+"""The skin report: is the character's skin within budget, and is each joint's shell honest?
+
+Per joint, the codec's shell error (what the optimiser keeps within precision) against the
+true error of the vertices the joint drives most (codec.vertex_error), at sample times.
+A ratio under 1 means the shell under-estimates: the codec believes the joint is within
+budget while its skin moves more. Under-estimating joints come first; every column sorts.
+Clicking a row selects the joint, double-clicking also jumps to the time of its worst
+vertex. The table exports as CSV (app.exports.export_skin_report_csv), and a button takes
+the shell distances from the mesh. Only reads the result: the numbers are the codec's.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app import exports
+from app.document import Document
+from app.sidecar import save_after_edit
+
+GOOD, BAD = "#1e8449", "#c0392b"
+UNDER_BACKGROUND = QColor(192, 57, 43, 60)
+COLUMNS = (
+    ("name", "Joint", "The joint; its vertices are those it moves most"),
+    ("vertices", "Vertices", "Vertices whose strongest influence is this joint"),
+    ("shell_distance", "Shell (cm)", "The shell distance the codec used for this joint"),
+    ("mesh_shell_distance", "Mesh shell (cm)",
+     "The shell distance the mesh gives: the farthest vertex the joint moves with weight "
+     "over 0.1, in its bind space"),
+    ("shell_max_error", "Shell error (cm)", "Largest error on the joint's shell at samples"),
+    ("vertex_max_error", "True error (cm)",
+     "Largest distance between raw and lossy skin of the joint's vertices, at samples"),
+    ("shell_to_vertex_ratio", "Shell / true",
+     "Shell error over true error: under 1, the shell under-estimates the skin's error"),
+    ("vertex_budget_fraction", "True / budget",
+     "True error over the joint's precision: over 100 %, the skin is over budget"),
+    ("vertex_worst_time", "Worst (s)", "When the joint's worst vertex is worst"),
+)  # fmt: skip
+NAN_KEY = math.inf  # joints without vertices sort after every number, up or down
+
+
+class _Item(QTableWidgetItem):
+    """A cell that sorts by its number (NaN last) and shows it formatted."""
+
+    def __init__(self, text: str, key: float | str) -> None:
+        super().__init__(text)
+        self.key = key
+        self.setFlags(self.flags() & ~Qt.ItemFlag.ItemIsEditable)
+
+    def __lt__(self, other: QTableWidgetItem) -> bool:  # noqa: D105
+        if isinstance(other, _Item) and type(self.key) is type(other.key):
+            return self.key < other.key  # type: ignore[operator]
+        return super().__lt__(other)
+
+
+def _number(key: str, v: float) -> tuple[str, float]:
+    if isinstance(v, float) and math.isnan(v):
+        return "\u2014", NAN_KEY
+    if key == "shell_to_vertex_ratio":
+        return ("\u221e" if math.isinf(v) else f"{v:.3g}"), v
+    if key == "vertex_budget_fraction":
+        return f"{100 * v:.1f} %", v
+    if key == "vertex_worst_time":
+        return f"{v:.3f}", v
+    if key == "vertices":
+        return f"{int(v):,}", v
+    return f"{v:.4g}", v
+
+
+class SkinReportPanel(QWidget):
+    """Dockable report of shell estimates against the skin's true error."""
+
+    def __init__(self, document: Document, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.document = document
+        self.rows: list[dict] = []
+        self.summary = QLabel()
+        self.summary.setWordWrap(True)
+        self.summary.setTextFormat(Qt.TextFormat.RichText)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
+        self.summary.linkActivated.connect(self._on_link)
+        self.mesh_shells = QPushButton("Shells from the mesh")
+        self.mesh_shells.setCheckable(True)
+        self.mesh_shells.setToolTip(
+            "Take every joint's shell distance from the mesh (Settings: shell distance from "
+            "mesh) and compress again"
+        )
+        self.mesh_shells.toggled.connect(self._on_mesh_shells)
+        self.export_button = QPushButton("Export CSV\u2026")
+        self.export_button.setToolTip("This table, one row per joint, as CSV")
+        self.export_button.clicked.connect(self._ask_and_export)
+        self.message = QLabel()
+        self.message.setWordWrap(True)
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setHorizontalHeaderLabels([c[1] for c in COLUMNS])
+        for i, (_, _, tip) in enumerate(COLUMNS):
+            self.table.horizontalHeaderItem(i).setToolTip(tip)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
+        self.table.setMinimumHeight(8 * (self.fontMetrics().height() + 6))
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.setSortingEnabled(True)
+        self.table.cellClicked.connect(self._on_click)
+        self.table.cellDoubleClicked.connect(self._on_double_click)
+
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.mesh_shells)
+        buttons.addStretch(1)
+        buttons.addWidget(self.export_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.summary)
+        layout.addLayout(buttons)
+        layout.addWidget(self.table, 1)
+        layout.addWidget(self.message)
+        self._syncing = False
+        document.result_changed.connect(self._on_result)
+        document.clip_changed.connect(self._on_result)
+        document.settings_changed.connect(self._sync_button)
+        self._on_result()
+
+    # --- model -> view ------------------------------------------------------------------
+    def _sync_button(self) -> None:
+        clip = self.document.clip
+        self._syncing = True
+        try:
+            self.mesh_shells.setEnabled(clip is not None and bool(clip.meshes))
+            self.mesh_shells.setChecked(self.document.settings.shell_from_mesh)
+        finally:
+            self._syncing = False
+
+    def _on_result(self) -> None:
+        self._sync_button()
+        clip = self.document.clip
+        r = self.document.result
+        has_mesh = clip is not None and bool(clip.meshes)
+        self.rows = exports.skin_report_rows(r) if r is not None else []
+        self.table.setVisible(has_mesh)
+        self.export_button.setEnabled(bool(self.rows))
+        if not has_mesh:
+            self.summary.setText(
+                "This clip has no skinned mesh. Open a glTF, FBX or USD file with a skin to "
+                "measure the true error of its vertices against the shell estimate."
+            )
+            self.table.setRowCount(0)
+            return
+        if r is None or r.vertex_error is None:
+            self.summary.setText("Compressing\u2026")
+            self.table.setRowCount(0)
+            return
+        self.summary.setText(self._summary(r.stats))
+        self._fill()
+
+    def _summary(self, s: dict) -> str:
+        worst_time = float(s["vertex_worst_time"])
+        joint = int(s["vertex_worst_joint"])
+        budget = (
+            f"<span style='color:{GOOD}'>yes</span>"
+            if s["vertex_precision_met"]
+            else f"<span style='color:{BAD}'>no: {s['vertices_over_precision']:,} vertices over "
+            "their strongest joint's precision</span>"
+        )
+        under = s["shell_underestimating_joints"]
+        honest = (
+            f"<span style='color:{GOOD}'>every joint's shell covers its skin</span>"
+            if not under
+            else f"<span style='color:{BAD}'>{len(under)} joint(s) under-estimate</span>"
+            f" (lowest ratio {s['shell_to_vertex_ratio_min']:.3g} at "
+            f"{s['shell_to_vertex_ratio_min_joint']})"
+        )
+        source = "from the mesh" if self.document.mesh_shells() is not None else "one value"
+        return (
+            f"<b>Skin</b>: {s['num_meshes']} mesh(es), {s['num_vertices']:,} vertices. "
+            f"<b>True error</b> {s['vertex_max_error']:.4g} cm at vertex "
+            f"{s['vertex_worst_vertex']} of {s['vertex_worst_mesh']} "
+            f"(<a href='joint:{joint}'>{s['vertex_worst_joint_name']}</a>, "
+            f"<a href='worst:{joint}:{worst_time!r}'>t = {worst_time:.3f} s</a>), "
+            f"p99 {s['vertex_error_p99']:.4g} cm, between samples "
+            f"{s['vertex_max_error_between_samples']:.4g} cm.<br>"
+            f"<b>Within budget</b>: {budget}. <b>Shells</b> ({source}): {honest}."
+        )
+
+    def _fill(self) -> None:
+        t = self.table
+        t.setSortingEnabled(False)
+        t.setRowCount(len(self.rows))
+        bold = QFont()
+        bold.setBold(True)
+        for i, row in enumerate(self.rows):
+            under = row["shell_underestimates"]
+            for c, (key, _, _) in enumerate(COLUMNS):
+                v = row[key]
+                item = _Item(str(v), str(v).lower()) if key == "name" else _Item(*_number(key, v))
+                item.setData(Qt.ItemDataRole.UserRole, int(row["joint"]))
+                if key != "name":
+                    item.setTextAlignment(
+                        Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+                    )
+                if under:
+                    item.setBackground(QBrush(UNDER_BACKGROUND))
+                    if key == "shell_to_vertex_ratio":
+                        item.setFont(bold)
+                t.setItem(i, c, item)
+        t.setSortingEnabled(True)
+        ratio = [k for k, _, _ in COLUMNS].index("shell_to_vertex_ratio")
+        t.sortItems(ratio, Qt.SortOrder.AscendingOrder)  # under-estimating first
+        t.resizeColumnsToContents()
+
+    def shown_joints(self) -> list[int]:
+        """Joint indices in the table's current order (for tests and tools)."""
+        return [int(self.table.item(i, 0).data(Qt.ItemDataRole.UserRole))
+                for i in range(self.table.rowCount())]  # fmt: skip
+
+    # --- view -> model ------------------------------------------------------------------
+    def _joint_at(self, row: int) -> int | None:
+        item = self.table.item(row, 0)
+        return None if item is None else int(item.data(Qt.ItemDataRole.UserRole))
+
+    def _on_click(self, row: int, _column: int) -> None:
+        j = self._joint_at(row)
+        if j is not None:
+            self.document.set_selection(j)
+
+    def _on_double_click(self, row: int, _column: int) -> None:
+        j = self._joint_at(row)
+        if j is None:
+            return
+        self.document.set_selection(j)
+        t = next((r["vertex_worst_time"] for r in self.rows if r["joint"] == j), math.nan)
+        if not math.isnan(t):
+            self.document.set_time(float(t))
+
+    def _on_link(self, link: str) -> None:
+        kind, _, value = link.partition(":")
+        if kind == "joint":
+            self.document.set_selection(int(value))
+        elif kind == "worst":
+            joint, _, t = value.partition(":")
+            self.document.set_selection(int(joint))
+            self.document.set_time(float(t))
+
+    def _on_mesh_shells(self, on: bool) -> None:
+        if self._syncing:
+            return
+        self.document.update_settings(shell_from_mesh=bool(on))
+        save_after_edit(self.document)
+
+    # --- export -------------------------------------------------------------------------
+    def export_to(self, path: str | os.PathLike[str]) -> Path | None:
+        """Write the report as CSV; errors are shown, not raised."""
+        r = self.document.result
+        if r is None:
+            return None
+        try:
+            out = exports.export_skin_report_csv(path, r)
+        except (OSError, ValueError) as e:
+            self.message.setText(f"<span style='color:{BAD}'>Export failed: {e}</span>")
+            return None
+        self.message.setText(f"Wrote {out}")
+        return out
+
+    def _ask_and_export(self) -> None:
+        base = self.document.path
+        stem = base.name.split(".")[0] if base is not None else "clip"
+        folder = base.parent if base is not None else Path.cwd()
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Export skin report", str(folder / f"{stem}.skin.csv"), "CSV (*.csv)"
+        )
+        if path:
+            self.export_to(path)
