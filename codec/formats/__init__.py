@@ -27,10 +27,12 @@ from codec.limits import (
     MAX_TRANSFORMS,
     MAX_VALUE,
     distance_problem,
+    file_bytes,
     first_out_of_range,
     over_budget,
     rate_problem,
     value_problem,
+    vertex_sample_budget,
 )
 from codec.units import Units, user_units
 
@@ -132,6 +134,7 @@ def load_clip(path: str | os.PathLike[str], **options: object) -> Clip:
         if "units" not in _READ_OPTIONS[fmt]:
             clip = _apply_units(clip, fmt, options.get("units"))
         check_clip(path, clip)
+        clip = _within_skin_budget(path, clip)
     except ClipFormatError:
         raise
     except (ClipValidationError, CompressedFormatError) as exc:
@@ -199,6 +202,22 @@ def check_clip(path: str | os.PathLike[str], clip: Clip) -> None:
                 f"{label} of joint {j} ({names[j]!r}) at sample {si}: "
                 f"{_value_text(values[si, j, c])}",
             )
+
+
+def _within_skin_budget(path: str | os.PathLike[str], clip: Clip) -> Clip:
+    """The clip without its skinned meshes (and a warning saying why) when measuring their
+    true error would take more vertices x samples than the file's size allows
+    (codec.limits.vertex_sample_budget): the animation stays readable."""
+    vertices = sum(m.num_vertices for m in clip.meshes)
+    budget = vertex_sample_budget(file_bytes(path))
+    if vertices * clip.num_samples <= budget:
+        return clip
+    note = (
+        f"skinned meshes left out: {vertices} vertices x {clip.num_samples} samples is over the "
+        f"limit of {budget} vertex-samples for this file, so the skin's true error is not "
+        "measured"
+    )
+    return clip.replace(meshes=(), warnings=[*clip.warnings, note])
 
 
 def _value_text(value: float) -> str:

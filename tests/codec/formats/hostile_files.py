@@ -147,6 +147,34 @@ def gltf_chain(folder: Path, num_joints: int) -> Path:
     return _write_json(folder, f"chain_{num_joints}.gltf", doc)
 
 
+def gltf_skinned_mesh(folder: Path, vertices: int, times: list[float]) -> Path:
+    """One joint, a triangle mesh of `vertices` vertices bound to it, keys at `times`; the
+    buffer (32 bytes a vertex) beside the .gltf."""
+    doc, blob = gltf_doc(num_joints=1, times=times, uri="mesh.bin")
+    rng = np.random.default_rng(0)
+    pos = (rng.normal(size=(vertices, 3)) * 0.1).astype("<f4")
+    weights = np.zeros((vertices, 4), dtype="<f4")
+    weights[:, 0] = 1.0
+    parts = [pos.tobytes(), np.zeros((vertices, 4), dtype="u1").tobytes(), weights.tobytes()]
+    first_view, first_acc = len(doc["bufferViews"]), len(doc["accessors"])
+    for p in parts:
+        doc["bufferViews"].append({"buffer": 0, "byteOffset": len(blob), "byteLength": len(p)})
+        blob += p
+    doc["accessors"] += [
+        {"bufferView": first_view, "componentType": FLOAT, "count": vertices, "type": "VEC3",
+         "min": pos.min(0).tolist(), "max": pos.max(0).tolist()},
+        {"bufferView": first_view + 1, "componentType": 5121, "count": vertices, "type": "VEC4"},
+        {"bufferView": first_view + 2, "componentType": FLOAT, "count": vertices, "type": "VEC4"},
+    ]  # fmt: skip
+    attributes = {"POSITION": first_acc, "JOINTS_0": first_acc + 1, "WEIGHTS_0": first_acc + 2}
+    doc["meshes"] = [{"primitives": [{"attributes": attributes, "mode": 4}]}]
+    doc["nodes"].append({"mesh": 0, "skin": 0})
+    doc["scenes"][0]["nodes"].append(len(doc["nodes"]) - 1)
+    doc["buffers"][0]["byteLength"] = len(blob)
+    (folder / "mesh.bin").write_bytes(blob)
+    return _write_json(folder, "mesh.gltf", doc)
+
+
 # ------------------------------------------------------------------ memory: .ssc, SJSON
 
 

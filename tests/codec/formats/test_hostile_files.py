@@ -185,6 +185,19 @@ def test_a_long_static_usd_within_the_budget_loads(tmp_path: Path) -> None:
     assert clip.num_samples == 1001 and clip.sample_rate == 24
 
 
+def test_a_big_mesh_on_a_long_clip_is_left_out_and_a_small_one_kept(tmp_path: Path) -> None:
+    """20,000 vertices over 261,001 samples (a 640 KB glTF) would keep the skin error busy
+    for over an hour: the clip loads without its mesh and says so. Over 31 samples the
+    same mesh stays."""
+    (tmp_path / "long").mkdir()
+    (tmp_path / "short").mkdir()
+    long = load_clip(hf.gltf_skinned_mesh(tmp_path / "long", 19_998, [0.0, 1 / 30, 8700.0]))
+    assert long.meshes == () and long.num_samples == 261_001
+    assert any("19998 vertices x 261001 samples is over the limit" in w for w in long.warnings)
+    short = load_clip(hf.gltf_skinned_mesh(tmp_path / "short", 19_998, [0.0, 1 / 30, 1.0]))
+    assert short.num_samples == 31 and sum(m.num_vertices for m in short.meshes) == 19_998
+
+
 # ------------------------------------------------------------------ limits
 
 
