@@ -256,11 +256,15 @@ def cold_start(path: Path) -> float:
 
 
 def memory_peak(path: Path) -> float:
-    """Peak RSS (MB) of a fresh process reading `path` and compressing it (warm JIT cache)."""
+    """Peak RSS (MB) of a fresh process reading `path` and compressing it (warm JIT cache).
+
+    Read from the child's own VmHWM: ru_maxrss survives exec on Linux, so it would report
+    the forking parent's size."""
     code = (
-        "import codec, resource; from codec.compressor import compress; "
+        "import codec; from codec.compressor import compress; "
         f"compress(codec.load_clip({str(path)!r})); "
-        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)"
+        "print(next(int(x.split()[1]) for x in open('/proc/self/status') "
+        "if x.startswith('VmHWM')) / 1024)"
     )
     _, out = _child(code, {})
     return float(out.splitlines()[-1])

@@ -1,15 +1,17 @@
 """The compiled core's switchboard: one decorator for every kernel, a disk cache that follows
 the source, and a warm-up that pays the compile (or the cache load) before a user waits.
 
-numba keys its on-disk cache on the caller's own file only, so a kernel whose callee changed
-in another module would load stale machine code. `_drop_stale_caches` fingerprints every
-module of the package and clears the cache when any of them changed.
+numba keys its on-disk cache on the caller's own file only, so a kernel whose callee (or a
+constant it reads) changed in another module would load stale machine code.
+`drop_stale_caches` fingerprints every module that defines kernels and every codec module
+those import, and clears the cache when any of them changed.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -25,11 +27,29 @@ PACKAGE = Path(__file__).resolve().parent
 _STAMP = PACKAGE / "__pycache__" / "kernels.sha256"
 
 
+def _kernel_sources(package: Path) -> list[Path]:
+    """Modules that define kernels, and the package's modules they import from."""
+    found: set[Path] = set()
+    for path in package.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        if "from codec.jit import" not in text:
+            continue
+        found.add(path)
+        names = re.findall(r"^from codec\.([\w.]+) import", text, re.MULTILINE)
+        for group in re.findall(r"^from codec import ([\w, ]+)$", text, re.MULTILINE):
+            names += [n.strip() for n in group.split(",")]
+        for name in names:
+            dep = package.joinpath(*name.split(".")).with_suffix(".py")
+            if dep.is_file():
+                found.add(dep)
+    return sorted(found)
+
+
 def drop_stale_caches(package: Path = PACKAGE) -> bool:
     """Delete the package's numba caches when any of its sources changed since they were
     written; returns whether it did."""
     digest = hashlib.sha256()
-    for path in sorted(package.rglob("*.py")):
+    for path in _kernel_sources(package):
         digest.update(path.relative_to(package).as_posix().encode())
         digest.update(path.read_bytes())
     stamp = digest.hexdigest()

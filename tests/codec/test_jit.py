@@ -11,8 +11,9 @@ from codec import jit
 def test_a_changed_source_drops_the_cached_kernels(tmp_path: Path) -> None:
     pkg = tmp_path / "pkg"
     (pkg / "__pycache__").mkdir(parents=True)
-    (pkg / "kernels.py").write_text("x = 1\n")
+    (pkg / "kernels.py").write_text("from codec.jit import kernel\nfrom codec.callee import y\n")
     (pkg / "callee.py").write_text("y = 1\n")
+    (pkg / "cli.py").write_text("z = 1\n")  # no kernels, imported by none
     assert jit.drop_stale_caches(pkg)  # the first time: no stamp yet
     cached = [
         pkg / "__pycache__" / "kernels.f-1.py311.nbi",
@@ -21,6 +22,8 @@ def test_a_changed_source_drops_the_cached_kernels(tmp_path: Path) -> None:
     for c in cached:
         c.write_bytes(b"machine code")
     assert not jit.drop_stale_caches(pkg)  # nothing changed: the cache stays
+    (pkg / "cli.py").write_text("z = 2\n")
+    assert not jit.drop_stale_caches(pkg)  # a module the kernels do not use
     assert all(c.exists() for c in cached)
     (pkg / "callee.py").write_text("y = 2\n")  # a callee in another module changed
     assert jit.drop_stale_caches(pkg)
