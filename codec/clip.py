@@ -12,6 +12,7 @@ import numpy as np
 
 from codec import quat
 from codec.errors import ClipValidationError
+from codec.limits import MAX_VALUE
 from codec.mesh import SkinnedMesh
 from codec.transforms import object_space
 from codec.units import Units
@@ -81,10 +82,12 @@ class Skeleton:
             object.__setattr__(self, attr, a)
         for attr in ("precision", "shell_distance"):
             a = np.array(np.broadcast_to(getattr(self, attr), (n,)), dtype=np.float64)
-            if not np.all(np.isfinite(a) & (a > 0)):
-                j = _first_bad(~(np.isfinite(a) & (a > 0)))[0]
+            ok = np.isfinite(a) & (a > 0) & (a <= MAX_VALUE)
+            if not np.all(ok):
+                j = _first_bad(~ok)[0]
                 raise ClipValidationError(
-                    f"{attr} of joint {j} ({names[j]!r}) is {a[j]}: it must be > 0"
+                    f"{attr} of joint {j} ({names[j]!r}) is {a[j]}: it must be > 0 and at "
+                    f"most {MAX_VALUE:.3g}"
                 )
             a.setflags(write=False)
             object.__setattr__(self, attr, a)

@@ -35,7 +35,7 @@ from codec.clip import Clip, Skeleton
 from codec.constant_tracks import detect_kinds, exact_kinds
 from codec.decoder import CompressedClip
 from codec.error_metric import between_errors, clip_errors, shell_error
-from codec.errors import Cancelled
+from codec.errors import Cancelled, ShellscopeError
 from codec.optimizer import Hierarchy, SegmentProblem, optimize_segment
 from codec.quantize import (
     F32,
@@ -208,6 +208,10 @@ class Compressor:
             error_between_times=times_b,
             error_between=error_b,
         )
+        if not np.all(np.isfinite(error)):  # the inputs are bounded: this is a codec bug
+            raise ShellscopeError(
+                f"{clip.name or 'clip'}: the compression measured a non-finite error"
+            )
         result.stats = build_stats(
             result, level, parsed.compressed_size, time.perf_counter() - start
         )

@@ -8,6 +8,7 @@ import numpy as np
 
 from codec.clip import Clip
 from codec.errors import SettingsError
+from codec.limits import MAX_VALUE
 
 LEVELS = ("lowest", "low", "medium", "high", "highest", "automatic")
 
@@ -38,8 +39,10 @@ class CompressionSettings:
             )
         for name in ("precision", "shell_distance"):
             v = getattr(self, name)
-            if v is not None and not (np.isfinite(v) and v > 0):
-                raise SettingsError(f"{name.replace('_', ' ')} must be > 0, got {v}")
+            if v is not None and not (np.isfinite(v) and 0 < v <= MAX_VALUE):
+                raise SettingsError(
+                    f"{name.replace('_', ' ')} must be > 0 and at most {MAX_VALUE:.3g}, got {v}"
+                )
         if self.supersample < 0:
             raise SettingsError(f"supersample must be >= 0, got {self.supersample}")
 

@@ -159,3 +159,10 @@ def test_progress_is_reported_and_cancel_stops_at_the_next_segment():
     with pytest.raises(Cancelled):
         compress(clip, progress=progress, cancel=flag.is_set)
     assert steps[-1].startswith("segment 3/")
+
+
+def test_distances_and_precisions_beyond_what_float32_holds_are_refused():
+    with pytest.raises(SettingsError, match="at most"):
+        CompressionSettings(shell_distance=1e308)
+    with pytest.raises(codec.ClipValidationError, match="shell_distance"):
+        chain_clip().with_skeleton_settings(shell_distance=1e39)
