@@ -1,4 +1,5 @@
 # Two commands: `make run` and `make test`. Each one sets itself up on a fresh machine.
+# `make lint`: ruff's checks and formatting, and the import contracts of pyproject.toml.
 VENV := .venv
 STAMP := $(VENV)/.installed
 PY := $(VENV)/bin/python
@@ -21,8 +22,12 @@ run: $(STAMP)
 test: $(STAMP)
 	bash tools/with_display.sh $(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
+LINTED := codec app tests tools bench
+
 lint: $(STAMP)
-	$(VENV)/bin/ruff check codec app tests tools bench
+	$(VENV)/bin/ruff check $(LINTED)
+	$(VENV)/bin/ruff format --check $(LINTED)
+	$(VENV)/bin/lint-imports --no-logo --no-cache
 
 bench: $(STAMP)
 	$(PY) -m codec bench

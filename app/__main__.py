@@ -48,17 +48,28 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--rounding", choices=ROUNDING_MODES, help="sample-time rounding mode")
     p.add_argument("--select", help="joint to select, by name or index")
     p.add_argument("--shells", choices=("all", "selected", "none"), help="dominant shells shown")
-    p.add_argument("--camera", choices=CAMERA_MODES,
-                   help="follow (the root; default), clip (the whole motion), selection, free")
+    p.add_argument(
+        "--camera",
+        choices=CAMERA_MODES,
+        help="follow (the root; default), clip (the whole motion), selection, free",
+    )
     p.add_argument("--view", choices=tuple(VIEWS), help="named view (front, side, top: ortho)")
     p.add_argument("--ortho", action="store_true", help="orthographic projection")
-    p.add_argument("--up-axis", choices=("auto", "X", "Y", "Z"),
-                   help="up axis of the clip (default auto: declared by the file or detected)")
-    p.add_argument("--magnify", type=float, metavar="K",
-                   help="draw the lossy pose as raw + K (lossy - raw), K in 1..1000")
+    p.add_argument(
+        "--up-axis",
+        choices=("auto", "X", "Y", "Z"),
+        help="up axis of the clip (default auto: declared by the file or detected)",
+    )
+    p.add_argument(
+        "--magnify",
+        type=float,
+        metavar="K",
+        help="draw the lossy pose as raw + K (lossy - raw), K in 1..1000",
+    )
     p.add_argument("--screenshot", metavar="PNG", help="save the window to PNG once drawn, exit")
-    p.add_argument("--screenshot-view", metavar="PNG",
-                   help="save the 3D view alone to PNG once drawn, exit")
+    p.add_argument(
+        "--screenshot-view", metavar="PNG", help="save the 3D view alone to PNG once drawn, exit"
+    )
     p.add_argument("--size", help="window size WxH (default: the last session's, or 1280x800)")
     add_export_arguments(p)  # --export-* (and --shell-distance, --overrides): no window
     return p.parse_args(argv)
@@ -88,8 +99,11 @@ def _need_display(args: argparse.Namespace) -> int | None:
     display = os.environ.get("DISPLAY")
     why = f"cannot reach the display {display!r}" if display else "no display (DISPLAY is not set)"
     if not (args.screenshot or args.screenshot_view):
-        print(f"shellscope: {why}; without one use --screenshot PNG, --screenshot-view PNG "
-              "or --export-stats/--export-csv/--export-lossy", file=sys.stderr)  # fmt: skip
+        print(
+            f"shellscope: {why}; without one use --screenshot PNG, --screenshot-view PNG "
+            "or --export-stats/--export-csv/--export-lossy",
+            file=sys.stderr,
+        )
         return 2
     server = PrivateXServer(*_size(args.size or "1280x800"))
     try:
@@ -143,8 +157,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"shellscope: {title}: {message}", file=sys.stderr)
 
         def choose_animation(self, parent: QtWidgets.QWidget, names: list[str]) -> str | None:
-            print(f"shellscope: animations {names}; showing {names[0]!r} "
-                  "(choose with --animation)", file=sys.stderr)  # fmt: skip
+            print(
+                f"shellscope: animations {names}; showing {names[0]!r} (choose with --animation)",
+                file=sys.stderr,
+            )
             return names[0]
 
     # a screenshot is reproducible: the default layout, and nothing remembered from it
@@ -168,24 +184,34 @@ def main(argv: list[str] | None = None) -> int:
         window.open_options["sample_rate"] = args.sample_rate
 
     try:
-        display = {k: v for k, v in (("up_axis", args.up_axis), ("camera", args.camera),
-                                     ("magnify", args.magnify), ("shells", args.shells))
-                   if v is not None}  # fmt: skip
+        display = {
+            k: v
+            for k, v in (
+                ("up_axis", args.up_axis),
+                ("camera", args.camera),
+                ("magnify", args.magnify),
+                ("shells", args.shells),
+            )
+            if v is not None
+        }
         doc.update_display(**display)  # before opening: the clip is framed for them
     except ValueError as exc:
         print(f"shellscope: {exc}", file=sys.stderr)
         return 2
     path = Path(args.clip) if args.clip else DEFAULT_CLIP
-    if not window.open_file(path, animation=args.animation, tuning=tuning, overrides=overrides,
-                            remember=not shooting):  # fmt: skip
+    if not window.open_file(
+        path, animation=args.animation, tuning=tuning, overrides=overrides, remember=not shooting
+    ):
         if shooting:
             return 1
         if args.clip:
             window.show()
             return app.exec()
     if tuning.get("shell_from_mesh") and doc.clip is not None and not doc.clip.meshes:
-        print(f"shellscope: {path} has no skinned mesh: --shell-distance mesh is ignored",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"shellscope: {path} has no skinned mesh: --shell-distance mesh is ignored",
+            file=sys.stderr,
+        )
     try:
         if args.rounding:
             doc.set_rounding(args.rounding)
@@ -221,8 +247,9 @@ def _screenshot_class() -> type:
     class Screenshot(QtCore.QObject):
         """Waits for a result (or a failure), then two drawn frames, then grabs and quits."""
 
-        def __init__(self, window: MainWindow, window_png: str | None,
-                     view_png: str | None) -> None:  # fmt: skip
+        def __init__(
+            self, window: MainWindow, window_png: str | None, view_png: str | None
+        ) -> None:
             super().__init__(window)
             self.window = window
             self.window_png = Path(window_png) if window_png else None

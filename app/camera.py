@@ -22,8 +22,12 @@ Array = np.ndarray
 
 MARGIN = 1.06  # the sphere is inflated by this much: poses between samples, line widths
 MODES = ("follow", "clip", "selection", "free")
-MODE_LABELS = {"follow": "Follow root", "clip": "Whole clip", "selection": "Follow selection",
-               "free": "Free"}  # fmt: skip
+MODE_LABELS = {
+    "follow": "Follow root",
+    "clip": "Whole clip",
+    "selection": "Follow selection",
+    "free": "Free",
+}
 
 # named views: (azimuth, elevation) in degrees, pyqtgraph's convention (azimuth 0 looks from
 # +X, -90 from -Y); characters face -Y in display space after the up-axis turn (+Z in Y-up

@@ -181,7 +181,7 @@ class Controller(QtCore.QObject):
                 result = fn(clip, settings, progress=progress, cancel=run.cancel.is_set)
             except codec.Cancelled:
                 self._finished.emit(run.generation, None, "")
-            except Exception as exc:  # noqa: BLE001 - any failure is shown, the app lives on
+            except Exception as exc:  # any failure is shown, the app lives on
                 msg = f"{type(exc).__name__}: {exc}"
                 traceback.print_exc()
                 self._finished.emit(run.generation, exc, msg)

@@ -97,13 +97,24 @@ class PrivateXServer:
         read_end, write_end = os.pipe()
         try:
             self.process = subprocess.Popen(
-                [exe, "-displayfd", str(write_end), "-screen", "0", self.size,
-                 "-nolisten", "tcp", "-noreset"],
-                pass_fds=(write_end,), stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                [
+                    exe,
+                    "-displayfd",
+                    str(write_end),
+                    "-screen",
+                    "0",
+                    self.size,
+                    "-nolisten",
+                    "tcp",
+                    "-noreset",
+                ],
+                pass_fds=(write_end,),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
                 start_new_session=True,  # a Ctrl+C in the terminal is ours to handle
                 preexec_fn=_die_with_parent,
-            )  # fmt: skip
+            )
             os.close(write_end)
             write_end = -1
             number = self._read_display_number(read_end)

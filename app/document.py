@@ -191,8 +191,16 @@ class Document:
             self._reopen(before)
             raise
 
-    _OPENED = ("clip", "path", "overrides", "settings", "result", "previous_result", "time",
-               "selection")  # fmt: skip
+    _OPENED = (
+        "clip",
+        "path",
+        "overrides",
+        "settings",
+        "result",
+        "previous_result",
+        "time",
+        "selection",
+    )
 
     def _opened(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self._OPENED}
@@ -208,11 +216,16 @@ class Document:
         the old clip, which they showed before, does not hide the first error)."""
         for name, value in state.items():
             setattr(self, name, value)
-        for signal in (self.clip_changed, self.time_changed, self.selection_changed,
-                       self.settings_changed, self.result_changed):  # fmt: skip
+        for signal in (
+            self.clip_changed,
+            self.time_changed,
+            self.selection_changed,
+            self.settings_changed,
+            self.result_changed,
+        ):
             try:
                 signal.emit()
-            except Exception:  # noqa: BLE001, S112 - the caller raises the first error
+            except Exception:  # the caller raises the first error
                 continue
 
     @property
@@ -336,10 +349,16 @@ class Document:
             return None
         c = self.clip
         return sample_dense(
-            c.rotations, c.translations, c.scales, c.sample_rate,
-            self.time if t is None else t, self.rounding, False,
-            self.per_track_rounding(), self.display.interpolation,
-        )  # fmt: skip
+            c.rotations,
+            c.translations,
+            c.scales,
+            c.sample_rate,
+            self.time if t is None else t,
+            self.rounding,
+            False,
+            self.per_track_rounding(),
+            self.display.interpolation,
+        )
 
     def lossy_pose(self, t: float | None = None) -> Pose | None:
         """Lossy pose from the codec's own `sample(t, rounding)`."""
@@ -348,10 +367,16 @@ class Document:
         if self.result.compressed is None:  # a result without its decoder: the decoded clip
             c = self.result.lossy
             return sample_dense(
-                c.rotations, c.translations, c.scales, c.sample_rate,
-                self.time if t is None else t, self.rounding, False,
-                self.per_track_rounding(), self.display.interpolation,
-            )  # fmt: skip
+                c.rotations,
+                c.translations,
+                c.scales,
+                c.sample_rate,
+                self.time if t is None else t,
+                self.rounding,
+                False,
+                self.per_track_rounding(),
+                self.display.interpolation,
+            )
         return self.result.compressed.sample(
             self.time if t is None else t,
             self.rounding,
@@ -385,13 +410,15 @@ class Document:
         sk = result.clip.skeleton if result is not None else clip.skeleton
         pe = pose_error(raw, lossy, sk.parents, sk.shell_distance, self._levels[1])
         modes = self.per_track_rounding() if self.rounding == "per_track" else None
-        keys = sample_keys(self.time, clip.sample_rate, clip.num_samples, self.rounding,
-                           per_track=modes)  # fmt: skip
+        keys = sample_keys(
+            self.time, clip.sample_rate, clip.num_samples, self.rounding, per_track=modes
+        )
         fraction = precision = None
         if pe.error is not None and result is not None:
             precision = np.asarray(result.clip.skeleton.precision)
             fraction = pe.error / precision
-        shown = ShownPose(self.time, self.rounding, keys, pe.raw, pe.lossy, pe.error, fraction,
-                          precision)  # fmt: skip
+        shown = ShownPose(
+            self.time, self.rounding, keys, pe.raw, pe.lossy, pe.error, fraction, precision
+        )
         self._shown = (key, shown)
         return shown

@@ -62,8 +62,9 @@ def error_colors_u8(fraction: Array) -> Array:
 def legend_stops() -> list[tuple[float, tuple[float, float, float]]]:
     """(position 0..1 along a bar spanning 0..LEGEND_MAX, RGB) for drawing the scale; the
     step to red at the budget is two stops at the same place."""
-    out = [(float(s / LEGEND_MAX), tuple(map(float, c)))
-           for s, c in zip(STOPS, COLORS, strict=True)]
+    out = [
+        (float(s / LEGEND_MAX), tuple(map(float, c))) for s, c in zip(STOPS, COLORS, strict=True)
+    ]
     edge = 1.0 / LEGEND_MAX
     out.append((edge + 1e-6, tuple(map(float, OVER))))
     out.append((1.0, tuple(map(float, OVER))))
@@ -110,6 +111,6 @@ def format_percent(fraction: float) -> str:
 
 
 def describe(error: float, precision: float) -> str:
-    """"4.11e-3 cm · 41 % of its 10e-3 cm budget": an error with its share of the budget."""
+    """ "4.11e-3 cm · 41 % of its 10e-3 cm budget": an error with its share of the budget."""
     f = float(budget_fraction(error, precision))
     return f"{format_cm(error)} \u00b7 {format_percent(f)} of its {format_cm(precision)} budget"

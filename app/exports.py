@@ -23,8 +23,11 @@ from codec.atomic import write_bytes, write_text
 from codec.overrides import JointOverride
 from codec.result import SUB_TRACKS, CompressionResult, TrackKind
 
-KIND_NAMES = {int(TrackKind.DEFAULT): "default", int(TrackKind.CONSTANT): "constant",
-              int(TrackKind.ANIMATED): "animated"}  # fmt: skip
+KIND_NAMES = {
+    int(TrackKind.DEFAULT): "default",
+    int(TrackKind.CONSTANT): "constant",
+    int(TrackKind.ANIMATED): "animated",
+}
 COMPONENTS = 3  # every sub-track stores 3 components (rotations drop W)
 CONSTANT_IN_SEGMENT_BITS = 16  # bit rate 0: one 16-bit-per-component value for the segment
 
@@ -59,11 +62,21 @@ def stats_dict(
     out.setdefault("clip_name", result.clip.name)
     s = result.settings
     out["shellscope"] = {
-        "settings": {"level": s.level, "precision": s.precision,
-                     "shell_distance": s.shell_distance, "supersample": s.supersample},
-        "overrides": [{k: getattr(r, k) for k in ("pattern", "precision", "shell_distance",
-                       "rounding") if getattr(r, k) is not None} for r in overrides],
-    }  # fmt: skip
+        "settings": {
+            "level": s.level,
+            "precision": s.precision,
+            "shell_distance": s.shell_distance,
+            "supersample": s.supersample,
+        },
+        "overrides": [
+            {
+                k: getattr(r, k)
+                for k in ("pattern", "precision", "shell_distance", "rounding")
+                if getattr(r, k) is not None
+            }
+            for r in overrides
+        ],
+    }
     return out
 
 
@@ -127,26 +140,50 @@ def segment_errors(result: CompressionResult) -> np.ndarray:
 
 
 JOINT_CSV_COLUMNS = (
-    "joint", "name", "parent", "precision", "shell_distance", "dominant_shell_distance",
+    "joint",
+    "name",
+    "parent",
+    "precision",
+    "shell_distance",
+    "dominant_shell_distance",
     "dominant_shell_precision",
     *(f"{k}_kind" for k in SUB_TRACKS),
     *(f"{k}_bits_mean" for k in SUB_TRACKS),
     *(f"{k}_bits_max" for k in SUB_TRACKS),
-    "sample_bytes", "max_error", "worst_time", "error_p99", "max_error_between_samples",
-)  # fmt: skip
+    "sample_bytes",
+    "max_error",
+    "worst_time",
+    "error_p99",
+    "max_error_between_samples",
+)
 
 
 # with a skinned mesh (codec.vertex_error), the per-joint CSV also says how honest each
 # joint's shell is
 SKIN_CSV_COLUMNS = (
-    "skin_vertices", "mesh_shell_distance", "mesh_shell_source", "shell_max_error",
-    "vertex_max_error", "shell_to_vertex_ratio", "shell_underestimates", "vertex_worst_time",
-)  # fmt: skip
+    "skin_vertices",
+    "mesh_shell_distance",
+    "mesh_shell_source",
+    "shell_max_error",
+    "vertex_max_error",
+    "shell_to_vertex_ratio",
+    "shell_underestimates",
+    "vertex_worst_time",
+)
 SKIN_REPORT_COLUMNS = (
-    "joint", "name", "vertices", "precision", "shell_distance", "mesh_shell_distance",
-    "shell_max_error", "vertex_max_error", "shell_to_vertex_ratio", "shell_underestimates",
-    "vertex_budget_fraction", "vertex_worst_time",
-)  # fmt: skip
+    "joint",
+    "name",
+    "vertices",
+    "precision",
+    "shell_distance",
+    "mesh_shell_distance",
+    "shell_max_error",
+    "vertex_max_error",
+    "shell_to_vertex_ratio",
+    "shell_underestimates",
+    "vertex_budget_fraction",
+    "vertex_worst_time",
+)
 
 
 def joint_csv_columns(result: CompressionResult) -> tuple[str, ...]:
@@ -166,17 +203,22 @@ def skin_report_rows(result: CompressionResult) -> list[dict[str, Any]]:
     rows = []
     for j in h.order():
         j = int(j)
-        rows.append({
-            "joint": j, "name": sk.names[j], "vertices": int(h.vertices[j]),
-            "precision": float(sk.precision[j]), "shell_distance": float(sk.shell_distance[j]),
-            "mesh_shell_distance": float(h.mesh_shell[j]),
-            "shell_max_error": float(h.shell_error[j]),
-            "vertex_max_error": float(h.vertex_error[j]),
-            "shell_to_vertex_ratio": float(h.ratio[j]),
-            "shell_underestimates": bool(h.underestimates[j]),
-            "vertex_budget_fraction": float(h.vertex_error[j] / sk.precision[j]),
-            "vertex_worst_time": float(h.worst_time[j]),
-        })  # fmt: skip
+        rows.append(
+            {
+                "joint": j,
+                "name": sk.names[j],
+                "vertices": int(h.vertices[j]),
+                "precision": float(sk.precision[j]),
+                "shell_distance": float(sk.shell_distance[j]),
+                "mesh_shell_distance": float(h.mesh_shell[j]),
+                "shell_max_error": float(h.shell_error[j]),
+                "vertex_max_error": float(h.vertex_error[j]),
+                "shell_to_vertex_ratio": float(h.ratio[j]),
+                "shell_underestimates": bool(h.underestimates[j]),
+                "vertex_budget_fraction": float(h.vertex_error[j] / sk.precision[j]),
+                "vertex_worst_time": float(h.worst_time[j]),
+            }
+        )
     return rows
 
 
@@ -186,9 +228,16 @@ def _csv_text(columns: tuple[str, ...], rows: list[dict[str, Any]]) -> str:
     w = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
     w.writeheader()
     for row in rows:
-        w.writerow({k: "" if isinstance(v, float) and math.isnan(v)
-                    else repr(v) if isinstance(v, float) else v
-                    for k, v in row.items()})  # fmt: skip
+        w.writerow(
+            {
+                k: ""
+                if isinstance(v, float) and math.isnan(v)
+                else repr(v)
+                if isinstance(v, float)
+                else v
+                for k, v in row.items()
+            }
+        )
     return buf.getvalue()
 
 
@@ -208,8 +257,9 @@ def joint_rows(result: CompressionResult) -> list[dict[str, Any]]:
     bits = result.bits_per_component.astype(np.float64)  # (G, J, 3)
     animated = bits >= 0
     with np.errstate(invalid="ignore"):
-        mean_bits = np.where(animated.any(0), np.where(animated, bits, 0).sum(0) / animated.sum(0),
-                             np.nan)  # fmt: skip
+        mean_bits = np.where(
+            animated.any(0), np.where(animated, bits, 0).sum(0) / animated.sum(0), np.nan
+        )
     max_bits = np.where(animated.any(0), bits.max(0), np.nan)
     nbytes = cell_bytes(result).sum(axis=(0, 2))
     worst = err.argmax(axis=0)
@@ -248,16 +298,18 @@ def joint_rows(result: CompressionResult) -> list[dict[str, Any]]:
     if ve is not None:
         h = ve.joints
         for j, row in enumerate(rows):
-            row.update({
-                "skin_vertices": int(h.vertices[j]),
-                "mesh_shell_distance": float(h.mesh_shell[j]),
-                "mesh_shell_source": str(h.mesh_shell_source[j]),
-                "shell_max_error": float(h.shell_error[j]),
-                "vertex_max_error": float(h.vertex_error[j]),
-                "shell_to_vertex_ratio": float(h.ratio[j]),
-                "shell_underestimates": bool(h.underestimates[j]),
-                "vertex_worst_time": float(h.worst_time[j]),
-            })  # fmt: skip
+            row.update(
+                {
+                    "skin_vertices": int(h.vertices[j]),
+                    "mesh_shell_distance": float(h.mesh_shell[j]),
+                    "mesh_shell_source": str(h.mesh_shell_source[j]),
+                    "shell_max_error": float(h.shell_error[j]),
+                    "vertex_max_error": float(h.vertex_error[j]),
+                    "shell_to_vertex_ratio": float(h.ratio[j]),
+                    "shell_underestimates": bool(h.underestimates[j]),
+                    "vertex_worst_time": float(h.worst_time[j]),
+                }
+            )
     return rows
 
 
@@ -277,7 +329,7 @@ def joint_csv_text(result: CompressionResult) -> str:
                     else v
                 )
                 for k, v in row.items()
-            }  # fmt: skip
+            }
         )
     return buf.getvalue()
 
@@ -315,8 +367,9 @@ def export_lossy(
             raise ValueError("a lossy glTF is a copy of the source glTF: open a .glb/.gltf clip")
         read_as = result.clip.units  # a unit the user gave when opening is undone the same way
         units = read_as.unit if read_as is not None and read_as.chosen_by == "user" else None
-        write_lossy_gltf(source, result.lossy, path, animation=result.lossy.name or None,
-                         units=units)  # fmt: skip
+        write_lossy_gltf(
+            source, result.lossy, path, animation=result.lossy.name or None, units=units
+        )
         return path
     save_clip(result.lossy, path)
     return path

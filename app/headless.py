@@ -45,20 +45,30 @@ def add_export_arguments(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("export without a window")
     g.add_argument("--export-stats", metavar="JSON", help="write stats (ACL key names) and exit")
     g.add_argument("--export-csv", metavar="CSV", help="write per-joint stats and exit")
-    g.add_argument("--export-lossy", metavar="CLIP",
-                   help="write the decoded clip (.acl.sjson or .bvh) and exit")  # fmt: skip
+    g.add_argument(
+        "--export-lossy",
+        metavar="CLIP",
+        help="write the decoded clip (.acl.sjson or .bvh) and exit",
+    )
     if not _has(parser, "--precision"):
         g.add_argument("--precision", type=float, help="global precision in clip units")
     if not _has(parser, "--shell-distance"):
-        g.add_argument("--shell-distance", type=shell_distance_arg, metavar="D|mesh",
-                       help="global shell distance in clip units, or 'mesh': each joint's "
-                            "from the clip's skinned mesh (glTF, FBX, USD)")  # fmt: skip
+        g.add_argument(
+            "--shell-distance",
+            type=shell_distance_arg,
+            metavar="D|mesh",
+            help="global shell distance in clip units, or 'mesh': each joint's "
+            "from the clip's skinned mesh (glTF, FBX, USD)",
+        )
     if not _has(parser, "--level"):
         g.add_argument("--level", choices=LEVELS, help="compression level")
     if not _has(parser, "--overrides"):
-        g.add_argument("--overrides", metavar="FILE",
-                       help="override rules (a sidecar or a JSON list of rules) instead of the "
-                            "clip's CLIP.shellscope.json")  # fmt: skip
+        g.add_argument(
+            "--overrides",
+            metavar="FILE",
+            help="override rules (a sidecar or a JSON list of rules) instead of the "
+            "clip's CLIP.shellscope.json",
+        )
 
 
 def shell_distance_arg(text: str) -> float | str:
@@ -182,8 +192,10 @@ def _run(args: argparse.Namespace, clip_path: str, out: TextIO, err: TextIO) -> 
         return 2
 
     if getattr(args, "shell_distance", None) == "mesh" and not clip.meshes:
-        print(f"shellscope: {clip_path}: --shell-distance mesh: the clip has no skinned mesh",
-              file=err)  # fmt: skip
+        print(
+            f"shellscope: {clip_path}: --shell-distance mesh: the clip has no skinned mesh",
+            file=err,
+        )
         return 2
     doc = Document()
     doc.set_clip(clip, clip_path, rules, settings)
@@ -217,7 +229,7 @@ def _run(args: argparse.Namespace, clip_path: str, out: TextIO, err: TextIO) -> 
     except ShellscopeError as e:  # names its file
         print(f"shellscope: {_one_line(e)}", file=err)
         return 1
-    except Exception as e:  # noqa: BLE001 - still one line, never a traceback
+    except Exception as e:  # still one line, never a traceback
         print(f"shellscope: {clip_path}: failed ({type(e).__name__}: {_one_line(e)})", file=err)
         return 1
     print(

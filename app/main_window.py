@@ -33,13 +33,17 @@ _KINDS = {  # file dialog filters: name -> patterns (each also .gz / .xz / .zst 
 }
 _PACKED = tuple(f"{p}{z}" for pats in _KINDS.values() for p in pats for z in (".gz", ".xz", ".zst"))
 OPEN_FILTER = ";;".join(
-    [f"Animation clips ({' '.join(p for pats in _KINDS.values() for p in pats)} *.ssc "
-     f"{' '.join(_PACKED)})"]
+    [
+        f"Animation clips ({' '.join(p for pats in _KINDS.values() for p in pats)} *.ssc "
+        f"{' '.join(_PACKED)})"
+    ]
     + [f"{k} ({' '.join(v)})" for k, v in _KINDS.items()]
     + ["Compressed clips (*.gz *.xz *.zst)", "Shellscope compressed (*.ssc)", "All files (*)"]
-)  # fmt: skip
-CLIP_SUFFIXES = tuple(p[1:] for pats in _KINDS.values() for p in pats) + (".ssc",) + tuple(
-    p[1:] for p in _PACKED
+)
+CLIP_SUFFIXES = (
+    tuple(p[1:] for pats in _KINDS.values() for p in pats)
+    + (".ssc",)
+    + tuple(p[1:] for p in _PACKED)
 )
 MAX_RECENT = 8
 RECENT_KEY = "recent_files"
@@ -83,8 +87,13 @@ class Dialogs:
         return name if ok else None
 
     def error(self, parent: QtWidgets.QWidget, title: str, message: str) -> None:
-        box = QtWidgets.QMessageBox(QtWidgets.QMessageBox.Icon.Warning, title, message,
-                                    QtWidgets.QMessageBox.StandardButton.Ok, parent)  # fmt: skip
+        box = QtWidgets.QMessageBox(
+            QtWidgets.QMessageBox.Icon.Warning,
+            title,
+            message,
+            QtWidgets.QMessageBox.StandardButton.Ok,
+            parent,
+        )
         box.setAttribute(QtCore.Qt.WidgetAttribute.WA_DeleteOnClose)
         box.open()  # window-modal but not blocking: the event loop keeps running
 
@@ -177,16 +186,21 @@ class MainWindow(QtWidgets.QMainWindow):
         the 3D view keeps the lion's share."""
         w, h = max(self.width(), 800), max(self.height(), 600)
         horizontal, vertical = QtCore.Qt.Orientation.Horizontal, QtCore.Qt.Orientation.Vertical
-        sizes = (("bottom", min(max(int(0.27 * h), 200), 380), vertical),
-                 ("left", min(max(int(0.25 * w), 300), 520), horizontal),
-                 ("right", min(max(int(0.24 * w), 300), 480), horizontal))
+        sizes = (
+            ("bottom", min(max(int(0.27 * h), 200), 380), vertical),
+            ("left", min(max(int(0.25 * w), 300), 520), horizontal),
+            ("right", min(max(int(0.24 * w), 300), 480), horizontal),
+        )
         for area, size, orient in sizes:
-            docks = [d for d in self.docks.values()
-                     if self.dockWidgetArea(d) == AREAS[area] and not d.isFloating()]  # fmt: skip
+            docks = [
+                d
+                for d in self.docks.values()
+                if self.dockWidgetArea(d) == AREAS[area] and not d.isFloating()
+            ]
             if docks:
                 self.resizeDocks(docks[:1], [size], orient)
 
-    def showEvent(self, ev: QtGui.QShowEvent) -> None:  # noqa: N802
+    def showEvent(self, ev: QtGui.QShowEvent) -> None:
         super().showEvent(ev)
         if not self._sized:  # first show without a remembered layout: fit the docks
             self._sized = True
@@ -251,9 +265,14 @@ class MainWindow(QtWidgets.QMainWindow):
         self.statusBar().showMessage(f"Compression failed: {message}", 10000)
 
     # --- menus --------------------------------------------------------------------------
-    def _action(self, menu: QtWidgets.QMenu, text: str, slot: Any,
-                shortcut: str | QtGui.QKeySequence | list | None = None,
-                group: QtGui.QActionGroup | None = None) -> QtGui.QAction:  # fmt: skip
+    def _action(
+        self,
+        menu: QtWidgets.QMenu,
+        text: str,
+        slot: Any,
+        shortcut: str | QtGui.QKeySequence | list | None = None,
+        group: QtGui.QActionGroup | None = None,
+    ) -> QtGui.QAction:
         """A menu entry whose shortcut works anywhere in the window (also with the menu bar
         hidden); a list gives several keys (a digit and its keypad twin)."""
         act = QtGui.QAction(text, self)
@@ -287,17 +306,27 @@ class MainWindow(QtWidgets.QMainWindow):
         cam = v.addMenu("&Camera")
         self.camera_actions: dict[str, QtGui.QAction] = {}
         group = QtGui.QActionGroup(self)
-        for mode, key in (("follow", "Shift+F"), ("clip", "Shift+C"), ("selection", "Shift+S"),
-                          ("free", None)):  # fmt: skip
+        for mode, key in (
+            ("follow", "Shift+F"),
+            ("clip", "Shift+C"),
+            ("selection", "Shift+S"),
+            ("free", None),
+        ):
             self.camera_actions[mode] = self._action(
                 cam, MODE_LABELS[mode], partial(doc.update_display, camera=mode), key, group
             )
         views = v.addMenu("&Views")
         keypad = QtCore.Qt.KeyboardModifier.KeypadModifier
         no_mod = QtCore.Qt.KeyboardModifier(0)
-        for name, digit, ctrl in (("front", 1, False), ("back", 1, True), ("right", 3, False),
-                                  ("left", 3, True), ("top", 7, False), ("bottom", 7, True),
-                                  ("perspective", 0, False)):  # fmt: skip
+        for name, digit, ctrl in (
+            ("front", 1, False),
+            ("back", 1, True),
+            ("right", 3, False),
+            ("left", 3, True),
+            ("top", 7, False),
+            ("bottom", 7, True),
+            ("perspective", 0, False),
+        ):
             key = QtCore.Qt.Key(QtCore.Qt.Key.Key_0.value + digit)
             mod = QtCore.Qt.KeyboardModifier.ControlModifier if ctrl else no_mod
             keys = [QtGui.QKeySequence(mod | key), QtGui.QKeySequence(mod | keypad | key)]
@@ -325,14 +354,30 @@ class MainWindow(QtWidgets.QMainWindow):
         self._action(mag, "Magnify more", lambda: self._step_magnify(1), "]")
         self._action(mag, "Magnify less", lambda: self._step_magnify(-1), "[")
         v.addSeparator()
-        self._action(v, "Toggle &raw skeleton", lambda: doc.update_display(
-            show_raw=not doc.display.show_raw), "R")  # fmt: skip
-        self._action(v, "Toggle &lossy skeleton", lambda: doc.update_display(
-            show_lossy=not doc.display.show_lossy), "E")  # fmt: skip
-        self._action(v, "Toggle raw s&kin", lambda: doc.update_display(
-            show_raw_skin=not doc.display.show_raw_skin), "Shift+R")  # fmt: skip
-        self._action(v, "Toggle lossy sk&in", lambda: doc.update_display(
-            show_lossy_skin=not doc.display.show_lossy_skin), "Shift+E")  # fmt: skip
+        self._action(
+            v,
+            "Toggle &raw skeleton",
+            lambda: doc.update_display(show_raw=not doc.display.show_raw),
+            "R",
+        )
+        self._action(
+            v,
+            "Toggle &lossy skeleton",
+            lambda: doc.update_display(show_lossy=not doc.display.show_lossy),
+            "E",
+        )
+        self._action(
+            v,
+            "Toggle raw s&kin",
+            lambda: doc.update_display(show_raw_skin=not doc.display.show_raw_skin),
+            "Shift+R",
+        )
+        self._action(
+            v,
+            "Toggle lossy sk&in",
+            lambda: doc.update_display(show_lossy_skin=not doc.display.show_lossy_skin),
+            "Shift+E",
+        )
         shells = v.addMenu("&Shells")
         self.shell_actions: dict[str, QtGui.QAction] = {}
         group = QtGui.QActionGroup(self)
@@ -359,8 +404,12 @@ class MainWindow(QtWidgets.QMainWindow):
         self._action(c, "&Cancel", self.controller.cancel, "Esc")
 
         h = mb.addMenu("&Help")
-        self._action(h, "&Keyboard shortcuts", self.show_shortcuts,
-                     [QtGui.QKeySequence.StandardKey.HelpContents, "?"])  # fmt: skip
+        self._action(
+            h,
+            "&Keyboard shortcuts",
+            self.show_shortcuts,
+            [QtGui.QKeySequence.StandardKey.HelpContents, "?"],
+        )
         doc.display_changed.connect(self._sync_view_menu)
         vp.view_changed.connect(self._sync_view_menu)
         self._sync_view_menu()
@@ -435,7 +484,7 @@ class MainWindow(QtWidgets.QMainWindow):
             if animation is not None:
                 opts["animation"] = animation
             clip = self.controller.load(path, **opts)
-        except Exception as exc:  # noqa: BLE001 - the reader's message is the point
+        except Exception as exc:  # the reader's message is the point
             self.dialogs.error(self, "Cannot open clip", str(exc))
             self.statusBar().showMessage(f"Could not open {path.name}", 8000)
             return False
@@ -455,7 +504,7 @@ class MainWindow(QtWidgets.QMainWindow):
             rules = overrides
         try:
             self.controller.open_clip(clip, path, tuple(rules), settings)
-        except Exception as exc:  # noqa: BLE001 - a view failed on it: the open clip stays
+        except Exception as exc:  # a view failed on it: the open clip stays
             self.dialogs.error(self, "Cannot open clip", f"{path}: {type(exc).__name__}: {exc}")
             self.statusBar().showMessage(f"Could not open {path.name}", 8000)
             return False
@@ -509,18 +558,18 @@ class MainWindow(QtWidgets.QMainWindow):
                 return url.toLocalFile()
         return None
 
-    def dragEnterEvent(self, ev: QtGui.QDragEnterEvent) -> None:  # noqa: N802
+    def dragEnterEvent(self, ev: QtGui.QDragEnterEvent) -> None:
         if self._dropped_path(ev.mimeData()):
             ev.acceptProposedAction()
 
-    def dropEvent(self, ev: QtGui.QDropEvent) -> None:  # noqa: N802
+    def dropEvent(self, ev: QtGui.QDropEvent) -> None:
         path = self._dropped_path(ev.mimeData())
         if path:
             ev.acceptProposedAction()
             QtCore.QTimer.singleShot(0, lambda: self.open_file(path))
 
     # --- closing ------------------------------------------------------------------------
-    def closeEvent(self, ev: QtGui.QCloseEvent) -> None:  # noqa: N802
+    def closeEvent(self, ev: QtGui.QCloseEvent) -> None:
         if self.remember_layout:
             self.save_layout()
         self.timeline.pause()

@@ -40,9 +40,14 @@ def ray_through(mvp: Array, x: float, y: float, width: float, height: float) -> 
 
 
 def pick(
-    points: Array, mvp: Array, x: float, y: float, width: float, height: float,
+    points: Array,
+    mvp: Array,
+    x: float,
+    y: float,
+    width: float,
+    height: float,
     tolerance: float = 10.0,
-) -> int | None:  # fmt: skip
+) -> int | None:
     """Index of the joint nearest the ray through (x, y) within `tolerance` pixels, or None."""
     if len(points) == 0:
         return None

@@ -87,9 +87,13 @@ class BoneMesh:
     FACES = 8
 
     def __init__(
-        self, parents: Array, radius_fraction: float, max_radius: float,
-        joints: Array | None = None, rest: Array | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        parents: Array,
+        radius_fraction: float,
+        max_radius: float,
+        joints: Array | None = None,
+        rest: Array | None = None,
+    ) -> None:
         self.child, self.parent = bone_pairs(parents, joints)
         self.radius_fraction = radius_fraction
         self.max_radius = max_radius
@@ -310,8 +314,9 @@ def ring_lines(centres: Array, radii: Array, segments: int = 32) -> Array:
     return out.reshape(-1, 3).astype(np.float32)
 
 
-def silhouette_circles(centres: Array, radii: Array, eye: Array, ortho_dir: Array | None = None,
-                       segments: int = 48) -> Array:  # fmt: skip
+def silhouette_circles(
+    centres: Array, radii: Array, eye: Array, ortho_dir: Array | None = None, segments: int = 48
+) -> Array:
     """(N * segments * 2, 3) line-segment vertices of each sphere's outline as seen from `eye`.
 
     The outline of a sphere (centre c, radius r) seen from a point at distance D is the circle

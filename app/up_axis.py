@@ -47,10 +47,14 @@ def declared_up_axis(clip: Clip, path: str | Path | None = None) -> str | None:
 
 def sampled_positions(clip: Clip, max_samples: int = MAX_SAMPLES) -> Array:
     """(S', J, 3) object-space joint positions at up to `max_samples` evenly spread samples."""
-    idx = np.unique(np.linspace(0, clip.num_samples - 1, min(max_samples, clip.num_samples))
-                    .round().astype(np.int64))  # fmt: skip
-    m = object_space(clip.rotations[idx], clip.translations[idx], clip.scales[idx],
-                     clip.skeleton.parents)  # fmt: skip
+    idx = np.unique(
+        np.linspace(0, clip.num_samples - 1, min(max_samples, clip.num_samples))
+        .round()
+        .astype(np.int64)
+    )
+    m = object_space(
+        clip.rotations[idx], clip.translations[idx], clip.scales[idx], clip.skeleton.parents
+    )
     return m[..., 3]
 
 
@@ -75,8 +79,12 @@ def detect_up_axis(clip: Clip, positions: Array | None = None) -> str:
     return DEFAULT
 
 
-def up_axis(clip: Clip, path: str | Path | None = None, override: str | None = None,
-            positions: Array | None = None) -> tuple[str, str]:  # fmt: skip
+def up_axis(
+    clip: Clip,
+    path: str | Path | None = None,
+    override: str | None = None,
+    positions: Array | None = None,
+) -> tuple[str, str]:
     """(axis, why): the override, what the file declares, or what the motion shows."""
     if override in AXES:
         return override, "chosen in View > Up axis"

@@ -23,8 +23,8 @@ from pathlib import Path
 os.environ.setdefault("PYOPENGL_PLATFORM", "glx")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from OpenGL import GL  # noqa: E402
-from PySide6 import QtCore, QtWidgets  # noqa: E402
+from OpenGL import GL
+from PySide6 import QtCore, QtWidgets
 
 QtCore.QCoreApplication.setAttribute(QtCore.Qt.ApplicationAttribute.AA_ShareOpenGLContexts)
 app = QtWidgets.QApplication(sys.argv[:1])

@@ -22,10 +22,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from codec import bench, rotation_layout  # noqa: E402
-from codec.compressor import compress  # noqa: E402
-from codec.formats import load_clip  # noqa: E402
-from codec.settings import CompressionSettings  # noqa: E402
+from codec import bench, rotation_layout
+from codec.compressor import compress
+from codec.formats import load_clip
+from codec.settings import CompressionSettings
 
 W = rotation_layout.W
 
@@ -34,7 +34,7 @@ def drop_w(min_abs: np.ndarray) -> np.ndarray:
     return np.full(min_abs.shape[:-1], W)
 
 
-def w_unless_small(threshold: float):  # noqa: ANN201
+def w_unless_small(threshold: float):
     def pick(min_abs: np.ndarray) -> np.ndarray:
         return np.where(min_abs[..., W] >= threshold, W, np.argmax(min_abs, axis=-1))
 

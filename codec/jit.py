@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 os.environ.setdefault("NUMBA_OPT", "1")  # runs as fast as 3 on these kernels, compiles faster
-import numba  # noqa: E402
+import numba
 
 F = TypeVar("F", bound=Callable[..., Any])
 CACHE = os.environ.get("SHELLSCOPE_JIT_CACHE", "1") != "0"

@@ -87,16 +87,27 @@ class SkinnedMesh:
         node = np.array(self.node_matrix, dtype=np.float64)
         if node.shape != (3, 4):
             raise ClipValidationError(f"mesh {self.name!r}: node_matrix has shape {node.shape}")
-        for label, a in (("vertices", v), ("weights", weights), ("inverse_bind", ibm),
-                         ("node_matrix", node)):  # fmt: skip
+        for label, a in (
+            ("vertices", v),
+            ("weights", weights),
+            ("inverse_bind", ibm),
+            ("node_matrix", node),
+        ):
             if not np.all(np.isfinite(a)):
                 raise ClipValidationError(f"mesh {self.name!r}: {label} are not all finite")
         if np.any(weights < 0) or np.any(np.abs(weights.sum(axis=1) - 1.0) > 1e-6):
             raise ClipValidationError(
                 f"mesh {self.name!r}: weights must be >= 0 and sum to 1 per vertex"
             )
-        arrays = {"vertices": v, "triangles": tri, "influence": infl, "weights": weights,
-                  "palette_joint": pal, "inverse_bind": ibm, "node_matrix": node}  # fmt: skip
+        arrays = {
+            "vertices": v,
+            "triangles": tri,
+            "influence": infl,
+            "weights": weights,
+            "palette_joint": pal,
+            "inverse_bind": ibm,
+            "node_matrix": node,
+        }
         for name, a in arrays.items():
             a.setflags(write=False)
             object.__setattr__(self, name, a)
@@ -116,8 +127,16 @@ class SkinnedMesh:
         ibm[:, :, 3] *= factor
         node = self.node_matrix.copy()
         node[:, 3] *= factor
-        return SkinnedMesh(self.name, self.vertices * factor, self.triangles, self.influence,
-                           self.weights, self.palette_joint, ibm, node)  # fmt: skip
+        return SkinnedMesh(
+            self.name,
+            self.vertices * factor,
+            self.triangles,
+            self.influence,
+            self.weights,
+            self.palette_joint,
+            ibm,
+            node,
+        )
 
 
 def normalize_influences(

@@ -21,7 +21,7 @@ def build_stats(
     clip = result.clip
     sk = clip.skeleton
     err = result.error
-    S, J = err.shape  # noqa: N806
+    S, J = err.shape
     flat = int(np.argmax(err))
     worst_sample, worst_joint = divmod(flat, J)
     raw_size = J * S * RAW_BYTES_PER_TRANSFORM

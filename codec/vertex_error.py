@@ -146,8 +146,9 @@ def blended_object_space(clip: Clip, ks: Array, alphas: Array) -> Array:
     return object_space(rot, tr, sc, clip.skeleton.parents)
 
 
-def _summarise(clip: Clip, lossy: Clip, ks: Array, alphas: Array, skin: Skin,
-               keep: bool) -> ErrorSummary:  # fmt: skip
+def _summarise(
+    clip: Clip, lossy: Clip, ks: Array, alphas: Array, skin: Skin, keep: bool
+) -> ErrorSummary:
     """The error at the poses blending samples ks, ks + 1 by alphas, a chunk at a time
     (object-space matrices too: a long clip never has them all at once)."""
     summary = ErrorSummary(len(ks), skin.num_vertices, keep)
@@ -179,9 +180,20 @@ def measure(result: CompressionResult) -> VertexError | None:
         between_max, between_vertex = np.zeros(0), np.zeros(0)
     precision = clip.skeleton.precision[skin.dominant_joint]
     honesty = _honesty(clip, result.error, at.vertex_max, at.vertex_row, skin)
-    return VertexError(skin, at.full, at.vertex_max, at.vertex_row, at.row_max,
-                       at.percentile99(), times, between_max, between_vertex, precision,
-                       honesty, time.perf_counter() - start)  # fmt: skip
+    return VertexError(
+        skin,
+        at.full,
+        at.vertex_max,
+        at.vertex_row,
+        at.row_max,
+        at.percentile99(),
+        times,
+        between_max,
+        between_vertex,
+        precision,
+        honesty,
+        time.perf_counter() - start,
+    )
 
 
 def _honesty(

@@ -90,8 +90,10 @@ def shoot() -> int:
         return window
 
     # 1) the main window at both sizes, the same moment of the same walk
-    for (w, h), name in (((1280, 800), "screenshot_main.png"),
-                         ((1920, 1080), "screenshot_main_1920.png")):  # fmt: skip
+    for (w, h), name in (
+        ((1280, 800), "screenshot_main.png"),
+        ((1920, 1080), "screenshot_main_1920.png"),
+    ):
         window = window_at(w, h)
         open_clip(window, WALK)
         doc = window.document
@@ -130,12 +132,14 @@ def shoot() -> int:
         doc.set_time(5.0)
         window.reset_layout()
         settle(window)
-        for key, name in (("ErrorPlotPanel", "panel_error_plot.png"),
-                          ("ErrorHeatmapPanel", "panel_error_heatmap.png"),
-                          ("BitRatePanel", "panel_bitrates.png"),
-                          ("JointsPanel", "panel_joints.png"),
-                          ("SettingsPanel", "panel_settings.png"),
-                          ("StatsPanel", "panel_stats.png")):  # fmt: skip
+        for key, name in (
+            ("ErrorPlotPanel", "panel_error_plot.png"),
+            ("ErrorHeatmapPanel", "panel_error_heatmap.png"),
+            ("BitRatePanel", "panel_bitrates.png"),
+            ("JointsPanel", "panel_joints.png"),
+            ("SettingsPanel", "panel_settings.png"),
+            ("StatsPanel", "panel_stats.png"),
+        ):
             dock = window.docks[key]
             dock.raise_()
             for _ in range(10):

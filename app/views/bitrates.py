@@ -169,7 +169,7 @@ class BitRateCanvas(QWidget):
         return f"{head}{body}<br>joint error here: {err:.5g}"
 
     # --- drawing ------------------------------------------------------------------------
-    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 (Qt API)
+    def paintEvent(self, event: QPaintEvent) -> None:
         p = QPainter(self)
         p.fillRect(self.rect(), self.palette().base())
         if self.document.result is None:
@@ -256,7 +256,7 @@ class BitRateCanvas(QWidget):
             return True
         return super().event(e)
 
-    def mousePressEvent(self, e: QMouseEvent) -> None:  # noqa: N802 (Qt API)
+    def mousePressEvent(self, e: QMouseEvent) -> None:
         g, j, _ = self.cell_at(e.position().toPoint())
         if j is None:
             return super().mousePressEvent(e)
@@ -264,7 +264,7 @@ class BitRateCanvas(QWidget):
         if g is not None and self.document.result is not None:
             self.document.set_time(self.segments[g, 0] / self.document.result.clip.sample_rate)
 
-    def sizeHint(self) -> QSize:  # noqa: N802 (Qt API)
+    def sizeHint(self) -> QSize:
         return QSize(
             NAME_WIDTH + 3 * max(self.num_segments, 1) * 18 + 2 * GROUP_GAP, self.minimumHeight()
         )

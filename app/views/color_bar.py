@@ -39,10 +39,10 @@ class ColorBar(QtWidgets.QWidget):
             self.setMinimumWidth(self._min_width())
             self.update()
 
-    def sizeHint(self) -> QtCore.QSize:  # noqa: N802
+    def sizeHint(self) -> QtCore.QSize:
         return QtCore.QSize(max(self._min_width(), 220), self.height())
 
-    def paintEvent(self, _ev: QtGui.QPaintEvent) -> None:  # noqa: N802
+    def paintEvent(self, _ev: QtGui.QPaintEvent) -> None:
         p = QtGui.QPainter(self)
         fm = p.fontMetrics()
         bar = QtCore.QRectF(6, 2, self.width() - 12, 9)

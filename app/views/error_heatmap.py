@@ -91,10 +91,10 @@ class HeatmapCanvas(QWidget):
         s = int((pos.x() - r.left()) / max(r.width(), 1) * p.num_samples)
         return joint, min(max(s, 0), p.num_samples - 1)
 
-    def sizeHint(self) -> QSize:  # noqa: N802
+    def sizeHint(self) -> QSize:
         return QSize(self.name_width() + 300, self.row_height * max(len(self.panel.order), 1))
 
-    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
+    def paintEvent(self, event: QPaintEvent) -> None:
         p = self.panel
         painter = QPainter(self)
         painter.fillRect(self.rect(), self.palette().base())
@@ -120,8 +120,9 @@ class HeatmapCanvas(QWidget):
             else:
                 painter.setPen(ink)
             x = 4 + INDENT * int(p.depth[joint])
-            painter.drawText(QRect(x, y, cells.left() - x, rh),
-                             Qt.AlignmentFlag.AlignVCenter, p.names[joint])  # fmt: skip
+            painter.drawText(
+                QRect(x, y, cells.left() - x, rh), Qt.AlignmentFlag.AlignVCenter, p.names[joint]
+            )
         if sel is not None and sel < len(p.row_of):
             y = int(p.row_of[sel]) * rh
             painter.setPen(QPen(SELECTION, 1.5))
@@ -143,7 +144,7 @@ class HeatmapCanvas(QWidget):
             return True
         return super().event(e)
 
-    def mousePressEvent(self, e: QMouseEvent) -> None:  # noqa: N802
+    def mousePressEvent(self, e: QMouseEvent) -> None:
         if e.button() != Qt.MouseButton.LeftButton:
             return super().mousePressEvent(e)
         hit = self.cell_at(e.position().toPoint())
@@ -155,11 +156,11 @@ class HeatmapCanvas(QWidget):
             self._dragging = True
             self._scrub(e.position().x())
 
-    def mouseMoveEvent(self, e: QMouseEvent) -> None:  # noqa: N802
+    def mouseMoveEvent(self, e: QMouseEvent) -> None:
         if self._dragging:
             self._scrub(e.position().x())
 
-    def mouseReleaseEvent(self, e: QMouseEvent) -> None:  # noqa: N802
+    def mouseReleaseEvent(self, e: QMouseEvent) -> None:
         self._dragging = False
 
     def _scrub(self, x: float) -> None:
@@ -177,7 +178,7 @@ class TimeRuler(QWidget):
         self.panel = panel
         self.setFixedHeight(self.fontMetrics().height() + 8)
 
-    def paintEvent(self, _e: QPaintEvent) -> None:  # noqa: N802
+    def paintEvent(self, _e: QPaintEvent) -> None:
         p = self.panel
         canvas = p.canvas
         painter = QPainter(self)
@@ -290,6 +291,8 @@ class ErrorHeatmapPanel(QWidget):
             return ""
         err = float(np.asarray(r.error)[sample, joint])
         frac = float(self.ratio[sample, int(self.row_of[joint])])
-        return (f"<b>{self.names[joint]}</b><br>sample {sample} ({sample / self.rate:.3f} s)<br>"
-                f"error {format_cm(err)}, {format_percent(frac)} of its "
-                f"{format_cm(float(r.clip.skeleton.precision[joint]))} budget")  # fmt: skip
+        return (
+            f"<b>{self.names[joint]}</b><br>sample {sample} ({sample / self.rate:.3f} s)<br>"
+            f"error {format_cm(err)}, {format_percent(frac)} of its "
+            f"{format_cm(float(r.clip.skeleton.precision[joint]))} budget"
+        )

@@ -42,7 +42,7 @@ HEADROOM = 1.12  # the error axis shows a little above the larger of max error a
 class EngineeringAxis(pg.AxisItem):
     """Tick labels in engineering notation (2e-3, 10e-3), the unit in the axis label."""
 
-    def tickStrings(self, values: list, scale: float, spacing: float) -> list[str]:  # noqa: N802
+    def tickStrings(self, values: list, scale: float, spacing: float) -> list[str]:
         return [eng(v * scale, 3) if abs(v) > spacing * 1e-6 else "0" for v in values]
 
 
@@ -196,16 +196,19 @@ class ErrorPlotPanel(QWidget):
     def _update_legend(self) -> None:
         doc = self.document
         budget = format_cm(doc.settings.precision)
-        parts = [f"{_swatch(MAX_COLOUR)} worst joint",
-                 f"{_swatch(BUDGET_COLOUR, dashed=True)} budget {budget}"]
+        parts = [
+            f"{_swatch(MAX_COLOUR)} worst joint",
+            f"{_swatch(BUDGET_COLOUR, dashed=True)} budget {budget}",
+        ]
         j = doc.selection
         if j is not None and doc.clip is not None and j < doc.clip.num_joints:
             name = doc.clip.skeleton.names[j]
             parts.append(f"{_swatch(SELECTED_COLOUR)} {name}")
             p = self._joint_precision(j)
             if p != doc.settings.precision:
-                parts.append(f"{_swatch(SELECTED_COLOUR, dashed=True)} {name}'s budget "
-                             f"{format_cm(p)}")  # fmt: skip
+                parts.append(
+                    f"{_swatch(SELECTED_COLOUR, dashed=True)} {name}'s budget {format_cm(p)}"
+                )
         if doc.display.show_error_between:
             parts.append(f"{_swatch(BETWEEN_COLOUR, dotted=True)} worst between samples")
         self.legend.setText(" &nbsp; ".join(parts))
@@ -230,10 +233,11 @@ class ErrorPlotPanel(QWidget):
         names = doc.clip.skeleton.names  # type: ignore[union-attr]
         j = doc.selection
         if j is not None and j < len(shown.error):
-            text += (f" \u00b7 {names[j]} {format_cm(shown.error[j])} "
-                     f"({format_percent(shown.fraction[j])})")  # fmt: skip
-        text += (f" \u00b7 closest to budget: {names[worst]} "
-                 f"{format_percent(shown.fraction[worst])}")  # fmt: skip
+            text += (
+                f" \u00b7 {names[j]} {format_cm(shown.error[j])} "
+                f"({format_percent(shown.fraction[j])})"
+            )
+        text += f" \u00b7 closest to budget: {names[worst]} {format_percent(shown.fraction[worst])}"
         self.readout.setText(text)
 
     # --- view -> model ------------------------------------------------------------------

@@ -21,29 +21,51 @@ _BLEND = (
     (GL.GL_SRC_ALPHA, GL.GL_ONE_MINUS_SRC_ALPHA, GL.GL_ONE, GL.GL_ONE_MINUS_SRC_ALPHA),
 )
 SOLID = {
-    GL.GL_DEPTH_TEST: True, GL.GL_BLEND: False, GL.GL_CULL_FACE: True, GL.GL_MULTISAMPLE: True,
-    "glCullFace": (GL.GL_BACK,), "glDepthMask": (GL.GL_TRUE,),
-}  # fmt: skip
+    GL.GL_DEPTH_TEST: True,
+    GL.GL_BLEND: False,
+    GL.GL_CULL_FACE: True,
+    GL.GL_MULTISAMPLE: True,
+    "glCullFace": (GL.GL_BACK,),
+    "glDepthMask": (GL.GL_TRUE,),
+}
 # translucent, front faces only: each closed shape blends once, independent of draw order
 GHOST = {
-    GL.GL_DEPTH_TEST: True, GL.GL_BLEND: True, GL.GL_CULL_FACE: True, GL.GL_MULTISAMPLE: True,
-    "glCullFace": (GL.GL_BACK,), "glDepthMask": (GL.GL_FALSE,), _BLEND[0]: _BLEND[1],
-}  # fmt: skip
+    GL.GL_DEPTH_TEST: True,
+    GL.GL_BLEND: True,
+    GL.GL_CULL_FACE: True,
+    GL.GL_MULTISAMPLE: True,
+    "glCullFace": (GL.GL_BACK,),
+    "glDepthMask": (GL.GL_FALSE,),
+    _BLEND[0]: _BLEND[1],
+}
 # shells are sorted back to front on the CPU, so they need no depth reads; a software
 # rasteriser is fill-bound on them, so they are drawn once per pixel, not once per sample
 SHELLS = {
-    GL.GL_DEPTH_TEST: False, GL.GL_BLEND: True, GL.GL_CULL_FACE: True, GL.GL_MULTISAMPLE: False,
-    "glCullFace": (GL.GL_BACK,), "glDepthMask": (GL.GL_FALSE,), _BLEND[0]: _BLEND[1],
-}  # fmt: skip
+    GL.GL_DEPTH_TEST: False,
+    GL.GL_BLEND: True,
+    GL.GL_CULL_FACE: True,
+    GL.GL_MULTISAMPLE: False,
+    "glCullFace": (GL.GL_BACK,),
+    "glDepthMask": (GL.GL_FALSE,),
+    _BLEND[0]: _BLEND[1],
+}
 LINES = {
-    GL.GL_DEPTH_TEST: True, GL.GL_BLEND: True, GL.GL_CULL_FACE: False, GL.GL_MULTISAMPLE: True,
-    "glDepthMask": (GL.GL_FALSE,), _BLEND[0]: _BLEND[1],
-}  # fmt: skip
+    GL.GL_DEPTH_TEST: True,
+    GL.GL_BLEND: True,
+    GL.GL_CULL_FACE: False,
+    GL.GL_MULTISAMPLE: True,
+    "glDepthMask": (GL.GL_FALSE,),
+    _BLEND[0]: _BLEND[1],
+}
 # outlines and joints stay visible through bones
 ON_TOP = {
-    GL.GL_DEPTH_TEST: False, GL.GL_BLEND: True, GL.GL_CULL_FACE: False, GL.GL_MULTISAMPLE: True,
-    "glDepthMask": (GL.GL_FALSE,), _BLEND[0]: _BLEND[1],
-}  # fmt: skip
+    GL.GL_DEPTH_TEST: False,
+    GL.GL_BLEND: True,
+    GL.GL_CULL_FACE: False,
+    GL.GL_MULTISAMPLE: True,
+    "glDepthMask": (GL.GL_FALSE,),
+    _BLEND[0]: _BLEND[1],
+}
 
 
 class SoupMesh(gl.GLMeshItem):
@@ -63,7 +85,7 @@ class SoupMesh(gl.GLMeshItem):
         self.colors = np.ascontiguousarray(vertex_colors, dtype=np.float32)
         self._pending |= MeshDirty.POSITION | MeshDirty.COLOR
 
-    def parseMeshData(self) -> MeshDirty:  # noqa: N802 (pyqtgraph's name)
+    def parseMeshData(self) -> MeshDirty:
         bits, self._pending = self._pending, MeshDirty(0)
         return bits
 

@@ -45,8 +45,18 @@ from codec.sampling import BASE_ROUNDING
 
 # the name is frozen in its own view on the left; the values scroll on their own, the ones a
 # tuner reads first (error against budget) leftmost
-COLUMNS = ("Joint", "Max error", "Used", "Precision", "Shell", "Dominant", "Rot", "Trans",
-           "Scale", "Rounding")  # fmt: skip
+COLUMNS = (
+    "Joint",
+    "Max error",
+    "Used",
+    "Precision",
+    "Shell",
+    "Dominant",
+    "Rot",
+    "Trans",
+    "Scale",
+    "Rounding",
+)
 C_NAME, C_ERR, C_USED, C_PREC, C_SHELL, C_DOM, C_ROT, C_TRANS, C_SCALE, C_ROUND = range(
     len(COLUMNS)
 )
@@ -105,7 +115,7 @@ class JointEditDelegate(QStyledItemDelegate):
         super().__init__(panel.tree)
         self.panel = panel
 
-    def createEditor(  # noqa: N802 (Qt API)
+    def createEditor(
         self, parent: QWidget, option: QStyleOptionViewItem, index: QModelIndex
     ) -> QWidget | None:
         if index.column() in (C_PREC, C_SHELL):
@@ -116,7 +126,7 @@ class JointEditDelegate(QStyledItemDelegate):
             return combo
         return None
 
-    def setEditorData(self, editor: QWidget, index: QModelIndex) -> None:  # noqa: N802
+    def setEditorData(self, editor: QWidget, index: QModelIndex) -> None:
         joint = index.siblingAtColumn(C_NAME).data(JOINT_ROLE)
         r = self.panel.document.resolved_joints()
         if r is None or joint is None:
@@ -127,7 +137,7 @@ class JointEditDelegate(QStyledItemDelegate):
         elif isinstance(editor, QComboBox):
             editor.setCurrentText(str(r.rounding[joint]))
 
-    def setModelData(  # noqa: N802 (Qt API)
+    def setModelData(
         self,
         editor: QWidget,
         model: QAbstractItemModel,
@@ -313,7 +323,7 @@ class JointsPanel(QWidget):
         first = int(min(names, 0.58 * total))
         self.table_split.setSizes([first, max(total - first, 1)])
 
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+    def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self._fit_split()
 
@@ -354,8 +364,11 @@ class JointsPanel(QWidget):
                     item.setText(c, subtrack_text(int(result.kinds[j, k]), bits[:, k]))
                 ds = result.dominant_shells
                 item.setText(C_DOM, eng(ds.distance[j]))
-                item.setToolTip(C_DOM, f"dominant shell {eng(ds.distance[j], 6)} cm, "
-                                       f"its precision {eng(ds.precision[j], 6)} cm")
+                item.setToolTip(
+                    C_DOM,
+                    f"dominant shell {eng(ds.distance[j], 6)} cm, "
+                    f"its precision {eng(ds.precision[j], 6)} cm",
+                )
             else:
                 for c in (C_ROT, C_TRANS, C_SCALE, C_DOM):
                     item.setText(c, "")
@@ -465,8 +478,11 @@ class JointsPanel(QWidget):
         if j is None or self.document.clip is None:
             return
         name = self.document.clip.skeleton.names[j]
-        self._commit(set_joint_override(self.document.overrides, name, precision=None,
-                                        shell_distance=None, rounding=None))  # fmt: skip
+        self._commit(
+            set_joint_override(
+                self.document.overrides, name, precision=None, shell_distance=None, rounding=None
+            )
+        )
 
     def add_rule(self, pattern: str, **fields: float | str | None) -> None:
         """Append a pattern rule (later rules win)."""
@@ -501,8 +517,9 @@ class JointsPanel(QWidget):
         pattern = text(0)
         if not pattern:
             raise ValueError(f"row {row + 1}: the pattern is empty")
-        return JointOverride(pattern, number(1, "precision"), number(2, "shell distance"),
-                             text(3) or None)  # fmt: skip
+        return JointOverride(
+            pattern, number(1, "precision"), number(2, "shell distance"), text(3) or None
+        )
 
     def _on_rule_item_changed(self, _item: QTableWidgetItem) -> None:
         if self._syncing:

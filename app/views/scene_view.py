@@ -45,7 +45,7 @@ class SceneView(gl.GLViewWidget):
         self.setFocusPolicy(QtCore.Qt.FocusPolicy.ClickFocus)
 
     # --- projection ---------------------------------------------------------------------
-    def projectionMatrix(self, region: tuple, viewport: tuple) -> QtGui.QMatrix4x4:  # noqa: N802
+    def projectionMatrix(self, region: tuple, viewport: tuple) -> QtGui.QMatrix4x4:
         """pyqtgraph's frustum, or an orthographic box seeing as wide as the frustum does at
         the target (half-width distance * tan(fov / 2)), so switching keeps the framing."""
         if not self.ortho:
@@ -82,7 +82,7 @@ class SceneView(gl.GLViewWidget):
         return -self.view_rotation()[2]
 
     # --- painting -----------------------------------------------------------------------
-    def paintGL(self) -> None:  # noqa: N802
+    def paintGL(self) -> None:
         if self.before_paint is not None:
             self.before_paint()
         super().paintGL()
@@ -92,7 +92,7 @@ class SceneView(gl.GLViewWidget):
             self.overlay(painter)
             painter.end()
 
-    def paint(self, *, region: tuple, viewport: tuple, useItemNames: bool = False) -> None:  # noqa: N803
+    def paint(self, *, region: tuple, viewport: tuple, useItemNames: bool = False) -> None:
         self.setProjection(region, viewport)
         self.setModelview()
         # items leave the depth mask off (translucent ones) and QPainter leaves its own state:
@@ -103,16 +103,16 @@ class SceneView(gl.GLViewWidget):
         GL.glClear(GL.GL_DEPTH_BUFFER_BIT | GL.GL_COLOR_BUFFER_BIT)
         self.drawItemTree(useItemNames=useItemNames)
 
-    def resizeGL(self, w: int, h: int) -> None:  # noqa: N802
+    def resizeGL(self, w: int, h: int) -> None:
         super().resizeGL(w, h)
         self.resized.emit()
 
     # --- mouse --------------------------------------------------------------------------
-    def wheelEvent(self, ev: QtGui.QWheelEvent) -> None:  # noqa: N802
+    def wheelEvent(self, ev: QtGui.QWheelEvent) -> None:
         super().wheelEvent(ev)
         self.camera_touched.emit("zoom")
 
-    def mouseMoveEvent(self, ev: QtGui.QMouseEvent) -> None:  # noqa: N802
+    def mouseMoveEvent(self, ev: QtGui.QMouseEvent) -> None:
         buttons = ev.buttons()
         if self._press is not None and (ev.position() - self._press).manhattanLength() <= 4:
             self.mousePos = ev.position()  # a click's jitter is not a drag
@@ -125,19 +125,19 @@ class SceneView(gl.GLViewWidget):
         orbit = buttons == QtCore.Qt.MouseButton.LeftButton and not ctrl
         self.camera_touched.emit("orbit" if orbit else "pan")
 
-    def mousePressEvent(self, ev: QtGui.QMouseEvent) -> None:  # noqa: N802
+    def mousePressEvent(self, ev: QtGui.QMouseEvent) -> None:
         self._press = ev.position()
         super().mousePressEvent(ev)
 
-    def mouseReleaseEvent(self, ev: QtGui.QMouseEvent) -> None:  # noqa: N802
+    def mouseReleaseEvent(self, ev: QtGui.QMouseEvent) -> None:
         p = ev.position()
         if ev.button() == QtCore.Qt.MouseButton.LeftButton and self._press is not None:
             self.clicked.emit(p.x(), p.y())
         self._press = None
         super().mouseReleaseEvent(ev)
 
-    def keyPressEvent(self, ev: QtGui.QKeyEvent) -> None:  # noqa: N802
+    def keyPressEvent(self, ev: QtGui.QKeyEvent) -> None:
         ev.ignore()  # arrows belong to the timeline, view keys to the window's actions
 
-    def keyReleaseEvent(self, ev: QtGui.QKeyEvent) -> None:  # noqa: N802
+    def keyReleaseEvent(self, ev: QtGui.QKeyEvent) -> None:
         ev.ignore()

@@ -152,8 +152,9 @@ class SettingsPanel(QWidget):
     def _on_result(self) -> None:
         r = self.document.result
         level = r.stats.get("level") if r is not None else None
-        self.resolved.setText(f"→ {level}" if level and self.document.settings.level == "automatic"
-                              else "")  # fmt: skip
+        self.resolved.setText(
+            f"→ {level}" if level and self.document.settings.level == "automatic" else ""
+        )
         self.change.setText(change_text(self.document.previous_result, r))
 
     def _on_status(self) -> None:

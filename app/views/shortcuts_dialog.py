@@ -30,8 +30,10 @@ def shortcut_rows(menu_bar: QtWidgets.QMenuBar) -> list[tuple[str, str, str]]:
             if sub is not None:
                 walk(sub, f"{path} \u203a {name}")
             elif act.shortcuts():
-                keys = ", ".join(k.toString(QtGui.QKeySequence.SequenceFormat.NativeText)
-                                 for k in act.shortcuts())  # fmt: skip
+                keys = ", ".join(
+                    k.toString(QtGui.QKeySequence.SequenceFormat.NativeText)
+                    for k in act.shortcuts()
+                )
                 rows.append((path, keys, name))
 
     for act in menu_bar.actions():

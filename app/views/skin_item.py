@@ -52,13 +52,22 @@ _BLEND = (
     (GL.GL_SRC_ALPHA, GL.GL_ONE_MINUS_SRC_ALPHA, GL.GL_ONE, GL.GL_ONE_MINUS_SRC_ALPHA),
 )
 SEE_THROUGH = {
-    GL.GL_DEPTH_TEST: True, GL.GL_BLEND: True, GL.GL_CULL_FACE: True, "glCullFace": (GL.GL_BACK,),
-    "glDepthMask": (GL.GL_FALSE,), _BLEND[0]: _BLEND[1], GL.GL_MULTISAMPLE: MULTISAMPLE,
-}  # fmt: skip
+    GL.GL_DEPTH_TEST: True,
+    GL.GL_BLEND: True,
+    GL.GL_CULL_FACE: True,
+    "glCullFace": (GL.GL_BACK,),
+    "glDepthMask": (GL.GL_FALSE,),
+    _BLEND[0]: _BLEND[1],
+    GL.GL_MULTISAMPLE: MULTISAMPLE,
+}
 OPAQUE = {
-    GL.GL_DEPTH_TEST: True, GL.GL_BLEND: False, GL.GL_CULL_FACE: True, "glCullFace": (GL.GL_BACK,),
-    "glDepthMask": (GL.GL_TRUE,), GL.GL_MULTISAMPLE: MULTISAMPLE,
-}  # fmt: skip
+    GL.GL_DEPTH_TEST: True,
+    GL.GL_BLEND: False,
+    GL.GL_CULL_FACE: True,
+    "glCullFace": (GL.GL_BACK,),
+    "glDepthMask": (GL.GL_TRUE,),
+    GL.GL_MULTISAMPLE: MULTISAMPLE,
+}
 WIRE = {**SEE_THROUGH, GL.GL_CULL_FACE: False}  # a wireframe shows its far side too
 BEHIND = {**SEE_THROUGH, GL.GL_POLYGON_OFFSET_FILL: True, "glPolygonOffset": (2.0, 4.0)}
 # draw order among the scene's items (bones 0 and 5, shells 10): an opaque skin first, so
@@ -123,8 +132,9 @@ class SkinMesh(gl.GLMeshItem):
     so no repaint is requested)."""
 
     def __init__(self, depth: int) -> None:
-        super().__init__(glOptions=SEE_THROUGH, shader=skin_shader(), smooth=True,
-                         computeNormals=False)  # fmt: skip
+        super().__init__(
+            glOptions=SEE_THROUGH, shader=skin_shader(), smooth=True, computeNormals=False
+        )
         self.setDepthValue(depth)
         self._pending = MeshDirty(0)
         self.wire = False
@@ -146,7 +156,7 @@ class SkinMesh(gl.GLMeshItem):
         self.wire = wire
         self.setDepthValue(depth)
 
-    def parseMeshData(self) -> MeshDirty:  # noqa: N802 (pyqtgraph's name)
+    def parseMeshData(self) -> MeshDirty:
         bits, self._pending = self._pending, MeshDirty(0)
         return bits
 
@@ -223,8 +233,7 @@ class SkinLayer:
         wire = style == "wireframe"
         see_through = WIRE if wire else SEE_THROUGH
         self.raw_item.set_style(BEHIND if style == "solid" else see_through, wire, raw_depth)
-        self.lossy_item.set_style(OPAQUE if style == "solid" else see_through, wire,
-                                  lossy_depth)  # fmt: skip
+        self.lossy_item.set_style(OPAQUE if style == "solid" else see_through, wire, lossy_depth)
         rv, rn = posed_skin(raw, skin)
         self.raw_vertices = rv
         rgba = np.empty((len(rv), 4))
@@ -256,7 +265,7 @@ class SkinLayer:
 
 
 class SkinControls(QtWidgets.QToolButton):
-    """"Skin" in the 3D view's toolbar: a menu with the two skins' toggles and the style.
+    """ "Skin" in the 3D view's toolbar: a menu with the two skins' toggles and the style.
     Hidden for clips without a mesh, so their view is exactly as it was."""
 
     def __init__(self, document: Document, parent: QtWidgets.QWidget | None = None) -> None:
@@ -311,16 +320,33 @@ def framing_points(clip: Clip, max_samples: int, max_vertices: int = 512) -> Arr
     if skin is None:
         return None
     v = skin.vertices - skin.vertices.mean(axis=0)
-    dirs = np.array([[x, y, z] for x in (-1, 0, 1) for y in (-1, 0, 1) for z in (-1, 0, 1)
-                     if (x, y, z) != (0, 0, 0)], dtype=np.float64)  # fmt: skip
+    dirs = np.array(
+        [
+            [x, y, z]
+            for x in (-1, 0, 1)
+            for y in (-1, 0, 1)
+            for z in (-1, 0, 1)
+            if (x, y, z) != (0, 0, 0)
+        ],
+        dtype=np.float64,
+    )
     extremes = np.argmax(v @ dirs.T, axis=0)
     step = max(1, skin.num_vertices // max_vertices)
     pick = np.unique(np.r_[np.arange(0, skin.num_vertices, step), extremes])
-    sub = Skin(skin.vertices[pick], np.zeros((0, 3), dtype=np.int64), skin.palette_joint,
-               skin.inverse_bind, skin.influence[pick], skin.weights[pick],
-               skin.dominant_joint[pick], np.array([0, len(pick)]), ("framing",))  # fmt: skip
+    sub = Skin(
+        skin.vertices[pick],
+        np.zeros((0, 3), dtype=np.int64),
+        skin.palette_joint,
+        skin.inverse_bind,
+        skin.influence[pick],
+        skin.weights[pick],
+        skin.dominant_joint[pick],
+        np.array([0, len(pick)]),
+        ("framing",),
+    )
     n = clip.num_samples
     idx = np.unique(np.linspace(0, n - 1, min(max_samples, n)).round().astype(np.int64))
-    os_ = object_space(clip.rotations[idx], clip.translations[idx], clip.scales[idx],
-                       clip.skeleton.parents)  # fmt: skip
+    os_ = object_space(
+        clip.rotations[idx], clip.translations[idx], clip.scales[idx], clip.skeleton.parents
+    )
     return skin_vertices(os_, sub)

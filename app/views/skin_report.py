@@ -40,18 +40,30 @@ COLUMNS = (
     ("name", "Joint", "The joint; its vertices are those it moves most"),
     ("vertices", "Vertices", "Vertices whose strongest influence is this joint"),
     ("shell_distance", "Shell (cm)", "The shell distance the codec used for this joint"),
-    ("mesh_shell_distance", "Mesh shell (cm)",
-     "The shell distance the mesh gives: the farthest vertex the joint moves with weight "
-     "over 0.1, in its bind space"),
+    (
+        "mesh_shell_distance",
+        "Mesh shell (cm)",
+        "The shell distance the mesh gives: the farthest vertex the joint moves with weight "
+        "over 0.1, in its bind space",
+    ),
     ("shell_max_error", "Shell error (cm)", "Largest error on the joint's shell at samples"),
-    ("vertex_max_error", "True error (cm)",
-     "Largest distance between raw and lossy skin of the joint's vertices, at samples"),
-    ("shell_to_vertex_ratio", "Shell / true",
-     "Shell error over true error: under 1, the shell under-estimates the skin's error"),
-    ("vertex_budget_fraction", "True / budget",
-     "True error over the joint's precision: over 100 %, the skin is over budget"),
+    (
+        "vertex_max_error",
+        "True error (cm)",
+        "Largest distance between raw and lossy skin of the joint's vertices, at samples",
+    ),
+    (
+        "shell_to_vertex_ratio",
+        "Shell / true",
+        "Shell error over true error: under 1, the shell under-estimates the skin's error",
+    ),
+    (
+        "vertex_budget_fraction",
+        "True / budget",
+        "True error over the joint's precision: over 100 %, the skin is over budget",
+    ),
     ("vertex_worst_time", "Worst (s)", "When the joint's worst vertex is worst"),
-)  # fmt: skip
+)
 NAN_KEY = math.inf  # joints without vertices sort after every number, up or down
 
 
@@ -63,7 +75,7 @@ class _Item(QTableWidgetItem):
         self.key = key
         self.setFlags(self.flags() & ~Qt.ItemFlag.ItemIsEditable)
 
-    def __lt__(self, other: QTableWidgetItem) -> bool:  # noqa: D105
+    def __lt__(self, other: QTableWidgetItem) -> bool:
         if isinstance(other, _Item) and type(self.key) is type(other.key):
             return self.key < other.key  # type: ignore[operator]
         return super().__lt__(other)
@@ -227,8 +239,10 @@ class SkinReportPanel(QWidget):
 
     def shown_joints(self) -> list[int]:
         """Joint indices in the table's current order (for tests and tools)."""
-        return [int(self.table.item(i, 0).data(Qt.ItemDataRole.UserRole))
-                for i in range(self.table.rowCount())]  # fmt: skip
+        return [
+            int(self.table.item(i, 0).data(Qt.ItemDataRole.UserRole))
+            for i in range(self.table.rowCount())
+        ]
 
     # --- view -> model ------------------------------------------------------------------
     def _joint_at(self, row: int) -> int | None:

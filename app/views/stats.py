@@ -75,25 +75,46 @@ class StatsPanel(QWidget):
         sheet_layout = QVBoxLayout(sheet)
         sheet_layout.setContentsMargins(0, 0, 0, 0)
         sections = {
-            "Size": ("raw_size", "compressed_size", "metadata_size", "file_size",
-                     "compression_ratio"),
-            "Error": ("max_error", "worst_track", "worst_time", "error_p99",
-                      "max_error_between_samples", "precision_met"),
+            "Size": (
+                "raw_size",
+                "compressed_size",
+                "metadata_size",
+                "file_size",
+                "compression_ratio",
+            ),
+            "Error": (
+                "max_error",
+                "worst_track",
+                "worst_time",
+                "error_p99",
+                "max_error_between_samples",
+                "precision_met",
+            ),
             "Run": ("compression_time", "level", "num_segments"),
-            "Clip": ("duration", "num_samples", "num_bones", "sample_rate", "looping",
-                     "has_scale"),
-        }  # fmt: skip
+            "Clip": ("duration", "num_samples", "num_bones", "sample_rate", "looping", "has_scale"),
+        }
         labels = {
-            "raw_size": "Raw size", "compressed_size": "Compressed size",
-            "metadata_size": "Metadata", "file_size": "File size (.ssc)",
-            "compression_ratio": "Ratio", "max_error": "Max error", "worst_track": "Worst joint",
-            "worst_time": "Worst time", "error_p99": "99th percentile",
-            "max_error_between_samples": "Max between samples", "precision_met": "Precision met",
-            "compression_time": "Compression time", "level": "Level",
-            "num_segments": "Segments", "duration": "Duration", "num_samples": "Samples",
-            "num_bones": "Joints", "sample_rate": "Sample rate", "looping": "Looping",
+            "raw_size": "Raw size",
+            "compressed_size": "Compressed size",
+            "metadata_size": "Metadata",
+            "file_size": "File size (.ssc)",
+            "compression_ratio": "Ratio",
+            "max_error": "Max error",
+            "worst_track": "Worst joint",
+            "worst_time": "Worst time",
+            "error_p99": "99th percentile",
+            "max_error_between_samples": "Max between samples",
+            "precision_met": "Precision met",
+            "compression_time": "Compression time",
+            "level": "Level",
+            "num_segments": "Segments",
+            "duration": "Duration",
+            "num_samples": "Samples",
+            "num_bones": "Joints",
+            "sample_rate": "Sample rate",
+            "looping": "Looping",
             "has_scale": "Has scale",
-        }  # fmt: skip
+        }
         for title, keys in sections.items():
             box = QGroupBox(title)
             form = QFormLayout(box)
@@ -144,12 +165,14 @@ class StatsPanel(QWidget):
         buttons = QGridLayout()
         buttons.setSpacing(4)
         self.export_buttons: dict[str, QPushButton] = {}
-        for i, (key, text, tip) in enumerate((
-            ("stats", "Stats JSON…", "ACL key names"),
-            ("csv", "Joints CSV…", "one row per joint: settings, storage, error"),
-            ("lossy", "Lossy clip…", "the decoded clip as ACL SJSON, BVH, or a glTF copy"),
-            ("screenshot", "Screenshot…", "the whole window as PNG"),
-        )):
+        for i, (key, text, tip) in enumerate(
+            (
+                ("stats", "Stats JSON…", "ACL key names"),
+                ("csv", "Joints CSV…", "one row per joint: settings, storage, error"),
+                ("lossy", "Lossy clip…", "the decoded clip as ACL SJSON, BVH, or a glTF copy"),
+                ("screenshot", "Screenshot…", "the whole window as PNG"),
+            )
+        ):
             b = QPushButton(text)
             b.setToolTip(f"Export {tip}")
             b.clicked.connect(lambda _=False, k=key: self._ask_and_export(k))
@@ -187,8 +210,11 @@ class StatsPanel(QWidget):
             at = f" at <a href='time:{float(t)!r}'>{float(t):.4f} s</a>" if t is not None else ""
             return f"{format_cm(float(value), digits=5)}{at}"
         if key == "precision_met":
-            return f"<span style='color:{GOOD}'>yes</span>" if value else (
-                f"<span style='color:{BAD}'>no</span>")  # fmt: skip
+            return (
+                f"<span style='color:{GOOD}'>yes</span>"
+                if value
+                else (f"<span style='color:{BAD}'>no</span>")
+            )
         if key == "compression_time":
             secs = float(value)
             return f"{secs:.2f} s" if secs >= 1.0 else f"{secs * 1000:.1f} ms"

@@ -51,21 +51,21 @@ class ScrubBar(QtWidgets.QWidget):
         w = max(self.width() - 2 * self.MARGIN, 1)
         return min(max((x - self.MARGIN) / w, 0.0), 1.0) * dur
 
-    def mousePressEvent(self, ev: QtGui.QMouseEvent) -> None:  # noqa: N802
+    def mousePressEvent(self, ev: QtGui.QMouseEvent) -> None:
         if ev.button() == QtCore.Qt.MouseButton.LeftButton:
             self._dragging = True
             self.scrubbed.emit(self.x_to_time(ev.position().x()))
 
-    def mouseMoveEvent(self, ev: QtGui.QMouseEvent) -> None:  # noqa: N802
+    def mouseMoveEvent(self, ev: QtGui.QMouseEvent) -> None:
         if self._dragging:
             self.scrubbed.emit(self.x_to_time(ev.position().x()))
 
-    def mouseReleaseEvent(self, ev: QtGui.QMouseEvent) -> None:  # noqa: N802
+    def mouseReleaseEvent(self, ev: QtGui.QMouseEvent) -> None:
         if self._dragging:
             self.scrubbed.emit(self.x_to_time(ev.position().x()))
         self._dragging = False
 
-    def paintEvent(self, _ev: QtGui.QPaintEvent) -> None:  # noqa: N802
+    def paintEvent(self, _ev: QtGui.QPaintEvent) -> None:
         doc = self.document
         p = QtGui.QPainter(self)
         pal = self.palette()
@@ -132,15 +132,21 @@ class TimelineWidget(QtWidgets.QWidget):
             b.clicked.connect(slot)
             return b
 
-        self.home_button = button(style.standardIcon(sp.SP_MediaSkipBackward),
-                                  "First sample (Home)", self.go_home)  # fmt: skip
-        self.back_button = button(style.standardIcon(sp.SP_MediaSeekBackward),
-                                  "Previous sample (Left)", lambda: self.step(-1))  # fmt: skip
+        self.home_button = button(
+            style.standardIcon(sp.SP_MediaSkipBackward), "First sample (Home)", self.go_home
+        )
+        self.back_button = button(
+            style.standardIcon(sp.SP_MediaSeekBackward),
+            "Previous sample (Left)",
+            lambda: self.step(-1),
+        )
         self.play_button = button(self._play_icon, "Play / pause (Space)", self.toggle_play)
-        self.fwd_button = button(style.standardIcon(sp.SP_MediaSeekForward),
-                                 "Next sample (Right)", lambda: self.step(1))  # fmt: skip
-        self.end_button = button(style.standardIcon(sp.SP_MediaSkipForward),
-                                 "Last sample (End)", self.go_end)  # fmt: skip
+        self.fwd_button = button(
+            style.standardIcon(sp.SP_MediaSeekForward), "Next sample (Right)", lambda: self.step(1)
+        )
+        self.end_button = button(
+            style.standardIcon(sp.SP_MediaSkipForward), "Last sample (End)", self.go_end
+        )
         self.loop_box = QtWidgets.QCheckBox("Loop")
         self.loop_box.setChecked(True)
         self.speed_box = QtWidgets.QComboBox()
@@ -165,16 +171,24 @@ class TimelineWidget(QtWidgets.QWidget):
         font = QtGui.QFontDatabase.systemFont(QtGui.QFontDatabase.SystemFont.FixedFont)
         self.readout.setFont(font)
         # a changing readout must never resize the window's central area
-        self.readout.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored,
-                                   QtWidgets.QSizePolicy.Policy.Preferred)  # fmt: skip
+        self.readout.setSizePolicy(
+            QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred
+        )
         self.readout.setMinimumWidth(0)
         for w in (self.loop_box, self.speed_box, self.rounding_box, self.per_joint_button):
             w.setFocusPolicy(QtCore.Qt.FocusPolicy.NoFocus)
 
         row = QtWidgets.QHBoxLayout()
         row.setContentsMargins(4, 0, 4, 0)
-        for w in (self.home_button, self.back_button, self.play_button, self.fwd_button,
-                  self.end_button, self.loop_box, self.speed_box):  # fmt: skip
+        for w in (
+            self.home_button,
+            self.back_button,
+            self.play_button,
+            self.fwd_button,
+            self.end_button,
+            self.loop_box,
+            self.speed_box,
+        ):
             row.addWidget(w)
         row.addSpacing(12)
         row.addWidget(QtWidgets.QLabel("Rounding:"))
@@ -302,8 +316,13 @@ class TimelineWidget(QtWidgets.QWidget):
     def _on_clip(self) -> None:
         self.pause()
         has = self.document.clip is not None
-        for w in (self.home_button, self.back_button, self.play_button, self.fwd_button,
-                  self.end_button):  # fmt: skip
+        for w in (
+            self.home_button,
+            self.back_button,
+            self.play_button,
+            self.fwd_button,
+            self.end_button,
+        ):
             w.setEnabled(has)
         if has and self.document.clip is not None:
             self.loop_box.setChecked(

@@ -48,8 +48,15 @@ Array = np.ndarray
 
 FRAMING_SAMPLES = 6000  # poses looked at to keep a clip in view (every one for real clips)
 MAGNIFY_STEPS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
-VIEW_TITLES = {"front": "Front", "back": "Back", "right": "Right", "left": "Left",
-               "top": "Top", "bottom": "Bottom", "perspective": "Perspective"}  # fmt: skip
+VIEW_TITLES = {
+    "front": "Front",
+    "back": "Back",
+    "right": "Right",
+    "left": "Left",
+    "top": "Top",
+    "bottom": "Bottom",
+    "perspective": "Perspective",
+}
 AXIS_COLOURS = {"X": (232, 72, 85), "Y": (120, 200, 40), "Z": (60, 140, 255)}
 
 
@@ -99,9 +106,18 @@ class Viewport3D(QtWidgets.QWidget):
         self.roots = points(ON_TOP, 21)
         self.lossy_joints = points(ON_TOP, 22)
         self.marker = points(ON_TOP, 30)
-        for item in (self.grid, self.lossy_bones, self.raw_bones, self.own_shells, self.shells,
-                     self.shell_outlines, self.raw_joints, self.roots, self.lossy_joints,
-                     self.marker):  # fmt: skip
+        for item in (
+            self.grid,
+            self.lossy_bones,
+            self.raw_bones,
+            self.own_shells,
+            self.shells,
+            self.shell_outlines,
+            self.raw_joints,
+            self.roots,
+            self.lossy_joints,
+            self.marker,
+        ):
             self.scene.addItem(item)
         self.skin = SkinLayer(self.scene)  # the clip's skinned mesh, when it has one
 
@@ -140,8 +156,13 @@ class Viewport3D(QtWidgets.QWidget):
 
         d = document
         d.clip_changed.connect(self._on_clip)
-        for sig in (d.result_changed, d.time_changed, d.rounding_changed, d.selection_changed,
-                    d.settings_changed):  # fmt: skip
+        for sig in (
+            d.result_changed,
+            d.time_changed,
+            d.rounding_changed,
+            d.selection_changed,
+            d.settings_changed,
+        ):
             sig.connect(self.invalidate)
         d.display_changed.connect(self._on_display)
         self._last_display = d.display
@@ -185,8 +206,14 @@ class Viewport3D(QtWidgets.QWidget):
         self.frame_button.setText("Frame")
         self.frame_button.setToolTip("Frame the clip again (F)")
         self.frame_button.clicked.connect(self.frame_all)
-        for w in (self.show_raw, self.show_lossy, self.shells_mode, self.camera_mode,
-                  self.magnify, self.frame_button):  # fmt: skip
+        for w in (
+            self.show_raw,
+            self.show_lossy,
+            self.shells_mode,
+            self.camera_mode,
+            self.magnify,
+            self.frame_button,
+        ):
             w.setFocusPolicy(QtCore.Qt.FocusPolicy.NoFocus)
         row.addWidget(self.show_raw)
         row.addWidget(self.show_lossy)
@@ -389,21 +416,35 @@ class Viewport3D(QtWidgets.QWidget):
             s = self.scene
             radius = framing.radius  # a single point (1 joint, standing still): half its size
             radius = radius if radius > 1e-3 * self.joint_size else 0.5 * self.joint_size
-            s.opts["distance"] = camera.fit_distance(radius, s.opts["fov"], s.width(),
-                                                     s.height(), s.ortho)  # fmt: skip
+            s.opts["distance"] = camera.fit_distance(
+                radius, s.opts["fov"], s.width(), s.height(), s.ortho
+            )
 
     def _before_paint(self) -> None:
         s = self.scene
-        key = (s.opts["distance"], s.opts["elevation"], s.opts["azimuth"],
-               tuple(s.opts["center"].toTuple()), s.width(), s.height(), s.ortho)  # fmt: skip
+        key = (
+            s.opts["distance"],
+            s.opts["elevation"],
+            s.opts["azimuth"],
+            tuple(s.opts["center"].toTuple()),
+            s.width(),
+            s.height(),
+            s.ortho,
+        )
         if not self._dirty and key == self._camera_key:
             self.frames += 1
             return
         self._dirty = False
         self._rebuild()
-        self._camera_key = (s.opts["distance"], s.opts["elevation"], s.opts["azimuth"],
-                            tuple(s.opts["center"].toTuple()), s.width(), s.height(),
-                            s.ortho)  # fmt: skip
+        self._camera_key = (
+            s.opts["distance"],
+            s.opts["elevation"],
+            s.opts["azimuth"],
+            tuple(s.opts["center"].toTuple()),
+            s.width(),
+            s.height(),
+            s.ortho,
+        )
         self.frames += 1
 
     def sync(self) -> None:
@@ -415,8 +456,17 @@ class Viewport3D(QtWidgets.QWidget):
     def _rebuild(self) -> None:
         doc = self.document
         disp = doc.display
-        items = (self.lossy_bones, self.raw_bones, self.shells, self.shell_outlines,
-                 self.own_shells, self.raw_joints, self.roots, self.lossy_joints, self.marker)
+        items = (
+            self.lossy_bones,
+            self.raw_bones,
+            self.shells,
+            self.shell_outlines,
+            self.own_shells,
+            self.raw_joints,
+            self.roots,
+            self.lossy_joints,
+            self.marker,
+        )
         shown = doc.shown_pose()
         if shown is None or self.raw_mesh is None:
             for it in items:
@@ -450,12 +500,20 @@ class Viewport3D(QtWidgets.QWidget):
         tris, normals = mesh.posed(raw)
         self.raw_bones.set_soup(tris, mesh.colors(normals, rgba, view_rot, ghost=True))
         self.raw_bones.setVisible(disp.show_raw)
-        set_points(self.raw_joints, self.raw_positions,
-                   np.broadcast_to(np.array(colors.RAW_JOINT), (n, 4)), 5.0)  # fmt: skip
+        set_points(
+            self.raw_joints,
+            self.raw_positions,
+            np.broadcast_to(np.array(colors.RAW_JOINT), (n, 4)),
+            5.0,
+        )
         self.raw_joints.setVisible(disp.show_raw)
         roots = self.root_joints
-        set_points(self.roots, self.raw_positions[roots],
-                   np.broadcast_to(np.array(colors.ROOT), (len(roots), 4)), 11.0)  # fmt: skip
+        set_points(
+            self.roots,
+            self.raw_positions[roots],
+            np.broadcast_to(np.array(colors.ROOT), (len(roots), 4)),
+            11.0,
+        )
         self.roots.setVisible(disp.show_raw)
 
         if lossy is not None and shown.fraction is not None:
@@ -469,12 +527,20 @@ class Viewport3D(QtWidgets.QWidget):
         self.lossy_joints.setVisible(lossy is not None and disp.show_lossy)
         # the skin: true (unmagnified) lossy pose in, magnified like the bones when drawn
         true_lossy = None if shown.lossy is None else u @ shown.lossy
-        self.skin.update(raw, true_lossy, shown.precision, disp.show_raw_skin,
-                         disp.show_lossy_skin, disp.skin_style, disp.magnify)  # fmt: skip
+        self.skin.update(
+            raw,
+            true_lossy,
+            shown.precision,
+            disp.show_raw_skin,
+            disp.show_lossy_skin,
+            disp.skin_style,
+            disp.magnify,
+        )
 
         if sel is not None:
-            set_points(self.marker, self.raw_positions[sel : sel + 1],
-                       np.array([colors.SELECTED]), 13.0)  # fmt: skip
+            set_points(
+                self.marker, self.raw_positions[sel : sel + 1], np.array([colors.SELECTED]), 13.0
+            )
         self.marker.setVisible(sel is not None)
 
         self._build_shells(disp.shells, sel)
@@ -530,8 +596,11 @@ class Viewport3D(QtWidgets.QWidget):
             dist = np.linalg.norm(centres - eye, axis=1)
         pixel = dist * 2.0 * np.tan(np.radians(s.opts["fov"]) / 2.0) / max(s.width(), 1)
         big = radii / np.maximum(pixel, 1e-12) > 60.0
-        parts = [silhouette_circles(centres[sel], radii[sel], eye, ortho_dir, n)
-                 for sel, n in ((~big, 16), (big, 64)) if sel.any()]  # fmt: skip
+        parts = [
+            silhouette_circles(centres[sel], radii[sel], eye, ortho_dir, n)
+            for sel, n in ((~big, 16), (big, 64))
+            if sel.any()
+        ]
         pts = np.concatenate(parts) if parts else np.zeros((0, 3), np.float32)
         r, g, b, a = colors.DOMINANT_SHELL_OUTLINE
         rgba = np.tile([r, g, b, a * alpha], (len(pts), 1))
@@ -603,8 +672,15 @@ class Viewport3D(QtWidgets.QWidget):
     def joint_at(self, x: float, y: float, tolerance: float = 10.0) -> int | None:
         if self.raw_positions is None:
             return None
-        return pick(self.raw_positions, self.scene.mvp(), x, y,
-                    self.scene.width(), self.scene.height(), tolerance)  # fmt: skip
+        return pick(
+            self.raw_positions,
+            self.scene.mvp(),
+            x,
+            y,
+            self.scene.width(),
+            self.scene.height(),
+            tolerance,
+        )
 
     def project(self, positions: Array) -> tuple[Array, Array]:
         """Widget pixels (N, 2) and clip-space w (N,) of display-space points, as drawn."""

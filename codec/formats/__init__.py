@@ -178,8 +178,10 @@ def check_clip(path: str | os.PathLike[str], clip: Clip) -> None:
         raise ClipFormatError(path, problem)
     sk = clip.skeleton
     names = sk.names
-    for label, values in (("bind translation", sk.bind_translations),
-                          ("bind scale", sk.bind_scales)):  # fmt: skip
+    for label, values in (
+        ("bind translation", sk.bind_translations),
+        ("bind scale", sk.bind_scales),
+    ):
         bad = first_out_of_range(values)
         if bad is not None:
             j, c = bad
@@ -228,9 +230,7 @@ _UNDECLARED = {
     "sjson": Units(
         "cm", 1.0, "assumed", reason="ACL SJSON declares no units; ACL's clips are in cm"
     ),
-    "ssc": Units(
-        "cm", 1.0, "assumed", reason=".ssc keeps the units of the clip it was made from"
-    ),
+    "ssc": Units("cm", 1.0, "assumed", reason=".ssc keeps the units of the clip it was made from"),
 }
 
 
@@ -245,9 +245,7 @@ def _apply_units(clip: Clip, fmt: str, requested: object) -> Clip:
     f = units.to_cm
     sk = clip.skeleton
     skeleton = replace(sk, bind_translations=sk.bind_translations * f)
-    return clip.replace(
-        skeleton=skeleton, translations=clip.translations * f, units=units
-    )
+    return clip.replace(skeleton=skeleton, translations=clip.translations * f, units=units)
 
 
 def _read(fmt: str, path: str | os.PathLike[str], data: bytes | None, kwargs: dict) -> Clip:

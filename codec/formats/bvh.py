@@ -164,9 +164,7 @@ def _parse(path: object, data: bytes, units: str, budget: int) -> Clip:
     with np.errstate(over="ignore"):
         problem = rate_problem(float(np.float64(1.0) / frame_time))
     if problem:
-        raise ClipFormatError(
-            path, f"Frame Time {time_tok}: sample rate {problem}", line=time_line
-        )
+        raise ClipFormatError(path, f"Frame Time {time_tok}: sample rate {problem}", line=time_line)
     body = text[pos:]
     first_row_line = line
 

@@ -171,8 +171,11 @@ def _meshes(
         j, w, notes = normalize_influences(np.where(live, infl[i], 0), np.where(live, wts[i], 0))
         warnings.extend(f"mesh {name!r}: {n}" for n in notes)
         try:
-            meshes.append(SkinnedMesh(name or f"mesh_{i}", verts[i] * factor, tris[i], j, w,
-                                      pal[i], ibm, node))  # fmt: skip
+            meshes.append(
+                SkinnedMesh(
+                    name or f"mesh_{i}", verts[i] * factor, tris[i], j, w, pal[i], ibm, node
+                )
+            )
         except ClipValidationError as e:
             warnings.append(f"mesh {name!r} left out: {e}")
     return tuple(meshes)

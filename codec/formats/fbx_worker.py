@@ -311,13 +311,14 @@ def _meshes(scene: Any, joints: list[Any], warnings: list[str]) -> tuple[dict, l
                 continue
         elif owner is not None:
             part = {
-                "vertices": verts, "triangles": tris,
+                "vertices": verts,
+                "triangles": tris,
                 "influence": np.zeros((len(verts), 1), dtype=np.int64),
                 "weights": np.ones((len(verts), 1)),
                 "palette_joint": np.array([index[owner.element_id]], dtype=np.int64),
                 "inverse_bind": _rest_inverse(owner)[None, :3],
                 "node": _matrix(_k(inst.geometry_to_world)),
-            }  # fmt: skip
+            }
         else:
             left_out += 1
             continue
@@ -408,9 +409,14 @@ def _skinned(
         tris = new[tris[np.all(keep[tris], axis=1)]]
         verts, influence, weights = verts[keep], influence[keep], weights[keep]
     return {
-        "vertices": verts, "triangles": tris, "influence": influence, "weights": weights,
-        "palette_joint": pal_joint, "inverse_bind": ibm, "node": np.eye(3, 4),
-    }  # fmt: skip
+        "vertices": verts,
+        "triangles": tris,
+        "influence": influence,
+        "weights": weights,
+        "palette_joint": pal_joint,
+        "inverse_bind": ibm,
+        "node": np.eye(3, 4),
+    }
 
 
 def _list(request: dict, data: bytes | None) -> bytes:

@@ -79,9 +79,13 @@ _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 _PATH_WIDTH = {"translation": 3, "rotation": 4, "scale": 3}
 DEFAULT_SAMPLE_RATE = 30.0
 GLTF_UNITS = Units(
-    "m", UNIT_CM["m"], "format", declared="metres (glTF 2.0)", up_axis="+Y",
+    "m",
+    UNIT_CM["m"],
+    "format",
+    declared="metres (glTF 2.0)",
+    up_axis="+Y",
     axes="right-handed, +Z front, as glTF 2.0 specifies",
-)  # fmt: skip
+)
 
 
 class _Doc:
@@ -402,8 +406,14 @@ def read_gltf(
             raise ValueError(f"sample_rate: {problem}")
     chosen = user_units(units, GLTF_UNITS)
     if not scale_to_cm:
-        chosen = Units("m", 1.0, "user", declared=GLTF_UNITS.declared,
-                       reason="kept in metres (scale_to_cm=False)", up_axis="+Y")  # fmt: skip
+        chosen = Units(
+            "m",
+            1.0,
+            "user",
+            declared=GLTF_UNITS.declared,
+            reason="kept in metres (scale_to_cm=False)",
+            up_axis="+Y",
+        )
     rate = None if sample_rate is None else float(sample_rate)
     return guard(path, lambda: _read(path, data, animation, rate, skin, chosen, scale_to_cm))
 
@@ -959,8 +969,9 @@ def _primitive(
         return None
     if "targets" in prim:
         warnings.append(f"{pw}: morph targets are ignored (the skin is measured without them)")
-    pos = doc.accessor(doc.get(attrs, "POSITION", f"{pw}.attributes", int),
-                       f"{pw}.attributes.POSITION")  # fmt: skip
+    pos = doc.accessor(
+        doc.get(attrs, "POSITION", f"{pw}.attributes", int), f"{pw}.attributes.POSITION"
+    )
     if pos.shape[1] != 3:
         raise doc.fail(f"{pw}.attributes.POSITION is not VEC3")
     n = len(pos)

@@ -117,8 +117,11 @@ def _write(source: object, clip: Clip, out: Path, name: str, units: str | None) 
     tracks = animation_tracks(doc, ai, joints.order, [])
     timeline = animation_timeline(tracks, None)
     times = timeline.start + np.arange(clip.num_samples) / clip.sample_rate
-    if not (timeline.authored and timeline.count == clip.num_samples
-            and abs(timeline.rate - clip.sample_rate) < 1e-6):  # fmt: skip
+    if not (
+        timeline.authored
+        and timeline.count == clip.num_samples
+        and abs(timeline.rate - clip.sample_rate) < 1e-6
+    ):
         notes.append(
             f"animation {name!r} is written at the clip's {clip.sample_rate:g} Hz, "
             "not at its authored keys"
@@ -157,8 +160,12 @@ def _write(source: object, clip: Clip, out: Path, name: str, units: str | None) 
 
     anim = g["animations"][ai]
     joint_nodes = set(joints.order)
-    kept = [c for c in anim["channels"] if c.get("target", {}).get("node") not in joint_nodes
-            or c["target"].get("path") not in ("translation", "rotation", "scale")]  # fmt: skip
+    kept = [
+        c
+        for c in anim["channels"]
+        if c.get("target", {}).get("node") not in joint_nodes
+        or c["target"].get("path") not in ("translation", "rotation", "scale")
+    ]
     samplers: list[dict[str, Any]] = []
     channels: list[dict[str, Any]] = []
     for c in kept:

@@ -227,8 +227,7 @@ def _times(
         if problem:
             raise ClipFormatError(
                 path,
-                f"{anim.GetPath()} spans time codes {first:g} to {last:g}: at {hz:g} Hz "
-                f"{problem}",
+                f"{anim.GetPath()} spans time codes {first:g} to {last:g}: at {hz:g} Hz {problem}",
             )
         return count
 
@@ -299,9 +298,10 @@ def read_usd(
         warnings.append("the Skeleton has no restTransforms: the bind pose gives the rest pose")
     else:
         raise ClipFormatError(
-            path, f"Skeleton {skel.GetPath()} has neither restTransforms nor bindTransforms "
-            f"for its {n} joints"
-        )  # fmt: skip
+            path,
+            f"Skeleton {skel.GetPath()} has neither restTransforms nor bindTransforms "
+            f"for its {n} joints",
+        )
     _check_values(path, f"Skeleton {skel.GetPath()} rest pose", rest)
     rest_r, rest_t, rest_s = _row_to_trs(rest)
 
@@ -418,9 +418,7 @@ def _check_values(path: object, what: str, values: Array) -> None:
     hold (codec.limits), before any maths turns it into NaN."""
     bad = first_out_of_range(values)
     if bad is not None:
-        raise ClipFormatError(
-            path, f"{what}, entry {bad[0]}: {value_problem(float(values[bad]))}"
-        )
+        raise ClipFormatError(path, f"{what}, entry {bad[0]}: {value_problem(float(values[bad]))}")
 
 
 def _declared_units(stage: Any) -> Units:
@@ -549,8 +547,9 @@ def _mesh(
     warnings.extend(f"{where}: {m}" for m in notes)
     geom = np.array(query.GetGeomBindTransform(), dtype=np.float64).T[:3].copy()
     geom[:, 3] *= factor
-    return SkinnedMesh(str(prim.GetName()), points * factor, tris, infl, weights, lookup,
-                       ibm[lookup], geom)  # fmt: skip
+    return SkinnedMesh(
+        str(prim.GetName()), points * factor, tris, infl, weights, lookup, ibm[lookup], geom
+    )
 
 
 def _fan(counts: Array, indices: Array) -> Array:

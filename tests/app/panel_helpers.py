@@ -105,7 +105,7 @@ def make_result(
                 for kind, v in (("default", 0), ("constant", 1), ("animated", 2))
             }
             for k, name in enumerate(("rotation", "translation", "scale"))
-        },  # fmt: skip
+        },
         "bit_rate_histogram": {},
     }
     bits = np.where(rates >= 0, np.r_[0:24, 32][np.maximum(rates, 0)], -1)

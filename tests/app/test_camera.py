@@ -20,8 +20,14 @@ from codec.formats import format_of
 from codec.quat import from_matrix, mul
 from tests.app.conftest import DATA
 
-SHARED = next((p / "shared" / "data" for p in Path(__file__).resolve().parents
-               if (p / "shared" / "data").is_dir()), Path("/nonexistent"))  # fmt: skip
+SHARED = next(
+    (
+        p / "shared" / "data"
+        for p in Path(__file__).resolve().parents
+        if (p / "shared" / "data").is_dir()
+    ),
+    Path("/nonexistent"),
+)
 MAX_STEPS = 240  # poses checked per clip, spread evenly from the first to the last instant
 VIEW_SIZE = (660, 420)  # about the 3D view of the window at 1280x800
 

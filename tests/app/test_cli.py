@@ -20,8 +20,14 @@ DATA = ROOT / "tests" / "data"
 
 def run_app(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYOPENGL_PLATFORM": "glx"}
-    return subprocess.run([sys.executable, "-m", "app", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=timeout)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "app", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def skeleton_pixels(png: Path) -> tuple[int, int]:
@@ -53,8 +59,9 @@ def ssc_clip(tmp_path_factory) -> Path:
 def test_screenshot_of_every_format(clip, extra, tmp_path, ssc_clip) -> None:
     path = ssc_clip if clip == "ssc" else DATA / clip
     png = tmp_path / "a.png"
-    proc = run_app(str(path), "--time", "0.3", "--rounding", "floor", "--screenshot", str(png),
-                   *extra)  # fmt: skip
+    proc = run_app(
+        str(path), "--time", "0.3", "--rounding", "floor", "--screenshot", str(png), *extra
+    )
     assert proc.returncode == 0, proc.stderr
     assert png.exists()
     blue, lossy = skeleton_pixels(png)
@@ -71,19 +78,49 @@ def test_a_broken_clip_exits_non_zero_with_the_readers_message(tmp_path) -> None
 
 
 def test_arguments_parse() -> None:
-    a = parse_args(["x.glb", "--animation", "Run", "--precision", "0.02", "--time", "1.5",
-                    "--rounding", "per_track", "--select", "Head", "--shells", "all",
-                    "--screenshot", "s.png", "--level", "high", "--units", "m"])  # fmt: skip
+    a = parse_args(
+        [
+            "x.glb",
+            "--animation",
+            "Run",
+            "--precision",
+            "0.02",
+            "--time",
+            "1.5",
+            "--rounding",
+            "per_track",
+            "--select",
+            "Head",
+            "--shells",
+            "all",
+            "--screenshot",
+            "s.png",
+            "--level",
+            "high",
+            "--units",
+            "m",
+        ]
+    )
     assert (a.clip, a.animation, a.precision, a.time, a.rounding, a.select, a.shells) == (
-        "x.glb", "Run", 0.02, 1.5, "per_track", "Head", "all")  # fmt: skip
+        "x.glb",
+        "Run",
+        0.02,
+        1.5,
+        "per_track",
+        "Head",
+        "all",
+    )
     assert (a.screenshot, a.level, a.units) == ("s.png", "high", "m")
     with pytest.raises(SystemExit):
         parse_args(["--rounding", "sideways"])
 
 
 def _no_display_env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}  # fmt: skip
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")
+    }
     return {**env, "PYOPENGL_PLATFORM": "glx", **extra}
 
 
@@ -94,9 +131,21 @@ def _x_sockets() -> set[str]:
 
 def test_screenshot_view_saves_the_3d_view_alone(tmp_path) -> None:
     view, win = tmp_path / "view.png", tmp_path / "win.png"
-    proc = run_app(str(DATA / "bvh" / "cmu_02_02_walk_daz.bvh"), "--time", "1.0", "--select",
-                   "lHand", "--view", "front", "--magnify", "100", "--screenshot-view", str(view),
-                   "--screenshot", str(win))  # fmt: skip
+    proc = run_app(
+        str(DATA / "bvh" / "cmu_02_02_walk_daz.bvh"),
+        "--time",
+        "1.0",
+        "--select",
+        "lHand",
+        "--view",
+        "front",
+        "--magnify",
+        "100",
+        "--screenshot-view",
+        str(view),
+        "--screenshot",
+        str(win),
+    )
     assert proc.returncode == 0, proc.stderr
     a, b = QtGui.QImage(str(view)), QtGui.QImage(str(win))
     assert 0 < a.width() < b.width() and 0 < a.height() < b.height()  # the view, not the window
@@ -109,8 +158,14 @@ def test_screenshot_view_saves_the_3d_view_alone(tmp_path) -> None:
 def test_without_a_display_the_window_says_so_in_one_line(platform) -> None:
     env = _no_display_env(**({"QT_QPA_PLATFORM": platform} if platform else {}))
     clip = str(DATA / "acl" / "cmu_09_02.acl.sjson")
-    proc = subprocess.run([sys.executable, "-m", "app", clip], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "app", clip],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "display" in lines[0] and "--screenshot" in lines[0]
@@ -119,14 +174,38 @@ def test_without_a_display_the_window_says_so_in_one_line(platform) -> None:
 def test_without_a_display_screenshots_and_exports_still_work(tmp_path) -> None:
     before = _x_sockets()
     png, stats = tmp_path / "a.png", tmp_path / "s.json"
-    proc = subprocess.run([sys.executable, "-m", "app", str(DATA / "acl" / "cmu_09_02.acl.sjson"),
-                           "--screenshot-view", str(png)], cwd=ROOT, env=_no_display_env(),
-                          capture_output=True, text=True, timeout=180)  # fmt: skip
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "app",
+            str(DATA / "acl" / "cmu_09_02.acl.sjson"),
+            "--screenshot-view",
+            str(png),
+        ],
+        cwd=ROOT,
+        env=_no_display_env(),
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert proc.returncode == 0, proc.stderr
     assert QtGui.QImage(str(png)).width() > 300
-    proc = subprocess.run([sys.executable, "-m", "app", str(DATA / "acl" / "cmu_09_02.acl.sjson"),
-                           "--export-stats", str(stats)], cwd=ROOT, env=_no_display_env(),
-                          capture_output=True, text=True, timeout=180)  # fmt: skip
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "app",
+            str(DATA / "acl" / "cmu_09_02.acl.sjson"),
+            "--export-stats",
+            str(stats),
+        ],
+        cwd=ROOT,
+        env=_no_display_env(),
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert proc.returncode == 0, proc.stderr
     assert stats.read_text().startswith("{")
     assert _x_sockets() == before  # the private X server went away with the app
@@ -135,8 +214,9 @@ def test_without_a_display_screenshots_and_exports_still_work(tmp_path) -> None:
 def test_shell_distance_mesh_opens_the_window_with_shells_from_the_mesh(window, qtbot) -> None:
     from app.headless import tuning_from
 
-    args = parse_args([str(DATA / "gltf" / "Fox.glb"), "--animation", "Run",
-                       "--shell-distance", "mesh"])  # fmt: skip
+    args = parse_args(
+        [str(DATA / "gltf" / "Fox.glb"), "--animation", "Run", "--shell-distance", "mesh"]
+    )
     tuning = tuning_from(args)
     assert tuning == {"shell_from_mesh": True}
     with qtbot.waitSignal(window.controller.result_ready, timeout=60_000):
@@ -146,4 +226,6 @@ def test_shell_distance_mesh_opens_the_window_with_shells_from_the_mesh(window, 
     shells = doc.result.clip.skeleton.shell_distance
     assert len(np.unique(shells)) > doc.clip.num_joints // 2
     assert tuning_from(parse_args(["x.glb", "--shell-distance", "2.5"])) == {
-        "shell_distance": 2.5, "shell_from_mesh": False}  # fmt: skip
+        "shell_distance": 2.5,
+        "shell_from_mesh": False,
+    }

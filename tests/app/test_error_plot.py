@@ -104,9 +104,11 @@ def test_a_new_clip_clears_the_plot_before_its_result_exists(qtbot) -> None:
     from tests.app.panel_helpers import make_clip
 
     longer = make_clip("run")
-    longer = longer.replace(rotations=np.concatenate([longer.rotations] * 3),
-                            translations=np.concatenate([longer.translations] * 3),
-                            scales=np.concatenate([longer.scales] * 3))  # fmt: skip
+    longer = longer.replace(
+        rotations=np.concatenate([longer.rotations] * 3),
+        translations=np.concatenate([longer.translations] * 3),
+        scales=np.concatenate([longer.scales] * 3),
+    )
     doc.set_clip(longer)  # compressing: no result yet
     x = panel.max_curve.getData()[0]
     assert x is None or len(x) == 0
@@ -133,8 +135,10 @@ def test_heat_map_shows_budget_fractions_in_readable_rows(qtbot) -> None:
     fm = canvas.fontMetrics()
     assert canvas.row_height >= fm.height()  # every row is a line of text
     names = [doc.clip.skeleton.names[j] for j in panel.order]
-    widest = max(fm.horizontalAdvance(n) + 8 * int(panel.depth[j])
-                 for n, j in zip(names, panel.order, strict=True))  # fmt: skip
+    widest = max(
+        fm.horizontalAdvance(n) + 8 * int(panel.depth[j])
+        for n, j in zip(names, panel.order, strict=True)
+    )
     assert canvas.cells_rect().left() >= widest  # no name is cut
     # the cells carry the one error scale
     from app.error_scale import error_colors_u8
@@ -157,8 +161,9 @@ def test_heat_map_clicks_select_and_scrub(qtbot) -> None:
     assert canvas.cell_at(QPoint(x, row * rh + 2)) == (4, 30)
     qtbot.mousePress(canvas, Qt.MouseButton.LeftButton, pos=QPoint(x, rh // 2))
     qtbot.mouseMove(canvas, QPoint(int(canvas.time_to_x(0.4)), rh // 2))
-    qtbot.mouseRelease(canvas, Qt.MouseButton.LeftButton, pos=QPoint(int(canvas.time_to_x(0.4)),
-                                                                     rh // 2))  # fmt: skip
+    qtbot.mouseRelease(
+        canvas, Qt.MouseButton.LeftButton, pos=QPoint(int(canvas.time_to_x(0.4)), rh // 2)
+    )
     assert doc.time == pytest.approx(0.4, abs=1 / 30) and doc.selection == int(panel.order[0])
     doc.set_result(None)
     assert panel.ratio.size == 0 and panel.image is None

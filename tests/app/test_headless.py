@@ -54,9 +54,19 @@ def test_flags_are_added_once() -> None:
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     tmp = tmp_path_factory.mktemp("headless")
-    code, out, err = _run([str(CLIP), "--precision", "0.02", "--export-stats", str(tmp / "s.json"),
-                           "--export-csv", str(tmp / "j.csv"),
-                           "--export-lossy", str(tmp / "l.acl.sjson")])  # fmt: skip
+    code, out, err = _run(
+        [
+            str(CLIP),
+            "--precision",
+            "0.02",
+            "--export-stats",
+            str(tmp / "s.json"),
+            "--export-csv",
+            str(tmp / "j.csv"),
+            "--export-lossy",
+            str(tmp / "l.acl.sjson"),
+        ]
+    )
     assert code == 0, err
     return tmp, out
 
@@ -103,8 +113,9 @@ def test_sidecar_and_overrides_file_are_applied(tmp_path: Path) -> None:
     )
     other = tmp_path / "rules.json"
     other.write_text('[{"pattern": "*Nope*", "precision": 0.5}]')
-    code, _, err = _run([str(clip), "--overrides", str(other), "--export-stats",
-                         str(tmp_path / "b.json")])  # fmt: skip
+    code, _, err = _run(
+        [str(clip), "--overrides", str(other), "--export-stats", str(tmp_path / "b.json")]
+    )
     assert code == 0 and "matches no joint" in err
     b = json.loads((tmp_path / "b.json").read_text())
     assert b["compressed_size"] == _expected(clip, GlobalSettings()).stats["compressed_size"]
@@ -160,8 +171,13 @@ def work(tmp_path: Path) -> Path:
 def test_a_bad_export_path_exits_2_before_any_work_and_changes_nothing(
     work: Path, argv: list[str]
 ) -> None:
-    names = {"S": work / "S.json", "bad": work / "bad.txt", "clip": work / "clip.acl.sjson",
-             "rules": work / "rules.json", "nodir": work / "nodir" / "j.csv"}  # fmt: skip
+    names = {
+        "S": work / "S.json",
+        "bad": work / "bad.txt",
+        "clip": work / "clip.acl.sjson",
+        "rules": work / "rules.json",
+        "nodir": work / "nodir" / "j.csv",
+    }
     before = _listing(work)
     code, out, err = _run([str(work / "clip.acl.sjson"), *[a.format(**names) for a in argv]])
     assert code == 2 and out == "", err
@@ -179,9 +195,17 @@ def test_an_export_failing_mid_run_exits_1_and_leaves_the_earlier_ones_unwritten
 
     monkeypatch.setattr(app.headless, "export_lossy", broken)
     before = _listing(work)
-    code, _, err = _run([str(work / "clip.acl.sjson"), "--export-stats", str(work / "S.json"),
-                         "--export-csv", str(work / "j.csv"),
-                         "--export-lossy", str(work / "l.acl.sjson")])  # fmt: skip
+    code, _, err = _run(
+        [
+            str(work / "clip.acl.sjson"),
+            "--export-stats",
+            str(work / "S.json"),
+            "--export-csv",
+            str(work / "j.csv"),
+            "--export-lossy",
+            str(work / "l.acl.sjson"),
+        ]
+    )
     assert code == 1
     _one_line(err, "clip.acl.sjson: failed (ValueError: ACL SJSON identifies bones")
     assert _listing(work) == before
@@ -228,8 +252,15 @@ def test_a_hostile_clip_exits_2_in_one_line(work: Path, name: str) -> None:
 )
 def test_a_hostile_overrides_file_exits_2_in_one_line(work: Path, content: str, words: str) -> None:
     (work / "rules.json").write_text(content)
-    code, _, err = _run([str(work / "clip.acl.sjson"), "--overrides", str(work / "rules.json"),
-                         "--export-stats", str(work / "S.json")])  # fmt: skip
+    code, _, err = _run(
+        [
+            str(work / "clip.acl.sjson"),
+            "--overrides",
+            str(work / "rules.json"),
+            "--export-stats",
+            str(work / "S.json"),
+        ]
+    )
     assert code == 2
     _one_line(err, "rules.json", words)
     assert (work / "S.json").read_text() == "old stats"
@@ -237,15 +268,17 @@ def test_a_hostile_overrides_file_exits_2_in_one_line(work: Path, content: str, 
 
 @pytest.mark.parametrize(("flag", "value"), [("--precision", "1e308"), ("--shell-distance", "0")])
 def test_settings_the_codec_cannot_hold_exit_2(work: Path, flag: str, value: str) -> None:
-    code, _, err = _run([str(work / "clip.acl.sjson"), flag, value,
-                         "--export-stats", str(work / "S.json")])  # fmt: skip
+    code, _, err = _run(
+        [str(work / "clip.acl.sjson"), flag, value, "--export-stats", str(work / "S.json")]
+    )
     assert code == 2
     _one_line(err, "shellscope: ", flag.lstrip("-").replace("-", " "))
     assert (work / "S.json").read_text() == "old stats"
 
 
-@pytest.mark.parametrize(("error", "code", "word"),
-                         [("term", 143, "terminated"), ("int", 130, "interrupted")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("error", "code", "word"), [("term", 143, "terminated"), ("int", 130, "interrupted")]
+)
 def test_a_run_stopped_by_a_signal_is_one_line_and_writes_nothing(
     work: Path, monkeypatch: pytest.MonkeyPatch, error: str, code: int, word: str
 ) -> None:
@@ -269,9 +302,19 @@ def test_shell_distance_mesh_without_a_window(tmp_path: Path) -> None:
     fox = Path(__file__).parents[1] / "data" / "gltf" / "Fox.glb"
     parser = _parser()
     parser.add_argument("--animation")  # as app/__main__.py has it
-    args = parser.parse_args([str(fox), "--animation", "Walk", "--shell-distance", "mesh",
-                              "--export-csv", str(tmp_path / "j.csv"),
-                              "--export-stats", str(tmp_path / "s.json")])  # fmt: skip
+    args = parser.parse_args(
+        [
+            str(fox),
+            "--animation",
+            "Walk",
+            "--shell-distance",
+            "mesh",
+            "--export-csv",
+            str(tmp_path / "j.csv"),
+            "--export-stats",
+            str(tmp_path / "s.json"),
+        ]
+    )
     err_io = io.StringIO()
     code = run_headless(args, io.StringIO(), err_io)
     assert code == 0, err_io.getvalue()
@@ -286,7 +329,8 @@ def test_shell_distance_mesh_without_a_window(tmp_path: Path) -> None:
     stats = json.loads((tmp_path / "s.json").read_text())
     assert stats["vertex_max_error"] > 0 and "vertex_worst_joint" in stats
     # a clip without mesh cannot take its shells from one: said, and nothing written
-    code, _, err = _run([str(CLIP), "--shell-distance", "mesh", "--export-csv",
-                         str(tmp_path / "a.csv")])  # fmt: skip
+    code, _, err = _run(
+        [str(CLIP), "--shell-distance", "mesh", "--export-csv", str(tmp_path / "a.csv")]
+    )
     assert code == 2 and "no skinned mesh" in err and not (tmp_path / "a.csv").exists()
     assert _parser().parse_args(["x", "--shell-distance", "MESH"]).shell_distance == "mesh"

@@ -234,8 +234,10 @@ def test_a_screenshot_window_neither_reads_nor_writes_the_layout(qtbot, dialogs)
 def test_help_lists_every_shortcut(window, qtbot) -> None:
     dialog = window.show_shortcuts()
     qtbot.waitExposed(dialog)
-    listed = {(dialog.table.item(r, 2).text(), dialog.table.item(r, 1).text())
-              for r in range(dialog.table.rowCount())}  # fmt: skip
+    listed = {
+        (dialog.table.item(r, 2).text(), dialog.table.item(r, 1).text())
+        for r in range(dialog.table.rowCount())
+    }
     for act in window.actions():
         if act.shortcuts():
             name = act.text().replace("&", "").replace("\u2026", "")

@@ -22,8 +22,9 @@ def test_opening_through_file_open_compresses_in_the_background(window, ui, dial
     assert dialogs.errors == []
 
 
-def test_a_broken_file_shows_the_readers_message_and_keeps_the_clip(loaded, dialogs, tmp_path,
-                                                                   ui) -> None:  # fmt: skip
+def test_a_broken_file_shows_the_readers_message_and_keeps_the_clip(
+    loaded, dialogs, tmp_path, ui
+) -> None:
     doc = loaded.document
     clip, result = doc.clip, doc.result
     bad = tmp_path / "broken.bvh"
@@ -52,8 +53,10 @@ def test_gltf_with_several_animations_asks_which_one(window, ui, dialogs) -> Non
     dialogs.animation = "Walk"
     ui.open(window, ui.data / "gltf" / "Fox.glb")
     assert dialogs.animation_choices == [["Survey", "Walk", "Run"]]
-    assert window.document.clip.num_samples == codec.load_clip(
-        ui.data / "gltf" / "Fox.glb", animation="Walk").num_samples  # fmt: skip
+    assert (
+        window.document.clip.num_samples
+        == codec.load_clip(ui.data / "gltf" / "Fox.glb", animation="Walk").num_samples
+    )
     dialogs.animation = None  # the user backs out of the chooser
     clip = window.document.clip
     dialogs.paths.append(str(ui.data / "gltf" / "Fox.glb"))
@@ -78,14 +81,22 @@ def test_dropping_a_file_opens_it(window, ui, qtbot) -> None:
     mime = QtCore.QMimeData()
     mime.setUrls([QtCore.QUrl.fromLocalFile(str(ui.acl_clip))])
     pos = QtCore.QPointF(window.rect().center())
-    enter = QtGui.QDragEnterEvent(pos.toPoint(), QtCore.Qt.DropAction.CopyAction, mime,
-                                  QtCore.Qt.MouseButton.LeftButton,
-                                  QtCore.Qt.KeyboardModifier.NoModifier)  # fmt: skip
+    enter = QtGui.QDragEnterEvent(
+        pos.toPoint(),
+        QtCore.Qt.DropAction.CopyAction,
+        mime,
+        QtCore.Qt.MouseButton.LeftButton,
+        QtCore.Qt.KeyboardModifier.NoModifier,
+    )
     window.dragEnterEvent(enter)
     assert enter.isAccepted()
-    drop = QtGui.QDropEvent(pos, QtCore.Qt.DropAction.CopyAction, mime,
-                            QtCore.Qt.MouseButton.LeftButton,
-                            QtCore.Qt.KeyboardModifier.NoModifier)  # fmt: skip
+    drop = QtGui.QDropEvent(
+        pos,
+        QtCore.Qt.DropAction.CopyAction,
+        mime,
+        QtCore.Qt.MouseButton.LeftButton,
+        QtCore.Qt.KeyboardModifier.NoModifier,
+    )
     with qtbot.waitSignal(window.controller.result_ready, timeout=60_000):
         window.dropEvent(drop)
     assert window.document.path == ui.acl_clip

@@ -55,7 +55,7 @@ def test_a_view_failing_on_a_new_clip_keeps_the_open_one(
     path = hf.bvh_one_joint(tmp_path)
     dialogs.paths.append(str(path))
     assert not loaded.open_file()
-    (_, message), = dialogs.errors
+    ((_, message),) = dialogs.errors
     assert message == f"{path}: MemoryError: Unable to allocate 51.4 GiB for an array"
     assert doc.clip is clip and doc.result is result and doc.path.name == "cmu_09_02.acl.sjson"
     assert loaded.windowTitle() == title and not loaded.controller.running

@@ -16,13 +16,15 @@ def independent_error(doc, t: float, mode: str) -> np.ndarray:
     """Raw and lossy object space at `t` worked out here, from the clip and the decoder."""
     clip, r = doc.clip, doc.result
     modes = doc.per_track_rounding() if mode == "per_track" else None
-    raw = sample_dense(clip.rotations, clip.translations, clip.scales, clip.sample_rate, t, mode,
-                       False, modes)  # fmt: skip
+    raw = sample_dense(
+        clip.rotations, clip.translations, clip.scales, clip.sample_rate, t, mode, False, modes
+    )
     lossy = r.compressed.sample(t, mode, per_track=modes)
     parents = clip.skeleton.parents
     a = object_space(raw.rotations[None], raw.translations[None], raw.scales[None], parents)[0]
-    b = object_space(lossy.rotations[None], lossy.translations[None], lossy.scales[None],
-                     parents)[0]  # fmt: skip
+    b = object_space(lossy.rotations[None], lossy.translations[None], lossy.scales[None], parents)[
+        0
+    ]
     return shell_error(a, b, r.clip.skeleton.shell_distance)
 
 
@@ -32,8 +34,9 @@ def test_the_3d_view_and_the_error_panel_agree_at_random_times(loaded, ui, mode)
     doc, vp = window.document, window.viewport
     panel = window.panels["ErrorPlotPanel"]
     if mode == "per_track":  # some joints snap one way, some another
-        doc.set_overrides([JointOverride("*Hand*", rounding="ceil"),
-                           JointOverride("*Foot*", rounding="floor")])  # fmt: skip
+        doc.set_overrides(
+            [JointOverride("*Hand*", rounding="ceil"), JointOverride("*Foot*", rounding="floor")]
+        )
     window.timeline.rounding_box.setCurrentText(mode)
     assert doc.rounding == mode
     hand = doc.clip.skeleton.index("lHand")

@@ -94,13 +94,16 @@ def test_save_after_edit_reports_an_unwritable_folder(tmp_path: Path) -> None:
     ("text", "place", "words"),
     [
         ("[" * 50_000 + "]" * 50_000, "top level", "nested too deeply"),
-        ('{"settings": {"precision": ' + "[" * 500 + "]" * 500 + "}}", "settings.precision",
-         "[[...]]"),
+        (
+            '{"settings": {"precision": ' + "[" * 500 + "]" * 500 + "}}",
+            "settings.precision",
+            "[[...]]",
+        ),
         ('{"settings": {"precision": 1e308}}', "settings", "1e+308 is out of range"),
         ('[{"pattern": "a", "shell_distance": 1e39}]', "top level[0]", "out of range"),
         ("\xff\xfe", "byte 0", "not UTF-8"),
     ],
-)  # fmt: skip
+)
 def test_a_hostile_sidecar_is_one_sidecar_error_naming_the_file(
     tmp_path: Path, text: str, place: str, words: str
 ) -> None:

@@ -107,9 +107,9 @@ def test_report_csv(cesium, tmp_path: Path) -> None:
         assert (ratio == "" and np.isnan(h.ratio[j])) or float(ratio) == h.ratio[j]
         assert (r["shell_underestimates"] == "True") == bool(h.underestimates[j])
     # the per-joint CSV of the Stats panel carries the same columns
-    joints = list(csv.DictReader(
-        (cesium.panels["StatsPanel"].export_to("csv", tmp_path / "j.csv")).open()
-    ))  # fmt: skip
+    joints = list(
+        csv.DictReader((cesium.panels["StatsPanel"].export_to("csv", tmp_path / "j.csv")).open())
+    )
     assert set(exports.SKIN_CSV_COLUMNS) <= set(joints[0])
     assert float(joints[4]["shell_to_vertex_ratio"] or "nan") == pytest.approx(
         h.ratio[4], nan_ok=True

@@ -76,10 +76,26 @@ def test_stats_panel_equals_the_codec_command_line_on_cmu_13_07(qtbot) -> None:
     clip_path = data_clip("cmu_13_07.acl.sjson")
 
     cli = subprocess.run(
-        [sys.executable, "-m", "codec", "compress", str(clip_path), "--json", "-",
-         "--precision", "0.01", "--shell-distance", "3", "--level", "automatic"],
-        capture_output=True, text=True, check=True, timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "codec",
+            "compress",
+            str(clip_path),
+            "--json",
+            "-",
+            "--precision",
+            "0.01",
+            "--shell-distance",
+            "3",
+            "--level",
+            "automatic",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
     want = json.loads(cli.stdout)
     doc = Document()
     controller = Controller(doc, debounce_ms=20)
@@ -93,4 +109,5 @@ def test_stats_panel_equals_the_codec_command_line_on_cmu_13_07(qtbot) -> None:
     assert f"{want['compressed_size']:,} B" in panel.values["compressed_size"].text()
     assert panel.values["max_error"].text() == format_cm(want["max_error"], digits=5)
     assert float(panel.values["max_error"].text().split()[0].replace("\u2212", "-")) == (
-        pytest.approx(want["max_error"], rel=1e-4))
+        pytest.approx(want["max_error"], rel=1e-4)
+    )

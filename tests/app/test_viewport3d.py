@@ -27,8 +27,14 @@ from codec.transforms import object_space
 def _look_at_mvp() -> np.ndarray:
     """A camera at z=10 looking down -z with a 90 degree frustum (near 1, far 100)."""
     n, f = 1.0, 100.0
-    proj = np.array([[1, 0, 0, 0], [0, 1, 0, 0],
-                     [0, 0, -(f + n) / (f - n), -2 * f * n / (f - n)], [0, 0, -1, 0]])  # fmt: skip
+    proj = np.array(
+        [
+            [1, 0, 0, 0],
+            [0, 1, 0, 0],
+            [0, 0, -(f + n) / (f - n), -2 * f * n / (f - n)],
+            [0, 0, -1, 0],
+        ]
+    )
     view = np.eye(4)
     view[2, 3] = -10.0
     return proj @ view
@@ -124,8 +130,12 @@ def test_sphere_faces_outward_and_shells_sort_far_to_near() -> None:
     assert np.all(np.sum(n * s.mean(axis=1), axis=1) > 0)
     shells = ShellMesh(12, 8)
     eye = np.array([0.0, 0.0, 100.0])
-    verts, cols = shells.build(np.array([[0.0, 0, 0], [0, 0, 50]]), np.array([1.0, 2.0]),
-                               np.array([[1, 0, 0, 0.2], [0, 1, 0, 0.2]]), eye)  # fmt: skip
+    verts, cols = shells.build(
+        np.array([[0.0, 0, 0], [0, 0, 50]]),
+        np.array([1.0, 2.0]),
+        np.array([[1, 0, 0, 0.2], [0, 1, 0, 0.2]]),
+        eye,
+    )
     depth = np.linalg.norm(verts.reshape(-1, 3, 3).mean(axis=1) - eye, axis=1)
     assert np.all(np.diff(depth) <= 1e-4)  # back to front
     # only the near half of each sphere is emitted
@@ -183,8 +193,9 @@ def test_each_rounding_mode_draws_exactly_the_codecs_sample(loaded, ui) -> None:
         raw = doc.clip
         from codec.sampling import sample_dense
 
-        raw_pose = sample_dense(raw.rotations, raw.translations, raw.scales, raw.sample_rate,
-                                doc.time, mode)  # fmt: skip
+        raw_pose = sample_dense(
+            raw.rotations, raw.translations, raw.scales, raw.sample_rate, doc.time, mode
+        )
         np.testing.assert_allclose(vp.raw_positions, expected_positions(doc, raw_pose), atol=1e-9)
         drawn[mode] = vp.lossy_positions.copy()
     assert not np.allclose(drawn["floor"], drawn["ceil"])
@@ -296,8 +307,10 @@ def test_floor_and_ceil_render_different_poses_and_nearest_one_of_them(loaded, u
         images[mode] = vp.grab_scene(overlay=False).astype(int)
     changed = lambda a, b: int((np.abs(a - b)[..., :3].sum(axis=-1) > 12).sum())  # noqa: E731
     assert changed(images["floor"], images["ceil"]) > 100
-    assert min(changed(images["nearest"], images["floor"]),
-               changed(images["nearest"], images["ceil"])) == 0  # fmt: skip
+    assert (
+        min(changed(images["nearest"], images["floor"]), changed(images["nearest"], images["ceil"]))
+        == 0
+    )
 
 
 def test_frame_after_a_zoom_and_the_selection_camera(loaded, ui, qtbot) -> None:
@@ -330,6 +343,13 @@ def _wheel(widget, delta: int):
     from PySide6.QtGui import QWheelEvent
 
     c = QPointF(widget.width() / 2, widget.height() / 2)
-    return QWheelEvent(c, widget.mapToGlobal(c), QPoint(0, 0), QPoint(0, delta),
-                       Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier,
-                       Qt.ScrollPhase.NoScrollPhase, False)  # fmt: skip
+    return QWheelEvent(
+        c,
+        widget.mapToGlobal(c),
+        QPoint(0, 0),
+        QPoint(0, delta),
+        Qt.MouseButton.NoButton,
+        Qt.KeyboardModifier.NoModifier,
+        Qt.ScrollPhase.NoScrollPhase,
+        False,
+    )

@@ -53,8 +53,14 @@ def work(tmp_path: Path) -> Path:
 
 def test_a_later_output_that_cannot_be_written_stops_the_run_before_any_write(work: Path) -> None:
     before = listing(work)
-    code, out, err = run("compress", work / "clip.acl.sjson", "-o", work / "out.ssc",
-                         "--json", work / "nodir" / "s.json")  # fmt: skip
+    code, out, err = run(
+        "compress",
+        work / "clip.acl.sjson",
+        "-o",
+        work / "out.ssc",
+        "--json",
+        work / "nodir" / "s.json",
+    )
     assert code == 2 and out == ""
     one_line(err, f"{work / 'nodir' / 's.json'}: cannot write", "no such folder")
     assert listing(work) == before
@@ -77,8 +83,14 @@ def test_an_output_onto_an_input_is_refused(work: Path, args: list[str]) -> None
     shutil.copy(DATA / "gltf" / "RiggedSimple.glb", work / "rs.glb")
     (work / "rs.ssc").write_bytes(codec.compress(codec.load_clip(work / "rs.glb")).data)
     os.symlink(work / "clip.acl.sjson", work / "link.ssc")  # the clip under another name
-    names = {"ssc": ssc, "clip": work / "clip.acl.sjson", "link": work / "link.ssc", "dir": work,
-             "gssc": work / "rs.ssc", "glb": work / "rs.glb"}  # fmt: skip
+    names = {
+        "ssc": ssc,
+        "clip": work / "clip.acl.sjson",
+        "link": work / "link.ssc",
+        "dir": work,
+        "gssc": work / "rs.ssc",
+        "glb": work / "rs.glb",
+    }
     before = listing(work)
     code, _, err = run(*[a.format(**names) for a in args])
     assert code == 2
@@ -88,8 +100,9 @@ def test_an_output_onto_an_input_is_refused(work: Path, args: list[str]) -> None
 
 def test_two_outputs_that_are_one_file_are_refused(work: Path) -> None:
     before = listing(work)
-    code, _, err = run("compress", work / "clip.acl.sjson", "-o", work / "out.ssc",
-                       "--json", work / "out.ssc")  # fmt: skip
+    code, _, err = run(
+        "compress", work / "clip.acl.sjson", "-o", work / "out.ssc", "--json", work / "out.ssc"
+    )
     assert code == 2
     one_line(err, "given twice as an output")
     assert listing(work) == before
@@ -122,8 +135,9 @@ def test_a_run_that_fails_on_valid_input_exits_1_and_writes_nothing(
 
     monkeypatch.setattr(codec.compressor, "compress", broken)
     before = listing(work)
-    code, out, err = run("compress", work / "clip.acl.sjson", "-o", work / "out.ssc",
-                         "--json", work / "s.json")  # fmt: skip
+    code, out, err = run(
+        "compress", work / "clip.acl.sjson", "-o", work / "out.ssc", "--json", work / "s.json"
+    )
     assert code == 1 and out == ""
     one_line(err, "failed:", "max error is nan, not a finite number", "nothing written")
     assert listing(work) == before
@@ -138,8 +152,9 @@ def test_a_run_that_fails_on_valid_input_exits_1_and_writes_nothing(
 
 
 def test_a_successful_run_writes_every_output(work: Path) -> None:
-    code, out, err = run("compress", work / "clip.acl.sjson", "-o", work / "out.ssc",
-                         "--json", work / "s.json")  # fmt: skip
+    code, out, err = run(
+        "compress", work / "clip.acl.sjson", "-o", work / "out.ssc", "--json", work / "s.json"
+    )
     assert code == 0, err
     assert (work / "out.ssc").read_bytes()[:4] == b"SSCF"
     assert (work / "s.json").read_text().startswith("{")
@@ -191,13 +206,24 @@ def test_a_cli_killed_mid_run_leaves_whole_files_and_no_temp_file(
     shutil.copy(DATA / "acl" / "cmu_13_07.acl.sjson.xz", work / "long.acl.sjson.xz")
     before = listing(work)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "codec", "compress", "long.acl.sjson.xz", "-o", "out.ssc",
-         "--json", "s.json", "--level", "highest"],
+        [
+            sys.executable,
+            "-m",
+            "codec",
+            "compress",
+            "long.acl.sjson.xz",
+            "-o",
+            "out.ssc",
+            "--json",
+            "s.json",
+            "--level",
+            "highest",
+        ],
         cwd=work,
         stderr=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )  # fmt: skip
+    )
     deadline = time.monotonic() + 30
     while not _catches_sigterm(proc.pid) and time.monotonic() < deadline:
         time.sleep(0.01)  # until main() has set its handlers (the imports come first)

@@ -70,14 +70,26 @@ def test_normalize_influences_keeps_the_strongest_and_renormalises() -> None:
         ({"palette_joint": np.arange(2)}, "for 2 palette"),
         ({"weights": np.tile([0.5, 0.4], (8, 1))}, "sum to 1"),
         ({"weights": np.tile([np.nan, 0.0], (8, 1))}, "finite"),
-        ({"influence": np.zeros((8, 9), dtype=int),
-          "weights": np.c_[np.ones(8), np.zeros((8, 8))]}, "9 influences"),
+        (
+            {
+                "influence": np.zeros((8, 9), dtype=int),
+                "weights": np.c_[np.ones(8), np.zeros((8, 8))],
+            },
+            "9 influences",
+        ),
     ],
-)  # fmt: skip
+)
 def test_bad_meshes_are_refused(change: dict, expected: str) -> None:
     base = mesh()
-    keys = ("name", "vertices", "triangles", "influence", "weights", "palette_joint",
-            "inverse_bind")  # fmt: skip
+    keys = (
+        "name",
+        "vertices",
+        "triangles",
+        "influence",
+        "weights",
+        "palette_joint",
+        "inverse_bind",
+    )
     fields = {k: getattr(base, k) for k in keys}
     fields.update(change)
     with pytest.raises(ClipValidationError, match=expected):
@@ -97,8 +109,16 @@ def test_skin_merges_meshes_with_their_own_palettes() -> None:
     a = mesh(3, "a", joints=np.tile([2, 2], (8, 1)))
     w = np.tile([0.25, 0.75], (8, 1))
     b = mesh(3, "b", joints=np.tile([0, 1], (8, 1)), weights=w)
-    b = SkinnedMesh("b", b.vertices, b.triangles, b.influence, b.weights, b.palette_joint,
-                    b.inverse_bind * 2.0, np.eye(3, 4) + [[0, 0, 0, 5]] * 3)  # fmt: skip
+    b = SkinnedMesh(
+        "b",
+        b.vertices,
+        b.triangles,
+        b.influence,
+        b.weights,
+        b.palette_joint,
+        b.inverse_bind * 2.0,
+        np.eye(3, 4) + [[0, 0, 0, 5]] * 3,
+    )
     skin = Skin.of((a, b))
     assert skin.num_vertices == 16 and len(skin.triangles) == 24
     assert skin.triangles[12:].min() == 8  # b's triangles point at b's vertices
@@ -126,8 +146,7 @@ def test_scaled_mesh_scales_lengths_only() -> None:
     m = mesh()
     ibm = np.array(m.inverse_bind)
     ibm[1, :, 3] = [1.0, 2.0, 3.0]
-    m = SkinnedMesh(m.name, m.vertices, m.triangles, m.influence, m.weights, m.palette_joint,
-                    ibm)  # fmt: skip
+    m = SkinnedMesh(m.name, m.vertices, m.triangles, m.influence, m.weights, m.palette_joint, ibm)
     s = m.scaled(100.0)
     assert np.allclose(s.vertices, m.vertices * 100)
     assert np.allclose(s.inverse_bind[1, :, 3], [100.0, 200.0, 300.0])

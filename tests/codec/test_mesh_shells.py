@@ -22,8 +22,12 @@ GLTF = Path(__file__).resolve().parents[1] / "data" / "gltf"
 def rig(with_root_vertex: bool = True) -> Clip:
     """j0 at the origin, j1 10 up, j2 10 above j1, j3 5 along x from j0 (no vertices)."""
     bind = np.array([[0, 0, 0], [0, 10, 0], [0, 10, 0], [5, 0, 0]], dtype=float)
-    sk = Skeleton.create(["j0", "j1", "j2", "j3"], [-1, 0, 1, 0], bind_translations=bind,
-                         shell_distance=[3.0, 3.0, 3.0, 2.5])  # fmt: skip
+    sk = Skeleton.create(
+        ["j0", "j1", "j2", "j3"],
+        [-1, 0, 1, 0],
+        bind_translations=bind,
+        shell_distance=[3.0, 3.0, 3.0, 2.5],
+    )
     world = np.array([[0, 0, 0], [0, 10, 0], [0, 20, 0], [5, 0, 0]], dtype=float)
     ibm = np.tile(np.eye(3, 4), (4, 1, 1))
     ibm[:, :, 3] = -world
@@ -90,8 +94,16 @@ def test_cli_compress_with_mesh_shells(tmp_path: Path, capsys) -> None:
     from codec.cli import main
 
     out = tmp_path / "fox.ssc"
-    args = ["compress", str(GLTF / "Fox.glb"), "--animation", "Walk", "--shell-distance",
-            "mesh", "-o", str(out)]  # fmt: skip
+    args = [
+        "compress",
+        str(GLTF / "Fox.glb"),
+        "--animation",
+        "Walk",
+        "--shell-distance",
+        "mesh",
+        "-o",
+        str(out),
+    ]
     assert main(args) == 0
     text = capsys.readouterr().out
     assert "skin " in text and "shell honesty" in text and "vertex error" in text
@@ -118,8 +130,17 @@ def test_cli_stats_skips_meshless_clips_with_a_reason(tmp_path: Path, capsys) ->
 
     acl = Path(__file__).resolve().parents[1] / "data" / "acl" / "cmu_09_02.acl.sjson"
     csv = tmp_path / "rows.csv"
-    args = ["stats", str(GLTF / "RiggedSimple.glb"), str(acl), "--shell-distance", "mesh",
-            "--jobs", "1", "--csv", str(csv)]  # fmt: skip
+    args = [
+        "stats",
+        str(GLTF / "RiggedSimple.glb"),
+        str(acl),
+        "--shell-distance",
+        "mesh",
+        "--jobs",
+        "1",
+        "--csv",
+        str(csv),
+    ]
     assert main(args) == 0
     captured = capsys.readouterr()
     assert "skipped" in captured.err and "no skinned mesh" in captured.err

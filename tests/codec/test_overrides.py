@@ -45,8 +45,13 @@ def test_invalid_rules_are_refused() -> None:
 def test_exact_pattern_matches_only_that_name() -> None:
     sk = _skeleton()
     assert JointOverride(exact_pattern("odd[1]*")).matches(sk.names).tolist() == [
-        False, False, False, False, False, True,
-    ]  # fmt: skip
+        False,
+        False,
+        False,
+        False,
+        False,
+        True,
+    ]
     assert JointOverride(exact_pattern("LeftHand")).matches(sk.names).sum() == 1
 
 

@@ -24,8 +24,9 @@ def two_bone_clip() -> Clip:
 
 def inverse_binds(clip: Clip) -> np.ndarray:
     sk = clip.skeleton
-    bind = object_space(sk.bind_rotations[None], sk.bind_translations[None],
-                        sk.bind_scales[None], sk.parents)[0]  # fmt: skip
+    bind = object_space(
+        sk.bind_rotations[None], sk.bind_translations[None], sk.bind_scales[None], sk.parents
+    )[0]
     full = np.tile(np.eye(4), (len(bind), 1, 1))
     full[:, :3] = bind
     return np.linalg.inv(full)[:, :3]
@@ -34,8 +35,15 @@ def inverse_binds(clip: Clip) -> np.ndarray:
 def test_two_bones_by_hand() -> None:
     clip = two_bone_clip()
     verts = np.array([[0.0, 15, 0], [0.0, 15, 0], [1.0, 0, 0]])
-    m = SkinnedMesh("arm", verts, np.array([[0, 1, 2]]), [[1, 0], [0, 1], [0, 0]],
-                    [[1.0, 0.0], [0.5, 0.5], [1.0, 0.0]], [0, 1], inverse_binds(clip))  # fmt: skip
+    m = SkinnedMesh(
+        "arm",
+        verts,
+        np.array([[0, 1, 2]]),
+        [[1, 0], [0, 1], [0, 0]],
+        [[1.0, 0.0], [0.5, 0.5], [1.0, 0.0]],
+        [0, 1],
+        inverse_binds(clip),
+    )
     out = skin_vertices(clip.object_space(), Skin.of([m]))
     assert np.allclose(out[0], verts)  # the bind pose leaves the skin where it was
     # the child's vertex swings about the child: (0, 5, 0) -> (-5, 0, 0) around (0, 10, 0)
@@ -99,8 +107,15 @@ def test_chunks_do_not_change_the_result(monkeypatch: pytest.MonkeyPatch) -> Non
 def test_normals_turn_with_their_joint() -> None:
     clip = two_bone_clip()
     verts = np.array([[1.0, 15, 0], [-1.0, 15, 0], [0.0, 15, 1]])
-    m = SkinnedMesh("tube", verts, np.array([[0, 1, 2]]), [[1], [1], [1]], [[1.0]] * 3,
-                    [0, 1], inverse_binds(clip))  # fmt: skip
+    m = SkinnedMesh(
+        "tube",
+        verts,
+        np.array([[0, 1, 2]]),
+        [[1], [1], [1]],
+        [[1.0]] * 3,
+        [0, 1],
+        inverse_binds(clip),
+    )
     skin = Skin.of([m])
     n = skin_points(palette(clip.object_space(), skin), skin, normals=True)
     assert np.allclose(np.linalg.norm(n, axis=-1), 1.0)

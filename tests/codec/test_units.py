@@ -13,8 +13,14 @@ from codec.units import (
     user_units,
 )
 
-FBX_CM = Units("cm", 1.0, "file", declared="1 unit = 0.01 m (FBX 7400 binary)", up_axis="+Y",
-               axes="front +Z, right +X")  # fmt: skip
+FBX_CM = Units(
+    "cm",
+    1.0,
+    "file",
+    declared="1 unit = 0.01 m (FBX 7400 binary)",
+    up_axis="+Y",
+    axes="front +Z, right +X",
+)
 
 
 def test_statements_say_what_was_chosen_and_how() -> None:
@@ -62,8 +68,13 @@ def test_human_height_ranges_do_not_overlap_and_cover_the_issues_examples() -> N
     ranges = sorted(HUMAN_HEIGHT.values())
     assert all(a[1] <= b[0] for a, b in zip(ranges, ranges[1:], strict=False))
     # the issue's typical human heights in each unit
-    for unit, heights in {"cm": (150, 200), "inch": (60, 75), "cmu": (21, 35), "dm": (15, 20),
-                          "m": (1.5, 2)}.items():  # fmt: skip
+    for unit, heights in {
+        "cm": (150, 200),
+        "inch": (60, 75),
+        "cmu": (21, 35),
+        "dm": (15, 20),
+        "m": (1.5, 2),
+    }.items():
         for h in heights:
             assert units_from_height(h)[0] == unit, (unit, h)
     assert units_from_height(4.0) is None and units_from_height(500.0) is None

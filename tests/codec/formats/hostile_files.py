@@ -66,10 +66,16 @@ def gltf_doc(
             {"buffer": 0, "byteOffset": len(_pad4(t.tobytes())), "byteLength": 16 * k},
         ],
         "accessors": [
-            {"bufferView": 0, "componentType": FLOAT, "count": k, "type": "SCALAR",
-             "min": [float(t.min())], "max": [float(t.max())]},
+            {
+                "bufferView": 0,
+                "componentType": FLOAT,
+                "count": k,
+                "type": "SCALAR",
+                "min": [float(t.min())],
+                "max": [float(t.max())],
+            },
             {"bufferView": 1, "componentType": FLOAT, "count": k, "type": "VEC4"},
-        ],  # fmt: skip
+        ],
         "animations": [
             {
                 "name": "anim",
@@ -161,11 +167,17 @@ def gltf_skinned_mesh(folder: Path, vertices: int, times: list[float]) -> Path:
         doc["bufferViews"].append({"buffer": 0, "byteOffset": len(blob), "byteLength": len(p)})
         blob += p
     doc["accessors"] += [
-        {"bufferView": first_view, "componentType": FLOAT, "count": vertices, "type": "VEC3",
-         "min": pos.min(0).tolist(), "max": pos.max(0).tolist()},
+        {
+            "bufferView": first_view,
+            "componentType": FLOAT,
+            "count": vertices,
+            "type": "VEC3",
+            "min": pos.min(0).tolist(),
+            "max": pos.max(0).tolist(),
+        },
         {"bufferView": first_view + 1, "componentType": 5121, "count": vertices, "type": "VEC4"},
         {"bufferView": first_view + 2, "componentType": FLOAT, "count": vertices, "type": "VEC4"},
-    ]  # fmt: skip
+    ]
     attributes = {"POSITION": first_acc, "JOINTS_0": first_acc + 1, "WEIGHTS_0": first_acc + 2}
     doc["meshes"] = [{"primitives": [{"attributes": attributes, "mode": 4}]}]
     doc["nodes"].append({"mesh": 0, "skin": 0})
@@ -448,9 +460,13 @@ MEMORY_CASES: dict[str, tuple[Builder, tuple[str, ...]]] = {
     "gltf_uri_symlink_device": (gltf_uri_symlink_device, ("'zero.bin'", "not a regular file")),
     "gltf_far_key": (gltf_far_key, ("333333 s", "9999991 samples x 1 joints", "limit of 262144")),
     "gltf_unbacked_accessor": (
-        gltf_unbacked_accessor, ("accessors[0].count 16777216", "no bufferView", "limit")),
+        gltf_unbacked_accessor,
+        ("accessors[0].count 16777216", "no bufferView", "limit"),
+    ),
     "gltf_many_joints_resampled": (
-        gltf_many_joints_resampled, ("0 s to 1200 s", "2000 joints", "limit of 262144")),
+        gltf_many_joints_resampled,
+        ("0 s to 1200 s", "2000 joints", "limit of 262144"),
+    ),
     "ssc_many_samples": (ssc_many_samples, ("16776960 samples x 1 joints", "limit of 262144")),
     "sjson_many_bones": (sjson_many_bones, (":2:", "10000 bones", "30000000", "limit")),
     "bvh_many_end_sites": (bvh_many_end_sites, (":8010:", "100000 samples x 2001", "limit")),
@@ -458,19 +474,23 @@ MEMORY_CASES: dict[str, tuple[Builder, tuple[str, ...]]] = {
     "fbx_long_stack": (fbx_long_stack, ("0 s to 2000 s", "240001 samples", "limit of 381708")),
     "usd_long_animation": (usd_long_animation, ("0 to 1e+06", "1000001 samples", "limit")),
     "usd_fifo_sublayer": (usd_fifo_sublayer, ("'pipe.usda'", "not a regular file")),
-}  # fmt: skip
+}
 NUMBER_CASES: dict[str, tuple[Builder, tuple[str, ...]]] = {
     "bvh_value_beyond_float32": (bvh_value_beyond_float32, (":20:", "row 2: 1e+39", "float32")),
     "bvh_offset_beyond_float32": (bvh_offset_beyond_float32, (":8:", "OFFSET y: 1e+39")),
     "bvh_frame_time_huge": (bvh_frame_time_huge, (":18:", "Frame Time 1e308", "1e-308 Hz")),
     "bvh_frame_time_tiny": (bvh_frame_time_tiny, (":18:", "Frame Time 1e-320")),
     "sjson_vertex_distance_huge": (
-        sjson_vertex_distance_huge, (":4:", "'vertex_distance' 1e+308", "float32")),
+        sjson_vertex_distance_huge,
+        (":4:", "'vertex_distance' 1e+308", "float32"),
+    ),
     "sjson_value_huge": (sjson_value_huge, (":9:", "translations row 2: 1e+39", "float32")),
     "sjson_rate_huge": (sjson_rate_huge, (":2:", "'sample_rate' 1e+308 Hz")),
     "ssc_bind_scale_huge": (ssc_bind_scale_huge, ("joint 1 ('j1')", "bind scale 1e+308")),
     "ssc_bind_scale_float32_max": (
-        ssc_bind_scale_float32_max, ("joint 1 ('j1')", "bind scale 3e+38")),
+        ssc_bind_scale_float32_max,
+        ("joint 1 ('j1')", "bind scale 3e+38"),
+    ),
     "ssc_shell_huge": (ssc_shell_huge, ("joint 1 ('j1')", "shell distance 1e+308")),
-}  # fmt: skip
+}
 CASES = {**MEMORY_CASES, **NUMBER_CASES}

@@ -274,21 +274,43 @@ BAD = [
     ("HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 1 Xrotation\n", "'}' to close", 6),
     ("HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 1 Xrotation\n}\n", "'MOTION'", 7),
     ("HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 1 Xrotation\nMOTION\n", "'}'", 6),
-    ("HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 1 Xrotation\n}\nMOTION\nFrame: 2\n",
-     "Frames", 8),
-    ("HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 1 Xrotation\n}\nMOTION\nFrames: 2\n"
-     "Frame Time: 0\n1\n", "Frame Time", 9),
-    ("HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 1 Xrotation\n}\nMOTION\nFrames: 2\n"
-     "Frame Time: 0.1\n", "no data rows", 10),
-    ("HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 2 Xrotation Yrotation\n}\nMOTION\n"
-     "Frames: 3\nFrame Time: 0.1\n1 2\n\n3\n4 5\n", "row 2 has 1 values, expected 2", 12),
-    ("HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 2 Xrotation Yrotation\n}\nMOTION\n"
-     "Frames: 2\nFrame Time: 0.1\n1 2\n3 nan\n", "finite", 11),
-    ("HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 2 Xrotation Yrotation\n JOINT\n",
-     "joint name", 6),
+    (
+        "HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 1 Xrotation\n}\nMOTION\nFrame: 2\n",
+        "Frames",
+        8,
+    ),
+    (
+        "HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 1 Xrotation\n}\nMOTION\nFrames: 2\n"
+        "Frame Time: 0\n1\n",
+        "Frame Time",
+        9,
+    ),
+    (
+        "HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 1 Xrotation\n}\nMOTION\nFrames: 2\n"
+        "Frame Time: 0.1\n",
+        "no data rows",
+        10,
+    ),
+    (
+        "HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 2 Xrotation Yrotation\n}\nMOTION\n"
+        "Frames: 3\nFrame Time: 0.1\n1 2\n\n3\n4 5\n",
+        "row 2 has 1 values, expected 2",
+        12,
+    ),
+    (
+        "HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 2 Xrotation Yrotation\n}\nMOTION\n"
+        "Frames: 2\nFrame Time: 0.1\n1 2\n3 nan\n",
+        "finite",
+        11,
+    ),
+    (
+        "HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 2 Xrotation Yrotation\n JOINT\n",
+        "joint name",
+        6,
+    ),
     ("HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n End Site\n {\n }\n}\nMOTION\n", "OFFSET", 7),
     ("HIERARCHY\nJOINT Hips\n", "ROOT", 2),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("text", "expected", "line"), BAD)

@@ -67,8 +67,13 @@ os._exit(0)
 def ufbx_skinned(path: Path, frames: list[int], rate: float) -> dict[str, np.ndarray]:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     req = json.dumps({"path": str(path), "frames": frames, "rate": rate})
-    proc = subprocess.run([sys.executable, "-c", UFBX_SKIN, req], capture_output=True,
-                          env=env, check=True, timeout=120)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-c", UFBX_SKIN, req],
+        capture_output=True,
+        env=env,
+        check=True,
+        timeout=120,
+    )
     with np.load(io.BytesIO(proc.stdout)) as npz:
         return {k: npz[k] for k in npz.files}
 
@@ -147,8 +152,9 @@ def test_a_file_without_meshes_has_none() -> None:
 
 def test_plain_and_compressed_fbx_read_the_same_mesh(tmp_path: Path) -> None:
     plain = tmp_path / "kenney.fbx"
-    plain.write_bytes(lzma.decompress((FBX / "maya_kenney_character_7700_binary.fbx.xz")
-                                      .read_bytes()))  # fmt: skip
+    plain.write_bytes(
+        lzma.decompress((FBX / "maya_kenney_character_7700_binary.fbx.xz").read_bytes())
+    )
     a = codec.load_clip(plain).meshes[0]
     b = codec.load_clip(FBX / "maya_kenney_character_7700_binary.fbx.xz").meshes[0]
     assert np.array_equal(a.vertices, b.vertices) and np.array_equal(a.weights, b.weights)

@@ -36,10 +36,35 @@ from codec.formats import load_clip
 from tests.codec.formats import hostile_files as hf
 
 PEAK_LIMIT = 96 << 20  # bytes traced per case (an xz -9 window alone is 64 MiB)
-HOSTILE_NUMBERS = ["1e39", "-1e39", "3e38", "-3.3e38", "1e308", "1e-320", "0", "-0", "1e-45",
-                   "4294967295", "65535", "16777216", "333333", "1e6", "-1", "2.5"]  # fmt: skip
-HOSTILE_URIS = ["/dev/zero", "pipe.bin", "zero.bin", "file:///dev/zero", "http://x/a.bin",
-                "../../../../dev/zero", "%2Fdev%2Fzero", "missing.bin", "."]  # fmt: skip
+HOSTILE_NUMBERS = [
+    "1e39",
+    "-1e39",
+    "3e38",
+    "-3.3e38",
+    "1e308",
+    "1e-320",
+    "0",
+    "-0",
+    "1e-45",
+    "4294967295",
+    "65535",
+    "16777216",
+    "333333",
+    "1e6",
+    "-1",
+    "2.5",
+]
+HOSTILE_URIS = [
+    "/dev/zero",
+    "pipe.bin",
+    "zero.bin",
+    "file:///dev/zero",
+    "http://x/a.bin",
+    "../../../../dev/zero",
+    "%2Fdev%2Fzero",
+    "missing.bin",
+    ".",
+]
 CASES = {"bvh": 80, "sjson": 80, "gltf": 120, "ssc": 80, "usd": 16, "xz": 24}
 _NUMBER = re.compile(rb"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 
@@ -110,9 +135,9 @@ def gltf_case(rng: random.Random, folder: Path) -> Path:
         raw = bytearray(blob)
         at = 4 * rng.randrange(len(raw) // 4)
         struct.pack_into("<f", raw, at, float(np.float32(rng.choice([3e38, -3.3e38, 1e30]))))
-        doc["buffers"][0]["uri"] = "data:application/octet-stream;base64," + base64.b64encode(
-            bytes(raw)
-        ).decode()
+        doc["buffers"][0]["uri"] = (
+            "data:application/octet-stream;base64," + base64.b64encode(bytes(raw)).decode()
+        )
     return hf._write_json(folder, "c.gltf", doc)
 
 
@@ -151,8 +176,13 @@ def usd_case(rng: random.Random, folder: Path) -> Path:
     path = hf.usda_text(folder, "c.usda", last=2)
     text = path.read_bytes()
     start = text.index(b"timeSamples")
-    data = _swap_number(rng, text, start) if rng.random() < 0.7 else text.replace(
-        b"timeCodesPerSecond = 24", b"timeCodesPerSecond = " + rng.choice(HOSTILE_NUMBERS).encode()
+    data = (
+        _swap_number(rng, text, start)
+        if rng.random() < 0.7
+        else text.replace(
+            b"timeCodesPerSecond = 24",
+            b"timeCodesPerSecond = " + rng.choice(HOSTILE_NUMBERS).encode(),
+        )
     )
     path.write_bytes(data)
     return path
@@ -167,9 +197,13 @@ def xz_case(rng: random.Random, folder: Path) -> Path:
 
 
 BUILDERS: dict[str, Callable[[random.Random, Path], Path]] = {
-    "bvh": bvh_case, "sjson": sjson_case, "gltf": gltf_case, "ssc": ssc_case, "usd": usd_case,
+    "bvh": bvh_case,
+    "sjson": sjson_case,
+    "gltf": gltf_case,
+    "ssc": ssc_case,
+    "usd": usd_case,
     "xz": xz_case,
-}  # fmt: skip
+}
 
 
 def _holdable(clip: Clip, path: Path) -> list[str]:
@@ -181,9 +215,12 @@ def _holdable(clip: Clip, path: Path) -> list[str]:
     if clip.num_samples * clip.num_joints > max(budget, 1):
         problems.append(f"{clip.num_samples} x {clip.num_joints} over {budget}")
     sk = clip.skeleton
-    for name, values in (("translations", clip.translations), ("scales", clip.scales),
-                         ("bind translations", sk.bind_translations),
-                         ("bind scales", sk.bind_scales)):  # fmt: skip
+    for name, values in (
+        ("translations", clip.translations),
+        ("scales", clip.scales),
+        ("bind translations", sk.bind_translations),
+        ("bind scales", sk.bind_scales),
+    ):
         if limits.first_out_of_range(values) is not None:
             problems.append(name)
     for name, values in (("precision", sk.precision), ("shell", sk.shell_distance)):

@@ -157,9 +157,11 @@ def test_cesium_man_samples_are_its_authored_keys() -> None:
             continue
         above = world_of(doc, parent[node])
         for k in range(48):
-            key = {"translation": paths["translation"][k].tolist(),
-                   "rotation": paths["rotation"][k].tolist(),
-                   "scale": paths["scale"][k].tolist()}  # fmt: skip
+            key = {
+                "translation": paths["translation"][k].tolist(),
+                "rotation": paths["rotation"][k].tolist(),
+                "scale": paths["scale"][k].tolist(),
+            }
             want = above @ node_matrix(key)
             got = object_space(
                 clip.rotations[k : k + 1, j : j + 1],

@@ -84,10 +84,16 @@ def test_which_animation_is_replaced(tmp_path: Path) -> None:
     source = DATA / "Fox.glb"
     survey = nudged(read_gltf(source, animation="Survey")).replace(name="fox")  # 83 at 24 Hz
     write_lossy_gltf(source, survey, tmp_path / "a.glb")
-    assert np.allclose(read_gltf(tmp_path / "a.glb", animation="Survey").translations,
-                       survey.translations, atol=1e-3)  # fmt: skip
-    short = survey.replace(rotations=survey.rotations[:5], translations=survey.translations[:5],
-                           scales=survey.scales[:5])  # fmt: skip
+    assert np.allclose(
+        read_gltf(tmp_path / "a.glb", animation="Survey").translations,
+        survey.translations,
+        atol=1e-3,
+    )
+    short = survey.replace(
+        rotations=survey.rotations[:5],
+        translations=survey.translations[:5],
+        scales=survey.scales[:5],
+    )
     with pytest.raises(ClipFormatError, match="say which one"):
         write_lossy_gltf(source, short, tmp_path / "b.glb")
     write_lossy_gltf(source, short, tmp_path / "b.glb", animation="Run")

@@ -36,11 +36,19 @@ def build(tmp_path: Path) -> Path:
     pos0 = add(np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]], f4), 5126, "VEC3")
     idx0 = add(np.array([0, 1, 2, 0, 2, 3], u2), 5123, "SCALAR")
     j0 = add(np.array([[0, 1, 0, 0]] * 4, u1), 5121, "VEC4")
-    w0 = add(np.array([[204, 0, 0, 0], [255, 0, 0, 0], [0, 255, 0, 0], [51, 51, 51, 51]], u1),
-             5121, "VEC4", True)  # fmt: skip
+    w0 = add(
+        np.array([[204, 0, 0, 0], [255, 0, 0, 0], [0, 255, 0, 0], [51, 51, 51, 51]], u1),
+        5121,
+        "VEC4",
+        True,
+    )
     j1 = add(np.array([[1, 0, 0, 0]] * 4, u1), 5121, "VEC4")
-    w1 = add(np.array([[51, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0], [51, 51, 51, 51]], u1),
-             5121, "VEC4", True)  # fmt: skip
+    w1 = add(
+        np.array([[51, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0], [51, 51, 51, 51]], u1),
+        5121,
+        "VEC4",
+        True,
+    )
     pos1 = add(np.array([[2, 0, 0], [2, 1, 0], [3, 0, 0], [3, 1, 0]], f4), 5126, "VEC3")
     j_1 = add(np.array([[1, 0, 0, 0]] * 4, u2), 5123, "VEC4")
     w_1 = add(np.array([[1, 0, 0, 0]] * 4, f4), 5126, "VEC4")
@@ -56,14 +64,17 @@ def build(tmp_path: Path) -> Path:
     for arr, ctype, kind, normalized in parts:
         blob += b"\0" * (-len(blob) % 4)
         views.append({"buffer": 0, "byteOffset": len(blob), "byteLength": arr.nbytes})
-        acc = {"bufferView": len(views) - 1, "componentType": ctype, "count": len(arr),
-               "type": kind}  # fmt: skip
+        acc = {
+            "bufferView": len(views) - 1,
+            "componentType": ctype,
+            "count": len(arr),
+            "type": kind,
+        }
         if normalized:
             acc["normalized"] = True
         accessors.append(acc)
         blob += arr.tobytes()
-    skinned = {"POSITION": pos0, "JOINTS_0": j0, "WEIGHTS_0": w0, "JOINTS_1": j1,
-               "WEIGHTS_1": w1}  # fmt: skip
+    skinned = {"POSITION": pos0, "JOINTS_0": j0, "WEIGHTS_0": w0, "JOINTS_1": j1, "WEIGHTS_1": w1}
     doc = {
         "asset": {"version": "2.0"},
         "nodes": [
@@ -82,26 +93,39 @@ def build(tmp_path: Path) -> Path:
             {"joints": [6]},
         ],
         "meshes": [
-            {"primitives": [
-                {"attributes": skinned, "indices": idx0},
-                {"attributes": {"POSITION": pos1, "JOINTS_0": j_1, "WEIGHTS_0": w_1},
-                 "mode": 5},
-                {"attributes": {"POSITION": pos1, "JOINTS_0": j_1, "WEIGHTS_0": w_1},
-                 "mode": 0},
-            ]},
-            {"primitives": [
-                {"attributes": {"POSITION": pos_cap, "JOINTS_0": j_cap, "WEIGHTS_0": w_cap}}
-            ]},
-            {"primitives": [
-                {"attributes": {"POSITION": pos_cap, "JOINTS_0": j_bad, "WEIGHTS_0": w_cap}}
-            ]},
+            {
+                "primitives": [
+                    {"attributes": skinned, "indices": idx0},
+                    {
+                        "attributes": {"POSITION": pos1, "JOINTS_0": j_1, "WEIGHTS_0": w_1},
+                        "mode": 5,
+                    },
+                    {
+                        "attributes": {"POSITION": pos1, "JOINTS_0": j_1, "WEIGHTS_0": w_1},
+                        "mode": 0,
+                    },
+                ]
+            },
+            {
+                "primitives": [
+                    {"attributes": {"POSITION": pos_cap, "JOINTS_0": j_cap, "WEIGHTS_0": w_cap}}
+                ]
+            },
+            {
+                "primitives": [
+                    {"attributes": {"POSITION": pos_cap, "JOINTS_0": j_bad, "WEIGHTS_0": w_cap}}
+                ]
+            },
         ],
         "accessors": accessors,
         "bufferViews": views,
-        "buffers": [{"byteLength": len(blob),
-                     "uri": "data:application/octet-stream;base64,"
-                            + base64.b64encode(blob).decode()}],
-    }  # fmt: skip
+        "buffers": [
+            {
+                "byteLength": len(blob),
+                "uri": "data:application/octet-stream;base64," + base64.b64encode(blob).decode(),
+            }
+        ],
+    }
     path = tmp_path / "skinned.gltf"
     path.write_text(json.dumps(doc))
     return path
@@ -145,9 +169,12 @@ def test_metres_kept_when_asked(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "name, vertices, triangles, joints",
-    [("Fox.glb", 1728, 576, 24), ("CesiumMan.glb", 3273, 4672, 19), ("RiggedSimple.glb", 160,
-                                                                       188, 2)],
-)  # fmt: skip
+    [
+        ("Fox.glb", 1728, 576, 24),
+        ("CesiumMan.glb", 3273, 4672, 19),
+        ("RiggedSimple.glb", 160, 188, 2),
+    ],
+)
 def test_samples_carry_their_mesh(name: str, vertices: int, triangles: int, joints: int) -> None:
     clip = codec.load_clip(DATA / name)
     (mesh,) = clip.meshes

@@ -130,8 +130,9 @@ def test_left_handed_meshes_flip_their_winding(tmp_path: Path) -> None:
 
 def test_bad_influences_leave_the_mesh_out(tmp_path: Path) -> None:
     path = hand_stage(tmp_path)
-    path.write_text(path.read_text().replace("[0, 0, 0, 0, 0, 1, 1, 0, 1, 0]",
-                                             "[0, 0, 0, 0, 0, 7, 1, 0, 1, 0]"))  # fmt: skip
+    path.write_text(
+        path.read_text().replace("[0, 0, 0, 0, 0, 1, 1, 0, 1, 0]", "[0, 0, 0, 0, 0, 7, 1, 0, 1, 0]")
+    )
     clip = codec.load_clip(path)
     assert clip.meshes == ()
     assert any("/Root/Leg" in w and "left out" in w for w in clip.warnings)

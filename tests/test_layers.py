@@ -1,0 +1,78 @@
+"""The import contracts of pyproject.toml hold, and a broken one fails `make lint`.
+
+`make lint` runs `lint-imports`; these tests run it the same way on the repository and on
+a temporary copy of `codec/` and `app/` with one deliberate violation each, so a contract
+that stopped catching anything (a renamed module, a typo in a name) fails here.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+
+
+def _lint_imports(tree: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--no-logo", "--no-cache"],
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def _copy(tmp_path: Path) -> Path:
+    tree = tmp_path / "tree"
+    for package in ("codec", "app"):
+        shutil.copytree(
+            ROOT / package, tree / package, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    shutil.copy(ROOT / "pyproject.toml", tree / "pyproject.toml")
+    return tree
+
+
+def _append(path: Path, line: str) -> None:
+    path.write_text(path.read_text(encoding="utf-8") + f"\n{line}\n", encoding="utf-8")
+
+
+def test_the_repository_keeps_every_contract() -> None:
+    done = _lint_imports(ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    assert f"Contracts: {len(contracts['contracts'])} kept, 0 broken." in done.stdout
+
+
+def test_the_copy_is_clean_before_it_is_broken(tmp_path: Path) -> None:
+    done = _lint_imports(_copy(tmp_path))
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
+    ("module", "line", "contract", "named"),
+    [
+        # the brief's own example: Qt in the codec
+        ("codec/quat.py", "from PySide6 import QtCore", "never import Qt", "codec.quat"),
+        ("codec/formats/bvh.py", "import pyqtgraph", "never import Qt", "codec.formats.bvh"),
+        ("app/document.py", "from OpenGL import GL", "never import Qt", "app.document"),
+        ("codec/clip.py", "import app.document", "never imports the app", "codec.clip"),
+        ("app/views/timeline.py", "import app.controller", "layers", "app.views.timeline"),
+        ("app/document.py", "import app.sidecar", "layers", "app.document"),
+    ],
+)
+def test_a_deliberate_violation_fails_lint(
+    tmp_path: Path, module: str, line: str, contract: str, named: str
+) -> None:
+    tree = _copy(tmp_path)
+    _append(tree / module, line)
+    done = _lint_imports(tree)
+    assert done.returncode != 0
+    broken = done.stdout.split("Broken contracts", 1)[-1]
+    assert contract in broken and named in broken, done.stdout
