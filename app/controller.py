@@ -84,11 +84,11 @@ class Controller(QtCore.QObject):
         # hand the GIL back to the UI thread more often while a worker computes
         sys.setswitchinterval(min(sys.getswitchinterval(), 0.002))
         if compress is None:
-            import codec.compressor  # noqa: F401 - import now, not under the worker's GIL hold
-            from codec import jit
+            # import now, not under the worker's GIL hold; compile (or load) the codec's
+            # kernels now, so the first clip does not wait
+            from codec import warm_up
 
-            # compile (or load) the codec's kernels now, so the first clip does not wait
-            threading.Thread(target=jit.warm_up, name="jit-warm-up", daemon=True).start()
+            threading.Thread(target=warm_up.warm_up, name="jit-warm-up", daemon=True).start()
 
     # --- opening ------------------------------------------------------------------------
     def load(self, path: str | Path, **options: Any) -> Clip:

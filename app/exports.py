@@ -20,16 +20,15 @@ from typing import Any
 import numpy as np
 
 from codec.atomic import write_bytes, write_text
+from codec.bit_rates import SUB_TRACKS, TrackKind, segment_cost_bits
 from codec.overrides import JointOverride
-from codec.result import SUB_TRACKS, CompressionResult, TrackKind
+from codec.result import CompressionResult
 
 KIND_NAMES = {
     int(TrackKind.DEFAULT): "default",
     int(TrackKind.CONSTANT): "constant",
     int(TrackKind.ANIMATED): "animated",
 }
-COMPONENTS = 3  # every sub-track stores 3 components (rotations drop W)
-CONSTANT_IN_SEGMENT_BITS = 16  # bit rate 0: one 16-bit-per-component value for the segment
 
 
 def _json_safe(value: Any) -> Any:
@@ -115,17 +114,16 @@ def segment_sample_counts(result: CompressionResult) -> np.ndarray:
 def cell_bytes(result: CompressionResult) -> np.ndarray:
     """(G, J, 3) bytes of packed samples per segment, joint and sub-track (0 if not animated).
 
-    Bit rate 0 stores one 16-bit-per-component value for the segment; the others store every
-    sample of the segment at that many bits per component (ranges and headers not counted).
+    What codec.bit_rates.segment_cost_bits charges each sub-track in a single-segment clip:
+    bit rate 0 stores one constant for the segment, the others every sample of the segment
+    (segment ranges and rate bytes not counted).
     """
-    bits = result.bits_per_component
-    n = segment_sample_counts(result)[:, None, None]
-    total_bits = np.where(
-        bits > 0,
-        bits * COMPONENTS * n,
-        np.where(bits == 0, CONSTANT_IN_SEGMENT_BITS * COMPONENTS, 0),
-    )
-    return total_bits / 8.0
+    rates = np.asarray(result.bit_rates, dtype=np.int64)
+    out = np.zeros(rates.shape)
+    for g, n in enumerate(segment_sample_counts(result)):  # a handful of segments
+        cost = segment_cost_bits(int(n), multi_segment=False)
+        out[g] = np.where(rates[g] >= 0, cost[np.maximum(rates[g], 0)], 0) / 8.0
+    return out
 
 
 def segment_errors(result: CompressionResult) -> np.ndarray:

@@ -22,7 +22,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from codec import bench, rotation_layout
+import codec_vs_acl as bench  # bench/, this script's own folder
+
+from codec import rotation_layout
 from codec.compressor import compress
 from codec.formats import load_clip
 from codec.settings import CompressionSettings

@@ -3,7 +3,8 @@
 ACL 2.1's table: index 0 is "constant within the segment" (one 16-bit value per component
 in the segment-range slot), 1..23 are that many bits per component, and the top index is a
 raw float32 with no range reduction. Every size the optimiser weighs and every size the
-stats report comes from `segment_cost_bits`, so the two cannot disagree.
+stats report comes from `segment_cost_bits` (and `segment_bytes`, its sum as written), so
+the two cannot disagree; the .ssc writer and reader lay the same numbers out in bytes.
 """
 
 from __future__ import annotations
@@ -24,6 +25,10 @@ CONSTANT_MAX = (1 << CONSTANT_BITS) - 1
 SEGMENT_RANGE_BITS = 8  # per component, min and extent, when a clip has several segments
 SEGMENT_RANGE_MAX = (1 << SEGMENT_RANGE_BITS) - 1
 RATE_BYTE_BITS = 8  # each animated sub-track's rate index, per segment
+# a segment stores either a sub-track's constant (rate 0) or its range, in the same room
+SLOT_BYTES = STORED_COMPONENTS * CONSTANT_BITS // 8
+if SLOT_BYTES * 8 != STORED_COMPONENTS * 2 * SEGMENT_RANGE_BITS:
+    raise AssertionError("a segment's constant and its range must take the same bytes")
 
 
 class TrackKind(IntEnum):
@@ -32,6 +37,26 @@ class TrackKind(IntEnum):
     DEFAULT = 0
     CONSTANT = 1
     ANIMATED = 2
+
+
+def has_segment_range(rates: Array, multi_segment: bool) -> Array:
+    """Which sub-tracks at these rate indices store an 8-bit range in their segment: the
+    quantised rates (1..23), and only when the clip has several segments."""
+    return (rates > 0) & (rates < RAW_BIT_RATE) & multi_segment
+
+
+def sample_bits(rates: Array, num_samples: int) -> int:
+    """Bits of a segment's packed samples: every sub-track at its rate index (rates (K,)),
+    every component of every sample (before the padding to a byte)."""
+    return int(BIT_RATE_BITS[rates].sum()) * STORED_COMPONENTS * num_samples
+
+
+def segment_bytes(rates: Array, num_samples: int, multi_segment: bool) -> int:
+    """Bytes one segment takes in the file: a rate byte per animated sub-track (rates (K,)
+    rate indices), then `segment_cost_bits` of each, padded to a byte at the end."""
+    rates = np.asarray(rates, dtype=np.int64)
+    bits = int(segment_cost_bits(num_samples, multi_segment)[rates].sum())
+    return len(rates) * RATE_BYTE_BITS // 8 + (bits + 7) // 8
 
 
 def segment_cost_bits(num_samples: int, multi_segment: bool) -> Array:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from codec import ssc_format
-from codec.bit_rates import RAW_BIT_RATE
+from codec.bit_rates import has_segment_range
 from codec.clip import Clip, Skeleton
 from codec.constant_tracks import rebuild_rotations
 from codec.errors import ClipValidationError, CompressedFormatError
@@ -66,8 +66,7 @@ class CompressedClip:
         self._rate = np.ascontiguousarray(enc.bit_rates, dtype=np.int64)
         if tables is None:
             smin, sext = segment_range_decode(enc.seg_min, enc.seg_extent)
-            ranged = (self._rate > 0) & (self._rate < RAW_BIT_RATE) & (enc.num_segments > 1)
-            ranged = ranged[..., None]
+            ranged = has_segment_range(self._rate, enc.num_segments > 1)[..., None]
             tables = decode_params(
                 enc.stored_components(),
                 enc.seg_dropped,

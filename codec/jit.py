@@ -1,5 +1,5 @@
-"""The compiled core's switchboard: one decorator for every kernel, a disk cache that follows
-the source, and a warm-up that pays the compile (or the cache load) before a user waits.
+"""The compiled core's switchboard: one decorator for every kernel and a disk cache that
+follows the source (codec.warm_up pays the compile, or the cache load, before a user waits).
 
 numba keys its on-disk cache on the caller's own file only, so a kernel whose callee (or a
 constant it reads) changed in another module would load stale machine code.
@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -84,51 +83,3 @@ def kernel(fn: F) -> F:
 def helper(fn: F) -> F:
     """A kernel called only from other kernels: no Python entry point is compiled for it."""
     return numba.njit(cache=CACHE, nogil=True, error_model="numpy", no_cpython_wrapper=True)(fn)  # type: ignore[return-value]
-
-
-_warm_lock = threading.Lock()
-_warm = False
-
-
-def is_warm() -> bool:
-    """Whether `warm_up` has run in this process."""
-    return _warm
-
-
-def warm_up() -> None:
-    """Compile (or load from the cache) every kernel a compression uses, on a tiny clip.
-
-    Idempotent and thread-safe; the window calls it on a background thread at start.
-    """
-    global _warm
-    with _warm_lock:
-        if _warm:
-            return
-        from codec.compressor import compress
-        from codec.settings import CompressionSettings
-
-        result = compress(_warm_up_clip(), CompressionSettings(level="highest"))
-        result.compressed.sample(0.01, "none")
-        _warm = True
-
-
-def _warm_up_clip():
-    """A tiny clip that takes every path of the kernels: two segments, a joint turning
-    through 180 degrees (per-segment rotation layouts), scale, constant and default tracks."""
-    import numpy as np
-
-    from codec import quat
-    from codec.clip import Clip, Skeleton
-
-    s = 40
-    t = np.linspace(0.0, 1.0, s)
-    angle = np.stack((np.pi * t, 0.3 * np.sin(6 * t), np.zeros(s)), axis=1)
-    axes = np.broadcast_to(np.array([[0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]), (s, 3, 3))
-    rot = quat.from_axis_angle(axes, angle)
-    tr = np.zeros((s, 3, 3))
-    tr[:, 1:, 1] = 10.0
-    tr[:, 0, 0] = 5.0 * t
-    sc = np.ones((s, 3, 3))
-    sc[:, 2, 0] = 1.0 + 0.2 * t
-    sk = Skeleton.create(["a", "b", "c"], [-1, 0, 1], bind_translations=tr[0])
-    return Clip(sk, 30.0, rot, tr, sc, name="warm-up")

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from codec.bit_rates import BIT_RATE_BITS, NUM_BIT_RATES, RAW_BIT_RATE, SUB_TRACKS, TrackKind
+from codec.bit_rates import BIT_RATE_BITS
 from codec.clip import Clip
 from codec.settings import CompressionSettings
 
@@ -16,16 +16,6 @@ if TYPE_CHECKING:
     from codec.vertex_error import VertexError
 
 Array = np.ndarray
-
-__all__ = [
-    "BIT_RATE_BITS",
-    "NUM_BIT_RATES",
-    "RAW_BIT_RATE",
-    "SUB_TRACKS",
-    "CompressionResult",
-    "DominantShells",
-    "TrackKind",
-]
 
 
 @dataclass(frozen=True, eq=False)

@@ -61,7 +61,15 @@ from functools import cached_property
 import numpy as np
 
 from codec import bitstream
-from codec.bit_rates import BIT_RATE_BITS, NUM_BIT_RATES, RAW_BIT_RATE, TrackKind
+from codec.bit_rates import (
+    BIT_RATE_BITS,
+    NUM_BIT_RATES,
+    RAW_BIT_RATE,
+    SLOT_BYTES,
+    TrackKind,
+    has_segment_range,
+    sample_bits,
+)
 from codec.clip import Skeleton
 from codec.errors import CompressedFormatError
 from codec.limits import (
@@ -148,8 +156,7 @@ class EncodedClip:
 
     def has_range(self, g: int) -> Array:
         """(Ka,) which sub-tracks of segment g store an 8-bit segment range."""
-        r = self.bit_rates[g]
-        return (r > 0) & (r < RAW_BIT_RATE) & (self.num_segments > 1)
+        return has_segment_range(self.bit_rates[g], self.num_segments > 1)
 
     def range_components(self) -> Array:
         """(Ka,) how many components each clip range stores (3, or 4 for per-segment)."""
@@ -168,10 +175,10 @@ def _segments_bytes(enc: EncodedClip) -> tuple[list[bytes], list[bytes]]:
     rate_bytes = (rates | (np.where(per_segment, enc.seg_dropped, 0) << DROPPED_SHIFT)).astype(
         np.uint8
     )
-    ranged = (rates > 0) & (rates < RAW_BIT_RATE) & (g_count > 1)
-    slots = np.zeros((g_count, ka, 6), dtype=np.uint8)  # 6 bytes: 3 x u16, or 3 + 3 x u8
+    ranged = has_segment_range(rates, g_count > 1)
+    slots = np.zeros((g_count, ka, SLOT_BYTES), dtype=np.uint8)  # 3 x u16, or 3 + 3 x u8
     slots[rates == 0] = (
-        enc.seg_constant.astype("<u2").view(np.uint8).reshape(g_count, ka, 6)[rates == 0]
+        enc.seg_constant.astype("<u2").view(np.uint8).reshape(g_count, ka, SLOT_BYTES)[rates == 0]
     )
     slots[ranged] = np.concatenate((enc.seg_min, enc.seg_extent), axis=-1)[ranged]
     used = (rates == 0) | ranged
@@ -428,8 +435,8 @@ def read(data: bytes) -> ParsedFile:
         bit_rates[g] = rates
         seg_dropped[g, per_segment] = dropped[per_segment]
         need_const = rates == 0
-        need_range = multi & (rates > 0) & (rates < RAW_BIT_RATE)
-        blob = r.take(6 * int(np.sum(need_const | need_range)), f"segment {g} ranges")
+        need_range = has_segment_range(rates, multi)
+        blob = r.take(SLOT_BYTES * int(np.sum(need_const | need_range)), f"segment {g} ranges")
         cursor = 0
         for k in np.flatnonzero(need_const | need_range):
             if need_const[k]:
@@ -437,10 +444,10 @@ def read(data: bytes) -> ParsedFile:
             else:
                 seg_min[g, k] = np.frombuffer(blob, "u1", 3, cursor)
                 seg_ext[g, k] = np.frombuffer(blob, "u1", 3, cursor + 3)
-            cursor += 6
+            cursor += SLOT_BYTES
         bits = BIT_RATE_BITS[rates]
         n = int(sizes[g])
-        nbytes = (n * 3 * int(bits.sum()) + 7) // 8
+        nbytes = (sample_bits(rates, n) + 7) // 8
         packed_at[g] = r.pos
         packed = r.take(nbytes, f"samples of segment {g}")
         widths = np.broadcast_to(bits[None, :, None], (n, ka, 3))

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import math
+import os
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from codec.bit_rates import BIT_RATE_BITS, SUB_TRACKS, TrackKind
+from codec.bit_rates import BIT_RATE_BITS, SUB_TRACKS, TrackKind, segment_bytes
+from codec.segments import IDEAL_SEGMENT_SIZE, MAX_SEGMENT_SIZE
 
 if TYPE_CHECKING:
     from codec.result import CompressionResult
@@ -72,8 +75,8 @@ def build_stats(
     stats["num_segments"] = len(segs)
     stats["segmenting"] = {
         "num_segments": len(segs),
-        "ideal_num_samples": 16,
-        "max_num_samples": 31,
+        "ideal_num_samples": IDEAL_SEGMENT_SIZE,
+        "max_num_samples": MAX_SEGMENT_SIZE,
     }
     stats["segments"] = [
         {"start": int(a), "num_samples": int(n), "segment_size": int(sz)}
@@ -98,11 +101,30 @@ def build_stats(
 def _segment_sizes(result: CompressionResult) -> list[int]:
     """Bytes of each segment's rates, ranges and packed samples (as written)."""
     enc = result.compressed.encoded
-    out = []
-    for g in range(enc.num_segments):
-        rates = enc.bit_rates[g].astype(np.int64)
-        n = int(enc.segment_sizes[g])
-        ranges = 6 * int(np.sum(rates == 0)) + 6 * int(np.sum(enc.has_range(g)))
-        bits = n * 3 * int(BIT_RATE_BITS[rates].sum())
-        out.append(len(rates) + ranges + (bits + 7) // 8)
-    return out
+    multi = enc.num_segments > 1
+    return [
+        segment_bytes(rates, int(n), multi)
+        for rates, n in zip(enc.bit_rates, enc.segment_sizes, strict=True)
+    ]
+
+
+def json_safe(value: Any) -> Any:
+    """`value` with numpy scalars / arrays, tuples and paths turned into JSON types.
+
+    Non-finite floats become None, so the output is strict JSON.
+    """
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set):
+        return [json_safe(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return json_safe(value.tolist())
+    if isinstance(value, np.generic):
+        return json_safe(value.item())
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, bool | int | str) or value is None:
+        return value
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    return str(value)

@@ -16,8 +16,8 @@ from PySide6.QtGui import QColor, QFont, QMouseEvent, QPainter, QPaintEvent
 from PySide6.QtWidgets import QLabel, QScrollArea, QToolTip, QVBoxLayout, QWidget
 
 from app.document import Document
-from app.exports import CONSTANT_IN_SEGMENT_BITS, cell_bytes, segment_errors
-from codec.result import SUB_TRACKS, TrackKind
+from app.exports import cell_bytes, segment_errors
+from codec.bit_rates import CONSTANT_BITS, SUB_TRACKS, TrackKind
 
 ROW_HEIGHT = 16
 HEADER_HEIGHT = 34
@@ -159,7 +159,7 @@ class BitRateCanvas(QWidget):
         else:
             bits = int(self.bits[segment, joint, sub_track])
             if bits == 0:
-                body = f"constant in this segment: one {CONSTANT_IN_SEGMENT_BITS}-bit value"
+                body = f"constant in this segment: one {CONSTANT_BITS}-bit value"
             elif bits >= 32:
                 body = "raw: 32 bits per component (full float)"
             else:

@@ -39,8 +39,8 @@ from PySide6.QtWidgets import (
 from app.document import Document
 from app.error_scale import budget_fraction, eng, error_colors, format_percent, is_over
 from app.sidecar import save_after_edit
+from codec.bit_rates import TrackKind
 from codec.overrides import JointOverride, exact_pattern, set_joint_override
-from codec.result import TrackKind
 from codec.sampling import BASE_ROUNDING
 
 # the name is frozen in its own view on the left; the values scroll on their own, the ones a

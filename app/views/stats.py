@@ -30,7 +30,8 @@ from PySide6.QtWidgets import (
 from app import exports
 from app.document import Document
 from app.error_scale import MINUS, format_cm
-from codec.result import SUB_TRACKS, CompressionResult
+from codec.bit_rates import SUB_TRACKS
+from codec.result import CompressionResult
 
 GOOD, BAD = "#1e8449", "#c0392b"
 

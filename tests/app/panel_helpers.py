@@ -7,8 +7,9 @@ from pathlib import Path
 import numpy as np
 
 from app.document import Document
+from codec.bit_rates import TrackKind
 from codec.clip import Clip, Skeleton
-from codec.result import CompressionResult, DominantShells, TrackKind
+from codec.result import CompressionResult, DominantShells
 from codec.settings import CompressionSettings
 
 NAMES = ("root", "Spine", "LeftHand", "RightHand", "Head")

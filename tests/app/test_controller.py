@@ -214,10 +214,10 @@ def test_a_failed_open_keeps_the_clip_and_its_compression_running(qtbot) -> None
 
 
 def test_the_window_warms_the_codec_kernels_up_in_the_background(qtbot, monkeypatch) -> None:
-    from codec import jit
+    from codec import warm_up
 
     calls = []
-    monkeypatch.setattr(jit, "warm_up", lambda: calls.append(threading.current_thread()))
+    monkeypatch.setattr(warm_up, "warm_up", lambda: calls.append(threading.current_thread()))
     Controller(Document())
     qtbot.waitUntil(lambda: len(calls) == 1, timeout=5000)
     assert calls[0] is not threading.main_thread()

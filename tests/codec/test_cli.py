@@ -266,6 +266,16 @@ def test_wrong_output_extension_exits_2(tmp_path: Path) -> None:
     assert_one_line_error(err, ".ssc")
 
 
+def test_bench_runs_from_a_checkout_only(tmp_path: Path, monkeypatch) -> None:
+    from codec.cli import bench
+
+    monkeypatch.setattr(bench, "BENCH", tmp_path / "bench" / "codec_vs_acl.py")
+    monkeypatch.delitem(sys.modules, bench.MODULE, raising=False)
+    code, _, err = run("bench", "--no-processes")
+    assert code == 2
+    assert_one_line_error(err, "runs from a source checkout", "codec_vs_acl.py")
+
+
 def test_bench_on_a_small_reference(tmp_path: Path) -> None:
     entry = {"compressed_size": 1147, "max_error": 3.4e-05, "compression_time_s_median": 1e-4}
     ref = tmp_path / "ref.json"

@@ -6,11 +6,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import codec
+from codec.bit_rates import TrackKind
 from codec.compressor import compress
 from codec.decoder import decode
 from codec.error_metric import shell_error
 from codec.errors import Cancelled, SettingsError
-from codec.result import TrackKind
 from codec.settings import CompressionSettings, resolve_level
 from tests.codec.helpers import DATA, chain_clip, random_hierarchy_clip
 

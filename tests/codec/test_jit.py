@@ -1,5 +1,4 @@
-"""The compiled core's cache follows the sources, and the warm-up compiles what a compression
-needs."""
+"""The compiled core's cache follows the sources."""
 
 from __future__ import annotations
 
@@ -29,20 +28,3 @@ def test_a_changed_source_drops_the_cached_kernels(tmp_path: Path) -> None:
     assert jit.drop_stale_caches(pkg)
     assert not any(c.exists() for c in cached)
     assert (pkg / "kernels.py").exists() and (pkg / "callee.py").exists()
-
-
-def test_warm_up_compiles_every_kernel_of_a_compression() -> None:
-    from codec import bitstream, constant_tracks, error_metric, optimizer, shells
-
-    jit.warm_up()
-    assert jit.is_warm()
-    for kernel in (
-        shells._dominant,
-        constant_tracks._decide,
-        optimizer._lower_bound,
-        optimizer._repair_sweep,
-        optimizer._slack_round,
-        error_metric._pose_errors,
-        bitstream._pack,
-    ):
-        assert kernel.signatures, kernel.py_func.__name__

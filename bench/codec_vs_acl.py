@@ -1,9 +1,11 @@
 """`python -m codec bench`: our codec against ACL 2.1, clip by clip, in one run.
 
-The clips are the repository's own copies (tests/data) unless told otherwise: ACL's eight
-regression clips (whose ACL results ship with the repository), the run and the jumps of
-issue "codec speed", and the hard clips of issue "every rotation reaches its precision"
-(boxing, Fox Walk / Run / Survey). Per clip: our size, error and compression time (the
+Run from a checkout: `python -m codec bench [--peer PATH]` loads this module (codec.cli.bench);
+it is a measuring instrument, not part of the shipped codec. The clips are the repository's
+own copies (tests/data) unless told otherwise: ACL's eight regression clips (whose ACL
+results ship with the repository), two long ones for speed (a 142-joint run and 2752 samples
+of jumps) and the hard clips whose rotations pass near 180 degrees (boxing, Fox Walk / Run /
+Survey). Per clip: our size, error and compression time (the
 first compression in this process apart, then the median of `repeat` fresh ones), decode
 times, and ACL's numbers. With `--peer PATH` ACL's own `acl_compressor` runs on every clip
 in the same run (clips that are not ACL SJSON are written as such with our writer first),
@@ -32,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from codec.errors import ShellscopeError
+from codec.report_text import table
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"
@@ -401,8 +404,6 @@ def _targets(report: dict[str, Any]) -> list[dict[str, Any]]:
 
 def format_report(report: dict[str, Any]) -> str:
     """The report as aligned text: one row per clip, totals, targets with PASS / FAIL."""
-    from codec.cli import table
-
     head = [
         "clip",
         "J x S",

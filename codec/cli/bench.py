@@ -1,0 +1,94 @@
+"""`bench`: our codec against ACL 2.1, clip by clip (bench/codec_vs_acl.py of a checkout).
+
+The benchmark is a measuring instrument, not part of the shipped codec: it lives in the
+repository's bench/ folder, and this command loads it from there, so `python -m codec bench`
+works from a source checkout (an installed codec without one says so, exit 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any, TextIO
+
+from codec.cli.failures import EXIT_FAIL, EXIT_OK, PROG, CliError
+from codec.cli.files import check_outputs, dumps_json, write_text_output
+
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "codec_vs_acl.py"
+MODULE = "codec_vs_acl"
+
+
+def load_bench() -> ModuleType:
+    """The benchmark module of the checkout this codec runs from (loaded once)."""
+    if MODULE in sys.modules:
+        return sys.modules[MODULE]
+    path = BENCH
+    if not path.is_file():
+        raise CliError(f"{PROG} bench runs from a source checkout: {path} is not there")
+    spec = importlib.util.spec_from_file_location(MODULE, path)
+    if spec is None or spec.loader is None:
+        raise CliError(f"{path}: cannot be loaded as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[MODULE] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[MODULE]
+        raise
+    return module
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("bench", help="our codec against ACL: sizes, errors, speed, memory")
+    p.add_argument(
+        "--clips",
+        nargs="+",
+        metavar="FILE[:ANIMATION]",
+        help="clips to bench (default: ACL's reference clips, the run, the jumps, boxing and "
+        "Fox Walk/Run/Survey from tests/data)",
+    )
+    p.add_argument("--shared", action="store_true", help="the default clips from ../shared/data")
+    p.add_argument(
+        "--peer",
+        metavar="PATH",
+        help="ACL's acl_compressor: run it on every clip in the same run (see its README)",
+    )
+    p.add_argument("--reference", metavar="FILE", help="ACL reference JSON (without --peer)")
+    p.add_argument(
+        "--repeat",
+        type=int,
+        default=5,
+        metavar="N",
+        help="compressions per clip, median reported (default 5)",
+    )
+    p.add_argument(
+        "--no-processes",
+        action="store_true",
+        help="skip the two fresh-process measurements (cold JIT start, peak memory)",
+    )
+    p.add_argument("--json", metavar="FILE|-", help="also dump the numbers as JSON")
+    p.set_defaults(func=cmd_bench)
+
+
+def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Our codec against ACL, clip by clip; speed, size, error and memory targets."""
+    bench = load_bench()
+    if args.repeat < 1:
+        raise CliError(f"--repeat must be at least 1, got {args.repeat}")
+    check_outputs([args.json], [args.reference])
+    clips = bench.clips_from(args.clips) if args.clips else bench.default_clips(args.shared)
+    report = bench.run(
+        clips,
+        repeat=args.repeat,
+        peer=args.peer,
+        reference=args.reference,
+        processes=not args.no_processes,
+        progress=lambda m: (err.write(m + "\n"), err.flush()),
+    )
+    out.write(bench.format_report(report))
+    if args.json:
+        write_text_output(args.json, dumps_json(report), out)
+    return EXIT_OK if report["all_pass"] else EXIT_FAIL

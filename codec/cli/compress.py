@@ -1,0 +1,141 @@
+"""`compress`: one clip to a .ssc, with a summary of its stats or the stats as JSON."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+
+from codec.cli.failures import EXIT_OK, CliError, check_finite_error
+from codec.cli.files import check_outputs, dumps_json, write_outputs
+from codec.cli.flags import (
+    add_settings_flags,
+    apply_shell_source,
+    load_options,
+    settings_from,
+    warn_unused_reader_flags,
+)
+from codec.clip import Clip, Skeleton
+from codec.report_text import fmt_bytes
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("compress", help="compress one clip, report its stats, write .ssc")
+    p.add_argument(
+        "clip",
+        metavar="CLIP",
+        help=".bvh, .gltf/.glb, .fbx, .usd/.usda/.usdc/.usdz, .acl.sjson (each also as "
+        ".gz/.xz/.zst) or .ssc",
+    )
+    p.add_argument("-o", "--output", metavar="OUT.ssc", help="write the compressed file")
+    add_settings_flags(p)
+    p.add_argument("--json", metavar="FILE|-", help="write the stats as JSON ('-': stdout only)")
+    p.add_argument(
+        "--no-metadata",
+        action="store_true",
+        help="leave out names, parents and bind pose (smaller, not self-decoding)",
+    )
+    p.add_argument(
+        "--animation",
+        metavar="NAME",
+        help="glTF animation, FBX animation stack or USD skeleton to read (default: first)",
+    )
+    p.set_defaults(func=cmd_compress)
+
+
+def cmd_compress(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Compress one clip; print a summary or JSON stats; write the .ssc when -o is given."""
+    from codec.compressor import compress
+    from codec.formats import load_clip
+
+    settings = settings_from(args)
+    if args.output and not args.output.lower().endswith(".ssc"):
+        raise CliError(f"{args.output}: the output of compress must end in .ssc")
+    check_outputs([args.output, args.json], [args.clip])
+    clip = load_clip(args.clip, **load_options(args))
+    if not clip.name:
+        clip.name = Path(args.clip).name
+    warn_unused_reader_flags(args, err)
+    clip = apply_shell_source(clip, args.shell_distance, args.clip)
+    result = compress(clip, settings)
+    check_finite_error(args.clip, result.stats)
+    write_outputs(
+        [(args.output, result.data), (args.json, dumps_json(result.stats) if args.json else "")],
+        out,
+    )
+    if args.json != "-":
+        out.write(compress_summary(args.clip, result.stats, result.clip.skeleton))
+        out.write(f"  {units_line(clip)}\n")
+        if args.output:
+            out.write(f"  wrote            {args.output} ({fmt_bytes(len(result.data))})\n")
+    else:  # stdout is the JSON alone: the units statement still reaches the user
+        err.write(f"{args.clip}: {units_line(clip)}\n")
+    for w in clip.warnings:
+        err.write(f"warning: {args.clip}: {w}\n")
+    return EXIT_OK
+
+
+def compress_summary(path: str, s: dict[str, Any], skeleton: Skeleton) -> str:
+    """The short human summary of one compression's stats."""
+    precision = skeleton.precision
+    prec = float(np.min(precision))
+    prec_text = f"{prec:g}" if np.all(precision == prec) else f"{prec:g} (smallest)"
+    over = s.get("joints_over_precision", [])
+    met = "yes" if s["precision_met"] else f"NO ({len(over)} joints over: {', '.join(over[:5])})"
+    lines = [
+        f"{path}: {s['num_bones']} joints, {s['num_samples']} samples at {s['sample_rate']:g} Hz "
+        f"({s['duration']:.3f} s), level {s['level']} ({s['requested_level']})"
+        + (", looping" if s["looping"] else ""),
+        f"  raw size         {fmt_bytes(s['raw_size'])}",
+        f"  compressed size  {fmt_bytes(s['compressed_size'])}  "
+        f"(ratio {s['compression_ratio']:.2f}:1)",
+        f"  metadata size    {fmt_bytes(s['metadata_size'])}  (file {fmt_bytes(s['file_size'])})",
+        f"  max error        {s['max_error']:.6g} cm at {s['worst_track_name']} "
+        f"(joint {s['worst_track']}), t = {s['worst_time']:.4g} s",
+        f"  error p99        {s['error_p99']:.6g} cm",
+        f"  between samples  {s['max_error_between_samples']:.6g} cm at "
+        f"{skeleton.names[s['worst_track_between_samples']]} "
+        f"(joint {s['worst_track_between_samples']}), t = {s['worst_time_between_samples']:.4g} s",
+        f"  precision        {prec_text} cm, met: {met}",
+        f"  segments         {s['num_segments']}",
+        f"  compression time {s['compression_time']:.3f} s",
+    ]
+    if "vertex_max_error" in s:
+        lines += skin_summary(s, skeleton)
+    return "\n".join(lines) + "\n"
+
+
+def skin_summary(s: dict[str, Any], skeleton: Skeleton) -> list[str]:
+    """The summary lines of the true skin error (codec.vertex_error)."""
+    under = s["shell_underestimating_joints"]
+    ratio = s["shell_to_vertex_ratio_min"]
+    low = s["shell_to_vertex_ratio_min_joint"]
+    worst = "" if ratio is None else f"; lowest ratio {ratio:.3g} at {low}"
+    shells = skeleton.shell_distance
+    over = s["vertices_over_precision"]
+    budget = f"NO ({over:,} vertices over their strongest joint's precision)"
+    if s["vertex_precision_met"]:
+        budget = "yes"
+    honesty = f"{len(under)} joint(s) under-estimate the skin's error"
+    honesty += (f": {', '.join(under[:5])}" if under else "") + worst
+    return [
+        f"  skin             {s['num_meshes']} mesh(es), {s['num_vertices']:,} vertices, "
+        f"{s['num_triangles']:,} triangles; shell distance {np.min(shells):.4g}.."
+        f"{np.max(shells):.4g} cm",
+        f"  vertex error     {s['vertex_max_error']:.6g} cm at vertex {s['vertex_worst_vertex']} "
+        f"of {s['vertex_worst_mesh']} ({s['vertex_worst_joint_name']}), "
+        f"t = {s['vertex_worst_time']:.4g} s; p99 {s['vertex_error_p99']:.6g} cm",
+        f"  vertex between   {s['vertex_max_error_between_samples']:.6g} cm at "
+        f"t = {s['vertex_worst_time_between_samples']:.4g} s",
+        f"  skin in budget   {budget}",
+        f"  shell honesty    {honesty}",
+    ]
+
+
+def units_line(clip: Clip) -> str:
+    """The units / up-axis statement of a loaded clip, as the summary prints it."""
+    if clip.units is None:
+        return "units: not stated by the reader; taken as cm"
+    return clip.units.statement()

@@ -1,0 +1,278 @@
+"""`stats`: many clips and folders compressed in parallel, a row per clip and a summary."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+
+from codec.cli.failures import EXIT_OK, CliError
+from codec.cli.files import check_outputs, write_text_output
+from codec.cli.flags import add_settings_flags, apply_shell_source, load_options, settings_from
+from codec.errors import ShellscopeError
+from codec.report_text import fmt_bytes, table
+from codec.settings import CompressionSettings
+
+STATS_COLUMNS = (
+    "name",
+    "joints",
+    "samples",
+    "raw_size",
+    "compressed_size",
+    "compression_ratio",
+    "max_error",
+    "worst_track_name",
+    "compression_time",
+    "precision_met",
+    "level",
+)
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("stats", help="compress clips and folders in parallel, summarise")
+    p.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="clips, or folders searched recursively for .bvh, .glb, .gltf, .fbx, .usd, .usda, "
+        ".usdc, .usdz and .acl.sjson files (also .gz/.xz/.zst)",
+    )
+    p.add_argument("--csv", metavar="FILE|-", help="write one row per clip as CSV")
+    p.add_argument(
+        "--jobs", "-j", type=int, metavar="N", help="worker processes (default: CPU count)"
+    )
+    add_settings_flags(p)
+    p.set_defaults(func=cmd_stats)
+
+
+def clip_extensions() -> tuple[str, ...]:
+    """What `stats` looks for in folders: every readable clip, plain or compressed, but not
+    .ssc (already compressed)."""
+    from codec.formats import clip_extensions as every
+
+    return tuple(e for e in every() if not e.startswith(".ssc"))
+
+
+def is_clip_file(path: Path) -> bool:
+    name = path.name.lower()
+    return path.is_file() and any(name.endswith(ext) for ext in clip_extensions())
+
+
+def collect_clips(paths: Sequence[str]) -> list[tuple[str, str]]:
+    """(path, display name) of every clip: files as given, folders searched recursively."""
+    found: list[tuple[str, str]] = []
+    for p in paths:
+        root = Path(p)
+        if root.is_dir():
+            files = sorted(f for f in root.rglob("*") if is_clip_file(f))
+            found += [(str(f), str(f.relative_to(root))) for f in files]
+        elif root.exists():
+            found.append((str(root), root.name))
+        else:
+            raise CliError(f"{p}: no such file or folder")
+    return found
+
+
+def stats_job(
+    path: str,
+    name: str,
+    settings: CompressionSettings,
+    options: dict,
+    shell_distance: float | str | None = None,
+) -> dict:
+    """Compress one clip in a worker: a row (STATS_COLUMNS) or {'name', 'error'}.
+    `shell_distance` MESH takes every joint's shell from the clip's mesh."""
+    from codec.compressor import compress
+    from codec.formats import load_clip
+
+    try:
+        clip = apply_shell_source(load_clip(path, **options), shell_distance, path)
+        s = compress(clip, settings).stats
+    except (ShellscopeError, CliError) as e:
+        return {"name": name, "error": str(e)}
+    except Exception as e:  # one broken clip must not stop a batch
+        return {"name": name, "error": f"{path}: internal error ({type(e).__name__}: {e})"}
+    return {
+        "name": name,
+        "joints": s["num_bones"],
+        "samples": s["num_samples"],
+        "raw_size": s["raw_size"],
+        "compressed_size": s["compressed_size"],
+        "compression_ratio": s["compression_ratio"],
+        "max_error": s["max_error"],
+        "worst_track_name": s["worst_track_name"],
+        "compression_time": s["compression_time"],
+        "precision_met": s["precision_met"],
+        "level": s["level"],
+    }
+
+
+class ProgressBar:
+    """A text progress bar on a stream: redrawn in place on a terminal, a line per step
+    otherwise. `note` prints a message without breaking the bar."""
+
+    def __init__(self, stream: TextIO, total: int, width: int = 30) -> None:
+        self.stream, self.total, self.width = stream, total, width
+        self.tty = bool(getattr(stream, "isatty", lambda: False)())
+        self.done = 0
+        self._drawn = False
+
+    def _clear(self) -> None:
+        if self.tty and self._drawn:
+            self.stream.write("\r\x1b[K")
+            self._drawn = False
+
+    def note(self, message: str) -> None:
+        self._clear()
+        self.stream.write(message + "\n")
+        self.stream.flush()
+
+    def step(self, label: str) -> None:
+        self.done += 1
+        filled = self.width * self.done // max(self.total, 1)
+        bar = "#" * filled + "." * (self.width - filled)
+        text = f"[{bar}] {self.done}/{self.total} {label}"
+        if self.tty:
+            self._clear()
+            self.stream.write(text)
+            self._drawn = True
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        self._clear()
+
+
+def run_jobs(
+    jobs: list[tuple[str, str]],
+    settings: CompressionSettings,
+    options: dict,
+    workers: int,
+    on_done: Callable[[dict], None],
+    shell_distance: float | str | None = None,
+) -> list[dict]:
+    """Run stats_job over `jobs` on `workers` processes (in-process for one); results in
+    input order, `on_done` called as each finishes."""
+    results: list[dict | None] = [None] * len(jobs)
+    if workers <= 1:
+        for i, (path, name) in enumerate(jobs):
+            results[i] = stats_job(path, name, settings, options, shell_distance)
+            on_done(results[i])
+        return [r for r in results if r is not None]
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        pending: dict[Future, int] = {
+            pool.submit(stats_job, path, name, settings, options, shell_distance): i
+            for i, (path, name) in enumerate(jobs)
+        }
+        try:
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    i = pending.pop(fut)
+                    results[i] = fut.result()
+                    on_done(results[i])
+        except BaseException:
+            for fut in pending:
+                fut.cancel()
+            raise
+    return [r for r in results if r is not None]
+
+
+def percentiles(values: Sequence[float]) -> dict[str, float]:
+    a = np.asarray(values, dtype=np.float64)
+    return {
+        "p50": float(np.percentile(a, 50)),
+        "p90": float(np.percentile(a, 90)),
+        "p99": float(np.percentile(a, 99)),
+        "max": float(a.max()),
+    }
+
+
+def stats_report(rows: list[dict], skipped: int) -> str:
+    """The per-clip table and the summary (totals, total ratio, percentiles)."""
+    head = [
+        "clip",
+        "joints",
+        "samples",
+        "raw B",
+        "compressed B",
+        "ratio",
+        "max error",
+        "worst joint",
+        "time s",
+    ]
+    cells = [head] + [
+        [
+            r["name"],
+            str(r["joints"]),
+            str(r["samples"]),
+            f"{r['raw_size']:,}",
+            f"{r['compressed_size']:,}",
+            f"{r['compression_ratio']:.2f}",
+            f"{r['max_error']:.6f}" + ("" if r["precision_met"] else " !"),
+            r["worst_track_name"],
+            f"{r['compression_time']:.3f}",
+        ]
+        for r in rows
+    ]
+    raw = sum(r["raw_size"] for r in rows)
+    comp = sum(r["compressed_size"] for r in rows)
+    err = percentiles([r["max_error"] for r in rows])
+    ratio = percentiles([r["compression_ratio"] for r in rows])
+    missed = sum(not r["precision_met"] for r in rows)
+    summary = [
+        f"{len(rows)} clips compressed, {skipped} skipped; precision missed on {missed}"
+        + (" (marked !)" if missed else ""),
+        f"total raw {fmt_bytes(raw)}, compressed {fmt_bytes(comp)}, ratio {raw / comp:.2f}:1",
+        "max error  " + "  ".join(f"{k} {v:.6f}" for k, v in err.items()),
+        "ratio      " + "  ".join(f"{k} {v:.2f}" for k, v in ratio.items()),
+    ]
+    return table(cells, right=(1, 2, 3, 4, 5, 6, 8)) + "\n" + "\n".join(summary) + "\n"
+
+
+def cmd_stats(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Compress many clips in parallel; one row per clip, a summary, optionally a CSV."""
+    settings = settings_from(args)
+    if args.jobs is not None and args.jobs < 1:
+        raise CliError(f"--jobs must be at least 1, got {args.jobs}")
+    jobs = collect_clips(args.paths)
+    if not jobs:
+        raise CliError(f"no clips ({', '.join(clip_extensions())}) in {' '.join(args.paths)}")
+    check_outputs([args.csv], [path for path, _ in jobs])
+    workers = min(args.jobs or os.cpu_count() or 1, len(jobs))
+    bar = ProgressBar(err, len(jobs))
+    skipped = 0
+
+    def on_done(r: dict) -> None:
+        nonlocal skipped
+        if "error" in r:
+            skipped += 1
+            bar.note(f"skipped: {r['error']}")
+        bar.step(r["name"])
+
+    try:
+        results = run_jobs(
+            jobs, settings, load_options(args), workers, on_done, args.shell_distance
+        )
+    finally:
+        bar.close()
+    rows = [r for r in results if "error" not in r]
+    if not rows:
+        raise CliError(f"none of the {len(jobs)} files could be compressed")
+    if args.csv:
+        buf = io.StringIO()
+        writer = csv.DictWriter(buf, fieldnames=STATS_COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        write_text_output(args.csv, buf.getvalue(), out)
+    if args.csv != "-":
+        out.write(stats_report(rows, skipped))
+    return EXIT_OK
