@@ -1,4 +1,10 @@
-"""The only part of the app that talks to the codec: opens clips and compresses them.
+"""The app's side effects: opening and compressing clips, saving the tuning, writing exports.
+
+Views only draw the document and emit the user's intents as signals (`settings_edited`,
+`overrides_edited`, `export_requested`); `attach` routes them here. The controller changes the
+document, recompresses, and keeps the clip's sidecar in step with the tuning: one debounce
+(`debounce`) lets a burst of edits (a slider drag) settle before the newest settings run and
+before the sidecar is written; opening another clip and closing write a pending save at once.
 
 Compression runs on a daemon thread per request. Each run has its own cancel flag that the
 codec polls through its `cancel` callback; a newer request raises the flag of the older
@@ -13,13 +19,16 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from PySide6 import QtCore
 
 import codec
+from app import exports
 from app.document import Document, GlobalSettings, Status
+from app.sidecar import save_sidecar, sidecar_path
 from codec.clip import Clip
 from codec.overrides import JointOverride
 from codec.result import CompressionResult
@@ -41,16 +50,19 @@ class _Run:
 
 
 class Controller(QtCore.QObject):
-    """Feeds the document: `open_path` loads, settings changes recompress (debounced).
+    """Feeds the document: `load` reads, settings changes recompress (debounced), the
+    views' intents edit the tuning (saved beside the clip) and write exports.
 
     Signals: `result_ready(result)` after the document got a new result, `failed(message)`
-    when a run raised, `progress(fraction, message)`, `busy_changed(running)`.
+    when a run raised, `progress(fraction, message)`, `busy_changed(running)`,
+    `exported(kind, path, error)` after an export (error "" when it was written).
     """
 
     result_ready = QtCore.Signal(object)
     failed = QtCore.Signal(str)
     progress = QtCore.Signal(float, str)
     busy_changed = QtCore.Signal(bool)
+    exported = QtCore.Signal(str, str, str)
     # internal: worker threads -> UI thread
     _finished = QtCore.Signal(int, object, str)
     _progressed = QtCore.Signal(int, float, str)
@@ -79,7 +91,8 @@ class Controller(QtCore.QObject):
         self.level_override: str | None = None
         document.settings_changed.connect(self.schedule)
         self._compressor: Any = None  # codec.compressor.Compressor of the document's clip
-        self._pending = False  # an edit arrived inside the debounce window
+        self._pending = False  # a recompression waits for the edits to settle
+        self._unsaved = False  # a tuning edit waits for the edits to settle to be saved
         self._opening = False
         # hand the GIL back to the UI thread more often while a worker computes
         sys.setswitchinterval(min(sys.getswitchinterval(), 0.002))
@@ -117,13 +130,16 @@ class Controller(QtCore.QObject):
 
         All or nothing: when the document or a view fails on the clip, the exception goes
         to the caller and the previous clip stays open with its result (a compression of it
-        still running goes on). Only once the new clip is in is the old run cancelled.
+        still running goes on). Only once the new clip is in is the old run cancelled. A
+        tuning edit of the previous clip not saved yet is saved first.
         """
+        self.save_tuning()
         self._opening = True  # the document's settings signal must not start a run of its own
         try:
             self.document.set_clip(clip, path, overrides, settings)
         except BaseException:
-            self.debounce.stop()  # the restored tuning is not an edit: nothing to redo
+            self._pending = False  # the restored tuning is not an edit: nothing to redo
+            self.debounce.stop()
             raise
         finally:
             self._opening = False
@@ -141,7 +157,7 @@ class Controller(QtCore.QObject):
         the newest one runs (and cancels the stale run)."""
         if self.document.clip is None or self._opening:
             return
-        if not self.running and not self.debounce.isActive():
+        if not self.running and not self._pending:
             self.compress_now()
             return
         self._pending = True
@@ -153,11 +169,14 @@ class Controller(QtCore.QObject):
     def _on_debounce(self) -> None:
         if self._pending:
             self.compress_now()
+        if self._unsaved:
+            self.save_tuning()
 
     def compress_now(self) -> None:
         """Start compressing the document's clip, cancelling any run in flight."""
-        self.debounce.stop()
         self._pending = False
+        if not self._unsaved:
+            self.debounce.stop()
         clip = self.document.compression_input()
         if clip is None:
             return
@@ -211,7 +230,9 @@ class Controller(QtCore.QObject):
 
     def cancel(self) -> None:
         """Stop the run in flight (its result, if any, is dropped)."""
-        self.debounce.stop()
+        self._pending = False
+        if not self._unsaved:
+            self.debounce.stop()
         if self._run is not None:
             self._cancel_current()
             self.document.set_status(Status(message="Compression cancelled"))
@@ -250,8 +271,90 @@ class Controller(QtCore.QObject):
         else:
             self.document.set_status(Status(message="Compression cancelled"))
 
+    # --- the views' intents -------------------------------------------------------------
+    def attach(self, view: QtCore.QObject) -> None:
+        """Route a view's intents here: whichever of the signals `settings_edited(changes)`,
+        `overrides_edited(rules)` and `export_requested(kind, path, png)` it has; export
+        outcomes go back to its `show_export(kind, path, error)`."""
+        for name, slot in (
+            ("settings_edited", self.edit_settings),
+            ("overrides_edited", self.edit_overrides),
+            ("export_requested", self.export),
+        ):
+            signal = getattr(view, name, None)
+            if signal is not None:
+                signal.connect(slot)
+        show = getattr(view, "show_export", None)
+        if show is not None:
+            self.exported.connect(show)
+
+    def edit_settings(self, changes: dict[str, Any]) -> None:
+        """The user changed global settings (precision, shell_distance, level,
+        shell_from_mesh): recompress, and save the tuning once the edits settle."""
+        self.document.update_settings(**changes)
+        self._edited()
+
+    def edit_overrides(self, rules: tuple[JointOverride, ...]) -> None:
+        """The user changed the per-joint rules: recompress when a precision or shell
+        changed, and save the tuning once the edits settle."""
+        self.document.set_overrides(rules)
+        self._edited()
+
+    def _edited(self) -> None:
+        if self.document.path is None:  # a clip without a file has nowhere to keep tuning
+            return
+        self._unsaved = True
+        self.debounce.start()
+
+    def save_tuning(self) -> Path | None:
+        """Write a pending tuning edit to the clip's sidecar now (whole or not at all);
+        None when nothing was pending. A failure shows in the status; the document keeps
+        the edit, and the next edit tries again."""
+        if not self._unsaved:
+            return None
+        self._unsaved = False
+        if not self._pending:
+            self.debounce.stop()
+        doc = self.document
+        if doc.path is None:
+            return None
+        try:
+            return save_sidecar(doc.path, doc.settings, doc.overrides)
+        except OSError as e:
+            problem = f"could not save {sidecar_path(doc.path)}: {e.strerror or e}"
+            doc.set_status(replace(doc.status, error=problem))
+            return None
+
+    def export(self, kind: str, path: str, png: bytes | None = None) -> Path | None:
+        """Write one export of the document's result: 'stats' (JSON), 'csv' (joints),
+        'lossy' (the decoded clip), 'screenshot' (`png`, grabbed by a view) or 'skin_csv'
+        (the skin report). Emits `exported`; returns the path written, or None."""
+        doc = self.document
+        r = doc.result
+        writers: dict[str, Callable[[], Path]] = {
+            "stats": lambda: exports.export_stats(path, r, doc.overrides),
+            "csv": lambda: exports.export_joint_csv(path, r),
+            "lossy": lambda: exports.export_lossy(path, r, source=doc.path),
+            "screenshot": lambda: exports.export_screenshot(path, png or b""),
+            "skin_csv": lambda: exports.export_skin_report_csv(path, r),
+        }
+        try:
+            if kind not in writers:
+                raise ValueError(f"unknown export {kind!r}")
+            if r is None:
+                raise ValueError("nothing to export before the first compression")
+            out = writers[kind]()
+        except (OSError, ValueError, RuntimeError) as e:
+            self.exported.emit(kind, str(path), str(e))
+            return None
+        self.exported.emit(kind, str(out), "")
+        return out
+
     def shutdown(self, timeout: float = 1.5) -> None:
-        """Cancel everything and give the workers a moment to notice (they are daemons)."""
+        """Save a pending tuning edit, cancel everything and give the workers a moment to
+        notice (they are daemons)."""
+        self.save_tuning()
+        self._pending = False
         self.debounce.stop()
         self._cancel_current()
         for r in self._runs:

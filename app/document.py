@@ -20,7 +20,6 @@ from codec.pose_error import pose_error
 from codec.result import CompressionResult
 from codec.sampling import ROUNDING_MODES, Pose, SampleKeys, sample_dense, sample_keys
 from codec.settings import LEVELS
-from codec.transforms import depth_levels
 
 
 class Signal:
@@ -403,7 +402,7 @@ class Document:
         ):
             return self._shown[1]
         if self._levels is None or self._levels[0] is not clip:
-            self._levels = (clip, depth_levels(clip.skeleton.parents))
+            self._levels = (clip, clip.skeleton.depth_levels())
         raw = self.raw_pose()
         assert raw is not None
         lossy = self.lossy_pose() if result is not None else None

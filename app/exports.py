@@ -1,9 +1,10 @@
 """Exports of one compression: stats JSON, per-joint CSV, the lossy clip and a screenshot.
 
-Qt-free so the command line (`app.headless`) writes exactly what the menus write. Every file is
-written whole or not at all (codec.atomic): an export that fails leaves the old file in place.
-The main window can put `export_stats`, `export_joint_csv`, `export_lossy` and
-`export_screenshot` straight into a menu; the views pass PNG bytes to the last one.
+Qt-free so the command line (`app.headless`) writes exactly what the window writes (the
+controller carries out the panels' export intents; a view grabs the PNG of a screenshot).
+Every file is written whole or not at all (codec.atomic): an export that fails leaves the old
+file in place. The numbers come from codec.tables and codec.stats; this module only lays
+them out as JSON and CSV.
 """
 
 from __future__ import annotations
@@ -17,36 +18,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from codec.atomic import write_bytes, write_text
-from codec.bit_rates import SUB_TRACKS, TrackKind, segment_cost_bits
 from codec.overrides import JointOverride
 from codec.result import CompressionResult
-
-KIND_NAMES = {
-    int(TrackKind.DEFAULT): "default",
-    int(TrackKind.CONSTANT): "constant",
-    int(TrackKind.ANIMATED): "animated",
-}
-
-
-def _json_safe(value: Any) -> Any:
-    """numpy scalars and arrays to plain JSON; non-finite floats to null (JSON has no NaN)."""
-    if isinstance(value, dict):
-        return {str(k): _json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_json_safe(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return _json_safe(value.tolist())
-    if isinstance(value, np.bool_ | bool):
-        return bool(value)
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.floating | float):
-        f = float(value)
-        return f if math.isfinite(f) else None
-    return value
+from codec.stats import json_safe
+from codec.tables import SKIN_REPORT_COLUMNS, joint_columns, joint_rows, skin_report_rows
 
 
 def stats_dict(
@@ -57,7 +33,7 @@ def stats_dict(
     Top-level keys are exactly `result.stats` (so tools reading ACL stats read ours); the
     tuning goes under "shellscope" so the run can be repeated.
     """
-    out = _json_safe(dict(result.stats))
+    out = json_safe(dict(result.stats))
     out.setdefault("clip_name", result.clip.name)
     s = result.settings
     out["shellscope"] = {
@@ -106,120 +82,6 @@ def export_stats(
     return Path(path)
 
 
-def segment_sample_counts(result: CompressionResult) -> np.ndarray:
-    """(G,) samples stored in each segment."""
-    return np.asarray(result.segments, dtype=np.int64).reshape(-1, 2)[:, 1]
-
-
-def cell_bytes(result: CompressionResult) -> np.ndarray:
-    """(G, J, 3) bytes of packed samples per segment, joint and sub-track (0 if not animated).
-
-    What codec.bit_rates.segment_cost_bits charges each sub-track in a single-segment clip:
-    bit rate 0 stores one constant for the segment, the others every sample of the segment
-    (segment ranges and rate bytes not counted).
-    """
-    rates = np.asarray(result.bit_rates, dtype=np.int64)
-    out = np.zeros(rates.shape)
-    for g, n in enumerate(segment_sample_counts(result)):  # a handful of segments
-        cost = segment_cost_bits(int(n), multi_segment=False)
-        out[g] = np.where(rates[g] >= 0, cost[np.maximum(rates[g], 0)], 0) / 8.0
-    return out
-
-
-def segment_errors(result: CompressionResult) -> np.ndarray:
-    """(G, J) the largest error of every joint over each segment's samples."""
-    err = np.asarray(result.error)
-    seg = np.asarray(result.segments, dtype=np.int64).reshape(-1, 2)
-    out = np.zeros((len(seg), err.shape[1]))
-    for g, (start, count) in enumerate(seg):  # a handful of segments; joints stay batched
-        rows = err[start : min(start + max(count, 1), err.shape[0])]
-        out[g] = rows.max(axis=0) if len(rows) else 0.0
-    return out
-
-
-JOINT_CSV_COLUMNS = (
-    "joint",
-    "name",
-    "parent",
-    "precision",
-    "shell_distance",
-    "dominant_shell_distance",
-    "dominant_shell_precision",
-    *(f"{k}_kind" for k in SUB_TRACKS),
-    *(f"{k}_bits_mean" for k in SUB_TRACKS),
-    *(f"{k}_bits_max" for k in SUB_TRACKS),
-    "sample_bytes",
-    "max_error",
-    "worst_time",
-    "error_p99",
-    "max_error_between_samples",
-)
-
-
-# with a skinned mesh (codec.vertex_error), the per-joint CSV also says how honest each
-# joint's shell is
-SKIN_CSV_COLUMNS = (
-    "skin_vertices",
-    "mesh_shell_distance",
-    "mesh_shell_source",
-    "shell_max_error",
-    "vertex_max_error",
-    "shell_to_vertex_ratio",
-    "shell_underestimates",
-    "vertex_worst_time",
-)
-SKIN_REPORT_COLUMNS = (
-    "joint",
-    "name",
-    "vertices",
-    "precision",
-    "shell_distance",
-    "mesh_shell_distance",
-    "shell_max_error",
-    "vertex_max_error",
-    "shell_to_vertex_ratio",
-    "shell_underestimates",
-    "vertex_budget_fraction",
-    "vertex_worst_time",
-)
-
-
-def joint_csv_columns(result: CompressionResult) -> tuple[str, ...]:
-    """The per-joint CSV's columns: the skin's added only when the clip has a mesh."""
-    return JOINT_CSV_COLUMNS + (SKIN_CSV_COLUMNS if result.vertex_error is not None else ())
-
-
-def skin_report_rows(result: CompressionResult) -> list[dict[str, Any]]:
-    """One row per joint, shell estimate against the true error of the vertices it drives
-    most, under-estimating joints first (codec.vertex_error.JointHonesty.order); empty
-    without a mesh. NaN where a joint drives no vertex."""
-    ve = result.vertex_error
-    if ve is None:
-        return []
-    h = ve.joints
-    sk = result.clip.skeleton
-    rows = []
-    for j in h.order():
-        j = int(j)
-        rows.append(
-            {
-                "joint": j,
-                "name": sk.names[j],
-                "vertices": int(h.vertices[j]),
-                "precision": float(sk.precision[j]),
-                "shell_distance": float(sk.shell_distance[j]),
-                "mesh_shell_distance": float(h.mesh_shell[j]),
-                "shell_max_error": float(h.shell_error[j]),
-                "vertex_max_error": float(h.vertex_error[j]),
-                "shell_to_vertex_ratio": float(h.ratio[j]),
-                "shell_underestimates": bool(h.underestimates[j]),
-                "vertex_budget_fraction": float(h.vertex_error[j] / sk.precision[j]),
-                "vertex_worst_time": float(h.worst_time[j]),
-            }
-        )
-    return rows
-
-
 def _csv_text(columns: tuple[str, ...], rows: list[dict[str, Any]]) -> str:
     """CSV with floats in full precision, NaN (does not apply) as an empty cell."""
     buf = io.StringIO()
@@ -247,89 +109,10 @@ def export_skin_report_csv(path: str | os.PathLike[str], result: CompressionResu
     return Path(path)
 
 
-def joint_rows(result: CompressionResult) -> list[dict[str, Any]]:
-    """One row per joint: its settings, storage and error (what the CSV and joints panel show)."""
-    clip = result.clip
-    sk = clip.skeleton
-    err = np.asarray(result.error)
-    bits = result.bits_per_component.astype(np.float64)  # (G, J, 3)
-    animated = bits >= 0
-    with np.errstate(invalid="ignore"):
-        mean_bits = np.where(
-            animated.any(0), np.where(animated, bits, 0).sum(0) / animated.sum(0), np.nan
-        )
-    max_bits = np.where(animated.any(0), bits.max(0), np.nan)
-    nbytes = cell_bytes(result).sum(axis=(0, 2))
-    worst = err.argmax(axis=0)
-    times = np.arange(err.shape[0]) / clip.sample_rate
-    p99 = np.percentile(err, 99, axis=0) if err.size else np.zeros(sk.num_joints)
-    between = (
-        np.asarray(result.error_between).max(axis=0)
-        if np.asarray(result.error_between).size
-        else np.full(sk.num_joints, np.nan)
-    )
-    ds = result.dominant_shells
-    rows = []
-    for j in range(sk.num_joints):
-        row: dict[str, Any] = {
-            "joint": j,
-            "name": sk.names[j],
-            "parent": int(sk.parents[j]),
-            "precision": float(sk.precision[j]),
-            "shell_distance": float(sk.shell_distance[j]),
-            "dominant_shell_distance": float(ds.distance[j]),
-            "dominant_shell_precision": float(ds.precision[j]),
-        }
-        for k, name in enumerate(SUB_TRACKS):
-            row[f"{name}_kind"] = KIND_NAMES[int(result.kinds[j, k])]
-        for k, name in enumerate(SUB_TRACKS):
-            row[f"{name}_bits_mean"] = float(mean_bits[j, k])
-        for k, name in enumerate(SUB_TRACKS):
-            row[f"{name}_bits_max"] = float(max_bits[j, k])
-        row["sample_bytes"] = float(nbytes[j])
-        row["max_error"] = float(err[:, j].max()) if err.size else 0.0
-        row["worst_time"] = float(times[worst[j]]) if err.size else 0.0
-        row["error_p99"] = float(p99[j])
-        row["max_error_between_samples"] = float(between[j])
-        rows.append(row)
-    ve = result.vertex_error
-    if ve is not None:
-        h = ve.joints
-        for j, row in enumerate(rows):
-            row.update(
-                {
-                    "skin_vertices": int(h.vertices[j]),
-                    "mesh_shell_distance": float(h.mesh_shell[j]),
-                    "mesh_shell_source": str(h.mesh_shell_source[j]),
-                    "shell_max_error": float(h.shell_error[j]),
-                    "vertex_max_error": float(h.vertex_error[j]),
-                    "shell_to_vertex_ratio": float(h.ratio[j]),
-                    "shell_underestimates": bool(h.underestimates[j]),
-                    "vertex_worst_time": float(h.worst_time[j]),
-                }
-            )
-    return rows
-
-
 def joint_csv_text(result: CompressionResult) -> str:
-    """The per-joint CSV; NaN (a value that does not apply) is written as an empty cell."""
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=joint_csv_columns(result), lineterminator="\n")
-    w.writeheader()
-    for row in joint_rows(result):
-        w.writerow(
-            {
-                k: (
-                    ""
-                    if isinstance(v, float) and math.isnan(v)
-                    else repr(v)
-                    if isinstance(v, float)
-                    else v
-                )
-                for k, v in row.items()
-            }
-        )
-    return buf.getvalue()
+    """The per-joint CSV (codec.tables.joint_rows); NaN (a value that does not apply) is
+    written as an empty cell."""
+    return _csv_text(joint_columns(result), joint_rows(result))
 
 
 def export_joint_csv(

@@ -7,7 +7,6 @@ Dialogs go through `Dialogs`, an object tests replace, so no modal box can hang 
 from __future__ import annotations
 
 import importlib
-import inspect
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -53,9 +52,9 @@ LAYOUT_VERSION = 2  # bump when the docks change so an old saved layout is not a
 DEFAULT_CLIP = Path(__file__).resolve().parent.parent / "resources" / "cmu_09_02.acl.sjson"
 
 # ---- the docked panels. Edit this list to add or move a panel. ------------------------
-# (module, class, dock title, area): the class is built as cls(document) (plus
-# controller=... when its __init__ takes one); a module that does not exist yet is skipped.
-# area is left/right/top/bottom; "<area>-tab" tabs the dock with the previous one there.
+# (module, class, dock title, area): the class is built as cls(document) and its intents
+# (signals) are routed to the controller (Controller.attach). area is left/right/top/bottom;
+# "<area>-tab" tabs the dock with the previous one there.
 PANELS: list[tuple[str, str, str, str]] = [
     ("app.views.settings", "SettingsPanel", "Settings", "right"),
     ("app.views.stats", "StatsPanel", "Stats", "right"),
@@ -121,6 +120,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
         self.viewport = Viewport3D(self.document, self)
         self.timeline = TimelineWidget(self.document, self)
+        self.controller.attach(self.timeline)
         central = QtWidgets.QWidget(self)
         lay = QtWidgets.QVBoxLayout(central)
         lay.setContentsMargins(0, 0, 0, 0)
@@ -152,21 +152,12 @@ class MainWindow(QtWidgets.QMainWindow):
 
     # --- panels -------------------------------------------------------------------------
     def _add_panels(self) -> None:
-        """Dock every panel of PANELS whose module exists (tolerant while they land)."""
+        """Dock every panel of PANELS, its intents routed to the controller."""
         self.panel_menu.clear()
         last: dict[str, QtWidgets.QDockWidget] = {}
         for module_name, class_name, title, where in PANELS:
-            try:
-                module = importlib.import_module(module_name)
-            except ModuleNotFoundError as exc:
-                if exc.name == module_name:
-                    continue
-                raise
-            cls = getattr(module, class_name)
-            kwargs: dict[str, Any] = {}
-            if "controller" in inspect.signature(cls).parameters:
-                kwargs["controller"] = self.controller
-            widget = cls(self.document, **kwargs)
+            widget = getattr(importlib.import_module(module_name), class_name)(self.document)
+            self.controller.attach(widget)
             dock = QtWidgets.QDockWidget(title, self)
             dock.setObjectName(f"dock_{class_name}")
             dock.setWidget(widget)  # each panel scrolls its own content

@@ -3,12 +3,10 @@
 A tech animator tunes precision once per clip; the sidecar makes that tuning come back when the
 clip is opened again and lets the command line use it (`shellscope CLIP --export-...`). Qt-free.
 
-Where the main window calls it:
-- after loading a clip: `settings, overrides = load_sidecar(path)`, then
-  `document.set_clip(clip, path, overrides, settings)` (settings None keeps the current ones);
-  a `SidecarError` should be shown to the user and the clip opened without the sidecar;
-- after a user edit of settings or overrides: `save_document_sidecar(document)`; the joints and
-  settings panels already do this themselves.
+Who reads and writes it: the main window (and `shellscope --export-*`) reads it when a clip
+opens, `settings, overrides = load_sidecar(path)` (a `SidecarError` is shown to the user and
+the clip opens without it); the controller writes it once the user's tuning edits settle
+(app.controller.Controller.save_tuning).
 
 Layout (version 1)::
 
@@ -32,7 +30,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from app.document import Document, GlobalSettings, Status
+from app.document import GlobalSettings
 from codec.atomic import write_text
 from codec.errors import ShellscopeError
 from codec.overrides import JointOverride
@@ -206,30 +204,3 @@ def save_sidecar(
     path = sidecar_path(clip_path)
     write_text(path, sidecar_text(Path(clip_path).name, settings, overrides))
     return path
-
-
-def save_document_sidecar(document: Document) -> Path | None:
-    """Save the document's tuning beside its clip (None when the clip has no file).
-
-    Raises OSError when the folder is not writable; panels report that in the status bar.
-    """
-    if document.path is None:
-        return None
-    return save_sidecar(document.path, document.settings, document.overrides)
-
-
-def save_after_edit(document: Document) -> Path | None:
-    """What panels call after a user edit: save, and report a failure in the status instead of
-    losing the edit (the document keeps it; the next edit tries again)."""
-    try:
-        return save_document_sidecar(document)
-    except OSError as e:
-        document.set_status(
-            Status(
-                document.status.running,
-                document.status.progress,
-                document.status.message,
-                f"could not save {sidecar_path(document.path or '')}: {e.strerror or e}",
-            )
-        )
-        return None

@@ -1,4 +1,4 @@
-"""Qt-free geometry of the 3D view: poses to object space, solid bones, shell spheres.
+"""Qt-free geometry of the 3D view: solid bones, shell spheres and their outlines.
 
 Everything is batched over joints with numpy so one frame costs a handful of array ops, and
 the outputs are flat triangle soups (N * 3 vertices) that a single GL mesh draws as is.
@@ -10,32 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from codec.sampling import Pose
-from codec.transforms import depth_levels, local_to_object, qvv_to_matrix
-
 Array = np.ndarray
 
 # Y-up clips (BVH, glTF) are shown Z-up like the grid: (x, y, z) -> (x, -z, y).
 Y_UP_TO_Z_UP = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])
-
-
-class PoseSolver:
-    """Object-space matrices of one pose at a time, with the hierarchy levels cached."""
-
-    def __init__(self, parents: Array, up: Array | None = None) -> None:
-        self.parents = np.asarray(parents)
-        self.levels = depth_levels(self.parents)
-        self.up = np.eye(3) if up is None else np.asarray(up, dtype=np.float64)
-
-    def matrices(self, pose: Pose) -> Array:
-        """(J, 3, 4) object-space matrices in display space (already turned Z-up)."""
-        local = qvv_to_matrix(pose.rotations, pose.translations, pose.scales)
-        return self.up @ local_to_object(local, self.parents, self.levels)
-
-    def clip_positions(self, rotations: Array, translations: Array, scales: Array) -> Array:
-        """(S, J, 3) display-space joint positions of whole clips (for framing and the floor)."""
-        local = qvv_to_matrix(rotations, translations, scales)
-        return local_to_object(local, self.parents, self.levels)[..., 3] @ self.up.T
 
 
 def bone_pairs(parents: Array, joints: Array | None = None) -> tuple[Array, Array]:

@@ -7,10 +7,11 @@ finiteness and hierarchy order without checking again.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 import numpy as np
 
-from codec import quat
+from codec import quat, topology
 from codec.errors import ClipValidationError
 from codec.limits import MAX_VALUE
 from codec.mesh import SkinnedMesh
@@ -126,8 +127,51 @@ class Skeleton:
         except ValueError:
             raise KeyError(f"no joint named {name!r}") from None
 
+    # --- topology (codec.topology), computed once per skeleton ---------------------------
     def children(self, joint: int) -> Array:
-        return np.flatnonzero(self.parents == joint)
+        """Indices of the joint's children, ascending."""
+        return topology.children(self.parents, joint)
+
+    @cached_property
+    def depths(self) -> Array:
+        """(J,) number of ancestors of every joint (0 for a root)."""
+        depth = topology.depths(self.parents)
+        depth.setflags(write=False)
+        return depth
+
+    def depth_levels(self) -> list[Array]:
+        """Joint indices grouped by depth, roots first (a level composes in one batch)."""
+        return self._depth_levels
+
+    @cached_property
+    def _depth_levels(self) -> list[Array]:
+        return topology.depth_levels(self.parents)
+
+    def longest_chain(self) -> int:
+        """Number of joints on the longest root-to-leaf chain."""
+        return int(self.depths.max()) + 1
+
+    def chains(self) -> list[list[int]]:
+        """Every joint's chain, its root first and the joint last."""
+        return topology.chains(self.parents)
+
+    def subtrees(self) -> list[list[int]]:
+        """Every joint's subtree, the joint first and its descendants in index order."""
+        return topology.subtrees(self.parents)
+
+    def hierarchy_order(self) -> Array:
+        """(J,) joints depth first, children under their parent in index order."""
+        return self._hierarchy_order
+
+    @cached_property
+    def _hierarchy_order(self) -> Array:
+        order = topology.hierarchy_order(self.parents)
+        order.setflags(write=False)
+        return order
+
+    def with_ancestors(self, joints: Array) -> Array:
+        """(J,) bool: the given joints (indices or a mask) and all their ancestors."""
+        return topology.with_ancestors(self.parents, joints)
 
     def with_settings(
         self, precision: Array | float | None = None, shell_distance: Array | float | None = None

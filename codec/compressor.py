@@ -171,11 +171,7 @@ class Compressor:
                 break
             # a constant or default sub-track on a failing chain is the only thing left to
             # free, unless the raw data holds it exactly constant (animating it cannot help)
-            chain = np.zeros(J, dtype=bool)
-            for j in stuck:
-                while j >= 0:
-                    chain[j] = True
-                    j = parents[j]
+            chain = sk.with_ancestors(stuck)
             newly = chain[:, None] & (kinds != _ANIMATED) & ~forced & (raw.exact == _ANIMATED)
             if not np.any(newly):
                 break

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from codec import topology
 from codec.affine import compose, qvv_matrix, shell_error
 from codec.bit_rates import NUM_BIT_RATES, RAW_BIT_RATE
 from codec.jit import helper, kernel
@@ -93,16 +94,11 @@ class Hierarchy:
 
     @classmethod
     def build(cls, parents: Array) -> Hierarchy:
+        """The skeleton's chains and subtrees (codec.topology) flattened for the kernels."""
         parents = np.array(parents, dtype=np.int64)  # a writable copy: kernels take one type
         n = len(parents)
-        chains: list[list[int]] = []
-        for j in range(n):  # parents come first, so a chain extends the parent's
-            p = int(parents[j])
-            chains.append((chains[p] if p >= 0 else []) + [j])
-        subs: list[list[int]] = [[] for _ in range(n)]
-        for j in range(n):  # ascending j: every subtree lists parents before children
-            for a in chains[j]:
-                subs[a].append(j)
+        chains = topology.chains(parents)
+        subs = topology.subtrees(parents)
         joints = np.zeros((4, n + 1), dtype=np.int64)
         joints[PARENT, :n] = parents
         joints[SUB_PTR] = np.cumsum([0] + [len(s) for s in subs])

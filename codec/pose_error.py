@@ -13,7 +13,8 @@ import numpy as np
 
 from codec.error_metric import shell_error
 from codec.sampling import Pose
-from codec.transforms import depth_levels, local_to_object, qvv_to_matrix
+from codec.topology import depth_levels
+from codec.transforms import local_to_object, qvv_to_matrix
 
 Array = np.ndarray
 

@@ -56,21 +56,13 @@ class CompressionSettings:
         return clip.with_skeleton_settings(self.precision, self.shell_distance)
 
 
-def longest_chain(parents: np.ndarray) -> int:
-    """Number of joints on the longest root-to-leaf chain."""
-    depth = np.zeros(len(parents), dtype=np.int64)
-    for j, p in enumerate(parents):
-        depth[j] = depth[p] + 1 if p >= 0 else 1
-    return int(depth.max(initial=0))
-
-
 def resolve_level(level: str, clip: Clip) -> str:
     """ACL 2.1: automatic -> medium above 500 samples, else by longest chain (<18 highest,
     <25 high, else medium); lowest and low behave like medium."""
     if level == "automatic":
         if clip.num_samples > 500:
             return "medium"
-        chain = longest_chain(clip.skeleton.parents)
+        chain = clip.skeleton.longest_chain()
         if chain < 18:
             return "highest"
         if chain < 25:

@@ -109,9 +109,11 @@ def _segment_sizes(result: CompressionResult) -> list[int]:
 
 
 def json_safe(value: Any) -> Any:
-    """`value` with numpy scalars / arrays, tuples and paths turned into JSON types.
+    """`value` with numpy scalars / arrays, tuples, sets and paths turned into JSON types,
+    for the stats JSON of the command line and the app's export alike.
 
-    Non-finite floats become None, so the output is strict JSON.
+    Non-finite floats become None, so the output is strict JSON; anything else is left as
+    it is, so a value JSON cannot hold fails the export instead of being written as text.
     """
     if isinstance(value, dict):
         return {str(k): json_safe(v) for k, v in value.items()}
@@ -123,8 +125,6 @@ def json_safe(value: Any) -> Any:
         return json_safe(value.item())
     if isinstance(value, float):
         return value if math.isfinite(value) else None
-    if isinstance(value, bool | int | str) or value is None:
-        return value
     if isinstance(value, os.PathLike):
         return os.fspath(value)
-    return str(value)
+    return value

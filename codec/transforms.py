@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from codec import quat
+from codec.topology import depth_levels
 
 Array = np.ndarray
 
@@ -32,16 +33,6 @@ def compose(parent: Array, child: Array) -> Array:
 def transform_points(m: Array, p: Array) -> Array:
     """Apply affine matrices `(..., 3, 4)` to points `(..., 3)`."""
     return (m[..., :3] @ p[..., None])[..., 0] + m[..., 3]
-
-
-def depth_levels(parents: Array) -> list[Array]:
-    """Joint indices grouped by depth (roots first), so each level composes in one batch."""
-    parents = np.asarray(parents)
-    depth = np.zeros(len(parents), dtype=np.int64)
-    for j, p in enumerate(parents):  # parents precede children, one pass suffices
-        if p >= 0:
-            depth[j] = depth[p] + 1
-    return [np.flatnonzero(depth == d) for d in range(int(depth.max(initial=-1)) + 1)]
 
 
 def local_to_object(local: Array, parents: Array, levels: list[Array] | None = None) -> Array:

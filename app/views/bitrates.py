@@ -16,8 +16,8 @@ from PySide6.QtGui import QColor, QFont, QMouseEvent, QPainter, QPaintEvent
 from PySide6.QtWidgets import QLabel, QScrollArea, QToolTip, QVBoxLayout, QWidget
 
 from app.document import Document
-from app.exports import cell_bytes, segment_errors
 from codec.bit_rates import CONSTANT_BITS, SUB_TRACKS, TrackKind
+from codec.tables import cell_bytes, segment_errors
 
 ROW_HEIGHT = 16
 HEADER_HEIGHT = 34
@@ -29,31 +29,6 @@ CONSTANT_COLOUR = QColor(196, 196, 196)
 SEGMENT_CONSTANT_COLOUR = QColor(150, 200, 240)  # bit rate 0: constant within the segment
 RAW_COLOUR = QColor(220, 40, 40)  # 32 bits: the raw float fallback
 _VIRIDIS = pg.colormap.get("viridis").getLookupTable(0.0, 1.0, 23, mode="byte")
-
-
-def hierarchy_order(parents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Depth-first order (children under their parent, in index order) and depth of each joint.
-
-    Returns order (J,) joint indices and depth (J,) indexed by joint.
-    """
-    parents = np.asarray(parents)
-    n = len(parents)
-    depth = np.zeros(n, dtype=np.int64)
-    children: list[list[int]] = [[] for _ in range(n)]
-    roots = []
-    for j, p in enumerate(parents):
-        if p < 0:
-            roots.append(j)
-        else:
-            children[p].append(j)
-            depth[j] = depth[p] + 1
-    order: list[int] = []
-    stack = roots[::-1]
-    while stack:
-        j = stack.pop()
-        order.append(j)
-        stack.extend(children[j][::-1])
-    return np.array(order, dtype=np.int64), depth
 
 
 def bits_colour(bits: int) -> QColor:
@@ -98,7 +73,8 @@ class BitRateCanvas(QWidget):
         else:
             self.bits = r.bits_per_component
             self.kinds = np.asarray(r.kinds)
-            self.order, self.depth = hierarchy_order(r.clip.skeleton.parents)
+            self.order = r.clip.skeleton.hierarchy_order()
+            self.depth = r.clip.skeleton.depths
             self.names = r.clip.skeleton.names
             self.bytes = cell_bytes(r)
             self.seg_error = segment_errors(r)

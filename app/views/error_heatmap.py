@@ -26,7 +26,6 @@ from PySide6.QtWidgets import (
 
 from app.document import Document
 from app.error_scale import budget_fraction, error_colors_u8, format_cm, format_percent
-from app.views.bitrates import hierarchy_order
 from app.views.color_bar import ColorBar
 
 INDENT = 8
@@ -265,7 +264,7 @@ class ErrorHeatmapPanel(QWidget):
         else:
             sk = r.clip.skeleton
             self.names = sk.names
-            self.order, self.depth = hierarchy_order(sk.parents)
+            self.order, self.depth = sk.hierarchy_order(), sk.depths
             err = np.asarray(r.error)[:, self.order]
             self.ratio = budget_fraction(err, np.asarray(sk.precision)[self.order][None, :])
             rgba = np.ascontiguousarray(error_colors_u8(self.ratio.T))  # (J rows, S columns, 4)

@@ -4,7 +4,8 @@ Per joint: sub-track kinds and bits, precision, shell distance, dominant shell a
 Precision, shell distance and per_track rounding are edited in place; an edit becomes an
 exact-name override rule (last, so it wins). Rules by name pattern (`*Hand*`, `*IK*`, `root`)
 are added, edited and removed below the tree, the same list ozz and Unreal's ACL plugin keep.
-Every edit goes to the document (the controller recompresses) and to the clip's sidecar.
+Every edit is an intent, `overrides_edited(rules)`, that the controller applies (it
+recompresses and saves the rules beside the clip).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QAction, QBrush, QColor, QFont, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -38,7 +39,7 @@ from PySide6.QtWidgets import (
 
 from app.document import Document
 from app.error_scale import budget_fraction, eng, error_colors, format_percent, is_over
-from app.sidecar import save_after_edit
+from app.views.sync_guard import SyncGuard
 from codec.bit_rates import TrackKind
 from codec.overrides import JointOverride, exact_pattern, set_joint_override
 from codec.sampling import BASE_ROUNDING
@@ -156,12 +157,15 @@ class JointEditDelegate(QStyledItemDelegate):
 
 
 class JointsPanel(QWidget):
-    """Dockable joint tree with in-place tuning and the override rules."""
+    """Dockable joint tree with in-place tuning and the override rules; edits go out as
+    `overrides_edited(rules)`, the whole new list of rules."""
+
+    overrides_edited = Signal(object)  # tuple[JointOverride, ...]
 
     def __init__(self, document: Document, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.document = document
-        self._syncing = False
+        self.syncing = SyncGuard()
         self.items: list[QTreeWidgetItem] = []
         self._table_rules: tuple[JointOverride, ...] | None = None
 
@@ -281,8 +285,7 @@ class JointsPanel(QWidget):
 
     # --- model -> view ------------------------------------------------------------------
     def _build_tree(self) -> None:
-        self._syncing = True
-        try:
+        with self.syncing:
             self.tree.clear()
             self.items = []
             clip = self.document.clip
@@ -305,8 +308,6 @@ class JointsPanel(QWidget):
                 self.tree.expandAll()
                 self.values.expandAll()
             self._fit_split()
-        finally:
-            self._syncing = False
         self._on_settings()
         self._apply_filter()
         self._on_selection()
@@ -395,8 +396,7 @@ class JointsPanel(QWidget):
         if rules == self._table_rules:
             return
         clip = self.document.clip
-        self._syncing = True
-        try:
+        with self.syncing:
             self.rules.setRowCount(len(rules))
             for row, rule in enumerate(rules):
                 cells = (
@@ -412,8 +412,6 @@ class JointsPanel(QWidget):
                         cell.setFlags(cell.flags() & ~Qt.ItemFlag.ItemIsEditable)
                     self.rules.setItem(row, c, cell)
             self._table_rules = rules
-        finally:
-            self._syncing = False
         self.rule_error.setText("")
 
     def _apply_filter(self) -> None:
@@ -421,10 +419,8 @@ class JointsPanel(QWidget):
         if not self.items:
             return
         shown = np.array([matches_filter(item.text(C_NAME), text) for item in self.items])
-        parents = self.document.clip.skeleton.parents if self.document.clip else []
-        for j in range(len(self.items) - 1, -1, -1):  # children after parents: walk backwards
-            if shown[j] and parents[j] >= 0:
-                shown[parents[j]] = True
+        if self.document.clip is not None:  # a match keeps the chain above it in view
+            shown = self.document.clip.skeleton.with_ancestors(shown)
         for item, visible in zip(self.items, shown, strict=True):
             item.setHidden(not visible)
             index = self.tree.indexFromItem(item)
@@ -432,16 +428,13 @@ class JointsPanel(QWidget):
 
     def _on_selection(self) -> None:
         j = self.document.selection
-        self._syncing = True
-        try:
+        with self.syncing:
             if j is None or j >= len(self.items):
                 self.tree.setCurrentItem(None)
                 self.tree.clearSelection()
             else:
                 self.tree.setCurrentItem(self.items[j])
                 self.tree.scrollToItem(self.items[j])
-        finally:
-            self._syncing = False
 
     def edit_cell(self, joint: int, column: int) -> QWidget | None:
         """Open the in-place editor of one joint's precision, shell or rounding (what a
@@ -455,13 +448,12 @@ class JointsPanel(QWidget):
 
     # --- view -> model ------------------------------------------------------------------
     def _on_current_item(self, item: QTreeWidgetItem | None, _previous: object) -> None:
-        if self._syncing or item is None:
+        if self.syncing or item is None:
             return
         self.document.set_selection(int(item.data(C_NAME, JOINT_ROLE)))
 
     def _commit(self, rules: tuple[JointOverride, ...]) -> None:
-        self.document.set_overrides(rules)
-        save_after_edit(self.document)
+        self.overrides_edited.emit(tuple(rules))
 
     def edit_joint(self, joint: int, field: str, value: float | str | None) -> None:
         """Give one joint its own value (an exact-name rule that wins over every pattern)."""
@@ -522,7 +514,7 @@ class JointsPanel(QWidget):
         )
 
     def _on_rule_item_changed(self, _item: QTableWidgetItem) -> None:
-        if self._syncing:
+        if self.syncing:
             return
         try:
             rules = tuple(self._rule_from_row(r) for r in range(self.rules.rowCount()))
@@ -536,11 +528,8 @@ class JointsPanel(QWidget):
 
     def _refresh_match_counts(self) -> None:
         clip = self.document.clip
-        self._syncing = True
-        try:
+        with self.syncing:
             for row, rule in enumerate(self.document.overrides[: self.rules.rowCount()]):
                 cell = self.rules.item(row, len(RULE_COLUMNS) - 1)
                 if cell is not None and clip is not None:
                     cell.setText(str(int(rule.matches(clip.skeleton.names).sum())))
-        finally:
-            self._syncing = False

@@ -3,16 +3,16 @@
 Precision spans decades (0.001 cm for a face, 1 cm for a crowd), so the slider is logarithmic
 and the spin box takes the exact value. A clip with a skinned mesh can take every joint's
 shell distance from the mesh ("from mesh"); the number then serves the joints no vertex
-hangs on. Every change goes to the document only; the controller
-debounces and recompresses in the background, and the line under the knobs says what the last
-change cost or saved against the previous result. The tuning is saved to the clip's sidecar.
+hangs on. Every change is an intent (`settings_edited`) the controller applies: it
+recompresses in the background and saves the tuning beside the clip; the line under the knobs
+says what the last change cost or saved against the previous result.
 """
 
 from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractSpinBox,
     QCheckBox,
@@ -27,13 +27,12 @@ from PySide6.QtWidgets import (
 )
 
 from app.document import Document
-from app.sidecar import save_after_edit
 from app.views.stats import change_text
+from app.views.sync_guard import SyncGuard
 from codec.settings import LEVELS
 
 LOG_MIN, LOG_MAX = -4.0, 1.0  # precision slider: 0.0001 .. 10 clip units
 STEPS_PER_DECADE = 100
-SAVE_DELAY_MS = 400  # sidecar writes after a drag settles, not on every slider step
 
 
 def precision_to_slider(p: float) -> int:
@@ -46,14 +45,14 @@ def slider_to_precision(v: int) -> float:
 
 
 class SettingsPanel(QWidget):
-    """Dockable editor of `document.settings`."""
+    """Dockable view of `document.settings`; edits go out as `settings_edited(changes)`."""
+
+    settings_edited = Signal(object)  # {setting: new value}
 
     def __init__(self, document: Document, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.document = document
-        self._syncing = False
-        self._save_timer = QTimer(self, singleShot=True, interval=SAVE_DELAY_MS)
-        self._save_timer.timeout.connect(lambda: save_after_edit(self.document))
+        self.syncing = SyncGuard()
 
         self.slider = QSlider(Qt.Orientation.Horizontal)
         self.slider.setRange(0, round((LOG_MAX - LOG_MIN) * STEPS_PER_DECADE))
@@ -119,15 +118,12 @@ class SettingsPanel(QWidget):
     # --- model -> view ------------------------------------------------------------------
     def _on_settings(self) -> None:
         s = self.document.settings
-        self._syncing = True
-        try:
+        with self.syncing:
             self.slider.setValue(precision_to_slider(s.precision))
             self.precision.setValue(s.precision)
             self.shell.setValue(s.shell_distance)
             self.level.setCurrentText(s.level)
             self._sync_shell_source()
-        finally:
-            self._syncing = False
 
     def _sync_shell_source(self) -> None:
         clip = self.document.clip
@@ -168,14 +164,11 @@ class SettingsPanel(QWidget):
 
     # --- view -> model ------------------------------------------------------------------
     def _edit(self, **changes: float | str | bool) -> None:
-        if self._syncing:
-            return
-        self.document.update_settings(**changes)
-        self._save_timer.start()
+        if not self.syncing:
+            self.settings_edited.emit(changes)
 
     def _on_slider(self, value: int) -> None:
-        if not self._syncing:
-            self._edit(precision=slider_to_precision(value))
+        self._edit(precision=slider_to_precision(value))
 
     def _on_precision(self, value: float) -> None:
         if value > 0:
@@ -187,14 +180,9 @@ class SettingsPanel(QWidget):
 
     def _on_shell_from_mesh(self, on: bool) -> None:
         self._edit(shell_from_mesh=bool(on))
-        self._sync_shell_source()
+        with self.syncing:
+            self._sync_shell_source()
 
     def _on_level(self, level: str) -> None:
         if level in LEVELS:
             self._edit(level=level)
-
-    def flush_save(self) -> None:
-        """Write a pending sidecar save now (the main window calls this before closing)."""
-        if self._save_timer.isActive():
-            self._save_timer.stop()
-            save_after_edit(self.document)

@@ -5,8 +5,9 @@ true error of the vertices the joint drives most (codec.vertex_error), at sample
 A ratio under 1 means the shell under-estimates: the codec believes the joint is within
 budget while its skin moves more. Under-estimating joints come first; every column sorts.
 Clicking a row selects the joint, double-clicking also jumps to the time of its worst
-vertex. The table exports as CSV (app.exports.export_skin_report_csv), and a button takes
-the shell distances from the mesh. Only reads the result: the numbers are the codec's.
+vertex. The table exports as CSV and a button takes the shell distances from the mesh, both
+as intents the controller carries out (`export_requested`, `settings_edited`). Only reads
+the result: the numbers are the codec's (codec.tables.skin_report_rows).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import math
 import os
 from pathlib import Path
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -30,9 +31,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app import exports
 from app.document import Document
-from app.sidecar import save_after_edit
+from app.views.sync_guard import SyncGuard
+from codec.tables import skin_report_rows
 
 GOOD, BAD = "#1e8449", "#c0392b"
 UNDER_BACKGROUND = QColor(192, 57, 43, 60)
@@ -64,6 +65,7 @@ COLUMNS = (
     ),
     ("vertex_worst_time", "Worst (s)", "When the joint's worst vertex is worst"),
 )
+EXPORT = "skin_csv"  # the controller's name for this panel's export
 NAN_KEY = math.inf  # joints without vertices sort after every number, up or down
 
 
@@ -98,9 +100,14 @@ def _number(key: str, v: float) -> tuple[str, float]:
 class SkinReportPanel(QWidget):
     """Dockable report of shell estimates against the skin's true error."""
 
+    settings_edited = Signal(object)  # {"shell_from_mesh": bool}
+    export_requested = Signal(str, str, object)  # kind, path, png (None)
+
     def __init__(self, document: Document, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.document = document
+        self.syncing = SyncGuard()
+        self._exported: Path | None = None
         self.rows: list[dict] = []
         self.summary = QLabel()
         self.summary.setWordWrap(True)
@@ -144,7 +151,6 @@ class SkinReportPanel(QWidget):
         layout.addLayout(buttons)
         layout.addWidget(self.table, 1)
         layout.addWidget(self.message)
-        self._syncing = False
         document.result_changed.connect(self._on_result)
         document.clip_changed.connect(self._on_result)
         document.settings_changed.connect(self._sync_button)
@@ -153,19 +159,16 @@ class SkinReportPanel(QWidget):
     # --- model -> view ------------------------------------------------------------------
     def _sync_button(self) -> None:
         clip = self.document.clip
-        self._syncing = True
-        try:
+        with self.syncing:
             self.mesh_shells.setEnabled(clip is not None and bool(clip.meshes))
             self.mesh_shells.setChecked(self.document.settings.shell_from_mesh)
-        finally:
-            self._syncing = False
 
     def _on_result(self) -> None:
         self._sync_button()
         clip = self.document.clip
         r = self.document.result
         has_mesh = clip is not None and bool(clip.meshes)
-        self.rows = exports.skin_report_rows(r) if r is not None else []
+        self.rows = skin_report_rows(r) if r is not None else []
         self.table.setVisible(has_mesh)
         self.export_button.setEnabled(bool(self.rows))
         if not has_mesh:
@@ -273,24 +276,28 @@ class SkinReportPanel(QWidget):
             self.document.set_time(float(t))
 
     def _on_mesh_shells(self, on: bool) -> None:
-        if self._syncing:
-            return
-        self.document.update_settings(shell_from_mesh=bool(on))
-        save_after_edit(self.document)
+        if not self.syncing:
+            self.settings_edited.emit({"shell_from_mesh": bool(on)})
 
     # --- export -------------------------------------------------------------------------
     def export_to(self, path: str | os.PathLike[str]) -> Path | None:
-        """Write the report as CSV; errors are shown, not raised."""
-        r = self.document.result
-        if r is None:
+        """Ask for the report as CSV; returns the file written (None when it failed: the
+        panel shows why, or when nothing carried the request out)."""
+        if self.document.result is None:
             return None
-        try:
-            out = exports.export_skin_report_csv(path, r)
-        except (OSError, ValueError) as e:
-            self.message.setText(f"<span style='color:{BAD}'>Export failed: {e}</span>")
-            return None
-        self.message.setText(f"Wrote {out}")
-        return out
+        self._exported = None
+        self.export_requested.emit(EXPORT, os.fspath(path), None)
+        return self._exported
+
+    def show_export(self, kind: str, path: str, error: str) -> None:
+        """The outcome of an export (the controller's `exported`)."""
+        if kind != EXPORT:
+            return
+        if error:
+            self.message.setText(f"<span style='color:{BAD}'>Export failed: {error}</span>")
+        else:
+            self._exported = Path(path)
+            self.message.setText(f"Wrote {path}")
 
     def _ask_and_export(self) -> None:
         base = self.document.path

@@ -2,19 +2,19 @@
 
 Everything is read from `result.stats` (ACL key names, filled by the codec), so the numbers
 here are the numbers the JSON export and `python -m codec compress --json` print. The worst
-joint and time are links: clicking selects the joint and jumps to the time.
+joint and time are links: clicking selects the joint and jumps to the time. The export buttons
+ask for a file name and emit `export_requested`; the controller writes the file.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QFileDialog,
     QFormLayout,
@@ -27,13 +27,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app import exports
 from app.document import Document
 from app.error_scale import MINUS, format_cm
 from codec.bit_rates import SUB_TRACKS
 from codec.result import CompressionResult
 
 GOOD, BAD = "#1e8449", "#c0392b"
+EXPORTS = ("stats", "csv", "lossy", "screenshot")  # the controller's names for them
 
 
 def _bytes(n: float) -> str:
@@ -64,9 +64,12 @@ def change_text(previous: CompressionResult | None, current: CompressionResult |
 class StatsPanel(QWidget):
     """Dockable stats sheet with a bit-rate histogram and export buttons."""
 
+    export_requested = Signal(str, str, object)  # kind, path, PNG bytes for a screenshot
+
     def __init__(self, document: Document, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.document = document
+        self._exported: Path | None = None
         self.values: dict[str, QLabel] = {}
 
         self.change = QLabel()
@@ -271,23 +274,31 @@ class StatsPanel(QWidget):
 
     # --- exports ------------------------------------------------------------------------
     def export_to(self, kind: str, path: str | os.PathLike[str]) -> Path | None:
-        """Write one export of the current result; errors are shown, not raised."""
-        r = self.document.result
-        if r is None:
+        """Ask for one export of the current result ('stats', 'csv', 'lossy' or
+        'screenshot'); returns the file written (None when it failed: the panel shows why,
+        or when nothing carried the request out)."""
+        if self.document.result is None:
             return None
-        writers: dict[str, Callable[[], Path]] = {
-            "stats": lambda: exports.export_stats(path, r, self.document.overrides),
-            "csv": lambda: exports.export_joint_csv(path, r),
-            "lossy": lambda: exports.export_lossy(path, r, source=self.document.path),
-            "screenshot": lambda: exports.export_screenshot(path, self._window_png()),
-        }
-        try:
-            out = writers[kind]()
-        except (OSError, ValueError, RuntimeError) as e:
-            self.export_error.setText(f"<span style='color:{BAD}'>Export failed: {e}</span>")
-            return None
-        self.export_error.setText(f"Wrote {out}")
-        return out
+        png = None
+        if kind == "screenshot":
+            try:
+                png = self._window_png()
+            except RuntimeError as e:
+                self.show_export(kind, os.fspath(path), str(e))
+                return None
+        self._exported = None
+        self.export_requested.emit(kind, os.fspath(path), png)
+        return self._exported
+
+    def show_export(self, kind: str, path: str, error: str) -> None:
+        """The outcome of an export (the controller's `exported`)."""
+        if kind not in EXPORTS:
+            return
+        if error:
+            self.export_error.setText(f"<span style='color:{BAD}'>Export failed: {error}</span>")
+        else:
+            self._exported = Path(path)
+            self.export_error.setText(f"Wrote {path}")
 
     def _window_png(self) -> bytes:
         from app.views.screenshot import grab_png

@@ -104,7 +104,10 @@ class ScrubBar(QtWidgets.QWidget):
 
 
 class TimelineWidget(QtWidgets.QWidget):
-    """Transport, readout and rounding on one row, the scrub bar below."""
+    """Transport, readout and rounding on one row, the scrub bar below; per-joint rounding
+    rules go out as `overrides_edited(rules)`."""
+
+    overrides_edited = QtCore.Signal(object)  # tuple[JointOverride, ...]
 
     def __init__(self, document: Document, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(parent)
@@ -294,12 +297,13 @@ class TimelineWidget(QtWidgets.QWidget):
         return menu
 
     def set_joint_rounding(self, mode: str) -> None:
-        """Give the selected joint its own rounding (a rule on its exact name)."""
+        """Give the selected joint its own rounding (a rule on its exact name, an intent:
+        `overrides_edited`) and play every joint in its own mode."""
         doc = self.document
         if doc.clip is None or doc.selection is None:
             return
         name = doc.clip.skeleton.names[doc.selection]
-        doc.set_overrides(set_joint_override(doc.overrides, name, rounding=mode))
+        self.overrides_edited.emit(set_joint_override(doc.overrides, name, rounding=mode))
         doc.set_rounding("per_track")
 
     def clear_joint_rounding(self) -> None:
@@ -310,7 +314,7 @@ class TimelineWidget(QtWidgets.QWidget):
                 rules.append(r)
             elif r.precision is not None or r.shell_distance is not None:
                 rules.append(JointOverride(r.pattern, r.precision, r.shell_distance))
-        doc.set_overrides(rules)
+        self.overrides_edited.emit(tuple(rules))
 
     # --- model -> widgets ---------------------------------------------------------------
     def _on_clip(self) -> None:

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
+import codec
+from app.controller import Controller
 from app.document import Document
 from codec.bit_rates import TrackKind
 from codec.clip import Clip, Skeleton
@@ -147,3 +149,19 @@ class Recompressions:
 
     def _bump(self) -> None:
         self.count += 1
+
+
+def attach(document: Document, *views: object, debounce_ms: int = 20) -> Controller:
+    """A real controller for the document with the views' intents routed to it, as the main
+    window wires them; its compressions are cancelled at once (the panel tests bring their
+    own results), so only the edits, saves and exports are the controller's. The first view
+    owns it (it lives as long as the view)."""
+
+    def cancelled(*_args: object, **_kwargs: object) -> None:
+        raise codec.Cancelled("panel test")
+
+    owner = views[0] if views else None
+    controller = Controller(document, compress=cancelled, debounce_ms=debounce_ms, parent=owner)
+    for view in views:
+        controller.attach(view)
+    return controller

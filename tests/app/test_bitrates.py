@@ -2,17 +2,10 @@
 
 from __future__ import annotations
 
-import numpy as np
 from PySide6.QtCore import QPoint, Qt
 
-from app.views.bitrates import BitRatePanel, hierarchy_order
+from app.views.bitrates import BitRatePanel
 from tests.app.panel_helpers import Recompressions, make_document, make_result
-
-
-def test_hierarchy_order_is_depth_first() -> None:
-    order, depth = hierarchy_order(np.array([-1, 0, 0, 1, -1, 2, 1]))
-    assert order.tolist() == [0, 1, 3, 6, 2, 5, 4]
-    assert depth.tolist() == [0, 1, 1, 2, 0, 2, 2]
 
 
 def test_a_new_result_updates_the_map(qtbot) -> None:

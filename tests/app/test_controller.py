@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
+from PySide6 import QtCore
 
 import codec
 from app.controller import Controller
-from app.document import Document
+from app.document import Document, GlobalSettings
+from app.sidecar import load_sidecar, sidecar_path
 from codec.clip import Clip, Skeleton
+from codec.overrides import JointOverride
 
 
 def small_clip() -> Clip:
@@ -224,3 +229,99 @@ def test_the_window_warms_the_codec_kernels_up_in_the_background(qtbot, monkeypa
     Controller(Document(), compress=lambda *a, **k: None)  # a test's own codec: no warm-up
     qtbot.wait(50)
     assert len(calls) == 1
+
+
+# --- the views' intents: tuning saved beside the clip, exports written ------------------------
+
+
+class Intents(QtCore.QObject):
+    """What a view emits (app.views.*): the controller is the one that acts on it."""
+
+    settings_edited = QtCore.Signal(object)
+    overrides_edited = QtCore.Signal(object)
+    export_requested = QtCore.Signal(str, str, object)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.outcomes: list[tuple[str, str, str]] = []
+
+    def show_export(self, kind: str, path: str, error: str) -> None:
+        self.outcomes.append((kind, path, error))
+
+
+def _cancelled(*_args, **_kwargs):
+    raise codec.Cancelled("no compression in these tests")
+
+
+def _opened(qtbot, path: Path | None, debounce_ms: int) -> tuple[Document, Controller, Intents]:
+    doc = Document()
+    ctl = Controller(doc, compress=_cancelled, debounce_ms=debounce_ms)
+    view = Intents()
+    ctl.attach(view)
+    ctl.open_clip(small_clip(), path)
+    return doc, ctl, view
+
+
+def test_a_burst_of_edits_is_saved_once_when_it_settles(qtbot, tmp_path: Path, monkeypatch) -> None:
+    from app import controller as controller_module
+
+    saves = []
+    real = controller_module.save_sidecar
+    monkeypatch.setattr(
+        controller_module, "save_sidecar", lambda *a: (saves.append(a[1:]), real(*a))[1]
+    )
+    doc, _, view = _opened(qtbot, tmp_path / "walk.bvh", debounce_ms=150)
+    for p in (0.02, 0.03, 0.04):
+        view.settings_edited.emit({"precision": p})
+    rules = (JointOverride("a", rounding="floor"),)  # a rounding-only rule: saved all the same
+    view.overrides_edited.emit(rules)
+    assert doc.settings.precision == 0.04 and doc.overrides == rules  # the model at once
+    assert saves == [] and not sidecar_path(doc.path).exists()  # the file when they settle
+    qtbot.waitUntil(lambda: len(saves) == 1)
+    qtbot.wait(300)
+    assert saves == [(doc.settings, rules)]
+    assert load_sidecar(doc.path) == (GlobalSettings(precision=0.04), rules)
+
+
+def test_opening_another_clip_or_closing_saves_a_pending_edit_first(qtbot, tmp_path: Path) -> None:
+    first = tmp_path / "first.bvh"
+    doc, ctl, view = _opened(qtbot, first, debounce_ms=60_000)
+    view.settings_edited.emit({"level": "high"})
+    assert not sidecar_path(first).exists()
+    second = tmp_path / "second.bvh"
+    ctl.open_clip(small_clip(), second, settings=GlobalSettings(level="low"))
+    assert load_sidecar(first)[0] == GlobalSettings(level="high")  # the first clip's edit
+    assert not sidecar_path(second).exists()  # opening is not an edit
+    view.overrides_edited.emit((JointOverride("b", precision=0.5),))
+    ctl.shutdown()
+    assert load_sidecar(second) == (GlobalSettings(level="low"), (JointOverride("b", 0.5),))
+
+
+def test_a_sidecar_that_cannot_be_written_is_reported_and_the_edit_kept(
+    qtbot, tmp_path: Path
+) -> None:
+    doc, ctl, view = _opened(qtbot, tmp_path / "missing" / "walk.bvh", debounce_ms=60_000)
+    view.settings_edited.emit({"precision": 0.5})
+    assert ctl.save_tuning() is None
+    assert doc.status.error and "walk.bvh.shellscope.json" in doc.status.error
+    assert doc.settings.precision == 0.5
+    assert ctl.save_tuning() is None  # nothing pending any more
+    unsaved, ctl2, view2 = _opened(qtbot, None, debounce_ms=10)  # a clip without a file
+    view2.settings_edited.emit({"precision": 0.5})
+    assert unsaved.settings.precision == 0.5 and ctl2.save_tuning() is None
+
+
+def test_exports_are_written_by_the_controller_and_reported_back(qtbot, tmp_path: Path) -> None:
+    doc, ctl, view = _opened(qtbot, tmp_path / "walk.bvh", debounce_ms=10)
+    view.export_requested.emit("stats", str(tmp_path / "s.json"), None)
+    assert view.outcomes[-1][2] and "first compression" in view.outcomes[-1][2]
+    doc.set_result(codec.compress(doc.compression_input()))
+    view.export_requested.emit("stats", str(tmp_path / "s.json"), None)
+    assert view.outcomes[-1] == ("stats", str(tmp_path / "s.json"), "")
+    assert json.loads((tmp_path / "s.json").read_text())["num_bones"] == 3
+    view.export_requested.emit("screenshot", str(tmp_path / "x.png"), b"not a png")
+    assert "not a PNG" in view.outcomes[-1][2] and not (tmp_path / "x.png").exists()
+    view.export_requested.emit("skin_csv", str(tmp_path / "skin.csv"), None)
+    assert "no skinned mesh" in view.outcomes[-1][2]
+    view.export_requested.emit("movie", str(tmp_path / "m.mp4"), None)
+    assert "unknown export" in view.outcomes[-1][2]

@@ -11,6 +11,7 @@ import pytest
 
 from app import exports
 from codec.overrides import JointOverride
+from codec.tables import JOINT_COLUMNS
 from tests.app.panel_helpers import make_result
 
 
@@ -42,24 +43,13 @@ def test_joint_csv_matches_the_result(tmp_path: Path) -> None:
     out = exports.export_joint_csv(tmp_path / "j.csv", r)
     rows = list(csv.DictReader(out.open()))
     assert [row["name"] for row in rows] == list(r.clip.skeleton.names)
-    assert tuple(rows[0]) == exports.JOINT_CSV_COLUMNS
+    assert tuple(rows[0]) == JOINT_COLUMNS
     np.testing.assert_array_equal([float(row["max_error"]) for row in rows], r.error.max(0))
     assert rows[4]["rotation_kind"] == "constant" and rows[4]["rotation_bits_mean"] == ""
     bits = r.bits_per_component[:, 2, 0]
     assert float(rows[2]["rotation_bits_mean"]) == bits.mean()
     assert float(rows[2]["rotation_bits_max"]) == bits.max()
     assert float(rows[2]["worst_time"]) == pytest.approx(31 / 30)
-
-
-def test_cell_bytes_count_bits_per_segment_sample() -> None:
-    r = make_result()
-    b = exports.cell_bytes(r)
-    bits = r.bits_per_component
-    assert b[0, 2, 0] == bits[0, 2, 0] * 3 * 16 / 8
-    assert b[2, 0, 0] == 16 * 3 / 8  # constant within the segment: one 16-bit value
-    assert b[0, 4, 0] == 0  # a constant sub-track stores nothing per segment
-    seg = exports.segment_errors(r)
-    assert seg[1, 3] == r.error[16:28, 3].max()
 
 
 def test_a_failed_export_leaves_the_old_file(tmp_path: Path) -> None:

@@ -296,8 +296,8 @@ def test_a_run_stopped_by_a_signal_is_one_line_and_writes_nothing(
 
 
 def test_shell_distance_mesh_without_a_window(tmp_path: Path) -> None:
-    from app.exports import SKIN_CSV_COLUMNS
     from codec.mesh_shells import mesh_shell_distances
+    from codec.tables import SKIN_JOINT_COLUMNS
 
     fox = Path(__file__).parents[1] / "data" / "gltf" / "Fox.glb"
     parser = _parser()
@@ -323,7 +323,7 @@ def test_shell_distance_mesh_without_a_window(tmp_path: Path) -> None:
     got = np.array([float(r["shell_distance"]) for r in rows])
     np.testing.assert_allclose(got, want)
     assert len(np.unique(got)) > len(got) // 2  # a shell per joint, not one for all
-    assert set(SKIN_CSV_COLUMNS) <= set(rows[0])
+    assert set(SKIN_JOINT_COLUMNS) <= set(rows[0])
     ratios = [r["shell_to_vertex_ratio"] for r in rows]
     assert sum(1 for r in ratios if r not in ("", "inf")) >= len(rows) // 2
     stats = json.loads((tmp_path / "s.json").read_text())

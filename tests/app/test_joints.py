@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QDoubleSpinBox
 
 from app.error_scale import eng
-from app.sidecar import load_sidecar
+from app.sidecar import load_sidecar, sidecar_path
 from app.views.joints import (
     C_DOM,
     C_ERR,
@@ -24,14 +24,23 @@ from app.views.joints import (
     matches_filter,
 )
 from codec.overrides import JointOverride
-from tests.app.panel_helpers import Recompressions, make_document, make_result
+from tests.app.panel_helpers import Recompressions, attach, make_document, make_result
 
 
 def _panel(qtbot, tmp_path: Path | None = None) -> tuple[JointsPanel, object, Recompressions]:
     doc = make_document(path=tmp_path / "walk.bvh" if tmp_path else None)
     panel = JointsPanel(doc)
     qtbot.addWidget(panel)
+    attach(doc, panel)
     return panel, doc, Recompressions(doc)
+
+
+def _saved(qtbot, doc) -> tuple:
+    """The rules in the clip's sidecar, once the controller's debounce has saved them."""
+    qtbot.waitUntil(
+        lambda: sidecar_path(doc.path).exists() and load_sidecar(doc.path)[1] == doc.overrides
+    )
+    return load_sidecar(doc.path)[1]
 
 
 def test_tree_shows_hierarchy_kinds_bits_shells_and_error(qtbot) -> None:
@@ -88,7 +97,7 @@ def test_editing_a_joint_adds_an_exact_rule_recompresses_and_saves(qtbot, tmp_pa
     assert doc.resolved_joints().precision[2] == 0.002
     assert panel.items[2].text(C_PREC) == "2e\u22123" and panel.items[2].font(C_PREC).bold()
     assert panel.rules.rowCount() == 1 and panel.rules.item(0, 0).text() == "LeftHand"
-    assert load_sidecar(doc.path)[1] == doc.overrides
+    assert _saved(qtbot, doc) == doc.overrides
 
     combo = panel.edit_cell(2, C_ROUND)
     assert isinstance(combo, QComboBox)
@@ -104,7 +113,7 @@ def test_editing_a_joint_adds_an_exact_rule_recompresses_and_saves(qtbot, tmp_pa
     panel.reset_selected_joint()
     # precision, shell distance and the reset recompress; the rounding edit does not
     assert doc.overrides == () and counter.count == 3
-    assert load_sidecar(doc.path)[1] == ()
+    assert _saved(qtbot, doc) == ()
 
 
 def test_pattern_rules_add_edit_remove(qtbot, tmp_path: Path) -> None:
@@ -132,7 +141,7 @@ def test_pattern_rules_add_edit_remove(qtbot, tmp_path: Path) -> None:
     # *Hand*, renaming it to root, 0.5, adding "*" (root back to 0.01); not "ceil", not the
     # removal of a rule that "*" already overrode
     assert counter.count == 4
-    assert load_sidecar(doc.path)[1] == doc.overrides
+    assert _saved(qtbot, doc) == doc.overrides
     doc.set_overrides([JointOverride("*IK*", shell_distance=2.0)])  # from elsewhere (a sidecar)
     assert panel.rules.rowCount() == 1 and panel.rules.item(0, 2).text() == "2"
 
@@ -160,6 +169,7 @@ def test_lowering_then_raising_a_joints_precision_end_to_end(qtbot, tmp_path: Pa
     joints, bitrates, stats = JointsPanel(doc), BitRatePanel(doc), StatsPanel(doc)
     for w in (joints, bitrates, stats):
         qtbot.addWidget(w)
+        controller.attach(w)
     joints.show()
     qtbot.waitExposed(joints)
     with qtbot.waitSignal(controller.result_ready, timeout=30_000):
@@ -187,5 +197,5 @@ def test_lowering_then_raising_a_joints_precision_end_to_end(qtbot, tmp_path: Pa
     bits2, size2, text2 = state()
     assert bits2 < bits1 and size2 < size1 and f"{size2:,} B" in text2
     assert joints.items[head].text(C_ERR) == eng(doc.result.error[:, head].max(), 4)
+    controller.shutdown()  # what closing the window does: a pending save is written
     assert load_sidecar(path)[1] == (JointOverride("head", precision=0.01),)
-    controller.cancel()

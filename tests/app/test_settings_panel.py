@@ -1,4 +1,5 @@
-"""Settings panel: shows the document's settings, and every edit updates it and recompresses."""
+"""Settings panel: shows the document's settings; every edit is an intent the controller
+applies (the document changes, a recompression follows, the sidecar is saved)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ import pytest
 
 from app.document import GlobalSettings
 from app.error_scale import format_cm
-from app.sidecar import load_sidecar
+from app.sidecar import load_sidecar, sidecar_path
 from app.views.settings import SettingsPanel, precision_to_slider, slider_to_precision
-from tests.app.panel_helpers import Recompressions, make_document, make_result
+from tests.app.panel_helpers import Recompressions, attach, make_document, make_result
 
 
 def test_log_slider_mapping() -> None:
@@ -36,6 +37,11 @@ def test_edits_update_the_model_and_trigger_a_recompression(qtbot, tmp_path: Pat
     doc = make_document(path=tmp_path / "walk.bvh")
     panel = SettingsPanel(doc)
     qtbot.addWidget(panel)
+    intents = []
+    panel.settings_edited.connect(intents.append)
+    panel.slider.setValue(precision_to_slider(0.2))
+    assert intents == [{"precision": 0.2}] and doc.settings.precision == 0.01  # a view alone
+    ctl = attach(doc, panel)
     counter = Recompressions(doc)
     panel.slider.setValue(precision_to_slider(0.1))
     assert doc.settings.precision == 0.1 and panel.precision.value() == 0.1
@@ -47,8 +53,9 @@ def test_edits_update_the_model_and_trigger_a_recompression(qtbot, tmp_path: Pat
     panel.level.setCurrentText("medium")
     assert doc.settings.level == "medium"
     assert counter.count == 4
-    panel.flush_save()
+    qtbot.waitUntil(lambda: sidecar_path(doc.path).exists())  # once the edits settle
     assert load_sidecar(doc.path)[0] == GlobalSettings(0.0042, 4.5, "medium")
+    assert ctl.save_tuning() is None  # nothing left to save
 
 
 def test_shows_the_change_against_the_previous_result(qtbot) -> None:

@@ -7,12 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from app.document import Document, GlobalSettings
+from app.document import GlobalSettings
 from app.sidecar import (
     SidecarError,
     load_sidecar,
     read_sidecar_file,
-    save_after_edit,
     save_sidecar,
     sidecar_path,
 )
@@ -76,15 +75,6 @@ def test_a_broken_sidecar_names_the_file_and_the_place(
         load_sidecar(clip)
     assert str(sidecar_path(clip)) in str(e.value) and place in str(e.value)
     assert e.value.place.startswith(place)
-
-
-def test_save_after_edit_reports_an_unwritable_folder(tmp_path: Path) -> None:
-    doc = Document()
-    doc.path = tmp_path / "missing" / "walk.bvh"
-    assert save_after_edit(doc) is None
-    assert doc.status.error and "walk.bvh.shellscope.json" in doc.status.error
-    doc.path = None
-    assert save_after_edit(doc) is None  # an unsaved clip has nowhere to keep a sidecar
 
 
 # ------------------------------------------------------------------ hostile sidecars

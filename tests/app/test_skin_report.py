@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt
 
 from app import exports
 from app.views.skin_report import COLUMNS
+from codec import tables
 
 
 @pytest.fixture
@@ -84,8 +85,10 @@ def test_shells_from_the_mesh_button_recompresses_with_a_shell_per_joint(
     shown = [float(cell(panel, r, "shell_distance")) for r in range(len(rows))]
     assert np.allclose(shown, shells[rows], rtol=1e-3)
     assert "from the mesh" in panel.summary.text()
-    # the choice is kept beside the clip
-    saved = json.loads((tmp_path / "CesiumMan.glb.shellscope.json").read_text())
+    # the choice is kept beside the clip, once the edit has settled
+    sidecar = tmp_path / "CesiumMan.glb.shellscope.json"
+    qtbot.waitUntil(sidecar.exists)
+    saved = json.loads(sidecar.read_text())
     assert saved["settings"]["shell_from_mesh"] is True
     # and the settings box turns it off again
     with qtbot.waitSignal(cesium.controller.result_ready, timeout=60_000):
@@ -110,7 +113,7 @@ def test_report_csv(cesium, tmp_path: Path) -> None:
     joints = list(
         csv.DictReader((cesium.panels["StatsPanel"].export_to("csv", tmp_path / "j.csv")).open())
     )
-    assert set(exports.SKIN_CSV_COLUMNS) <= set(joints[0])
+    assert set(tables.SKIN_JOINT_COLUMNS) <= set(joints[0])
     assert float(joints[4]["shell_to_vertex_ratio"] or "nan") == pytest.approx(
         h.ratio[4], nan_ok=True
     )
@@ -125,4 +128,4 @@ def test_a_clip_without_mesh_has_no_report(loaded, tmp_path: Path) -> None:
     assert panel.export_to(tmp_path / "x.csv") is None and not (tmp_path / "x.csv").exists()
     # the joints CSV keeps exactly today's columns
     text = exports.joint_csv_text(loaded.document.result)
-    assert text.splitlines()[0].split(",") == list(exports.JOINT_CSV_COLUMNS)
+    assert text.splitlines()[0].split(",") == list(tables.JOINT_COLUMNS)

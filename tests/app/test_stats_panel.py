@@ -11,7 +11,7 @@ import pytest
 
 from app.error_scale import format_cm
 from app.views.stats import StatsPanel
-from tests.app.panel_helpers import Recompressions, make_document, make_result
+from tests.app.panel_helpers import Recompressions, attach, make_document, make_result
 
 
 def test_shows_every_stat_and_the_histogram(qtbot) -> None:
@@ -56,6 +56,11 @@ def test_export_buttons_write_files_or_say_why_not(qtbot, tmp_path: Path) -> Non
     doc = make_document()
     panel = StatsPanel(doc)
     qtbot.addWidget(panel)
+    asked = []
+    panel.export_requested.connect(lambda *a: asked.append(a))
+    assert panel.export_to("stats", tmp_path / "s.json") is None  # a view writes nothing itself
+    assert asked == [("stats", str(tmp_path / "s.json"), None)] and not list(tmp_path.iterdir())
+    attach(doc, panel)
     out = panel.export_to("stats", tmp_path / "s.json")
     assert json.loads(out.read_text())["compressed_size"] == 1000
     assert panel.export_to("csv", tmp_path / "j.csv").read_text().startswith("joint,name")
