@@ -47,14 +47,13 @@ from codec import quat
 from codec.clip import Clip, Skeleton
 from codec.errors import ClipFormatError, ShellscopeError
 from codec.formats.compressed import inner_name
+from codec.formats.fields import REQUIRED, FieldProblem, field, out_of_range
 from codec.formats.key_grid import key_grid
 from codec.limits import (
     file_bytes,
-    first_out_of_range,
     over_budget,
     rate_problem,
     transform_budget,
-    value_problem,
 )
 from codec.mesh import SkinnedMesh, normalize_influences
 from codec.transforms import compose, decompose, qvv_to_matrix
@@ -111,18 +110,20 @@ class _Doc:
     def get(
         self, obj: Any, key: str, where: str, kind: type | tuple[type, ...], default: Any = ...
     ):
+        """obj[key] of type `kind` (codec.formats.fields; a whole float is an int where an
+        int is expected); `default` when absent, `...`: it must be there."""
         if not isinstance(obj, dict):
             raise self.fail(f"{where} is not an object")
-        if key not in obj:
-            if default is ...:
-                raise self.fail(f"{where}.{key} is missing")
-            return default
-        v = obj[key]
-        if kind is int and isinstance(v, float) and v.is_integer():
-            v = int(v)
-        if (isinstance(v, bool) and kind is not bool) or not isinstance(v, kind):
-            raise self.fail(f"{where}.{key} has the wrong type ({type(v).__name__})")
-        return v
+        try:
+            return field(
+                obj, key, kind, REQUIRED if default is ... else default, whole_floats=kind is int
+            )
+        except FieldProblem as e:
+            if e.missing:
+                raise self.fail(f"{where}.{key} is missing") from None
+            raise self.fail(
+                f"{where}.{key} has the wrong type ({type(e.value).__name__})"
+            ) from None
 
     def item(self, array_key: str, index: Any, where: str) -> dict[str, Any]:
         arr = self.gltf.get(array_key, [])
@@ -143,9 +144,9 @@ class _Doc:
             raise self.fail(f"{where}.{key} is not a list of numbers") from None
         if a.shape != (n,) or not np.all(np.isfinite(a)):
             raise self.fail(f"{where}.{key} must be {n} finite numbers")
-        bad = first_out_of_range(a)
+        bad = out_of_range(a)
         if bad is not None:
-            raise self.fail(f"{where}.{key}[{bad[0]}]: {value_problem(float(a[bad]))}")
+            raise self.fail(f"{where}.{key}[{bad[0][0]}]: {bad[1]}")
         return a
 
     def buffer(self, index: int, where: str) -> bytes:
@@ -263,9 +264,9 @@ class _Doc:
             if norm is None:
                 raise self.fail(f"{aw} is normalized but not an 8- or 16-bit integer")
             out = np.maximum(out / norm, -1.0)
-        bad = first_out_of_range(out)
+        bad = out_of_range(out)
         if bad is not None:
-            raise self.fail(f"{aw} element {bad[0]}: {value_problem(float(out[bad]))}")
+            raise self.fail(f"{aw} element {bad[0][0]}: {bad[1]}")
         return out
 
     def _apply_sparse(self, sparse: Any, out: Array, aw: str, dtype: np.dtype) -> None:
