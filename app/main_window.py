@@ -281,7 +281,6 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _build_menus(self) -> None:
         mb = self.menuBar()
-        doc = self.document
         f = mb.addMenu("&File")
         self._action(
             f, "&Open\u2026", lambda: self.open_file(), QtGui.QKeySequence.StandardKey.Open
@@ -292,8 +291,40 @@ class MainWindow(QtWidgets.QMainWindow):
         self._action(f, "&Quit", self.close, QtGui.QKeySequence.StandardKey.Quit)
 
         v = mb.addMenu("&View")
-        vp = self.viewport
-        self._action(v, "&Frame clip", vp.frame_all, "F")
+        self._action(v, "&Frame clip", self.viewport.frame_all, "F")
+        self._camera_menus(v)
+        self._drawing_menus(v)
+        v.addSeparator()
+        self.panel_menu = v.addMenu("&Panels")
+        self._action(v, "Reset &layout", self.reset_layout)
+
+        p = mb.addMenu("&Playback")
+        t = self.timeline
+        self._action(p, "&Play / pause", t.toggle_play, "Space")
+        self._action(p, "&Next sample", lambda: t.step(1), "Right")
+        self._action(p, "P&revious sample", lambda: t.step(-1), "Left")
+        self._action(p, "&First sample", t.go_home, "Home")
+        self._action(p, "&Last sample", t.go_end, "End")
+        self._action(p, "L&oop", t.loop_box.toggle, "L")
+
+        c = mb.addMenu("&Compression")
+        self._action(c, "&Recompress now", self.controller.compress_now, "Ctrl+R")
+        self._action(c, "&Cancel", self.controller.cancel, "Esc")
+
+        h = mb.addMenu("&Help")
+        self._action(
+            h,
+            "&Keyboard shortcuts",
+            self.show_shortcuts,
+            [QtGui.QKeySequence.StandardKey.HelpContents, "?"],
+        )
+        self.document.display_changed.connect(self._sync_view_menu)
+        self.viewport.view_changed.connect(self._sync_view_menu)
+        self._sync_view_menu()
+
+    def _camera_menus(self, v: QtWidgets.QMenu) -> None:
+        """View > Camera, Views (Blender's numpad keys) and Up axis."""
+        doc, vp = self.document, self.viewport
         cam = v.addMenu("&Camera")
         self.camera_actions: dict[str, QtGui.QAction] = {}
         group = QtGui.QActionGroup(self)
@@ -334,6 +365,10 @@ class MainWindow(QtWidgets.QMainWindow):
             self.up_actions[axis] = self._action(
                 up, text, partial(doc.update_display, up_axis=axis), None, group
             )
+
+    def _drawing_menus(self, v: QtWidgets.QMenu) -> None:
+        """View > Error magnifier, the skeleton and skin toggles, and Shells."""
+        doc = self.document
         mag = v.addMenu("Error &magnifier")
         self.magnify_actions: dict[float, QtGui.QAction] = {}
         group = QtGui.QActionGroup(self)
@@ -345,65 +380,25 @@ class MainWindow(QtWidgets.QMainWindow):
         self._action(mag, "Magnify more", lambda: self._step_magnify(1), "]")
         self._action(mag, "Magnify less", lambda: self._step_magnify(-1), "[")
         v.addSeparator()
-        self._action(
-            v,
-            "Toggle &raw skeleton",
-            lambda: doc.update_display(show_raw=not doc.display.show_raw),
-            "R",
-        )
-        self._action(
-            v,
-            "Toggle &lossy skeleton",
-            lambda: doc.update_display(show_lossy=not doc.display.show_lossy),
-            "E",
-        )
-        self._action(
-            v,
-            "Toggle raw s&kin",
-            lambda: doc.update_display(show_raw_skin=not doc.display.show_raw_skin),
-            "Shift+R",
-        )
-        self._action(
-            v,
-            "Toggle lossy sk&in",
-            lambda: doc.update_display(show_lossy_skin=not doc.display.show_lossy_skin),
-            "Shift+E",
-        )
+        for text, shown, key in (
+            ("Toggle &raw skeleton", "show_raw", "R"),
+            ("Toggle &lossy skeleton", "show_lossy", "E"),
+            ("Toggle raw s&kin", "show_raw_skin", "Shift+R"),
+            ("Toggle lossy sk&in", "show_lossy_skin", "Shift+E"),
+        ):
+            self._action(v, text, partial(self._toggle, shown), key)
         shells = v.addMenu("&Shells")
         self.shell_actions: dict[str, QtGui.QAction] = {}
         group = QtGui.QActionGroup(self)
-        for mode, key in (("none", None), ("selected", None), ("all", None)):
+        for mode in ("none", "selected", "all"):
             self.shell_actions[mode] = self._action(
-                shells, mode.capitalize(), partial(doc.update_display, shells=mode), key, group
+                shells, mode.capitalize(), partial(doc.update_display, shells=mode), None, group
             )
         self._action(shells, "Next shells mode", self._cycle_shells, "S")
-        v.addSeparator()
-        self.panel_menu = v.addMenu("&Panels")
-        self._action(v, "Reset &layout", self.reset_layout)
 
-        p = mb.addMenu("&Playback")
-        t = self.timeline
-        self._action(p, "&Play / pause", t.toggle_play, "Space")
-        self._action(p, "&Next sample", lambda: t.step(1), "Right")
-        self._action(p, "P&revious sample", lambda: t.step(-1), "Left")
-        self._action(p, "&First sample", t.go_home, "Home")
-        self._action(p, "&Last sample", t.go_end, "End")
-        self._action(p, "L&oop", t.loop_box.toggle, "L")
-
-        c = mb.addMenu("&Compression")
-        self._action(c, "&Recompress now", self.controller.compress_now, "Ctrl+R")
-        self._action(c, "&Cancel", self.controller.cancel, "Esc")
-
-        h = mb.addMenu("&Help")
-        self._action(
-            h,
-            "&Keyboard shortcuts",
-            self.show_shortcuts,
-            [QtGui.QKeySequence.StandardKey.HelpContents, "?"],
-        )
-        doc.display_changed.connect(self._sync_view_menu)
-        vp.view_changed.connect(self._sync_view_menu)
-        self._sync_view_menu()
+    def _toggle(self, shown: str) -> None:
+        """Flip one of the display's show_* switches."""
+        self.document.update_display(**{shown: not getattr(self.document.display, shown)})
 
     def _sync_view_menu(self) -> None:
         disp = self.document.display

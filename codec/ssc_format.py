@@ -362,101 +362,18 @@ def read(data: bytes) -> ParsedFile:
     flags, nj, ns, ng, rate, anim, _ = _check_header(data)
     anim_end = HEADER_SIZE + anim
     r = _Reader(data, HEADER_SIZE, anim_end)
-    kind_bytes = r.take((nj * 3 * 2 + 7) // 8, "sub-track kinds")
-    kinds = bitstream.unpack(kind_bytes, np.arange(nj * 3) * 2, np.full(nj * 3, 2))
-    if np.any(kinds > TrackKind.ANIMATED):
-        raise CompressedFormatError(f"unknown sub-track kind at byte {HEADER_SIZE}")
-    kinds = kinds.reshape(nj, 3).astype(np.uint8)
+    kinds, codes = _read_kinds(r, flags, nj, ng, anim)
     consts = np.argwhere(kinds == TrackKind.CONSTANT)
     anim_tracks = np.argwhere(kinds == TrackKind.ANIMATED)
-    kc, ka = len(consts), len(anim_tracks)
-    if ng * ka > anim:  # every segment stores a rate byte per animated sub-track
-        raise CompressedFormatError(
-            f"{ng} segments of {ka} animated sub-tracks cannot fit in {anim} bytes"
-        )
-    codes = np.full(nj, W, dtype=np.int64)
-    rot_stored = np.flatnonzero(kinds[:, 0] != TrackKind.DEFAULT)
-    if flags & FLAG_LAYOUTS:
-        at = r.pos
-        raw = r.take((len(rot_stored) * LAYOUT_BITS + 7) // 8, "rotation layouts")
-        n = len(rot_stored)
-        codes[rot_stored] = bitstream.unpack(raw, np.arange(n) * LAYOUT_BITS, np.full(n, 3))
-        bad = (codes > PER_SEGMENT) | ((codes == PER_SEGMENT) & (kinds[:, 0] != TrackKind.ANIMATED))
-        if np.any(bad):
-            raise CompressedFormatError(f"bad rotation layout at byte {at}")
     const_dropped = np.where(consts[:, 1] == 0, codes[consts[:, 0]], -1)
     clip_layout = np.where(anim_tracks[:, 1] == 0, codes[anim_tracks[:, 0]], -1)
-    constants = r.array("<f4", kc * 3, "constant values").reshape(kc, 3)
-    counts = np.where(clip_layout == PER_SEGMENT, 4, 3)
-    flat = r.array("<f4", int(counts.sum()) * 2, "clip ranges")
-    if not (np.all(np.isfinite(constants)) and np.all(np.isfinite(flat))):
-        raise CompressedFormatError("constant values or clip ranges are not finite numbers")
-    clip_min = np.zeros((ka, 4), dtype=np.float32)
-    clip_ext = np.zeros((ka, 4), dtype=np.float32)
-    fixed_comps = kept_components(np.where(clip_layout == PER_SEGMENT, W, clip_layout))
-    pos = 0
-    for k in range(ka):
-        c = int(counts[k])
-        idx = np.arange(4) if c == 4 else fixed_comps[k]
-        clip_min[k, idx] = flat[pos : pos + c]
-        clip_ext[k, idx] = flat[pos + c : pos + 2 * c]
-        pos += 2 * c
-    if np.any(clip_ext < 0):
-        raise CompressedFormatError("a clip range has a negative extent")
+    constants, clip_min, clip_ext = _read_clip_values(r, len(consts), clip_layout)
     table = r.array("<u2,<u4", ng, "segment table")
     sizes = table["f0"].astype(np.int64)
     offsets = table["f1"].astype(np.int64)
     if np.any(sizes < 1) or int(sizes.sum()) != ns:
         raise CompressedFormatError(f"segment sizes {sizes.tolist()} do not add up to {ns} samples")
-    bit_rates = np.zeros((ng, ka), dtype=np.uint8)
-    seg_dropped = np.repeat(np.where(clip_layout == PER_SEGMENT, W, clip_layout)[None], ng, 0)
-    seg_min = np.zeros((ng, ka, 3), dtype=np.uint8)
-    seg_ext = np.zeros((ng, ka, 3), dtype=np.uint8)
-    seg_const = np.zeros((ng, ka, 3), dtype=np.uint16)
-    packed_at = np.zeros(ng, dtype=np.int64)
-    samples: list[Array] = []
-    per_segment = clip_layout == PER_SEGMENT
-    multi = ng > 1
-    for g in range(ng):
-        start = HEADER_SIZE + int(offsets[g])
-        if not HEADER_SIZE <= start <= anim_end:
-            raise CompressedFormatError(f"segment {g} offset {offsets[g]} is out of range")
-        r.pos = start
-        at = r.pos
-        raw_rates = r.array("u1", ka, f"bit rates of segment {g}").astype(np.int64)
-        rates = raw_rates & RATE_MASK
-        dropped = raw_rates >> DROPPED_SHIFT
-        if (
-            np.any(rates >= NUM_BIT_RATES)
-            or np.any(dropped[~per_segment] != 0)
-            or np.any(dropped > W)
-        ):
-            raise CompressedFormatError(f"segment {g}: bad bit rate byte at byte {at}")
-        bit_rates[g] = rates
-        seg_dropped[g, per_segment] = dropped[per_segment]
-        need_const = rates == 0
-        need_range = has_segment_range(rates, multi)
-        blob = r.take(SLOT_BYTES * int(np.sum(need_const | need_range)), f"segment {g} ranges")
-        cursor = 0
-        for k in np.flatnonzero(need_const | need_range):
-            if need_const[k]:
-                seg_const[g, k] = np.frombuffer(blob, "<u2", 3, cursor)
-            else:
-                seg_min[g, k] = np.frombuffer(blob, "u1", 3, cursor)
-                seg_ext[g, k] = np.frombuffer(blob, "u1", 3, cursor + 3)
-            cursor += SLOT_BYTES
-        bits = BIT_RATE_BITS[rates]
-        n = int(sizes[g])
-        nbytes = (sample_bits(rates, n) + 7) // 8
-        packed_at[g] = r.pos
-        packed = r.take(nbytes, f"samples of segment {g}")
-        widths = np.broadcast_to(bits[None, :, None], (n, ka, 3))
-        offs = (np.cumsum(widths.reshape(-1)) - widths.reshape(-1)).reshape(n, ka, 3)
-        q = bitstream.unpack(packed, offs, widths)
-        raw = rates == RAW_BIT_RATE
-        if np.any(raw) and not np.all(np.isfinite(q[:, raw].view(np.float32))):
-            raise CompressedFormatError(f"segment {g}: a raw sample is not a finite number")
-        samples.append(q)
+    segs = _read_segments(r, sizes, offsets, clip_layout)
     meta_size = len(data) - anim_end
     skeleton = None
     if flags & FLAG_METADATA:
@@ -475,14 +392,140 @@ def read(data: bytes) -> ParsedFile:
         clip_min=clip_min,
         clip_extent=clip_ext,
         segment_sizes=sizes,
-        bit_rates=bit_rates,
-        seg_dropped=np.where(anim_tracks[:, 1] == 0, seg_dropped, -1),
-        seg_min=seg_min,
-        seg_extent=seg_ext,
-        seg_constant=seg_const,
-        samples=samples,
+        bit_rates=segs.bit_rates,
+        seg_dropped=np.where(anim_tracks[:, 1] == 0, segs.dropped, -1),
+        seg_min=segs.minimum,
+        seg_extent=segs.extent,
+        seg_constant=segs.constant,
+        samples=segs.samples,
     )
-    return ParsedFile(enc, skeleton, packed_at, offsets, data, anim_end, meta_size)
+    return ParsedFile(enc, skeleton, segs.packed_at, offsets, data, anim_end, meta_size)
+
+
+def _read_kinds(r: _Reader, flags: int, nj: int, ng: int, anim: int) -> tuple[Array, Array]:
+    """The sub-track kinds (J, 3) and every joint's rotation layout code (J,): W unless the
+    layouts block says otherwise."""
+    kind_bytes = r.take((nj * 3 * 2 + 7) // 8, "sub-track kinds")
+    kinds = bitstream.unpack(kind_bytes, np.arange(nj * 3) * 2, np.full(nj * 3, 2))
+    if np.any(kinds > TrackKind.ANIMATED):
+        raise CompressedFormatError(f"unknown sub-track kind at byte {HEADER_SIZE}")
+    kinds = kinds.reshape(nj, 3).astype(np.uint8)
+    ka = int(np.sum(kinds == TrackKind.ANIMATED))
+    if ng * ka > anim:  # every segment stores a rate byte per animated sub-track
+        raise CompressedFormatError(
+            f"{ng} segments of {ka} animated sub-tracks cannot fit in {anim} bytes"
+        )
+    codes = np.full(nj, W, dtype=np.int64)
+    rot_stored = np.flatnonzero(kinds[:, 0] != TrackKind.DEFAULT)
+    if flags & FLAG_LAYOUTS:
+        at = r.pos
+        raw = r.take((len(rot_stored) * LAYOUT_BITS + 7) // 8, "rotation layouts")
+        n = len(rot_stored)
+        codes[rot_stored] = bitstream.unpack(raw, np.arange(n) * LAYOUT_BITS, np.full(n, 3))
+        bad = (codes > PER_SEGMENT) | ((codes == PER_SEGMENT) & (kinds[:, 0] != TrackKind.ANIMATED))
+        if np.any(bad):
+            raise CompressedFormatError(f"bad rotation layout at byte {at}")
+    return kinds, codes
+
+
+def _read_clip_values(r: _Reader, kc: int, clip_layout: Array) -> tuple[Array, Array, Array]:
+    """The constant sub-tracks' values (Kc, 3) and the animated ones' clip ranges, min and
+    extent (Ka, 4) each (unstored components 0)."""
+    ka = len(clip_layout)
+    constants = r.array("<f4", kc * 3, "constant values").reshape(kc, 3)
+    counts = np.where(clip_layout == PER_SEGMENT, 4, 3)
+    flat = r.array("<f4", int(counts.sum()) * 2, "clip ranges")
+    if not (np.all(np.isfinite(constants)) and np.all(np.isfinite(flat))):
+        raise CompressedFormatError("constant values or clip ranges are not finite numbers")
+    clip_min = np.zeros((ka, 4), dtype=np.float32)
+    clip_ext = np.zeros((ka, 4), dtype=np.float32)
+    fixed_comps = kept_components(np.where(clip_layout == PER_SEGMENT, W, clip_layout))
+    pos = 0
+    for k in range(ka):
+        c = int(counts[k])
+        idx = np.arange(4) if c == 4 else fixed_comps[k]
+        clip_min[k, idx] = flat[pos : pos + c]
+        clip_ext[k, idx] = flat[pos + c : pos + 2 * c]
+        pos += 2 * c
+    if np.any(clip_ext < 0):
+        raise CompressedFormatError("a clip range has a negative extent")
+    return constants, clip_min, clip_ext
+
+
+@dataclass(eq=False)
+class _Segments:
+    """What the segments hold: bit_rates (G, Ka), the dropped component of each rotation
+    (G, Ka), 8-bit ranges `minimum` / `extent` and 16-bit constants (G, Ka, 3), where each
+    segment's packed samples start in the file (G,), and the samples (n, Ka, 3) of each."""
+
+    bit_rates: Array
+    dropped: Array
+    minimum: Array
+    extent: Array
+    constant: Array
+    packed_at: Array
+    samples: list[Array]
+
+
+def _read_segments(r: _Reader, sizes: Array, offsets: Array, clip_layout: Array) -> _Segments:
+    """Every segment: its rate bytes, constants and ranges, and its packed samples."""
+    ng, ka = len(sizes), len(clip_layout)
+    per_segment = clip_layout == PER_SEGMENT
+    segs = _Segments(
+        bit_rates=np.zeros((ng, ka), dtype=np.uint8),
+        dropped=np.repeat(np.where(per_segment, W, clip_layout)[None], ng, 0),
+        minimum=np.zeros((ng, ka, 3), dtype=np.uint8),
+        extent=np.zeros((ng, ka, 3), dtype=np.uint8),
+        constant=np.zeros((ng, ka, 3), dtype=np.uint16),
+        packed_at=np.zeros(ng, dtype=np.int64),
+        samples=[],
+    )
+    multi = ng > 1
+    for g in range(ng):
+        start = HEADER_SIZE + int(offsets[g])
+        if not HEADER_SIZE <= start <= r.end:
+            raise CompressedFormatError(f"segment {g} offset {offsets[g]} is out of range")
+        r.pos = start
+        at = r.pos
+        raw_rates = r.array("u1", ka, f"bit rates of segment {g}").astype(np.int64)
+        rates = raw_rates & RATE_MASK
+        dropped = raw_rates >> DROPPED_SHIFT
+        if (
+            np.any(rates >= NUM_BIT_RATES)
+            or np.any(dropped[~per_segment] != 0)
+            or np.any(dropped > W)
+        ):
+            raise CompressedFormatError(f"segment {g}: bad bit rate byte at byte {at}")
+        segs.bit_rates[g] = rates
+        segs.dropped[g, per_segment] = dropped[per_segment]
+        need_const = rates == 0
+        need_range = has_segment_range(rates, multi)
+        blob = r.take(SLOT_BYTES * int(np.sum(need_const | need_range)), f"segment {g} ranges")
+        cursor = 0
+        for k in np.flatnonzero(need_const | need_range):
+            if need_const[k]:
+                segs.constant[g, k] = np.frombuffer(blob, "<u2", 3, cursor)
+            else:
+                segs.minimum[g, k] = np.frombuffer(blob, "u1", 3, cursor)
+                segs.extent[g, k] = np.frombuffer(blob, "u1", 3, cursor + 3)
+            cursor += SLOT_BYTES
+        segs.packed_at[g] = r.pos
+        segs.samples.append(_read_samples(r, g, rates, int(sizes[g])))
+    return segs
+
+
+def _read_samples(r: _Reader, g: int, rates: Array, n: int) -> Array:
+    """Segment g's packed samples (n, Ka, 3) as stored integers (raw floats' bits)."""
+    ka = len(rates)
+    bits = BIT_RATE_BITS[rates]
+    packed = r.take((sample_bits(rates, n) + 7) // 8, f"samples of segment {g}")
+    widths = np.broadcast_to(bits[None, :, None], (n, ka, 3))
+    offs = (np.cumsum(widths.reshape(-1)) - widths.reshape(-1)).reshape(n, ka, 3)
+    q = bitstream.unpack(packed, offs, widths)
+    raw = rates == RAW_BIT_RATE
+    if np.any(raw) and not np.all(np.isfinite(q[:, raw].view(np.float32))):
+        raise CompressedFormatError(f"segment {g}: a raw sample is not a finite number")
+    return q
 
 
 def _read_metadata(data: bytes, start: int, nj: int) -> Skeleton:

@@ -34,6 +34,47 @@ from codec.result import CompressionResult
 
 GOOD, BAD = "#1e8449", "#c0392b"
 EXPORTS = ("stats", "csv", "lossy", "screenshot")  # the controller's names for them
+SECTIONS = {  # the sheet's groups of result.stats keys
+    "Size": (
+        "raw_size",
+        "compressed_size",
+        "metadata_size",
+        "file_size",
+        "compression_ratio",
+    ),
+    "Error": (
+        "max_error",
+        "worst_track",
+        "worst_time",
+        "error_p99",
+        "max_error_between_samples",
+        "precision_met",
+    ),
+    "Run": ("compression_time", "level", "num_segments"),
+    "Clip": ("duration", "num_samples", "num_bones", "sample_rate", "looping", "has_scale"),
+}
+LABELS = {
+    "raw_size": "Raw size",
+    "compressed_size": "Compressed size",
+    "metadata_size": "Metadata",
+    "file_size": "File size (.ssc)",
+    "compression_ratio": "Ratio",
+    "max_error": "Max error",
+    "worst_track": "Worst joint",
+    "worst_time": "Worst time",
+    "error_p99": "99th percentile",
+    "max_error_between_samples": "Max between samples",
+    "precision_met": "Precision met",
+    "compression_time": "Compression time",
+    "level": "Level",
+    "num_segments": "Segments",
+    "duration": "Duration",
+    "num_samples": "Samples",
+    "num_bones": "Joints",
+    "sample_rate": "Sample rate",
+    "looping": "Looping",
+    "has_scale": "Has scale",
+}
 
 
 def _bytes(n: float) -> str:
@@ -71,55 +112,37 @@ class StatsPanel(QWidget):
         self.document = document
         self._exported: Path | None = None
         self.values: dict[str, QLabel] = {}
+        self.track_counts: dict[tuple[str, str], QLabel] = {}
+        self.export_buttons: dict[str, QPushButton] = {}
 
         self.change = QLabel()
         self.change.setTextFormat(Qt.TextFormat.RichText)
         self.change.setWordWrap(True)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroll.setWidget(self._sheet())
+        self.export_error = QLabel()
+        self.export_error.setWordWrap(True)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.addWidget(self.change)
+        layout.addWidget(scroll, 1)
+        layout.addLayout(self._export_buttons())
+        layout.addWidget(self.export_error)
+
+        document.result_changed.connect(self._on_result)
+        document.clip_changed.connect(self._on_result)
+        self._on_result()
+
+    def _sheet(self) -> QWidget:
+        """The stats in groups, the sub-track counts and the bit-rate histogram."""
         sheet = QWidget()
         sheet_layout = QVBoxLayout(sheet)
         sheet_layout.setContentsMargins(0, 0, 0, 0)
-        sections = {
-            "Size": (
-                "raw_size",
-                "compressed_size",
-                "metadata_size",
-                "file_size",
-                "compression_ratio",
-            ),
-            "Error": (
-                "max_error",
-                "worst_track",
-                "worst_time",
-                "error_p99",
-                "max_error_between_samples",
-                "precision_met",
-            ),
-            "Run": ("compression_time", "level", "num_segments"),
-            "Clip": ("duration", "num_samples", "num_bones", "sample_rate", "looping", "has_scale"),
-        }
-        labels = {
-            "raw_size": "Raw size",
-            "compressed_size": "Compressed size",
-            "metadata_size": "Metadata",
-            "file_size": "File size (.ssc)",
-            "compression_ratio": "Ratio",
-            "max_error": "Max error",
-            "worst_track": "Worst joint",
-            "worst_time": "Worst time",
-            "error_p99": "99th percentile",
-            "max_error_between_samples": "Max between samples",
-            "precision_met": "Precision met",
-            "compression_time": "Compression time",
-            "level": "Level",
-            "num_segments": "Segments",
-            "duration": "Duration",
-            "num_samples": "Samples",
-            "num_bones": "Joints",
-            "sample_rate": "Sample rate",
-            "looping": "Looping",
-            "has_scale": "Has scale",
-        }
-        for title, keys in sections.items():
+        for title, keys in SECTIONS.items():
             box = QGroupBox(title)
             form = QFormLayout(box)
             form.setContentsMargins(6, 4, 6, 4)
@@ -130,12 +153,11 @@ class StatsPanel(QWidget):
                 value.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
                 value.linkActivated.connect(self._on_link)
                 self.values[key] = value
-                form.addRow(labels[key], value)
+                form.addRow(LABELS[key], value)
             sheet_layout.addWidget(box)
 
         tracks = QGroupBox("Sub-tracks")
         grid = QGridLayout(tracks)
-        self.track_counts: dict[tuple[str, str], QLabel] = {}
         for c, kind in enumerate(("default", "constant", "animated")):
             grid.addWidget(QLabel(f"<b>{kind}</b>"), 0, c + 1, Qt.AlignmentFlag.AlignRight)
         for r, sub in enumerate(SUB_TRACKS):
@@ -158,17 +180,11 @@ class StatsPanel(QWidget):
         hist_layout.addWidget(self.histogram)
         sheet_layout.addWidget(hist_box)
         sheet_layout.addStretch(1)
-        scroll = QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
-        scroll.setWidget(sheet)
+        return sheet
 
-        self.export_error = QLabel()
-        self.export_error.setWordWrap(True)
+    def _export_buttons(self) -> QGridLayout:
         buttons = QGridLayout()
         buttons.setSpacing(4)
-        self.export_buttons: dict[str, QPushButton] = {}
         for i, (key, text, tip) in enumerate(
             (
                 ("stats", "Stats JSON…", "ACL key names"),
@@ -182,17 +198,7 @@ class StatsPanel(QWidget):
             b.clicked.connect(lambda _=False, k=key: self._ask_and_export(k))
             buttons.addWidget(b, i // 2, i % 2)
             self.export_buttons[key] = b
-
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(2, 2, 2, 2)
-        layout.addWidget(self.change)
-        layout.addWidget(scroll, 1)
-        layout.addLayout(buttons)
-        layout.addWidget(self.export_error)
-
-        document.result_changed.connect(self._on_result)
-        document.clip_changed.connect(self._on_result)
-        self._on_result()
+        return buttons
 
     # --- model -> view ------------------------------------------------------------------
     def _format(self, key: str, value: Any, stats: dict[str, Any]) -> str:

@@ -184,125 +184,140 @@ def _parse(path: object, data: bytes, units: str, budget: int) -> Clip:
     return clip
 
 
-def _parse_hierarchy(path: object, head: str) -> list[_Joint]:
-    tokens: list[tuple[str, int]] = []
-    for lineno, line in enumerate(head.split("\n"), start=1):
-        tokens.extend((t, lineno) for t in _TOKEN.findall(line))
-    n = len(tokens)
-    last_line = head.count("\n") + 1
-    pos = 0
+class _Tokens:
+    """The HIERARCHY block's words, each with its line; reading one names the line it failed
+    on."""
 
-    def peek() -> tuple[str, int]:
-        return tokens[pos] if pos < n else ("<end of hierarchy>", last_line)
+    def __init__(self, path: object, head: str) -> None:
+        self.path = path
+        self.tokens: list[tuple[str, int]] = []
+        for lineno, line in enumerate(head.split("\n"), start=1):
+            self.tokens.extend((t, lineno) for t in _TOKEN.findall(line))
+        self.last_line = head.count("\n") + 1
+        self.pos = 0
 
-    def number(what: str) -> float:
-        nonlocal pos
-        tok, line = peek()
+    @property
+    def done(self) -> bool:
+        return self.pos >= len(self.tokens)
+
+    def peek(self) -> tuple[str, int]:
+        return self.tokens[self.pos] if not self.done else ("<end of hierarchy>", self.last_line)
+
+    def fail(self, message: str, line: int) -> ClipFormatError:
+        return ClipFormatError(self.path, message, line=line)
+
+    def expect(self, want: str, after: str) -> None:
+        tok, line = self.peek()
+        if tok != want:
+            raise self.fail(f"expected {want!r} after {after}, got {tok!r}", line)
+        self.pos += 1
+
+    def number(self, what: str) -> float:
+        tok, line = self.peek()
         try:
             v = float(tok)
         except ValueError:
             v = float("nan")
         if not math.isfinite(v):
-            raise ClipFormatError(path, f"expected a number for {what}, got {tok!r}", line=line)
+            raise self.fail(f"expected a number for {what}, got {tok!r}", line)
         if abs(v) > MAX_VALUE:
-            raise ClipFormatError(path, f"{what}: {value_problem(v)}", line=line)
-        pos += 1
+            raise self.fail(f"{what}: {value_problem(v)}", line)
+        self.pos += 1
         return v
 
-    tok, line = peek()
+    def offset(self) -> tuple[float, float, float]:
+        return (self.number("OFFSET x"), self.number("OFFSET y"), self.number("OFFSET z"))
+
+    def name(self, keyword: str, line: int) -> str:
+        """The joint name after ROOT / JOINT: the words up to '{' on the same line."""
+        parts = []
+        while (
+            not self.done and self.tokens[self.pos][1] == line and self.tokens[self.pos][0] != "{"
+        ):
+            parts.append(self.tokens[self.pos][0])
+            self.pos += 1
+        if not parts:
+            raise self.fail(f"expected a joint name after {keyword}", line)
+        return " ".join(parts)
+
+    def channels(self, joint: _Joint) -> None:
+        """`CHANNELS n name...` of a joint (the keyword already read)."""
+        ctok, cline = self.peek()
+        try:
+            count = int(ctok)
+        except ValueError:
+            raise self.fail(
+                f"expected a channel count after CHANNELS, got {ctok!r}", cline
+            ) from None
+        if not 0 <= count <= _MAX_CHANNELS:
+            raise self.fail(f"CHANNELS count {count} is not 3 or 6 (at most 6)", cline)
+        self.pos += 1
+        seen = set()
+        for _ in range(count):
+            ch, chline = self.peek()
+            spec = _CHANNELS.get(ch.lower())
+            if spec is None:
+                raise self.fail(
+                    f"expected a channel name (Xposition .. Zrotation), got {ch!r}", chline
+                )
+            if spec in seen:
+                raise self.fail(f"channel {ch} listed twice", chline)
+            seen.add(spec)
+            joint.channels.append(spec)
+            self.pos += 1
+
+
+def _parse_hierarchy(path: object, head: str) -> list[_Joint]:
+    t = _Tokens(path, head)
+    tok, line = t.peek()
     if tok != "HIERARCHY":
-        raise ClipFormatError(path, f"expected 'HIERARCHY', got {tok!r}", line=line)
-    pos += 1
+        raise t.fail(f"expected 'HIERARCHY', got {tok!r}", line)
+    t.pos += 1
     joints: list[_Joint] = []
     stack: list[int] = []  # open joints; iterative so deep nesting cannot overflow
-
-    def expect(want: str, after: str) -> None:
-        nonlocal pos
-        tok, line = peek()
-        if tok != want:
-            raise ClipFormatError(path, f"expected {want!r} after {after}, got {tok!r}", line=line)
-        pos += 1
-
-    while pos < n or stack:
-        tok, line = peek()
+    while not t.done or stack:
+        tok, line = t.peek()
         if not stack and tok != "ROOT":
-            raise ClipFormatError(path, f"expected 'ROOT' or 'MOTION', got {tok!r}", line=line)
+            raise t.fail(f"expected 'ROOT' or 'MOTION', got {tok!r}", line)
         if tok == "ROOT" and stack:
-            raise ClipFormatError(path, "expected JOINT inside a joint, got 'ROOT'", line=line)
+            raise t.fail("expected JOINT inside a joint, got 'ROOT'", line)
         if tok in ("ROOT", "JOINT"):
-            pos += 1
-            name_parts = []
-            while pos < n and tokens[pos][1] == line and tokens[pos][0] != "{":
-                name_parts.append(tokens[pos][0])
-                pos += 1
-            if not name_parts:
-                raise ClipFormatError(path, f"expected a joint name after {tok}", line=line)
-            expect("{", f"{tok} name")
-            joints.append(_Joint(" ".join(name_parts), stack[-1] if stack else -1, line))
+            t.pos += 1
+            name = t.name(tok, line)
+            t.expect("{", f"{tok} name")
+            joints.append(_Joint(name, stack[-1] if stack else -1, line))
             stack.append(len(joints) - 1)
         elif tok == "End":
-            pos += 1
-            expect("Site", "'End'")
-            expect("{", "End Site")
-            expect("OFFSET", "'End Site {'")
-            offset = (number("OFFSET x"), number("OFFSET y"), number("OFFSET z"))
-            expect("}", "the End Site OFFSET")
+            t.pos += 1
+            t.expect("Site", "'End'")
+            t.expect("{", "End Site")
+            t.expect("OFFSET", "'End Site {'")
+            offset = t.offset()
+            t.expect("}", "the End Site OFFSET")
             joints.append(_Joint("", stack[-1], line, offset=offset, end_site=True))
         elif tok == "OFFSET":
             j = joints[stack[-1]]
             if j.offset is not None:
-                raise ClipFormatError(path, f"second OFFSET in joint {j.name!r}", line=line)
-            pos += 1
-            j.offset = (number("OFFSET x"), number("OFFSET y"), number("OFFSET z"))
+                raise t.fail(f"second OFFSET in joint {j.name!r}", line)
+            t.pos += 1
+            j.offset = t.offset()
         elif tok == "CHANNELS":
             j = joints[stack[-1]]
             if j.channels:
-                raise ClipFormatError(path, f"second CHANNELS in joint {j.name!r}", line=line)
-            pos += 1
-            ctok, cline = peek()
-            try:
-                count = int(ctok)
-            except ValueError:
-                raise ClipFormatError(
-                    path, f"expected a channel count after CHANNELS, got {ctok!r}", line=cline
-                ) from None
-            if not 0 <= count <= _MAX_CHANNELS:
-                raise ClipFormatError(
-                    path, f"CHANNELS count {count} is not 3 or 6 (at most 6)", line=cline
-                )
-            pos += 1
-            seen = set()
-            for _ in range(count):
-                ch, chline = peek()
-                spec = _CHANNELS.get(ch.lower())
-                if spec is None:
-                    raise ClipFormatError(
-                        path,
-                        f"expected a channel name (Xposition .. Zrotation), got {ch!r}",
-                        line=chline,
-                    )
-                if spec in seen:
-                    raise ClipFormatError(path, f"channel {ch} listed twice", line=chline)
-                seen.add(spec)
-                j.channels.append(spec)
-                pos += 1
+                raise t.fail(f"second CHANNELS in joint {j.name!r}", line)
+            t.pos += 1
+            t.channels(j)
         elif tok == "}":
             j = joints[stack.pop()]
             if j.offset is None:
-                raise ClipFormatError(path, f"joint {j.name!r} has no OFFSET", line=line)
-            pos += 1
-        elif pos >= n:
-            raise ClipFormatError(
-                path, f"expected '}}' to close joint {joints[stack[-1]].name!r}", line=line
-            )
+                raise t.fail(f"joint {j.name!r} has no OFFSET", line)
+            t.pos += 1
+        elif t.done:
+            raise t.fail(f"expected '}}' to close joint {joints[stack[-1]].name!r}", line)
         else:
-            raise ClipFormatError(
-                path,
-                f"expected OFFSET, CHANNELS, JOINT, End Site or '}}', got {tok!r}",
-                line=line,
-            )
+            raise t.fail(f"expected OFFSET, CHANNELS, JOINT, End Site or '}}', got {tok!r}", line)
     if not joints:
-        raise ClipFormatError(path, "HIERARCHY has no ROOT", line=last_line)
+        raise t.fail("HIERARCHY has no ROOT", t.last_line)
     return joints
 
 

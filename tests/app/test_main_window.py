@@ -169,3 +169,18 @@ def test_reopening_a_clip_applies_its_sidecar_and_the_command_line_wins(
         assert window.open_file()
     assert "tuned.acl.sjson.shellscope.json" in dialogs.errors[-1][1]
     assert doc.settings == GlobalSettings() and doc.overrides == ()
+
+
+def test_view_menu_toggles_flip_what_is_drawn(window) -> None:
+    actions = {a.text(): a for a in window.actions()}
+    for text, shown in (
+        ("Toggle &raw skeleton", "show_raw"),
+        ("Toggle &lossy skeleton", "show_lossy"),
+        ("Toggle raw s&kin", "show_raw_skin"),
+        ("Toggle lossy sk&in", "show_lossy_skin"),
+    ):
+        before = getattr(window.document.display, shown)
+        actions[text].trigger()
+        assert getattr(window.document.display, shown) is (not before)
+        actions[text].trigger()
+        assert getattr(window.document.display, shown) is before
