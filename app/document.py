@@ -1,7 +1,8 @@
 """The inspector's one model: what is open, how it is compressed, and what is looked at.
 
 Qt-free on purpose: views subscribe to its signals and draw, the controller feeds it codec
-results, and tests drive it without a window. Every setter emits only when the value changed.
+results and the user's tuning edits, and tests drive it without a window. Every setter emits
+only when the value changed.
 """
 
 from __future__ import annotations

@@ -11,10 +11,9 @@ input (compression or an export could not be made, a non-finite error); 2 bad in
 (an unreadable clip or overrides file, bad settings, an export path that cannot be written);
 every failure is one line on stderr naming the file.
 
-For app/__main__.py: call `add_export_arguments(parser)` when building the parser (it adds the
---export-* flags and any of --precision / --shell-distance / --level / --overrides the parser
-lacks), then, before creating the QApplication, `if wants_headless(args): return
-run_headless(args)`.
+app/__main__.py adds the --export-* flags with `add_export_arguments` (and --precision /
+--shell-distance / --level / --overrides where its parser lacks them) and, before any
+QApplication exists, hands a run that asks for exports to `run_headless`.
 """
 
 from __future__ import annotations

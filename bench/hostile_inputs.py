@@ -7,7 +7,7 @@ Run from the repository root:
     .venv/bin/python bench/hostile_inputs.py            # every case
     .venv/bin/python bench/hostile_inputs.py gltf_far   # cases whose name contains a word
 
-Targets (issue 10): exit 2, one stderr line naming the file, peak RSS under 500 MB, under
+Targets: exit 2, one stderr line naming the file, peak RSS under 500 MB, under
 10 s per case; a 5,000-joint glTF chain loads in under 1 s. Each child runs under an
 address-space limit of 4 GiB (so a regression fails with MemoryError instead of taking the
 machine) and a 60 s timeout. The peak RSS is the child's own (os.wait4), so it includes the

@@ -6,7 +6,7 @@ Run from the repository root:
     .venv/bin/python bench/load_clips.py --shared      # ../shared/data instead
     .venv/bin/python bench/load_clips.py a.fbx b.usdz  # any files
 
-The issue asks that the largest files load in under a second each. FBX files load in a
+Target: the largest files load in under a second each. FBX files load in a
 child process (codec.formats.fbx), so their time includes starting it; USD's includes
 importing usd-core the first time in the process (the first repeat; the median drops it).
 Compressed files (.gz/.xz/.zst) include their decompression.

@@ -32,9 +32,10 @@ UNIT_WORDS = {
     "ft": "feet",
     "cmu": "CMU units (1/0.45 inch)",
 }
-# The skeleton height (largest bind-pose extent) a human rig has in each unit, as the issue
-# lists them and as the shared BVH files measure (CMU 24-26, MakeHuman dm 16.6, salsa m 1.19,
-# cm rigs 132-173). Ranges do not overlap; a height in none of them is reported, not guessed.
+# The skeleton height (largest bind-pose extent) a human rig has in each unit: typical human
+# heights, and what the shared BVH files measure (CMU 24-26, MakeHuman dm 16.6, salsa m
+# 1.19, cm rigs 132-173). Ranges do not overlap; a height in none of them is reported, not
+# guessed.
 HUMAN_HEIGHT: dict[str, tuple[float, float]] = {
     "m": (0.7, 3.0),
     "dm": (7.0, 20.5),

@@ -58,7 +58,7 @@ def test_the_copy_is_clean_before_it_is_broken(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("module", "line", "contract", "named"),
     [
-        # the brief's own example: Qt in the codec
+        # Qt in the codec, through one module or another
         ("codec/quat.py", "from PySide6 import QtCore", "never import Qt", "codec.quat"),
         ("codec/formats/bvh.py", "import pyqtgraph", "never import Qt", "codec.formats.bvh"),
         ("app/document.py", "from OpenGL import GL", "never import Qt", "app.document"),

@@ -5,7 +5,7 @@
 For every file (and every FBX animation stack with --all-stacks) it prints what Shellscope
 reads (joints, samples, rate, units) and the largest distance, over every joint and sample,
 between Shellscope's world positions and an independent reader's: assimp (Debian's
-libassimp5) for FBX, usd-core's own UsdSkel world transforms for USD. The issue's bound is
+libassimp5) for FBX, usd-core's own UsdSkel world transforms for USD. The bound is
 0.05 cm. --compress also compresses each clip at the default settings and says whether
 precision was met. Exit code 1 when any file is over the bound or could not be read.
 """

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
@@ -155,9 +155,8 @@ class ErrorPlotPanel(QWidget):
 
     def _on_display(self) -> None:
         on = self.document.display.show_error_between
-        self.between_box.blockSignals(True)
-        self.between_box.setChecked(on)
-        self.between_box.blockSignals(False)
+        with QSignalBlocker(self.between_box):  # the model's value, not the user's click
+            self.between_box.setChecked(on)
         r = self._result()
         has = r is not None and np.asarray(r.error_between).size > 0
         self.between_box.setEnabled(r is None or has)

@@ -60,7 +60,7 @@ def test_the_3d_view_and_the_error_panel_agree_at_random_times(loaded, ui, mode)
 
 
 def test_the_readouts_quote_the_shown_sample_not_the_nearest(loaded, ui) -> None:
-    """The case the issue reported: ceil between samples shows the next sample's error."""
+    """Under ceil, between samples the readouts show the next sample's error."""
     doc, vp = loaded.document, loaded.viewport
     panel = loaded.panels["ErrorPlotPanel"]
     rate = doc.clip.sample_rate

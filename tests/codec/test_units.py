@@ -64,10 +64,10 @@ def test_unit_names_for_declared_lengths() -> None:
     assert unit_name_for_metres(0.5) == "0.5 m"
 
 
-def test_human_height_ranges_do_not_overlap_and_cover_the_issues_examples() -> None:
+def test_human_height_ranges_do_not_overlap_and_cover_typical_humans() -> None:
     ranges = sorted(HUMAN_HEIGHT.values())
     assert all(a[1] <= b[0] for a, b in zip(ranges, ranges[1:], strict=False))
-    # the issue's typical human heights in each unit
+    # typical human heights in each unit
     for unit, heights in {
         "cm": (150, 200),
         "inch": (60, 75),

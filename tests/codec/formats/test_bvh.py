@@ -250,7 +250,7 @@ def test_auto_units_from_skeleton_height(tmp_path: Path, height: float, unit: st
 
 
 def test_auto_units_on_the_real_rigs_of_other_scales() -> None:
-    """The issue's cases: a MakeHuman decimetre rig is no longer taken as centimetres."""
+    """A MakeHuman decimetre rig is not taken as centimetres, a centimetre rig still is."""
     assert read_bvh(DATA / "makehuman_tpose.bvh").units.unit == "dm"
     assert read_bvh(DATA / "cmu_02_03_run_ccrig.bvh").units.unit == "cm"
 

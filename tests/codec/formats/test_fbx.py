@@ -16,7 +16,7 @@ from codec.transforms import object_space
 from tests.codec.formats import assimp_reference
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "fbx"
-TOLERANCE_CM = 0.05  # the bound on world positions against an independent reader
+TOLERANCE_CM = 0.05  # world positions against an independent reader, at most
 
 # From tests/data/SOURCES.md (= ../shared/data/SOURCES.md): bones, frames, fps, stacks,
 # metres per unit. The frame count is the first stack's (Robot_Dance for the robot).

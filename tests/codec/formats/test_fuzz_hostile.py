@@ -1,4 +1,4 @@
-"""A mutation fuzzer aimed at the hostile-file classes of issue 10, on every format.
+"""A mutation fuzzer aimed at hostile files (lying counts, huge numbers, devices), every format.
 
 test_fuzz_readers.py breaks files at random (truncation, garbage, byte flips); this one
 keeps them well-formed and swaps in what an attacker would: counts, times and sizes far past
