@@ -312,9 +312,12 @@ class Compressor:
         shell = np.ascontiguousarray(sk.shell_distance, dtype=np.float64)
         precision = np.ascontiguousarray(sk.precision, dtype=np.float64)
         seg_dist, seg_prec = seg_shells
+        # a segment's samples, as stored, follow from the clip (this Compressor's), the kinds
+        # and the layouts; its ranges are in `dec`: those, not the samples, are hashed
         common = hashlib.blake2b(digest_size=16)
         for a in (
             kinds,
+            dropped,
             base,
             shell,
             precision,
@@ -450,9 +453,10 @@ class Compressor:
 
 
 def _segment_key(digest: hashlib.blake2b, g: int, p: SegmentProblem) -> bytes:
-    """What a segment's solution depends on (besides `digest`'s clip-wide inputs)."""
+    """What a segment's solution depends on besides `digest`'s clip-wide inputs (its raw
+    and stored samples are fixed by those and the segment's index)."""
     digest.update(np.array([g]))
-    for a in (p.raw, p.unit, p.raw_values, p.lay, p.dec, p.dom_dist, p.dom_prec):
+    for a in (p.lay, p.dec, p.dom_dist, p.dom_prec):
         digest.update(np.ascontiguousarray(a))
     return digest.digest()
 
