@@ -1,6 +1,7 @@
 """Which rotation encoding: the options measured by size at strict error, on the same clips.
 
-Each option is a rule for the component a rotation drops (codec.rotation_layout._pick):
+Each option is a rule for the component an animated rotation drops
+(codec.rotation_layout._pick; constants keep w down to |w| 0.1, except under drop-w):
 
 - drop-w: always w, as ACL 2.1 (and our format version 1) does;
 - w-unless-small (ours): w while it stays >= T over the segment or clip, else the component
@@ -67,12 +68,15 @@ def main() -> None:
         for s in specs
     ]
     settings = CompressionSettings(precision=bench.PRECISION, shell_distance=bench.SHELL_DISTANCE)
-    saved = rotation_layout._pick, rotation_layout.MIN_DROPPED
+    saved = rotation_layout._pick, rotation_layout.MIN_DROPPED, rotation_layout.choose_constant
     print(f"{'option':26s} {'reference B':>12s} {'hard B':>10s}  clips over 0.01 cm")
     try:
         for label, (pick, threshold) in OPTIONS.items():
             rotation_layout._pick = pick
             rotation_layout.MIN_DROPPED = threshold if threshold > 0 else 2.0
+            rotation_layout.choose_constant = (
+                (lambda v: np.full(len(v), W)) if pick is drop_w else saved[2]
+            )
             ref = hard = 0
             over = []
             for name, clip in clips:
@@ -85,7 +89,7 @@ def main() -> None:
                     over.append(f"{name} {s['max_error']:.4f}")
             print(f"{label:26s} {ref:12,d} {hard:10,d}  {', '.join(over) or 'none'}")
     finally:
-        rotation_layout._pick, rotation_layout.MIN_DROPPED = saved
+        rotation_layout._pick, rotation_layout.MIN_DROPPED, rotation_layout.choose_constant = saved
 
 
 if __name__ == "__main__":

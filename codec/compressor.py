@@ -284,9 +284,12 @@ class Compressor:
         base = pack_qvv(*kinds.fixed)
         shell = np.ascontiguousarray(sk.shell_distance, dtype=np.float64)
         precision = np.ascontiguousarray(sk.precision, dtype=np.float64)
+        # a segment's samples, as stored, follow from the clip (this Compressor's), the kinds
+        # and the layouts; its ranges are in `dec`: those, not the samples, are hashed
         common = hashlib.blake2b(digest_size=16)  # what every segment's solution depends on
         for a in (
             kinds.kinds,
+            quant.dropped,
             base,
             shell,
             precision,
@@ -569,9 +572,10 @@ def _static(
 
 
 def _segment_key(digest: hashlib.blake2b, g: int, p: SegmentProblem) -> bytes:
-    """What a segment's solution depends on (besides `digest`'s clip-wide inputs)."""
+    """What a segment's solution depends on besides `digest`'s clip-wide inputs (its raw
+    and stored samples are fixed by those and the segment's index)."""
     digest.update(np.array([g]))
-    for a in (p.raw, p.unit, p.raw_values, p.lay, p.dec, p.dom_dist, p.dom_prec):
+    for a in (p.lay, p.dec, p.dom_dist, p.dom_prec):
         digest.update(np.ascontiguousarray(a))
     return digest.digest()
 

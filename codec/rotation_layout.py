@@ -56,9 +56,15 @@ def choose(segment_min_abs: Array) -> tuple[Array, Array]:
     return clip_layout.astype(np.int64), segment_dropped.astype(np.int64)
 
 
+MIN_DROPPED_CONSTANT = 0.1  # a float32 constant rebuilds w to ~1e-6 of a unit from here up
+
+
 def choose_constant(values: Array) -> Array:
-    """Dropped component (K,) of constant rotations (K, 4): w unless it is small."""
-    return _pick(np.abs(values))
+    """Dropped component (K,) of constant rotations (K, 4): w unless it is small. A constant
+    is stored as three float32 values, so w rebuilt from them stays within about 2^-24 / |w|:
+    below 0.1 the largest component takes its place."""
+    mag = np.abs(values)
+    return np.where(mag[..., W] >= MIN_DROPPED_CONSTANT, W, np.argmax(mag, axis=-1))
 
 
 def signed(rotations: Array, dropped: Array) -> Array:

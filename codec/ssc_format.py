@@ -17,9 +17,10 @@ Everything is little-endian. Offsets are from the start of the file.
     animation data (anim_size bytes; header + this is `compressed_size`)
       kinds           2 bits per sub-track (0 default, 1 constant, 2 animated), joint-major
                       rotation/translation/scale, LSB first, padded to a byte
-      layouts         (flag bit 2 only) 3 bits per constant or animated rotation sub-track,
-                      in joint order, LSB first, padded to a byte: 0..3 the component
-                      (x, y, z, w) the whole clip drops and rebuilds, 4 (animated only) a
+      layouts         (flag bit 2 only) over the constant and animated rotation sub-tracks
+                      in joint order, LSB first, padded to a byte: one bit each, set where it
+                      does not drop w; then 2 bits for each set one: 0..2 the component
+                      (x, y, z) the whole clip drops and rebuilds, 3 (animated only) a
                       component per segment. Without the flag every rotation drops w.
       constants       3 x f32 per constant sub-track (rotation: the three kept components
                       in index order, of the quaternion signed so the dropped one is >= 0)
@@ -92,7 +93,8 @@ FLAG_WRAP = 1
 FLAG_METADATA = 2
 FLAG_LAYOUTS = 4
 SEGMENT_ENTRY = struct.Struct("<HI")
-LAYOUT_BITS = 3
+LAYOUT_BITS = 2  # per rotation that does not drop w (after one bit for every rotation)
+_PER_SEGMENT_CODE = 3  # PER_SEGMENT as stored (w needs no code: the bit says it)
 RATE_MASK = 0x1F
 DROPPED_SHIFT = 5
 MAX_JOINTS = 1 << 16
@@ -242,7 +244,11 @@ def write(enc: EncodedClip, skeleton: Skeleton | None = None) -> ParsedFile:
     layouts = enc.has_layouts
     if layouts:
         codes = _layout_codes(enc)
-        body += bitstream.pack(codes.astype(np.uint64), np.full(len(codes), LAYOUT_BITS))
+        other = codes != W
+        stored = np.where(codes == PER_SEGMENT, _PER_SEGMENT_CODE, codes)[other]
+        values = np.concatenate((other, stored)).astype(np.uint64)
+        widths = np.concatenate((np.ones(len(codes)), np.full(len(stored), LAYOUT_BITS)))
+        body += bitstream.pack(values, widths.astype(np.int64))
     body += enc.constants.astype("<f4").tobytes()
     body += _clip_range_bytes(enc)
     heads, packed = _segments_bytes(enc)
@@ -419,10 +425,18 @@ def _read_kinds(r: _Reader, flags: int, nj: int, ng: int, anim: int) -> tuple[Ar
     rot_stored = np.flatnonzero(kinds[:, 0] != TrackKind.DEFAULT)
     if flags & FLAG_LAYOUTS:
         at = r.pos
-        raw = r.take((len(rot_stored) * LAYOUT_BITS + 7) // 8, "rotation layouts")
         n = len(rot_stored)
-        codes[rot_stored] = bitstream.unpack(raw, np.arange(n) * LAYOUT_BITS, np.full(n, 3))
-        bad = (codes > PER_SEGMENT) | ((codes == PER_SEGMENT) & (kinds[:, 0] != TrackKind.ANIMATED))
+        rest = r.end - r.pos
+        mask_bytes = r.data[r.pos : r.pos + min(rest, (n + 7) // 8)]
+        if len(mask_bytes) < (n + 7) // 8:
+            raise CompressedFormatError(f"truncated at byte {at}: rotation layouts")
+        other = bitstream.unpack(mask_bytes, np.arange(n), np.ones(n, np.int64)).astype(bool)
+        k = int(other.sum())
+        raw = r.take((n + LAYOUT_BITS * k + 7) // 8, "rotation layouts")
+        got = bitstream.unpack(raw, n + np.arange(k) * LAYOUT_BITS, np.full(k, LAYOUT_BITS))
+        got = np.where(got == _PER_SEGMENT_CODE, PER_SEGMENT, got)
+        codes[rot_stored[other]] = got
+        bad = (codes == PER_SEGMENT) & (kinds[:, 0] != TrackKind.ANIMATED)
         if np.any(bad):
             raise CompressedFormatError(f"bad rotation layout at byte {at}")
     return kinds, codes
