@@ -202,8 +202,8 @@ def main(argv: list[str] | None = None) -> int:
     if not window.open_file(
         path, animation=args.animation, tuning=tuning, overrides=overrides, remember=not shooting
     ):
-        if shooting:
-            return 1
+        if shooting:  # an unreadable clip is bad input, as in the CLI and the exports
+            return 2
         if args.clip:
             window.show()
             return app.exec()

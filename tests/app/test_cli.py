@@ -72,7 +72,7 @@ def test_a_broken_clip_exits_non_zero_with_the_readers_message(tmp_path) -> None
     bad = tmp_path / "bad.acl.sjson"
     bad.write_text("version = 5\nbones = [ {")
     proc = run_app(str(bad), "--screenshot", str(tmp_path / "x.png"))
-    assert proc.returncode == 1
+    assert proc.returncode == 2
     assert "bad.acl.sjson" in proc.stderr
     assert not (tmp_path / "x.png").exists()
 
