@@ -347,7 +347,10 @@ class Document:
         """Raw pose at `t` (default: now) under the current rounding, like the lossy one."""
         if self.clip is None:
             return None
-        c = self.clip
+        return self._sample_clip(self.clip, t)
+
+    def _sample_clip(self, c: Clip, t: float | None) -> Pose:
+        """A dense clip at `t` (default: now) under the current rounding and interpolation."""
         return sample_dense(
             c.rotations,
             c.translations,
@@ -365,18 +368,7 @@ class Document:
         if self.result is None:
             return None
         if self.result.compressed is None:  # a result without its decoder: the decoded clip
-            c = self.result.lossy
-            return sample_dense(
-                c.rotations,
-                c.translations,
-                c.scales,
-                c.sample_rate,
-                self.time if t is None else t,
-                self.rounding,
-                False,
-                self.per_track_rounding(),
-                self.display.interpolation,
-            )
+            return self._sample_clip(self.result.lossy, t)
         return self.result.compressed.sample(
             self.time if t is None else t,
             self.rounding,
