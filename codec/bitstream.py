@@ -34,8 +34,10 @@ def pack(values: Array, widths: Array) -> bytes:
 
     Returns ceil(sum(widths) / 8) bytes; a value wider than its width is an error.
     """
-    values = np.ascontiguousarray(values, dtype=np.uint64).reshape(-1)
-    widths = np.ascontiguousarray(widths, dtype=np.int64).reshape(-1)
+    # writable as well as contiguous: numba compiles a read-only array as another type, and
+    # a specialisation the warm-up did not make would stall a compression on the compiler
+    values = np.require(values, np.uint64, ("C", "W")).reshape(-1)
+    widths = np.require(widths, np.int64, ("C", "W")).reshape(-1)
     if values.shape != widths.shape:
         raise ValueError("values and widths differ in length")
     if np.any((widths < 0) | (widths > 32)):
