@@ -112,6 +112,48 @@ def test_every_real_clip_meets_its_precision_in_float64(item) -> None:
     assert err.max() == pytest.approx(result.stats["max_error"], rel=1e-9, abs=1e-12)
 
 
+def _hard_rotations(kind: str) -> codec.Clip:
+    """Made-up chains whose rotations no real clip here has in this form: every sample's
+    sign flipped at random, joints spinning through 720 degrees (w crosses zero four
+    times), a wobble around 180 degrees, white-noise rotations, and a 40-joint chain held
+    near 180 degrees everywhere."""
+    from codec import quat
+    from codec.clip import Skeleton
+
+    rng = np.random.default_rng(sum(map(ord, kind)))
+    s, n = {"noise": (40, 8), "deep": (60, 40)}.get(kind, (90, 12))
+    t = np.linspace(0.0, 3.0, s)[:, None]
+    axes = rng.normal(size=(1, n, 3))
+    axes = np.broadcast_to(axes / np.linalg.norm(axes, axis=-1, keepdims=True), (s, n, 3))
+    phase = rng.uniform(0.0, 6.0, (1, n))
+    if kind == "noise":
+        rot = rng.normal(size=(s, n, 4))
+        rot /= np.linalg.norm(rot, axis=-1, keepdims=True)
+    elif kind == "spin":
+        rot = quat.from_axis_angle(axes, t * rng.uniform(2.0, 4.2, (1, n)))
+    elif kind == "near_180":
+        rot = quat.from_axis_angle(axes, np.pi + 0.002 * np.sin(3.0 * t + phase))
+    elif kind == "deep":
+        rot = quat.from_axis_angle(axes, np.pi - 0.3 * np.abs(np.sin(2.0 * t + phase)))
+    else:  # "flips": smooth motion, each sample stored as q or -q at random
+        rot = quat.from_axis_angle(axes, 1.2 * np.sin(t * rng.uniform(0.5, 2.0, (1, n)) + phase))
+        rot = np.where(rng.random((s, n, 1)) < 0.5, -rot, rot)
+    tr = np.zeros((s, n, 3))
+    tr[:, 1:, 1] = 8.0
+    names = [f"j{i}" for i in range(n)]
+    skeleton = Skeleton.create(names, [-1, *range(n - 1)], bind_translations=tr[0])
+    return codec.Clip(skeleton, 30.0, rot, tr, np.ones((s, n, 3)), name=kind)
+
+
+@pytest.mark.parametrize("kind", ["flips", "spin", "near_180", "noise", "deep"])
+def test_made_up_hard_rotations_meet_their_precision_in_float64(kind: str) -> None:
+    clip = _hard_rotations(kind)
+    result = compress(clip)
+    err = independent_max_error(result.clip, result.data)
+    assert err.max() <= 0.01, f"{err.max():.9f}"
+    assert result.stats["compressed_size"] < result.stats["raw_size"]
+
+
 def test_the_clip_list_covers_every_format() -> None:
     names = {p.name.removesuffix(".xz").split(".", 1)[1] for p, _ in CLIPS}
     assert {"bvh", "glb", "acl.sjson", "fbx", "usdz"} <= names
