@@ -49,7 +49,12 @@ from codec.quantize import (
 from codec.result import CompressionResult, DominantShells
 from codec.segments import segment_table
 from codec.settings import CompressionSettings, resolve_level
-from codec.shells import dominant_shells, segment_dominant_shells
+from codec.shells import (
+    ancestor_scale,
+    dominant_shells,
+    local_precision,
+    segment_dominant_shells,
+)
 from codec.stats import build_stats
 from codec.transforms import object_space
 from codec.vertex_error import attach_vertex_error
@@ -63,6 +68,8 @@ _ANIMATED = int(TrackKind.ANIMATED)
 _MEMO_LIMIT = 4096  # segment solutions kept per clip
 THREADS = 2  # segments optimised at once (the kernels release the GIL)
 THREADED_SEGMENTS = 4  # clips with fewer segments than this run on the calling thread
+ATTEMPTS = 4  # encodings at most: the first, two with tighter budgets on failing chains, forced
+TIGHTEN = 4.0  # how much a failing chain's constant and default budgets shrink per attempt
 _POOL: ThreadPoolExecutor | None = None
 
 
@@ -87,24 +94,28 @@ def compress(
 
 @dataclass(frozen=True, eq=False)
 class _Raw:
-    """What a clip's compressions share whatever the settings: its hierarchy for the kernels
-    and its exactly default or constant sub-tracks (codec.constant_tracks.exact_kinds)."""
+    """What a clip's compressions share whatever the settings: its hierarchy for the kernels,
+    its exactly default or constant sub-tracks (codec.constant_tracks.exact_kinds) and how
+    far its ancestors' scales stretch each joint's local errors."""
 
     hierarchy: Hierarchy
     exact: Array
+    scale: Array  # (J,) codec.shells.ancestor_scale
 
 
 @dataclass(frozen=True, eq=False)
 class _Framing:
     """Where a run's segments lie: table (G, 2) first stored sample and count of each,
     whether the clip wraps (its last sample, equal to the first, is not stored), the stored
-    sample count, and each segment's dominant shells, distance and precision (G, J)."""
+    sample count, and each segment's dominant shells, distance and precision (G, J), the
+    precision also as a bound in each parent's space (codec.shells.local_precision)."""
 
     table: Array
     wrap: bool
     stored: int
     seg_dist: Array
     seg_prec: Array
+    seg_local_prec: Array
 
 
 @dataclass(frozen=True, eq=False)
@@ -169,7 +180,9 @@ class Compressor:
 
     def __init__(self, clip: Clip) -> None:
         self.clip = clip
-        self._raw = _Raw(Hierarchy.of(clip.skeleton.parents), exact_kinds(clip))
+        self._raw = _Raw(
+            Hierarchy.of(clip.skeleton.parents), exact_kinds(clip), ancestor_scale(clip)
+        )
         self._memo: dict[bytes, tuple[Array, Array, Array]] = {}
         self.segments_solved = 0  # how many segments the last run optimised (not reused)
 
@@ -205,24 +218,32 @@ class Compressor:
         raw = self._raw
         report(0.0, "analysing")
         dom_dist, dom_prec = dominant_shells(clip)
-        framing = _framing(clip, settings.loop_optimization)
+        framing = _framing(clip, settings.loop_optimization, raw.scale)
+        local_prec = local_precision(dom_prec, raw.scale)
         check()
 
         forced = np.zeros((clip.num_joints, 3), dtype=bool)
+        split = np.ones(clip.num_joints)  # local budgets shared out on failing chains
         self.segments_solved = 0
-        for attempt in range(3):
-            kinds = _Kinds(*detect_kinds(clip, dom_dist, dom_prec, forced, raw.exact))
+        for attempt in range(ATTEMPTS):
+            kinds = _Kinds(*detect_kinds(clip, dom_dist, local_prec / split, forced, raw.exact))
             enc, tables, stuck = self._encode(clip, kinds, framing, level, report, check, attempt)
             if len(stuck) == 0:
                 break
-            # a constant or default sub-track on a failing chain is the only thing left to
-            # free, unless the raw data holds it exactly constant (animating it cannot help)
+            # the constant and default sub-tracks on a failing chain each kept within the
+            # budget, but their errors added up: share the budget out more tightly, and only
+            # as a last resort animate them all (never one the raw data holds exactly
+            # constant: animating it cannot help). Freeing a whole chain at once made a
+            # looser precision cost more bytes than a tighter one.
             chain = clip.skeleton.with_ancestors(stuck)
             newly = chain[:, None] & (kinds.kinds != _ANIMATED) & ~forced
             newly &= raw.exact == _ANIMATED
             if not np.any(newly):
                 break
-            forced |= newly
+            if attempt < ATTEMPTS - 2:
+                split[chain] *= TIGHTEN
+            else:
+                forced |= newly
 
         report(0.95, "packing")
         shells = DominantShells(dom_dist, dom_prec, framing.seg_dist, framing.seg_prec)
@@ -321,7 +342,7 @@ class Compressor:
             for g in range(G):
                 check()
                 report(
-                    0.05 + 0.9 * (attempt * G + g) / (3 * G if attempt else G),
+                    0.05 + 0.9 * (attempt * G + g) / (ATTEMPTS * G if attempt else G),
                     f"segment {g + 1}/{G}",
                 )
                 problem = _problem(clip, g, tracks, quant, framing, base, shell, precision)
@@ -350,7 +371,7 @@ class Compressor:
         return rates, q, np.flatnonzero(stuck_all)
 
 
-def _framing(clip: Clip, loop_optimization: bool) -> _Framing:
+def _framing(clip: Clip, loop_optimization: bool, scale: Array) -> _Framing:
     """Loop detection (a last sample equal to the first within every joint's precision is
     dropped and the clip wraps), the segments and their dominant shells."""
     sk = clip.skeleton
@@ -364,7 +385,8 @@ def _framing(clip: Clip, loop_optimization: bool) -> _Framing:
     stored = S - 1 if wrap else S
     table = segment_table(stored)
     seg_dist, seg_prec = segment_dominant_shells(clip, table, wrap)
-    return _Framing(table, wrap, stored, seg_dist, seg_prec)
+    local = local_precision(seg_prec, scale[None, :])
+    return _Framing(table, wrap, stored, seg_dist, seg_prec, local)
 
 
 def _quantize(clip: Clip, tracks: _Tracks, framing: _Framing) -> _Quantized:
@@ -459,7 +481,7 @@ def _problem(
         shell=shell,
         precision=precision,
         dom_dist=framing.seg_dist[g],
-        dom_prec=framing.seg_prec[g],
+        dom_prec=framing.seg_local_prec[g],
     )
 
 

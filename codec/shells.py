@@ -15,6 +15,7 @@ import numpy as np
 from codec.affine import qvv_matrix
 from codec.clip import Clip
 from codec.jit import kernel
+from codec.topology import depth_levels
 
 Array = np.ndarray
 
@@ -74,6 +75,32 @@ def dominant_shells(
         np.empty(12),
     )
     return dist, prec
+
+
+def ancestor_scale(clip: Clip) -> Array:
+    """(J,) how much a joint's local error can grow on its way to object space: the largest,
+    over the samples, of the product of its ancestors' largest |scale| (1 for a root).
+
+    The local tests (constant and default sub-tracks, the optimiser's lower bound) measure
+    in the parent's space, and the parent's object transform stretches that by at most this
+    factor. A rig under a 100x armature scale (FBX files in centimetres often carry one)
+    would otherwise pass local tests 100 times too loose, and only the object-space repair
+    would find out, one freed chain at a time.
+    """
+    parents = np.asarray(clip.skeleton.parents)
+    largest = np.abs(clip.scales).max(axis=-1)  # (S, J)
+    reach = np.ones_like(largest)
+    for level in depth_levels(parents)[1:]:
+        up = parents[level]
+        reach[:, level] = reach[:, up] * largest[:, up]
+    return reach.max(axis=0, initial=0.0)
+
+
+def local_precision(precision: Array, scale: Array) -> Array:
+    """Object-space precisions (..., J) as bounds on errors measured in each parent's space;
+    under ancestors scaled to nothing any local error is allowed."""
+    with np.errstate(divide="ignore", over="ignore"):
+        return np.where(scale > 0.0, precision / np.where(scale > 0.0, scale, 1.0), np.inf)
 
 
 def segment_dominant_shells(clip: Clip, table: Array, wrap: bool) -> tuple[Array, Array]:

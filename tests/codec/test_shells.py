@@ -2,7 +2,12 @@ import numpy as np
 
 from codec import quat
 from codec.clip import Clip, Skeleton
-from codec.shells import dominant_shells, segment_dominant_shells
+from codec.shells import (
+    ancestor_scale,
+    dominant_shells,
+    local_precision,
+    segment_dominant_shells,
+)
 
 
 def clip_of(tr: np.ndarray, shell: list[float], precision: list[float]) -> Clip:
@@ -59,3 +64,19 @@ def test_segments_see_only_their_samples_and_the_wrapped_one():
     wrapped = clip.replace(rotations=clip.rotations, translations=tr)
     dist, _ = segment_dominant_shells(wrapped, np.array([[0, 3], [3, 2]]), wrap=True)
     np.testing.assert_allclose(dist[:, 0], [10.01, 3.0])
+
+
+def test_ancestor_scale_is_the_product_of_the_ancestors_largest_scales() -> None:
+    tr = np.zeros((3, 4, 3))
+    tr[:, 1:, 1] = 1.0
+    clip = clip_of(tr, [3.0] * 4, [0.01] * 4)
+    sc = np.ones((3, 4, 3))
+    sc[:, 0] = [100.0, 100.0, 100.0]  # an armature in centimetres
+    sc[1, 1] = [1.0, -3.0, 0.5]  # a mirrored, stretched joint on one sample only
+    sc[:, 2] = [0.0, 0.0, 0.0]  # scaled to nothing
+    clip = Clip(clip.skeleton, 30.0, clip.rotations, tr, sc)
+    bound = ancestor_scale(clip)
+    np.testing.assert_allclose(bound, [1.0, 100.0, 300.0, 0.0])
+    local = local_precision(np.full(4, 0.01), bound)
+    np.testing.assert_allclose(local[:3], [0.01, 1e-4, 0.01 / 300])
+    assert local[3] == np.inf  # under a zero scale no local error reaches object space
