@@ -343,7 +343,7 @@ class Compressor:
                 check()
                 report(
                     0.05 + 0.9 * (attempt * G + g) / (ATTEMPTS * G if attempt else G),
-                    f"segment {g + 1}/{G}",
+                    f"segment {g + 1}/{G}" + (f", pass {attempt + 1}" if attempt else ""),
                 )
                 problem = _problem(clip, g, tracks, quant, framing, base, shell, precision)
                 key = _segment_key(common.copy(), g, problem)
