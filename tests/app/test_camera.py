@@ -20,28 +20,18 @@ from codec.formats import format_of
 from codec.quat import from_matrix, mul
 from tests.app.conftest import DATA
 
-SHARED = next(
-    (
-        p / "shared" / "data"
-        for p in Path(__file__).resolve().parents
-        if (p / "shared" / "data").is_dir()
-    ),
-    Path("/nonexistent"),
-)
 MAX_STEPS = 240  # poses checked per clip, spread evenly from the first to the last instant
 VIEW_SIZE = (660, 420)  # about the 3D view of the window at 1280x800
 
 
 def clip_files() -> list[Path]:
-    """Every transform clip the readers open: the repository's, and ../shared/data when it is
-    there (the real-world set). Scalar track lists and format references are not clips."""
-    found = sorted((DATA / "bvh").glob("*.bvh")) + sorted((DATA / "gltf").glob("*.glb"))
-    found.append(DATA / "acl" / "cmu_09_02.acl.sjson")
-    if SHARED.is_dir():  # every format the readers know (FBX and USD once they read them)
-        for p in sorted(SHARED.glob("*/*")):
-            fmt = format_of(p)
-            if fmt not in (None, "ssc", "sjson") or (fmt == "sjson" and p.name.startswith("cmu_")):
-                found.append(p)
+    """Every transform clip the readers open, in every format: tests/data holds a copy of
+    each clip of ../shared/data. Scalar track lists and format references are not clips."""
+    found = []
+    for p in sorted(DATA.glob("*/*")):
+        fmt = format_of(p)
+        if fmt not in (None, "ssc", "sjson") or (fmt == "sjson" and p.name.startswith("cmu_")):
+            found.append(p)
     return found
 
 

@@ -13,7 +13,6 @@ from codec import quat
 from codec.clip import Clip, Skeleton
 
 DATA = Path(__file__).resolve().parents[1] / "data"
-SHARED = Path(__file__).resolve().parents[3] / "shared"
 _UNPACKED = Path(tempfile.mkdtemp(prefix="shellscope-test-clips-"))
 
 

@@ -13,12 +13,9 @@ from codec.errors import ClipFormatError
 from codec.formats import sjson
 from codec.formats.acl_sjson import read_acl_sjson, write_acl_sjson
 from codec.scalar_tracks import ScalarTrackList
+from tests.codec.helpers import data_clip
 
-HERE = Path(__file__).resolve()
-DATA = HERE.parents[2] / "data" / "acl"
-REPO = next(p for p in HERE.parents if (p / "pyproject.toml").exists())
-SHARED = REPO.parent / "shared" / "data" / "acl"
-needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/data is not here")
+DATA = Path(__file__).resolve().parents[2] / "data" / "acl"
 
 # (file, bones, samples, rate) from tests/data/SOURCES.md (ACL regression set)
 LOCAL_CLIPS = [
@@ -28,7 +25,7 @@ LOCAL_CLIPS = [
     ("cmu_121_10_single_sample", 44, 1, 24.0),
     ("cmu_81_16_two_samples", 44, 2, 24.0),
 ]
-SHARED_CLIPS = [
+ALL_CLIPS = [  # the long ones are kept xz-compressed (tests.codec.helpers.data_clip)
     *LOCAL_CLIPS,
     ("cmu_81_18_looping", 44, 230, 24.0),
     ("cmu_49_15", 44, 190, 24.0),
@@ -145,25 +142,22 @@ def test_remap_output_indices() -> None:
     assert remap.output_index[0] == 3  # the file's first track: output_index = 3
 
 
-@needs_shared
-@pytest.mark.parametrize(("stem", "bones", "samples", "rate"), SHARED_CLIPS)
-def test_every_shared_clip_loads(stem: str, bones: int, samples: int, rate: float) -> None:
-    clip = read_acl_sjson(SHARED / f"{stem}.acl.sjson")
+@pytest.mark.parametrize(("stem", "bones", "samples", "rate"), ALL_CLIPS)
+def test_every_real_clip_loads(stem: str, bones: int, samples: int, rate: float) -> None:
+    clip = read_acl_sjson(data_clip(f"{stem}.acl.sjson"))
     assert (clip.num_joints, clip.num_samples, clip.sample_rate) == (bones, samples, rate)
 
 
-@needs_shared
 def test_format_reference_holds_two_forms_and_is_refused() -> None:
     # ACL's reference documents a clip *and* a track list in one file; ACL itself reads one
     # form and refuses what follows, so we refuse the file with a message that says why.
     with pytest.raises(ClipFormatError, match="holds both a clip .* and a track list") as info:
-        read_acl_sjson(SHARED / "format_reference_v5.acl.sjson")
+        read_acl_sjson(DATA / "format_reference_v5.acl.sjson")
     assert info.value.line is not None
 
 
-@needs_shared
 def test_format_reference_clip_half_reads(tmp_path: Path) -> None:
-    text = (SHARED / "format_reference_v5.acl.sjson").read_text()
+    text = (DATA / "format_reference_v5.acl.sjson").read_text()
     clip_half = text[: text.index("// END CLIP RELATED DATA")]
     # the reference declares 73 samples but writes 2 (SOURCES.md): a clear count error
     with pytest.raises(ClipFormatError, match=r"2 samples, expected 73") as info:
@@ -180,9 +174,8 @@ def test_format_reference_clip_half_reads(tmp_path: Path) -> None:
     assert any("no track" in w for w in clip.warnings)
 
 
-@needs_shared
 def test_format_reference_track_list_half_reads(tmp_path: Path) -> None:
-    text = (SHARED / "format_reference_v5.acl.sjson").read_text()
+    text = (DATA / "format_reference_v5.acl.sjson").read_text()
     start = text.index("// BEGIN TRACK LIST RELATED DATA")
     head = "version = 5\n"
     half = head + text[start:].replace("num_samples = 73", "num_samples = 2")
@@ -480,10 +473,9 @@ def test_round_trip_is_exact(tmp_path: Path, stem: str, binary_exact: bool) -> N
     assert_same_clip(clip, read_acl_sjson(out))
 
 
-@needs_shared
-@pytest.mark.parametrize("stem", [c[0] for c in SHARED_CLIPS[len(LOCAL_CLIPS) :]])
-def test_round_trip_of_long_shared_clips(tmp_path: Path, stem: str) -> None:
-    clip = read_acl_sjson(SHARED / f"{stem}.acl.sjson")
+@pytest.mark.parametrize("stem", [c[0] for c in ALL_CLIPS[len(LOCAL_CLIPS) :]])
+def test_round_trip_of_long_clips(tmp_path: Path, stem: str) -> None:
+    clip = read_acl_sjson(data_clip(f"{stem}.acl.sjson"))
     out = tmp_path / "out.acl.sjson"
     write_acl_sjson(clip, out)
     assert_same_clip(clip, read_acl_sjson(out))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import lzma
 import math
 from pathlib import Path
 
@@ -9,14 +10,15 @@ import numpy as np
 import pytest
 
 from codec import quat
+from codec.clip import Clip
 from codec.errors import ClipFormatError
 from codec.formats.bvh import read_bvh, write_bvh
 from codec.transforms import object_space
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "bvh"
-SHARED = Path(__file__).resolve().parents[4] / "shared" / "data" / "bvh"
 
-# From shared/data/SOURCES.md: (ROOT+JOINT count, End Sites, frames in header, rows, fps)
+# From tests/data/SOURCES.md (= ../shared/data/SOURCES.md): (ROOT+JOINT count, End Sites,
+# frames in header, rows, fps); the long clips are kept xz-compressed
 FACTS = {
     "cmu_01_01_jumps.bvh": (31, 7, 2752, 2752, 120),
     "cmu_131_02_walk_3dsmax.bvh": (31, 7, 1247, 1247, 120),
@@ -28,6 +30,19 @@ FACTS = {
     "cmu_02_02_walk_daz.bvh": (43, 14, 299, 299, 120),
 }
 LOCAL = ["cmu_02_03_run_ccrig.bvh", "cmu_02_02_walk_daz.bvh", "makehuman_tpose.bvh"]
+
+
+def real_text(name: str) -> str:
+    """A real clip's text from tests/data, plain or xz-compressed."""
+    plain = DATA / name
+    if plain.is_file():
+        return plain.read_text()
+    return lzma.decompress(plain.with_name(name + ".xz").read_bytes()).decode()
+
+
+def read_real(name: str, **options: str) -> Clip:
+    """read_bvh on a real clip of tests/data, under its own name (messages quote it)."""
+    return read_bvh(DATA / name, data=real_text(name).encode(), **options)
 
 
 def positions(clip) -> np.ndarray:
@@ -42,9 +57,9 @@ def rotation_angle(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return 2.0 * np.arctan2(np.linalg.norm(d[..., :3], axis=-1), np.abs(d[..., 3]))
 
 
-def count_hierarchy(path: Path) -> tuple[int, int]:
+def count_hierarchy(name: str) -> tuple[int, int]:
     """ROOT+JOINT count and End Site count, straight from the file's text."""
-    words = path.read_text().split()
+    words = real_text(name).split()
     return words.count("ROOT") + words.count("JOINT"), words.count("End")
 
 
@@ -54,10 +69,10 @@ def write(tmp_path: Path, text: str, name: str = "clip.bvh") -> Path:
     return p
 
 
-def check_counts(path: Path) -> None:
-    joints, ends, header, rows, fps = FACTS[path.name]
-    assert count_hierarchy(path) == (joints, ends)
-    clip = read_bvh(path, units="cm")
+def check_counts(name: str) -> None:
+    joints, ends, header, rows, fps = FACTS[name]
+    assert count_hierarchy(name) == (joints, ends)
+    clip = read_real(name, units="cm")
     end_sites = sum(n.endswith("_End") for n in clip.skeleton.names)
     assert (clip.num_joints - end_sites, end_sites) == (joints, ends)
     assert clip.num_samples == rows
@@ -65,18 +80,12 @@ def check_counts(path: Path) -> None:
     assert np.allclose(np.linalg.norm(clip.rotations, axis=-1), 1.0, atol=1e-12)
     assert np.all(quat.dot(clip.rotations[1:], clip.rotations[:-1]) >= 0.0)  # continuous
     if header != rows:
-        assert any(str(header) in w and str(rows) in w and path.name in w for w in clip.warnings)
+        assert any(str(header) in w and str(rows) in w and name in w for w in clip.warnings)
 
 
-@pytest.mark.parametrize("name", LOCAL)
-def test_local_real_clips_match_sources(name: str) -> None:
-    check_counts(DATA / name)
-
-
-@pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/data is not here (fresh clone)")
 @pytest.mark.parametrize("name", sorted(FACTS))
-def test_shared_real_clips_match_sources(name: str) -> None:
-    check_counts(SHARED / name)
+def test_real_clips_match_sources(name: str) -> None:
+    check_counts(name)
 
 
 def test_end_sites_reach_the_tips_and_bind_pose_is_offsets() -> None:
@@ -255,14 +264,12 @@ def test_auto_units_on_the_real_rigs_of_other_scales() -> None:
     assert read_bvh(DATA / "cmu_02_03_run_ccrig.bvh").units.unit == "cm"
 
 
-def test_auto_units_on_metre_and_cmu_clips_from_shared() -> None:
-    if not SHARED.is_dir():
-        pytest.skip("../shared/data is not here")
-    clip = read_bvh(SHARED / "cmu_60_10_salsa_lead_scaled.bvh")
+def test_auto_units_on_metre_and_cmu_clips() -> None:
+    clip = read_real("cmu_60_10_salsa_lead_scaled.bvh")
     assert clip.units.unit == "m"
     assert np.allclose(clip.skeleton.bind_translations[1], [0, 16.1626, -0.5715])
     for name in ("cmu_01_01_jumps.bvh", "cmu_131_02_walk_3dsmax.bvh"):
-        assert read_bvh(SHARED / name).units.unit == "cmu"
+        assert read_real(name).units.unit == "cmu"
 
 
 BAD = [
