@@ -18,12 +18,14 @@ ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
 
 
-def run_app(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYOPENGL_PLATFORM": "glx"}
+def run_app(
+    *args: str, timeout: float = 120, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`python -m app ARGS` from the repository; `env` replaces the environment."""
     return subprocess.run(
         [sys.executable, "-m", "app", *args],
         cwd=ROOT,
-        env=env,
+        env=env if env is not None else {**os.environ, "PYOPENGL_PLATFORM": "glx"},
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -158,14 +160,7 @@ def test_screenshot_view_saves_the_3d_view_alone(tmp_path) -> None:
 def test_without_a_display_the_window_says_so_in_one_line(platform) -> None:
     env = _no_display_env(**({"QT_QPA_PLATFORM": platform} if platform else {}))
     clip = str(DATA / "acl" / "cmu_09_02.acl.sjson")
-    proc = subprocess.run(
-        [sys.executable, "-m", "app", clip],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    proc = run_app(clip, env=env, timeout=60)
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "display" in lines[0] and "--screenshot" in lines[0]
@@ -174,38 +169,11 @@ def test_without_a_display_the_window_says_so_in_one_line(platform) -> None:
 def test_without_a_display_screenshots_and_exports_still_work(tmp_path) -> None:
     before = _x_sockets()
     png, stats = tmp_path / "a.png", tmp_path / "s.json"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "app",
-            str(DATA / "acl" / "cmu_09_02.acl.sjson"),
-            "--screenshot-view",
-            str(png),
-        ],
-        cwd=ROOT,
-        env=_no_display_env(),
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
+    clip = str(DATA / "acl" / "cmu_09_02.acl.sjson")
+    proc = run_app(clip, "--screenshot-view", str(png), env=_no_display_env(), timeout=180)
     assert proc.returncode == 0, proc.stderr
     assert QtGui.QImage(str(png)).width() > 300
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "app",
-            str(DATA / "acl" / "cmu_09_02.acl.sjson"),
-            "--export-stats",
-            str(stats),
-        ],
-        cwd=ROOT,
-        env=_no_display_env(),
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
+    proc = run_app(clip, "--export-stats", str(stats), env=_no_display_env(), timeout=180)
     assert proc.returncode == 0, proc.stderr
     assert stats.read_text().startswith("{")
     assert _x_sockets() == before  # the private X server went away with the app

@@ -24,8 +24,6 @@ SUFFIXES = (".bvh", ".glb", ".acl.sjson", ".fbx", ".usdz", ".usd", ".usda", ".us
 
 def _clips(root: Path) -> list[tuple[Path, str | None]]:
     out: list[tuple[Path, str | None]] = []
-    if not root.is_dir():
-        return out
     for path in sorted(root.rglob("*")):
         name = path.name.removesuffix(".xz")
         if not name.endswith(SUFFIXES) or "licenses" in path.parts:
