@@ -18,7 +18,7 @@ from pathlib import Path
 from app.camera import MODES as CAMERA_MODES
 from app.camera import VIEWS
 from app.headless import add_export_arguments, run_headless, tuning_from, wants_headless
-from codec.sampling import ROUNDING_MODES
+from codec.model.sampling import ROUNDING_MODES
 from codec.settings import LEVELS
 
 SCREENSHOT_TIMEOUT_MS = 180_000

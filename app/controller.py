@@ -29,10 +29,10 @@ import codec
 from app import exports
 from app.document import Document, GlobalSettings, Status
 from app.sidecar import save_sidecar, sidecar_path
-from codec.clip import Clip
-from codec.overrides import JointOverride
+from codec.model.clip import Clip
 from codec.result import CompressionResult
 from codec.settings import CompressionSettings
+from codec.tuning import JointOverride
 
 CompressFn = Callable[..., CompressionResult]
 LoadFn = Callable[..., Clip]
@@ -90,7 +90,9 @@ class Controller(QtCore.QObject):
         self._progressed.connect(self._on_progress, QtCore.Qt.ConnectionType.QueuedConnection)
         self.level_override: str | None = None
         document.settings_changed.connect(self.schedule)
-        self._compressor: Any = None  # codec.compressor.Compressor of the document's clip
+        self._compressor: Any = (
+            None  # codec.codecs.acl_style.encoder.Compressor of the document's clip
+        )
         self._pending = False  # a recompression waits for the edits to settle
         self._unsaved = False  # a tuning edit waits for the edits to settle to be saved
         self._opening = False
@@ -99,7 +101,7 @@ class Controller(QtCore.QObject):
         if compress is None:
             # import now, not under the worker's GIL hold; compile (or load) the codec's
             # kernels now, so the first clip does not wait
-            from codec import warm_up
+            from codec.codecs.acl_style import warm_up
 
             threading.Thread(target=warm_up.warm_up, name="jit-warm-up", daemon=True).start()
 
@@ -215,7 +217,7 @@ class Controller(QtCore.QObject):
     def _codec_compress(self, clip: Clip, settings: CompressionSettings, **kwargs: Any) -> Any:
         """codec's compression through one Compressor per open clip: what does not depend on
         the settings is computed once, and segments whose inputs did not change are reused."""
-        from codec.compressor import Compressor
+        from codec.codecs.acl_style.encoder import Compressor
 
         source = self.document.clip
         c = self._compressor

@@ -14,13 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from codec.clip import Clip
-from codec.limits import distance_problem
-from codec.overrides import JointOverride, ResolvedJoints, resolve
-from codec.pose_error import pose_error
+from codec.measure.pose_error import pose_error
+from codec.model.clip import Clip
+from codec.model.limits import distance_problem
+from codec.model.sampling import ROUNDING_MODES, Pose, SampleKeys, sample_dense, sample_keys
 from codec.result import CompressionResult
-from codec.sampling import ROUNDING_MODES, Pose, SampleKeys, sample_dense, sample_keys
 from codec.settings import LEVELS
+from codec.tuning import JointOverride, ResolvedJoints, resolve
 
 
 class Signal:
@@ -47,7 +47,7 @@ class GlobalSettings:
     """The clip-wide knobs of the settings panel (per-joint rules live in `overrides`).
 
     `shell_from_mesh`: every joint's shell distance measured on the clip's skin
-    (codec.mesh_shells), `shell_distance` then being the value of joints no vertex hangs on;
+    (codec.measure.mesh_shells), `shell_distance` then being the value of joints no vertex hangs on;
     ignored for a clip without mesh."""
 
     precision: float = 0.01
@@ -283,7 +283,7 @@ class Document:
             return None
         key = (id(clip), self.settings.shell_distance)
         if self._mesh_shells is None or self._mesh_shells[0] != key:
-            from codec.mesh_shells import mesh_shell_distances
+            from codec.measure.mesh_shells import mesh_shell_distances
 
             dist, _ = mesh_shell_distances(clip, self.settings.shell_distance)
             self._mesh_shells = (key, dist)

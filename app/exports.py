@@ -2,8 +2,8 @@
 
 Qt-free so the command line (`app.headless`) writes exactly what the window writes (the
 controller carries out the panels' export intents; a view grabs the PNG of a screenshot).
-Every file is written whole or not at all (codec.atomic): an export that fails leaves the old
-file in place. The numbers come from codec.tables and codec.stats; this module only lays
+Every file is written whole or not at all (formats.atomic): an export that fails leaves the old
+file in place. The numbers come from acl_style.tables and codec.measure.stats; this module only lays
 them out as JSON and CSV.
 """
 
@@ -18,11 +18,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from codec.atomic import write_bytes, write_text
-from codec.overrides import JointOverride
+from codec.codecs.acl_style.tables import (
+    SKIN_REPORT_COLUMNS,
+    joint_columns,
+    joint_rows,
+    skin_report_rows,
+)
+from codec.formats.atomic import write_bytes, write_text
+from codec.measure.stats import json_safe
 from codec.result import CompressionResult
-from codec.stats import json_safe
-from codec.tables import SKIN_REPORT_COLUMNS, joint_columns, joint_rows, skin_report_rows
+from codec.tuning import JointOverride
 
 
 def stats_dict(
@@ -110,7 +115,7 @@ def export_skin_report_csv(path: str | os.PathLike[str], result: CompressionResu
 
 
 def joint_csv_text(result: CompressionResult) -> str:
-    """The per-joint CSV (codec.tables.joint_rows); NaN (a value that does not apply) is
+    """The per-joint CSV (acl_style.tables.joint_rows); NaN (a value that does not apply) is
     written as an empty cell."""
     return _csv_text(joint_columns(result), joint_rows(result))
 
@@ -133,7 +138,7 @@ def export_lossy(
 ) -> Path:
     """The decoded clip in the format the name asks for (`.acl.sjson`, `.bvh`, ...); for
     `.glb` / `.gltf`, a copy of the `source` glTF with the clip's animation replaced by the
-    lossy one (codec.formats.gltf_lossy). Written whole or not at all (codec.atomic), so a
+    lossy one (codec.formats.gltf_lossy). Written whole or not at all (codec.formats.atomic), so a
     failed export leaves no partial file; never over the `source` clip or other `inputs`.
     """
     from codec import save_clip  # lazy: the formats package is heavy and optional here

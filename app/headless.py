@@ -4,7 +4,7 @@ Build machines and scripts need the same numbers the inspector shows without a d
 path is Qt-free: it loads the clip, applies the clip's sidecar (or `--overrides FILE`) and the
 command-line settings exactly as the document does, compresses once with the settings the
 controller would use, and writes the requested exports together at the end, all or none
-(codec.atomic.all_or_none): a failed run changes no file. Before any work, every export path
+(codec.formats.atomic.all_or_none): a failed run changes no file. Before any work, every export path
 is checked (a known file type, a writable folder, not the clip, its sidecar or the overrides
 file, no two alike). Exit codes, as `python -m codec`'s: 0 ok; 1 the run failed on valid
 input (compression or an export could not be made, a non-finite error); 2 bad input or usage
@@ -28,8 +28,8 @@ from typing import TextIO
 from app.document import Document, GlobalSettings
 from app.exports import export_joint_csv, export_lossy, export_stats
 from app.sidecar import load_sidecar, read_sidecar_file, sidecar_path
-from codec import atomic
 from codec.errors import ShellscopeError
+from codec.formats import atomic
 from codec.settings import LEVELS, CompressionSettings
 
 EXPORT_FLAGS = ("export_stats", "export_csv", "export_lossy")

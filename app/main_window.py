@@ -21,7 +21,7 @@ from app.document import Document, GlobalSettings
 from app.sidecar import SidecarError, load_sidecar
 from app.views.timeline import TimelineWidget
 from app.views.viewport3d import Viewport3D
-from codec.overrides import JointOverride
+from codec.tuning import JointOverride
 
 _KINDS = {  # file dialog filters: name -> patterns (each also .gz / .xz / .zst but .ssc)
     "BVH": ("*.bvh",),

@@ -31,9 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from app.document import GlobalSettings
-from codec.atomic import write_text
 from codec.errors import ShellscopeError
-from codec.overrides import JointOverride
+from codec.formats.atomic import write_text
+from codec.tuning import JointOverride
 
 SUFFIX = ".shellscope.json"
 FORMAT = "shellscope-sidecar"

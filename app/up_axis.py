@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from codec.clip import Clip
-from codec.transforms import object_space
+from codec.model.clip import Clip
+from codec.model.transforms import object_space
 
 Array = np.ndarray
 

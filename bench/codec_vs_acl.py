@@ -33,8 +33,8 @@ from typing import Any
 
 import numpy as np
 
+from codec.cli.report_text import table
 from codec.errors import ShellscopeError
-from codec.report_text import table
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"
@@ -138,7 +138,7 @@ def _median_time(fn: Callable[[], object], runs: int) -> float:
 
 def measure(clip_spec: BenchClip, repeat: int, rng: np.random.Generator) -> tuple[dict, Any]:
     """Our numbers for one clip at ACL's default settings (level automatic)."""
-    from codec.compressor import Compressor
+    from codec.codecs.acl_style.encoder import Compressor
     from codec.formats import load_clip
     from codec.settings import CompressionSettings
 
@@ -251,7 +251,7 @@ def cold_start(path: Path) -> float:
     it with an empty JIT cache (numba compiles every kernel)."""
     with tempfile.TemporaryDirectory(prefix="shellscope-cold-") as cache:
         code = (
-            "import codec; from codec.compressor import compress; "
+            "import codec; from codec.codecs.acl_style.encoder import compress; "
             f"compress(codec.load_clip({str(path)!r}))"
         )
         wall, _ = _child(code, {"NUMBA_CACHE_DIR": cache})
@@ -264,7 +264,7 @@ def memory_peak(path: Path) -> float:
     Read from the child's own VmHWM: ru_maxrss survives exec on Linux, so it would report
     the forking parent's size."""
     code = (
-        "import codec; from codec.compressor import compress; "
+        "import codec; from codec.codecs.acl_style.encoder import compress; "
         f"compress(codec.load_clip({str(path)!r})); "
         "print(next(int(x.split()[1]) for x in open('/proc/self/status') "
         "if x.startswith('VmHWM')) / 1024)"

@@ -30,7 +30,7 @@ from PySide6 import QtCore  # noqa: E402
 import codec  # noqa: E402
 from app.controller import Controller  # noqa: E402
 from app.document import Document  # noqa: E402
-from codec.overrides import JointOverride  # noqa: E402
+from codec.tuning import JointOverride  # noqa: E402
 
 DATA = ROOT / "tests" / "data"
 CLIPS = (("acl", "cmu_13_07.acl.sjson"), ("bvh", "cmu_02_03_run_ccrig.bvh"))

@@ -1,7 +1,7 @@
 """Which rotation encoding: the options measured by size at strict error, on the same clips.
 
 Each option is a rule for the component an animated rotation drops
-(codec.rotation_layout._pick; constants keep w down to |w| 0.1, except under drop-w):
+(acl_style.rotation_layout._pick; constants keep w down to |w| 0.1, except under drop-w):
 
 - drop-w: always w, as ACL 2.1 (and our format version 1) does;
 - w-unless-small (ours): w while it stays >= T over the segment or clip, else the component
@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import codec_vs_acl as bench  # bench/, this script's own folder
 
-from codec import rotation_layout
-from codec.compressor import compress
+from codec.codecs.acl_style import rotation_layout
+from codec.codecs.acl_style.encoder import compress
 from codec.formats import load_clip
 from codec.settings import CompressionSettings
 

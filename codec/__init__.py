@@ -1,6 +1,5 @@
 """Shellscope's codec: clip model, clip formats and the ACL-style compressor. Never imports Qt."""
 
-from codec.clip import Clip, Skeleton
 from codec.errors import (
     Cancelled,
     ClipFormatError,
@@ -9,6 +8,7 @@ from codec.errors import (
     SettingsError,
     ShellscopeError,
 )
+from codec.model.clip import Clip, Skeleton
 
 __all__ = [
     "Cancelled",
@@ -28,11 +28,11 @@ def __getattr__(name: str):  # lazy: keep `import codec` cheap and free of impor
 
         return getattr(formats, name)
     if name in ("compress", "CompressionResult", "CompressionSettings"):
-        from codec import compressor
+        from codec.codecs.acl_style import encoder as compressor
 
         return getattr(compressor, name)
     if name in ("decode", "CompressedClip", "Pose"):
-        from codec import decoder
+        from codec.codecs.acl_style import decoder
 
         return getattr(decoder, name)
     raise AttributeError(f"module 'codec' has no attribute {name!r}")

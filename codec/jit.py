@@ -1,5 +1,5 @@
 """The compiled core's switchboard: one decorator for every kernel and a disk cache that
-follows the source (codec.warm_up pays the compile, or the cache load, before a user waits).
+follows the source (acl_style.warm_up pays the compile, or the cache load, before a user waits).
 
 numba keys its on-disk cache on the caller's own file only, so a kernel whose callee (or a
 constant it reads) changed in another module would load stale machine code.
@@ -34,13 +34,16 @@ def _kernel_sources(package: Path) -> list[Path]:
         if "from codec.jit import" not in text:
             continue
         found.add(path)
-        names = re.findall(r"^from codec\.([\w.]+) import", text, re.MULTILINE)
-        for group in re.findall(r"^from codec import ([\w, ]+)$", text, re.MULTILINE):
-            names += [n.strip() for n in group.split(",")]
-        for name in names:
-            dep = package.joinpath(*name.split(".")).with_suffix(".py")
-            if dep.is_file():
-                found.add(dep)
+        for source, group in re.findall(
+            r"^\s*from codec((?:\.\w+)*) import ([\w, ]+)$", text, re.MULTILINE
+        ):
+            base = [p for p in source.split(".") if p]
+            names = [n.strip().split(" as ")[0] for n in group.split(",")]
+            for dep in [package.joinpath(*base).with_suffix(".py")] + [
+                package.joinpath(*base, n).with_suffix(".py") for n in names
+            ]:
+                if dep.is_file():
+                    found.add(dep)
     return sorted(found)
 
 

@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from codec.bit_rates import BIT_RATE_BITS
-from codec.clip import Clip
+from codec.codecs.acl_style.bit_rates import BIT_RATE_BITS
+from codec.model.clip import Clip
 from codec.settings import CompressionSettings
 
 if TYPE_CHECKING:
-    from codec.decoder import CompressedClip
-    from codec.vertex_error import VertexError
+    from codec.codecs.acl_style.decoder import CompressedClip
+    from codec.measure.vertex_error import VertexError
 
 Array = np.ndarray
 
@@ -44,8 +44,8 @@ class CompressionResult:
     error     (S, J) object-space error on each joint's own shell at every sample (nearest)
     error_between_times (N,) and error_between (N, J): the error supersampled between
               samples with rounding none (empty when settings.supersample == 0)
-    stats     ACL-named statistics (see codec.stats)
-    vertex_error the true skin error when the clip has meshes (codec.vertex_error), else None
+    stats     ACL-named statistics (see codec.measure.stats)
+    vertex_error the true skin error when the clip has meshes (measure.vertex_error), else None
     """
 
     clip: Clip

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from codec.clip import Clip
 from codec.errors import SettingsError
-from codec.limits import MAX_VALUE
+from codec.model.clip import Clip
+from codec.model.limits import MAX_VALUE
 
 LEVELS = ("lowest", "low", "medium", "high", "highest", "automatic")
 
@@ -20,7 +20,7 @@ class CompressionSettings:
 
     `supersample` is how many error evaluations per sample interval measure the error
     between samples (0 turns that measure off). `skin_error` measures the true error of the
-    clip's skinned meshes after compressing (codec.vertex_error; nothing without meshes):
+    clip's skinned meshes after compressing (codec.measure.vertex_error; nothing without meshes):
     an analysis, left out of `compression_time`, that benchmarks against ACL turn off.
     """
 

@@ -33,7 +33,7 @@ def check(path: Path, animation: str | None, compress: bool) -> bool:
 
     from codec import load_clip
     from codec.formats import format_of
-    from codec.transforms import object_space
+    from codec.model.transforms import object_space
 
     clip = load_clip(path, animation=animation) if animation else load_clip(path)
     ours = object_space(clip.rotations, clip.translations, clip.scales, clip.skeleton.parents)
@@ -59,7 +59,7 @@ def check(path: Path, animation: str | None, compress: bool) -> bool:
         f"max |ours - {reference}| {gap:.3g} cm {'ok' if ok else 'OVER ' + str(BOUND_CM)}"
     )
     if compress:
-        from codec.compressor import compress as run
+        from codec.codecs.acl_style.encoder import compress as run
         from codec.settings import CompressionSettings
 
         stats = run(clip, CompressionSettings()).stats

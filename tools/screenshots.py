@@ -50,7 +50,7 @@ def shoot() -> int:
 
     from app.__main__ import grab_window
     from app.main_window import Dialogs, MainWindow
-    from codec.overrides import JointOverride
+    from codec.tuning import JointOverride
 
     DOCS.mkdir(exist_ok=True)
     written: list[Path] = []

@@ -16,8 +16,8 @@ from PySide6.QtGui import QColor, QFont, QMouseEvent, QPainter, QPaintEvent
 from PySide6.QtWidgets import QLabel, QScrollArea, QToolTip, QVBoxLayout, QWidget
 
 from app.document import Document
-from codec.bit_rates import CONSTANT_BITS, SUB_TRACKS, TrackKind
-from codec.tables import cell_bytes, segment_errors
+from codec.codecs.acl_style.bit_rates import CONSTANT_BITS, SUB_TRACKS, TrackKind
+from codec.codecs.acl_style.tables import cell_bytes, segment_errors
 
 ROW_HEIGHT = 16
 HEADER_HEIGHT = 34

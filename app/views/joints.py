@@ -40,9 +40,9 @@ from PySide6.QtWidgets import (
 from app.document import Document
 from app.error_scale import budget_fraction, eng, error_colors, format_percent, is_over
 from app.views.sync_guard import SyncGuard
-from codec.bit_rates import TrackKind
-from codec.overrides import JointOverride, exact_pattern, set_joint_override
-from codec.sampling import BASE_ROUNDING
+from codec.codecs.acl_style.bit_rates import TrackKind
+from codec.model.sampling import BASE_ROUNDING
+from codec.tuning import JointOverride, exact_pattern, set_joint_override
 
 # the name is frozen in its own view on the left; the values scroll on their own, the ones a
 # tuner reads first (error against budget) leftmost

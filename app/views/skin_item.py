@@ -2,7 +2,7 @@
 
 Each skin is one merged GL mesh (every mesh of the clip): its triangles are uploaded once,
 its positions, normals and colours are overwritten in place each frame. Skinning is the
-codec's (codec.skinning.posed_skin: batched numpy, about half a millisecond for CesiumMan's
+codec's (codec.measure.skinning.posed_skin: batched numpy, about half a millisecond for CesiumMan's
 3,273 vertices), normals are the bind normals computed once and moved by each vertex's
 blended matrix, and a small shader lights them per vertex with a headlight. Software GL is
 bound by the pixels it fills, so each mesh is turned outward once (by the sign of its
@@ -29,10 +29,10 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from app.document import Document
 from app.error_scale import format_cm, format_percent
 from app.views import colors
-from codec.clip import Clip
-from codec.mesh import Skin, SkinnedMesh, skin_of
-from codec.skinning import posed_skin, skin_vertices
-from codec.transforms import object_space
+from codec.measure.skinning import posed_skin, skin_vertices
+from codec.model.clip import Clip
+from codec.model.mesh import Skin, SkinnedMesh, skin_of
+from codec.model.transforms import object_space
 
 Array = np.ndarray
 

@@ -1,13 +1,13 @@
 """The skin report: is the character's skin within budget, and is each joint's shell honest?
 
 Per joint, the codec's shell error (what the optimiser keeps within precision) against the
-true error of the vertices the joint drives most (codec.vertex_error), at sample times.
+true error of the vertices the joint drives most (codec.measure.vertex_error), at sample times.
 A ratio under 1 means the shell under-estimates: the codec believes the joint is within
 budget while its skin moves more. Under-estimating joints come first; every column sorts.
 Clicking a row selects the joint, double-clicking also jumps to the time of its worst
 vertex. The table exports as CSV and a button takes the shell distances from the mesh, both
 as intents the controller carries out (`export_requested`, `settings_edited`). Only reads
-the result: the numbers are the codec's (codec.tables.skin_report_rows).
+the result: the numbers are the codec's (codec.codecs.acl_style.tables.skin_report_rows).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 
 from app.document import Document
 from app.views.sync_guard import SyncGuard
-from codec.tables import skin_report_rows
+from codec.codecs.acl_style.tables import skin_report_rows
 
 GOOD, BAD = "#1e8449", "#c0392b"
 UNDER_BACKGROUND = QColor(192, 57, 43, 60)

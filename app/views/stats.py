@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 
 from app.document import Document
 from app.error_scale import MINUS, format_cm
-from codec.bit_rates import SUB_TRACKS
+from codec.codecs.acl_style.bit_rates import SUB_TRACKS
 from codec.result import CompressionResult
 
 GOOD, BAD = "#1e8449", "#c0392b"

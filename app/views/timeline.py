@@ -12,8 +12,8 @@ import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from app.document import Document
-from codec.overrides import JointOverride, set_joint_override
-from codec.sampling import BASE_ROUNDING, ROUNDING_MODES, sample_keys
+from codec.model.sampling import BASE_ROUNDING, ROUNDING_MODES, sample_keys
+from codec.tuning import JointOverride, set_joint_override
 
 SPEEDS = (0.1, 0.25, 0.5, 1.0, 1.5, 2.0, 4.0)
 EPS = 1e-9

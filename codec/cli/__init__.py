@@ -6,7 +6,7 @@ never a traceback (codec.cli.failures has the exit codes).
 
 Outputs: every output path is checked before any work (its folder exists and is writable,
 it is not an input, no two are the same), and the files of one run are written together at
-its end, all or none (codec.atomic.all_or_none): a failed run changes no file. SIGTERM and
+its end, all or none (codec.formats.atomic.all_or_none): a failed run changes no file. SIGTERM and
 SIGHUP unwind like an interruption, so no temporary file is left behind.
 """
 
@@ -18,10 +18,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
-from codec import atomic
 from codec.cli import bench, compress, decompress, info, stats
 from codec.cli.failures import EXIT_ERROR, EXIT_FAIL, EXIT_OK, PROG, CliError, RunFailed, one_line
 from codec.errors import ShellscopeError
+from codec.formats import atomic
 
 
 def build_parser() -> argparse.ArgumentParser:

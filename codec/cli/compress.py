@@ -17,8 +17,8 @@ from codec.cli.flags import (
     settings_from,
     warn_unused_reader_flags,
 )
-from codec.clip import Clip, Skeleton
-from codec.report_text import fmt_bytes
+from codec.cli.report_text import fmt_bytes
+from codec.model.clip import Clip, Skeleton
 
 
 def add_parser(sub: Any) -> None:
@@ -47,7 +47,7 @@ def add_parser(sub: Any) -> None:
 
 def cmd_compress(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Compress one clip; print a summary or JSON stats; write the .ssc when -o is given."""
-    from codec.compressor import compress
+    from codec.codecs.acl_style.encoder import compress
     from codec.formats import load_clip
 
     settings = settings_from(args)
@@ -108,7 +108,7 @@ def compress_summary(path: str, s: dict[str, Any], skeleton: Skeleton) -> str:
 
 
 def skin_summary(s: dict[str, Any], skeleton: Skeleton) -> list[str]:
-    """The summary lines of the true skin error (codec.vertex_error)."""
+    """The summary lines of the true skin error (codec.measure.vertex_error)."""
     under = s["shell_underestimating_joints"]
     ratio = s["shell_to_vertex_ratio_min"]
     low = s["shell_to_vertex_ratio_min_joint"]

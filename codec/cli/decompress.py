@@ -11,7 +11,7 @@ import numpy as np
 from codec.cli.failures import EXIT_OK, CliError, RunFailed
 from codec.cli.files import check_outputs, read_ssc
 from codec.cli.flags import UNITS
-from codec.clip import Clip
+from codec.model.clip import Clip
 
 
 def add_parser(sub: Any) -> None:
@@ -39,9 +39,9 @@ def add_parser(sub: Any) -> None:
 def cmd_decompress(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Decode a .ssc (with metadata) and write the lossy clip: ACL SJSON, BVH, or a copy of
     the source glTF with its animation replaced (.glb / .gltf)."""
-    from codec.clip import Clip
-    from codec.decoder import CompressedClip
+    from codec.codecs.acl_style.decoder import CompressedClip
     from codec.formats import format_of, save_clip
+    from codec.model.clip import Clip
 
     fmt = format_of(args.output)
     if fmt not in ("sjson", "bvh", "gltf") or args.output.lower().endswith((".gz", ".xz", ".zst")):

@@ -1,5 +1,5 @@
 """Files in and out of a command: outputs checked before any work and written all or none
-(codec.atomic.all_or_none), '-' for stdout, and .ssc inputs read with errors that name them."""
+(formats.atomic.all_or_none), '-' for stdout, and .ssc inputs read with errors that name them."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from codec import atomic
 from codec.cli.failures import CliError
 from codec.errors import CompressedFormatError
-from codec.stats import json_safe
+from codec.formats import atomic
+from codec.measure.stats import json_safe
 
 if TYPE_CHECKING:
-    from codec.ssc_format import ParsedFile
+    from codec.codecs.acl_style.layout import ParsedFile
 
 
 def dumps_json(value: Any) -> str:
@@ -83,7 +83,7 @@ def write_text_output(path: str, text: str, stdout: TextIO) -> None:
 
 def read_ssc(path: str) -> ParsedFile:
     """Read and parse a .ssc file; errors name the file."""
-    from codec import ssc_format
+    from codec.codecs.acl_style import layout as ssc_format
     from codec.formats import check_regular_file
 
     check_regular_file(path)  # a FIFO would block, a device never end

@@ -7,9 +7,9 @@ import argparse
 from typing import Any, TextIO
 
 from codec.cli.failures import CliError
-from codec.clip import Clip
 from codec.errors import ShellscopeError
-from codec.limits import distance_problem, rate_problem
+from codec.model.clip import Clip
+from codec.model.limits import distance_problem, rate_problem
 from codec.settings import LEVELS, CompressionSettings
 
 UNITS = ("auto", "mm", "cm", "dm", "m", "inch", "ft", "cmu")
@@ -95,10 +95,10 @@ def settings_from(args: argparse.Namespace) -> CompressionSettings:
 
 def apply_shell_source(clip: Clip, shell_distance: float | str | None, path: str) -> Clip:
     """`--shell-distance mesh`: every joint's shell distance measured on the clip's skinned
-    mesh (codec.mesh_shells; CliError naming the file when it has none)."""
+    mesh (codec.measure.mesh_shells; CliError naming the file when it has none)."""
     if shell_distance != MESH:
         return clip
-    from codec.mesh_shells import with_mesh_shells
+    from codec.measure.mesh_shells import with_mesh_shells
 
     try:
         return with_mesh_shells(clip)

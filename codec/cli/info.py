@@ -9,10 +9,10 @@ import numpy as np
 
 from codec.cli.failures import EXIT_OK
 from codec.cli.files import check_outputs, dumps_json, read_ssc, write_text_output
-from codec.report_text import fmt_bytes
+from codec.cli.report_text import fmt_bytes
 
 if TYPE_CHECKING:
-    from codec.ssc_format import ParsedFile
+    from codec.codecs.acl_style.layout import ParsedFile
 
 
 def add_parser(sub: Any) -> None:
@@ -24,8 +24,8 @@ def add_parser(sub: Any) -> None:
 
 def ssc_info(parsed: ParsedFile) -> dict[str, Any]:
     """Header fields, sizes, segments, sub-track kinds and bit-rate histogram of a parsed .ssc."""
-    from codec import ssc_format
-    from codec.bit_rates import BIT_RATE_BITS, SUB_TRACKS, TrackKind
+    from codec.codecs.acl_style import layout as ssc_format
+    from codec.codecs.acl_style.bit_rates import BIT_RATE_BITS, SUB_TRACKS, TrackKind
 
     data = parsed.data
     magic, version, flags, crc, total, nj, ns, rate, ng, anim = ssc_format.HEADER.unpack_from(data)
@@ -64,7 +64,7 @@ def ssc_info(parsed: ParsedFile) -> dict[str, Any]:
 
 def rotation_layouts(enc: Any) -> dict[str, int]:
     """How many stored rotations drop each component, and how many vary by segment."""
-    from codec.rotation_layout import PER_SEGMENT
+    from codec.codecs.acl_style.rotation_layout import PER_SEGMENT
 
     codes = np.concatenate((enc.const_dropped, enc.clip_layout))
     names = {0: "drop_x", 1: "drop_y", 2: "drop_z", 3: "drop_w", PER_SEGMENT: "per_segment"}

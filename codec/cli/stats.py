@@ -16,8 +16,8 @@ import numpy as np
 from codec.cli.failures import EXIT_OK, CliError
 from codec.cli.files import check_outputs, write_text_output
 from codec.cli.flags import add_settings_flags, apply_shell_source, load_options, settings_from
+from codec.cli.report_text import fmt_bytes, table
 from codec.errors import ShellscopeError
-from codec.report_text import fmt_bytes, table
 from codec.settings import CompressionSettings
 
 STATS_COLUMNS = (
@@ -89,7 +89,7 @@ def stats_job(
 ) -> dict:
     """Compress one clip in a worker: a row (STATS_COLUMNS) or {'name', 'error'}.
     `shell_distance` MESH takes every joint's shell from the clip's mesh."""
-    from codec.compressor import compress
+    from codec.codecs.acl_style.encoder import compress
     from codec.formats import load_clip
 
     try:

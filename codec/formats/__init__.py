@@ -7,7 +7,7 @@ reader only affects its own format. `load_clip` guarantees that nothing but
 `ClipFormatError` comes out for any file content: callers (the app, the CLI) can show the
 message and keep going. It reads regular files only (a FIFO would block, a device never
 ends), and checks every clip a reader returns against what the codec can hold
-(codec.limits): values within float32's range, a usable sample rate, positive distances and
+(codec.model.limits): values within float32's range, a usable sample rate, positive distances and
 at most MAX_TRANSFORMS samples x joints. Readers check sizes themselves, before they
 allocate; this last check is what makes the promise hold for every reader.
 """
@@ -20,10 +20,10 @@ from dataclasses import replace
 
 import numpy as np
 
-from codec.clip import Clip
 from codec.errors import ClipFormatError, ClipValidationError, CompressedFormatError
 from codec.formats.compressed import COMPRESSIONS, compression_of, inner_name, read_decompressed
-from codec.limits import (
+from codec.model.clip import Clip
+from codec.model.limits import (
     MAX_TRANSFORMS,
     MAX_VALUE,
     distance_problem,
@@ -34,7 +34,7 @@ from codec.limits import (
     value_problem,
     vertex_sample_budget,
 )
-from codec.units import Units, user_units
+from codec.model.units import Units, user_units
 
 __all__ = [
     "COMPRESSIONS",
@@ -120,7 +120,7 @@ def load_clip(path: str | os.PathLike[str], **options: object) -> Clip:
     """Read any supported clip file (plain or .gz / .xz / .zst) into a `Clip` in centimetres.
 
     Options are forwarded to the reader that takes them (`units` for every format: a name of
-    codec.units.UNIT_CM or "auto"; `animation` and `sample_rate` for glTF, FBX and USD;
+    codec.model.units.UNIT_CM or "auto"; `animation` and `sample_rate` for glTF, FBX and USD;
     `skin`, `scale_to_cm` for glTF; `skeleton` for .ssc) and ignored by the others, so one
     call shape serves every file. `clip.units` says what the file declared and what was
     chosen. Raises only `ClipFormatError`.
@@ -169,7 +169,7 @@ def check_regular_file(path: str | os.PathLike[str]) -> None:
 
 def check_clip(path: str | os.PathLike[str], clip: Clip) -> None:
     """ClipFormatError naming the joint and sample of the first thing the codec cannot hold
-    (see codec.limits); the readers of text formats say the line before it comes to this."""
+    (see codec.model.limits); the readers of text formats say the line before it comes to this."""
     problem = rate_problem(clip.sample_rate)
     if problem:
         raise ClipFormatError(path, f"sample rate: {problem}")
@@ -209,7 +209,7 @@ def check_clip(path: str | os.PathLike[str], clip: Clip) -> None:
 def _within_skin_budget(path: str | os.PathLike[str], clip: Clip) -> Clip:
     """The clip without its skinned meshes (and a warning saying why) when measuring their
     true error would take more vertices x samples than the file's size allows
-    (codec.limits.vertex_sample_budget): the animation stays readable."""
+    (codec.model.limits.vertex_sample_budget): the animation stays readable."""
     vertices = sum(m.num_vertices for m in clip.meshes)
     budget = vertex_sample_budget(file_bytes(path))
     if vertices * clip.num_samples <= budget:
@@ -251,7 +251,7 @@ def _apply_units(clip: Clip, fmt: str, requested: object) -> Clip:
 def _read(fmt: str, path: str | os.PathLike[str], data: bytes | None, kwargs: dict) -> Clip:
     if fmt == "sjson":
         from codec.formats.acl_sjson import read_acl_sjson
-        from codec.scalar_tracks import ScalarTrackList
+        from codec.model.scalar_tracks import ScalarTrackList
 
         result = read_acl_sjson(path, data=data)
         if isinstance(result, ScalarTrackList):
@@ -277,7 +277,7 @@ def _read(fmt: str, path: str | os.PathLike[str], data: bytes | None, kwargs: di
         from codec.formats.usd import read_usd
 
         return read_usd(path, data=data, **kwargs)
-    from codec.decoder import decode
+    from codec.codecs.acl_style.decoder import decode
 
     if data is None:
         with open(path, "rb") as f:

@@ -14,8 +14,8 @@ Conventions, chosen to match what DCC tools show for the real files we test on:
 - The MOTION block is parsed with one numpy conversion; the header's ``Frames:`` value is
   only compared with the rows found, never used to allocate. The rows are counted before
   they are split into numbers, so a file (or a small .xz of one) with more rows x joints
-  than codec.limits allows for its size is refused before it costs any memory.
-- Every number must be one the codec can hold (codec.limits): within float32's range, and a
+  than codec.model.limits allows for its size is refused before it costs any memory.
+- Every number must be one the codec can hold (codec.model.limits): within float32's range, and a
   Frame Time whose rate is between 1e-3 and 1e6 Hz; the message names the line.
 """
 
@@ -30,12 +30,12 @@ from pathlib import Path
 
 import numpy as np
 
-from codec import quat
-from codec.atomic import atomic_open
-from codec.clip import Clip, Skeleton
 from codec.errors import ClipFormatError, ShellscopeError
+from codec.formats.atomic import atomic_open
 from codec.formats.compressed import inner_name
-from codec.limits import (
+from codec.model import quat
+from codec.model.clip import Clip, Skeleton
+from codec.model.limits import (
     MAX_VALUE,
     file_bytes,
     over_budget,
@@ -43,7 +43,7 @@ from codec.limits import (
     transform_budget,
     value_problem,
 )
-from codec.units import UNIT_CM, USER_UNITS, Units, units_from_height
+from codec.model.units import UNIT_CM, USER_UNITS, Units, units_from_height
 
 Array = np.ndarray
 
@@ -76,9 +76,9 @@ def read_bvh(
 ) -> Clip:
     """Read a BVH file into a clip in centimetres.
 
-    BVH declares no unit, so `units` says what the file is in: a name of codec.units.UNIT_CM
+    BVH declares no unit, so `units` says what the file is in: a name of codec.model.units.UNIT_CM
     ("cm", "m", "inch", "dm", "cmu", ...) or "auto": the unit in which the skeleton's height
-    (the largest extent of the bind pose) is a human's (codec.units.HUMAN_HEIGHT: m 1.5-2,
+    (the largest extent of the bind pose) is a human's (codec.model.units.HUMAN_HEIGHT: m 1.5-2,
     dm 15-20, CMU units 20-35, inches 60-75, cm 150-200); a height that fits none is taken
     as cm with a warning. `clip.units` says what was chosen and why. `data`: the file's bytes
     when already read. Raises ClipFormatError (file, line, what was expected) on bad input.

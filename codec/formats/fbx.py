@@ -27,15 +27,15 @@ from pathlib import Path
 
 import numpy as np
 
-from codec import quat
-from codec.clip import Clip, Skeleton
 from codec.errors import ClipFormatError, ClipValidationError
 from codec.formats.compressed import inner_name
 from codec.formats.fbx_worker import EXIT_BAD_FILE
-from codec.limits import file_bytes, rate_problem, transform_budget
-from codec.mesh import SkinnedMesh, normalize_influences
-from codec.transforms import compose, decompose, qvv_to_matrix
-from codec.units import Units, unit_name_for_metres, user_units
+from codec.model import quat
+from codec.model.clip import Clip, Skeleton
+from codec.model.limits import file_bytes, rate_problem, transform_budget
+from codec.model.mesh import SkinnedMesh, normalize_influences
+from codec.model.transforms import compose, decompose, qvv_to_matrix
+from codec.model.units import Units, unit_name_for_metres, user_units
 
 Array = np.ndarray
 
@@ -101,7 +101,7 @@ def read_fbx(
     `animation`: a stack name (Blender's "Armature|Action" or just "Action" when unique), an
     index, or None for the first. `sample_rate`: None evaluates the curves at the file's
     frame rate, a number at that rate (with a warning). `units` overrides the declared unit
-    (a name of codec.units.UNIT_CM). `data`: the file's bytes when already read.
+    (a name of codec.model.units.UNIT_CM). `data`: the file's bytes when already read.
     """
     if sample_rate is not None and rate_problem(float(sample_rate)):
         raise ValueError(f"sample_rate: {rate_problem(float(sample_rate))}")

@@ -11,7 +11,7 @@ the caller reports it as an unreadable file.
 Protocol: stdin holds one JSON line {"mode": "list" | "read", "path": str | null,
 "animation": str | int | null, "sample_rate": float | null, "budget": int} followed, when
 path is null, by the file's bytes. `budget` is how many transforms (frames x nodes) the file
-may make (codec.limits.transform_budget of its size), checked before any frame is evaluated.
+may make (codec.model.limits.transform_budget of its size), checked before any frame is evaluated.
 On success stdout holds an .npz (see `_read`) and the exit code is 0; on a file problem
 stderr holds the message and the exit code is EXIT_BAD_FILE.
 
@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from codec.limits import FREE_TRANSFORMS, over_budget, rate_problem
+from codec.model.limits import FREE_TRANSFORMS, over_budget, rate_problem
 
 EXIT_BAD_FILE = 3
 _KEEP: list[Any] = []  # every ufbx element fetched, alive until the process exits

@@ -2,7 +2,7 @@
 
 Both readers ask the same questions of an object: is the key there (or has it a default),
 is the value of the kinds expected (true and false are never numbers), and does an array
-hold only numbers the codec can hold (codec.limits). Each reader words the answer its own
+hold only numbers the codec can hold (codec.model.limits). Each reader words the answer its own
 way, naming a line (SJSON) or a JSON path (glTF); `FieldProblem` carries what was wrong.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from codec.limits import first_out_of_range, value_problem
+from codec.model.limits import first_out_of_range, value_problem
 
 
 class _Required:

@@ -19,7 +19,7 @@ glTF is in metres and +Y up by specification; the clip is returned in centimetre
 Hostile files: a buffer's uri is a data: URI or a relative path to a regular file beside
 the glTF (absolute paths, other schemes, devices and FIFOs are refused), read up to its
 declared byteLength only. Sizes are checked before anything is allocated from them against
-the file's transform budget (codec.limits, from the bytes of the glTF and its buffers):
+the file's transform budget (codec.model.limits, from the bytes of the glTF and its buffers):
 an accessor without a bufferView (zeros not stored in the file) and the resampled clip
 (samples x joints); every number must be one the codec can hold. The skin's hierarchy is
 resolved in one pass over the nodes (a 20,000-node chain loads in a fraction of a second).
@@ -43,21 +43,21 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from codec import quat
-from codec.clip import Clip, Skeleton
 from codec.errors import ClipFormatError, ShellscopeError
 from codec.formats.compressed import inner_name
 from codec.formats.fields import REQUIRED, FieldProblem, field, out_of_range
 from codec.formats.key_grid import key_grid
-from codec.limits import (
+from codec.model import quat
+from codec.model.clip import Clip, Skeleton
+from codec.model.limits import (
     file_bytes,
     over_budget,
     rate_problem,
     transform_budget,
 )
-from codec.mesh import SkinnedMesh, normalize_influences
-from codec.transforms import compose, decompose, qvv_to_matrix
-from codec.units import UNIT_CM, Units, user_units
+from codec.model.mesh import SkinnedMesh, normalize_influences
+from codec.model.transforms import compose, decompose, qvv_to_matrix
+from codec.model.units import UNIT_CM, Units, user_units
 
 Array = np.ndarray
 
@@ -395,7 +395,7 @@ def read_gltf(
     `animation` is a name (as listed by `list_gltf_animations`), an index, or None for the
     first. `sample_rate` None keeps uniformly spaced keys as the samples and resamples other
     animations at 30 Hz; a number resamples at that rate. `units` overrides glTF's metres
-    (a name of codec.units.UNIT_CM); `scale_to_cm=False` keeps metres (precision 0.0001).
+    (a name of codec.model.units.UNIT_CM); `scale_to_cm=False` keeps metres (precision 0.0001).
     A file without animations gives the rest pose as one sample (with a warning).
     `data`: the file's bytes when already read. Raises ClipFormatError with a JSON path or
     byte offset on anything malformed.

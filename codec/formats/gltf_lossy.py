@@ -24,10 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from codec import quat
-from codec.atomic import write_bytes
-from codec.clip import Clip
 from codec.errors import ClipFormatError
+from codec.formats.atomic import write_bytes
 from codec.formats.gltf import (
     CHUNK_BIN,
     CHUNK_JSON,
@@ -41,8 +39,10 @@ from codec.formats.gltf import (
     load_document,
     skin_joints,
 )
-from codec.transforms import compose, decompose, qvv_to_matrix
-from codec.units import user_units
+from codec.model import quat
+from codec.model.clip import Clip
+from codec.model.transforms import compose, decompose, qvv_to_matrix
+from codec.model.units import user_units
 
 Array = np.ndarray
 _FLOAT = 5126

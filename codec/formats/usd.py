@@ -16,7 +16,7 @@ usd-core is read-only here and imported lazily: it takes ~0.3 s to import.
 Hostile files: before the stage is composed, every layer it pulls in (sublayers,
 references, payloads, recursively) must be a regular file when it exists (a FIFO named by a
 sublayer would block usd-core forever); the number of samples x joints is checked against
-the file's transform budget (codec.limits) before any sample is allocated, and the stage's
+the file's transform budget (codec.model.limits) before any sample is allocated, and the stage's
 timeCodesPerSecond must be a usable rate.
 """
 
@@ -31,12 +31,12 @@ from typing import Any
 
 import numpy as np
 
-from codec import quat
-from codec.clip import Clip, Skeleton
 from codec.errors import ClipFormatError
 from codec.formats.compressed import inner_name
 from codec.formats.key_grid import key_grid, nice_rate
-from codec.limits import (
+from codec.model import quat
+from codec.model.clip import Clip, Skeleton
+from codec.model.limits import (
     file_bytes,
     first_out_of_range,
     over_budget,
@@ -44,9 +44,9 @@ from codec.limits import (
     transform_budget,
     value_problem,
 )
-from codec.mesh import SkinnedMesh, normalize_influences
-from codec.transforms import compose, decompose, qvv_to_matrix
-from codec.units import Units, unit_name_for_metres, user_units
+from codec.model.mesh import SkinnedMesh, normalize_influences
+from codec.model.transforms import compose, decompose, qvv_to_matrix
+from codec.model.units import Units, unit_name_for_metres, user_units
 
 Array = np.ndarray
 MAX_LAYERS = 1000  # layers one stage may pull in
@@ -270,7 +270,7 @@ def read_usd(
 
     `animation`: a Skeleton path (as `list_usd_animations` gives), its name, its animation's
     path or name, an index, or None for the first Skeleton. `sample_rate` resamples at that
-    rate; `units` overrides metersPerUnit (a name of codec.units.UNIT_CM).
+    rate; `units` overrides metersPerUnit (a name of codec.model.units.UNIT_CM).
     """
     from pxr import Usd, UsdGeom
 
@@ -415,7 +415,7 @@ def _animation_values(
 
 def _check_values(path: object, what: str, values: Array) -> None:
     """ClipFormatError naming `what` and the entry when a value is not one the codec can
-    hold (codec.limits), before any maths turns it into NaN."""
+    hold (codec.model.limits), before any maths turns it into NaN."""
     bad = first_out_of_range(values)
     if bad is not None:
         raise ClipFormatError(path, f"{what}, entry {bad[0]}: {value_problem(float(values[bad]))}")

@@ -9,8 +9,8 @@ import numpy as np
 import codec
 from app.controller import Controller
 from app.document import Document
-from codec.bit_rates import TrackKind
-from codec.clip import Clip, Skeleton
+from codec.codecs.acl_style.bit_rates import TrackKind
+from codec.model.clip import Clip, Skeleton
 from codec.result import CompressionResult, DominantShells
 from codec.settings import CompressionSettings
 

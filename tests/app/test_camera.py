@@ -15,9 +15,9 @@ from app import camera
 from app.document import Document
 from app.up_axis import detect_up_axis, to_display, up_axis
 from app.views.viewport3d import Viewport3D
-from codec.clip import Clip
 from codec.formats import format_of
-from codec.quat import from_matrix, mul
+from codec.model.clip import Clip
+from codec.model.quat import from_matrix, mul
 from tests.app.conftest import DATA
 
 MAX_STEPS = 240  # poses checked per clip, spread evenly from the first to the last instant

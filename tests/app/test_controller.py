@@ -15,8 +15,8 @@ import codec
 from app.controller import Controller
 from app.document import Document, GlobalSettings
 from app.sidecar import load_sidecar, sidecar_path
-from codec.clip import Clip, Skeleton
-from codec.overrides import JointOverride
+from codec.model.clip import Clip, Skeleton
+from codec.tuning import JointOverride
 
 
 def small_clip() -> Clip:
@@ -219,7 +219,7 @@ def test_a_failed_open_keeps_the_clip_and_its_compression_running(qtbot) -> None
 
 
 def test_the_window_warms_the_codec_kernels_up_in_the_background(qtbot, monkeypatch) -> None:
-    from codec import warm_up
+    from codec.codecs.acl_style import warm_up
 
     calls = []
     monkeypatch.setattr(warm_up, "warm_up", lambda: calls.append(threading.current_thread()))

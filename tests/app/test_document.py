@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from app.document import Document
-from codec.overrides import JointOverride
+from codec.tuning import JointOverride
 from tests.codec.helpers import chain_clip
 
 
@@ -82,7 +82,7 @@ def test_shells_from_the_mesh_are_the_base_that_rules_refine() -> None:
     from pathlib import Path
 
     import codec
-    from codec.mesh_shells import mesh_shell_distances
+    from codec.measure.mesh_shells import mesh_shell_distances
 
     clip = codec.load_clip(Path(__file__).parents[1] / "data" / "gltf" / "CesiumMan.glb")
     doc = Document()

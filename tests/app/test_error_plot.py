@@ -8,7 +8,7 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 
 from app.views.error_heatmap import ErrorHeatmapPanel
 from app.views.error_plot import ErrorPlotPanel
-from codec.overrides import JointOverride
+from codec.tuning import JointOverride
 from tests.app.panel_helpers import Recompressions, make_document, make_result
 
 

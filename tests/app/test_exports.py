@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from app import exports
-from codec.overrides import JointOverride
-from codec.tables import JOINT_COLUMNS
+from codec.codecs.acl_style.tables import JOINT_COLUMNS
+from codec.tuning import JointOverride
 from tests.app.panel_helpers import make_result
 
 

@@ -15,8 +15,8 @@ import codec
 from app.document import Document, GlobalSettings
 from app.headless import add_export_arguments, run_headless, wants_headless
 from app.sidecar import save_sidecar
-from codec.overrides import JointOverride
 from codec.settings import CompressionSettings
+from codec.tuning import JointOverride
 
 DATA = Path(__file__).parents[1] / "data" / "acl"
 CLIP = DATA / "cmu_09_02.acl.sjson"
@@ -282,7 +282,7 @@ def test_settings_the_codec_cannot_hold_exit_2(work: Path, flag: str, value: str
 def test_a_run_stopped_by_a_signal_is_one_line_and_writes_nothing(
     work: Path, monkeypatch: pytest.MonkeyPatch, error: str, code: int, word: str
 ) -> None:
-    from codec import atomic
+    from codec.formats import atomic
 
     def stopped(*args, **kwargs):  # type: ignore[no-untyped-def]
         raise atomic.Terminated(143) if error == "term" else KeyboardInterrupt
@@ -296,8 +296,8 @@ def test_a_run_stopped_by_a_signal_is_one_line_and_writes_nothing(
 
 
 def test_shell_distance_mesh_without_a_window(tmp_path: Path) -> None:
-    from codec.mesh_shells import mesh_shell_distances
-    from codec.tables import SKIN_JOINT_COLUMNS
+    from codec.codecs.acl_style.tables import SKIN_JOINT_COLUMNS
+    from codec.measure.mesh_shells import mesh_shell_distances
 
     fox = Path(__file__).parents[1] / "data" / "gltf" / "Fox.glb"
     parser = _parser()

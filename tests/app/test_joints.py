@@ -23,7 +23,7 @@ from app.views.joints import (
     JointsPanel,
     matches_filter,
 )
-from codec.overrides import JointOverride
+from codec.tuning import JointOverride
 from tests.app.panel_helpers import Recompressions, attach, make_document, make_result
 
 

@@ -144,7 +144,7 @@ def test_reopening_a_clip_applies_its_sidecar_and_the_command_line_wins(
 ) -> None:
     from app.document import GlobalSettings
     from app.sidecar import save_sidecar
-    from codec.overrides import JointOverride
+    from codec.tuning import JointOverride
 
     clip = tmp_path / "tuned.acl.sjson"
     shutil.copy(ui.acl_clip, clip)

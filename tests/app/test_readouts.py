@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from app.error_scale import format_cm, format_percent
-from codec.error_metric import shell_error
-from codec.overrides import JointOverride
-from codec.sampling import ROUNDING_MODES, sample_dense
-from codec.transforms import object_space
+from codec.measure.error_metric import shell_error
+from codec.model.sampling import ROUNDING_MODES, sample_dense
+from codec.model.transforms import object_space
+from codec.tuning import JointOverride
 
 
 def independent_error(doc, t: float, mode: str) -> np.ndarray:

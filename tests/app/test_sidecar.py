@@ -15,7 +15,7 @@ from app.sidecar import (
     save_sidecar,
     sidecar_path,
 )
-from codec.overrides import JointOverride
+from codec.tuning import JointOverride
 
 RULES = (
     JointOverride("*Hand*", precision=0.001),

@@ -10,8 +10,8 @@ import pytest
 import codec
 from app.views import colors
 from app.views.skin_item import OPAQUE, STYLES, SkinLayer
-from codec.mesh import skin_of
-from codec.skinning import skin_vertices
+from codec.measure.skinning import skin_vertices
+from codec.model.mesh import skin_of
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 

@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 
 from app import exports
 from app.views.skin_report import COLUMNS
-from codec import tables
+from codec.codecs.acl_style import tables
 
 
 @pytest.fixture

@@ -18,8 +18,8 @@ from app.skeleton_mesh import (
     unit_sphere,
 )
 from app.up_axis import to_display
-from codec.error_metric import shell_error
-from codec.transforms import object_space
+from codec.measure.error_metric import shell_error
+from codec.model.transforms import object_space
 
 # --- Qt-free maths ------------------------------------------------------------------------
 
@@ -191,7 +191,7 @@ def test_each_rounding_mode_draws_exactly_the_codecs_sample(loaded, ui) -> None:
         want = expected_positions(doc, result.compressed.sample(doc.time, mode))
         np.testing.assert_allclose(vp.lossy_positions, want, atol=1e-9)
         raw = doc.clip
-        from codec.sampling import sample_dense
+        from codec.model.sampling import sample_dense
 
         raw_pose = sample_dense(
             raw.rotations, raw.translations, raw.scales, raw.sample_rate, doc.time, mode

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
-from codec import quat
-from codec.clip import Clip, Skeleton
+from codec.model import quat
+from codec.model.clip import Clip, Skeleton
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 _UNPACKED = Path(tempfile.mkdtemp(prefix="shellscope-test-clips-"))

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import codec
-from codec import transforms
 from codec.cli import main
+from codec.model import transforms
 from codec.settings import CompressionSettings
 
 DATA = Path(__file__).resolve().parents[1] / "data"

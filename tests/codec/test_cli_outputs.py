@@ -124,16 +124,16 @@ def test_a_hostile_input_writes_nothing(work: Path, name: str) -> None:
 def test_a_run_that_fails_on_valid_input_exits_1_and_writes_nothing(
     work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import codec.compressor
+    import codec.codecs.acl_style.encoder
 
-    real = codec.compressor.compress
+    real = codec.codecs.acl_style.encoder.compress
 
     def broken(clip, settings, **kw):  # type: ignore[no-untyped-def]
         result = real(clip, settings, **kw)
         result.stats["max_error"] = float("nan")
         return result
 
-    monkeypatch.setattr(codec.compressor, "compress", broken)
+    monkeypatch.setattr(codec.codecs.acl_style.encoder, "compress", broken)
     before = listing(work)
     code, out, err = run(
         "compress", work / "clip.acl.sjson", "-o", work / "out.ssc", "--json", work / "s.json"
@@ -143,7 +143,9 @@ def test_a_run_that_fails_on_valid_input_exits_1_and_writes_nothing(
     assert listing(work) == before
 
     monkeypatch.setattr(
-        codec.compressor, "compress", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("bug"))
+        codec.codecs.acl_style.encoder,
+        "compress",
+        lambda *a, **k: (_ for _ in ()).throw(RuntimeError("bug")),
     )
     code, _, err = run("compress", work / "clip.acl.sjson", "-o", work / "out.ssc")
     assert code == 1
@@ -201,8 +203,8 @@ def test_a_cli_killed_mid_run_leaves_whole_files_and_no_temp_file(
     work: Path, sig: signal.Signals, delay: float
 ) -> None:
     """Killed at some point of its run: each output is the old file or the whole new one,
-    and nothing else appears (a write interrupted inside codec.atomic at a chosen moment is
-    tests/codec/test_atomic.py's)."""
+    and nothing else appears (a write interrupted inside codec.formats.atomic at a chosen moment is
+    tests/codec/formats/test_atomic.py's)."""
     shutil.copy(DATA / "acl" / "cmu_13_07.acl.sjson.xz", work / "long.acl.sjson.xz")
     before = listing(work)
     proc = subprocess.Popen(

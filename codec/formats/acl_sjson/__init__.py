@@ -15,7 +15,7 @@ reference and reader:
   `error_threshold`, else 0.01; a bone's own `precision` key (not ACL's) wins when present.
 - ACL's reader expects keys in the order its writer emits them, so the writer follows that
   order exactly; the reader here accepts any order.
-- Every number must be one the codec can hold (codec.limits): values within float32's
+- Every number must be one the codec can hold (codec.model.limits): values within float32's
   range, positive distances within it too, a sample rate of 1e-3 to 1e6 Hz; the message
   names the line. Bones without a track are filled from their bind pose, so
   `num_samples x bones` is checked against the file's transform budget before that fill

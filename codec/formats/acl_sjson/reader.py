@@ -9,16 +9,16 @@ from pathlib import Path
 
 import numpy as np
 
-from codec import quat
-from codec.clip import DEFAULT_PRECISION, DEFAULT_SHELL_DISTANCE, Clip, Skeleton
 from codec.errors import ClipFormatError, ClipValidationError
 from codec.formats import sjson
 from codec.formats.acl_sjson import layout
 from codec.formats.acl_sjson.values import SjsonValues
 from codec.formats.fields import REQUIRED, describe
 from codec.formats.sjson import SArray, SObject
-from codec.limits import file_bytes, over_budget, transform_budget
-from codec.scalar_tracks import INVALID_OUTPUT_INDEX, TRACK_WIDTHS, ScalarTrackList
+from codec.model import quat
+from codec.model.clip import DEFAULT_PRECISION, DEFAULT_SHELL_DISTANCE, Clip, Skeleton
+from codec.model.limits import file_bytes, over_budget, transform_budget
+from codec.model.scalar_tracks import INVALID_OUTPUT_INDEX, TRACK_WIDTHS, ScalarTrackList
 
 Array = np.ndarray
 
@@ -98,7 +98,7 @@ class _Reader(SjsonValues):
     def __init__(self, path: str | Path, doc: SObject, text: str, budget: int) -> None:
         super().__init__(path, text)
         self.doc = doc
-        self.budget = budget  # samples x bones this file may make (codec.limits)
+        self.budget = budget  # samples x bones this file may make (codec.model.limits)
 
     # ------------------------------------------------------------------ top level
     def read(self) -> Clip | ScalarTrackList:

@@ -12,7 +12,7 @@ import numpy as np
 from codec.errors import ClipFormatError
 from codec.formats.fields import REQUIRED, FieldProblem, describe, field, kind_names, out_of_range
 from codec.formats.sjson import SArray, SObject
-from codec.limits import distance_problem, rate_problem, value_problem
+from codec.model.limits import distance_problem, rate_problem, value_problem
 
 Array = np.ndarray
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import numpy as np
 
-from codec.atomic import write_text
-from codec.clip import Clip
 from codec.formats import sjson
 from codec.formats.acl_sjson.layout import WRITTEN_VERSION, clip_name
+from codec.formats.atomic import write_text
+from codec.model.clip import Clip
 
 Array = np.ndarray
 

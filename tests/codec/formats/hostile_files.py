@@ -192,7 +192,7 @@ def gltf_skinned_mesh(folder: Path, vertices: int, times: list[float]) -> Path:
 
 def ssc_many_samples(folder: Path) -> Path:
     """A 1.7 KB .ssc with a valid CRC: 1 joint, 256 segments of 65,535 samples, no data."""
-    from codec import ssc_format as f
+    from codec.codecs.acl_style import layout as f
 
     ng, size = 256, 65535
     kinds = b"\x00"  # one joint, every sub-track default
@@ -208,7 +208,7 @@ def ssc_many_samples(folder: Path) -> Path:
 
 
 def _ssc(path: Path, nj: int, ns: int, ng: int, body: bytes, meta: bytes) -> Path:
-    from codec import ssc_format as f
+    from codec.codecs.acl_style import layout as f
 
     flags = f.FLAG_METADATA if meta else 0
     total = f.HEADER_SIZE + len(body) + len(meta)
@@ -223,7 +223,7 @@ def ssc_with_metadata_value(folder: Path, field: int, value: float, name: str) -
     """A real .ssc (a 3-joint chain) whose metadata f64 number `field` of joint 1 (0-9 bind
     pose, 10 precision, 11 shell distance) is replaced by `value`, CRC fixed."""
     import codec
-    from codec import ssc_format as f
+    from codec.codecs.acl_style import layout as f
     from tests.codec.helpers import chain_clip
 
     data = bytearray(codec.compress(chain_clip(), codec.CompressionSettings()).data)

@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from codec.clip import Clip, Skeleton
 from codec.errors import ClipFormatError
 from codec.formats import sjson
 from codec.formats.acl_sjson import read_acl_sjson, write_acl_sjson
-from codec.scalar_tracks import ScalarTrackList
+from codec.model.clip import Clip, Skeleton
+from codec.model.scalar_tracks import ScalarTrackList
 from tests.codec.helpers import data_clip
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "acl"

@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from codec import quat
-from codec.clip import Clip
 from codec.errors import ClipFormatError
 from codec.formats.bvh import read_bvh, write_bvh
-from codec.transforms import object_space
+from codec.model import quat
+from codec.model.clip import Clip
+from codec.model.transforms import object_space
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "bvh"
 

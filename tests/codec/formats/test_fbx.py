@@ -12,7 +12,7 @@ import pytest
 
 from codec import ClipFormatError, load_clip
 from codec.formats import list_animations
-from codec.transforms import object_space
+from codec.model.transforms import object_space
 from tests.codec.formats import assimp_reference
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "fbx"
@@ -165,7 +165,7 @@ def test_plain_and_compressed_files_read_the_same(tmp_path: Path, raw: dict[str,
     ],
 )
 def test_compresses_within_precision(name: str) -> None:
-    from codec.compressor import compress
+    from codec.codecs.acl_style.encoder import compress
     from codec.settings import CompressionSettings
 
     stats = compress(load_clip(DATA / name), CompressionSettings()).stats

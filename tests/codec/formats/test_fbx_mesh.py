@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import codec
-from codec.mesh import skin_of
-from codec.skinning import skin_vertices
+from codec.measure.skinning import skin_vertices
+from codec.model.mesh import skin_of
 
 FBX = Path(__file__).resolve().parents[2] / "data" / "fbx"
 ROOT = Path(__file__).resolve().parents[3]

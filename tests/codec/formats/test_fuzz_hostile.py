@@ -5,7 +5,7 @@ keeps them well-formed and swaps in what an attacker would: counts, times and si
 the data (2^24, 4294967295, 333333), numbers float32 cannot hold or the codec cannot use
 (1e39, 3e38, 1e308, 1e-320, 0), buffer uris to devices, FIFOs, absolute paths and other
 schemes, .ssc header and metadata fields with the CRC fixed up, compressed wrappers around
-all of it. Every case must end in a Clip the codec can hold (codec.limits: values, rate,
+all of it. Every case must end in a Clip the codec can hold (codec.model.limits: values, rate,
 samples x joints within the file's budget) or in one ClipFormatError line starting with the
 file's path, with a small traced peak (numpy reports its buffers to tracemalloc).
 No numpy warning may escape a reader (they would be extra lines on the CLI's stderr).
@@ -29,10 +29,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from codec import limits
-from codec.clip import Clip
 from codec.errors import ClipFormatError
 from codec.formats import load_clip
+from codec.model import limits
+from codec.model.clip import Clip
 from tests.codec.formats import hostile_files as hf
 
 PEAK_LIMIT = 96 << 20  # bytes traced per case (an xz -9 window alone is 64 MiB)
@@ -145,7 +145,7 @@ _SSC_BASE: list[bytes] = []
 
 
 def ssc_case(rng: random.Random, folder: Path) -> Path:
-    from codec import ssc_format as f
+    from codec.codecs.acl_style import layout as f
 
     if not _SSC_BASE:
         import codec

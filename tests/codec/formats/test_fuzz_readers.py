@@ -27,10 +27,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from codec.clip import Clip, Skeleton
 from codec.errors import ClipFormatError
 from codec.formats import load_clip
 from codec.formats.acl_sjson import write_acl_sjson
+from codec.model.clip import Clip, Skeleton
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 MEMORY_LIMIT_MB = 200  # resident growth allowed for one case

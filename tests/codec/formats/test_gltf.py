@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from codec import quat
 from codec.errors import ClipFormatError
 from codec.formats.gltf import list_gltf_animations, read_gltf
-from codec.transforms import object_space
+from codec.model import quat
+from codec.model.transforms import object_space
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "gltf"
 

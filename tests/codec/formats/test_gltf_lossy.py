@@ -13,7 +13,7 @@ import pytest
 from codec import ClipFormatError
 from codec.formats.gltf import read_gltf
 from codec.formats.gltf_lossy import write_lossy_gltf
-from codec.transforms import object_space
+from codec.model.transforms import object_space
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "gltf"
 

@@ -183,8 +183,8 @@ def test_samples_carry_their_mesh(name: str, vertices: int, triangles: int, join
     assert sorted(mesh.palette_joint) == list(range(joints))
     assert np.allclose(mesh.weights.sum(axis=1), 1.0)
     # the first pose skinned with the file's matrices wraps the skin around the skeleton
-    from codec.mesh import skin_of
-    from codec.skinning import skin_vertices
+    from codec.measure.skinning import skin_vertices
+    from codec.model.mesh import skin_of
 
     skin = skin_of(clip.meshes)
     posed = skin_vertices(clip.object_space()[:1], skin)[0]

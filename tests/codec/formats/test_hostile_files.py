@@ -20,11 +20,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from codec import limits
 from codec.cli import main as cli_main
 from codec.errors import ClipFormatError
 from codec.formats import load_clip
 from codec.formats.gltf import read_gltf
+from codec.model import limits
 from tests.codec.formats import hostile_files as hf
 
 ROOT = Path(__file__).resolve().parents[3]

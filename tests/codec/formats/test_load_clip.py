@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import codec
-from codec.clip import Clip
 from codec.errors import ClipFormatError
 from codec.formats import format_of, list_animations, load_clip, save_clip
+from codec.model.clip import Clip
 
 DATA = Path(__file__).resolve().parents[2] / "data"  # holds a copy of every ../shared/data clip
 
@@ -130,7 +130,7 @@ def test_save_bvh_goes_to_the_bvh_writer(tmp_path: Path) -> None:
 
 
 def test_ssc_errors_name_the_file(tmp_path: Path) -> None:
-    pytest.importorskip("codec.decoder")
+    pytest.importorskip("codec.codecs.acl_style.decoder")
     p = tmp_path / "junk.ssc"
     p.write_bytes(b"not a compressed clip at all")
     with pytest.raises(ClipFormatError) as info:

@@ -12,7 +12,7 @@ import pytest
 
 from codec import ClipFormatError, load_clip
 from codec.formats import list_animations
-from codec.transforms import object_space
+from codec.model.transforms import object_space
 from tests.codec.formats import usd_reference
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "usd"
@@ -49,7 +49,7 @@ def test_cesium_man_matches_sources_and_usdskel() -> None:
 
 
 def test_cesium_man_compresses_within_precision() -> None:
-    from codec.compressor import compress
+    from codec.codecs.acl_style.encoder import compress
     from codec.settings import CompressionSettings
 
     stats = compress(load_clip(CESIUM), CompressionSettings()).stats

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import codec
-from codec.mesh import skin_of
-from codec.skinning import skin_vertices
+from codec.measure.skinning import skin_vertices
+from codec.model.mesh import skin_of
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 USDZ = DATA / "usd" / "CesiumMan.usdz"

@@ -1,0 +1,1 @@
+"""The codecs, one package each; a codec never imports another."""

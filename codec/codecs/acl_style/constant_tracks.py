@@ -1,0 +1,171 @@
+"""Constant and default sub-tracks: what can be stored as one value, or as nothing.
+
+A sub-track is *default* when the bind value in its place keeps the local error on the
+joint's dominant shell within the dominant precision at every sample, *constant* when its
+first sample (as stored: float32, rotations rebuilt like the decoder does) does. The three
+sub-tracks of a joint are decided in turn (rotation, translation, scale), each on top of
+the earlier replacements, so their combination is checked too.
+
+A sub-track that is exactly constant (or exactly the bind value) in the raw data is always
+stored as such: storing it per sample cannot bring it closer, so no budget, however tight,
+makes it animated.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from codec.codecs.acl_style import quantize, rotation_layout
+from codec.codecs.acl_style.bit_rates import TrackKind
+from codec.jit import kernel
+from codec.model.affine import pack_qvv, qvv_matrix, shell_error
+from codec.model.clip import Clip
+
+Array = np.ndarray
+F32 = np.float32
+
+_DEFAULT = int(TrackKind.DEFAULT)
+_CONSTANT = int(TrackKind.CONSTANT)
+_ANIMATED = int(TrackKind.ANIMATED)
+
+
+@kernel
+def _decide(rot, tr, sc, bind, const, dom, forced, exact, kinds, trial, use, v10, mats):
+    """kinds (J, 3) by the tests of the module docstring. rot / tr / sc the raw samples,
+    bind / const (J, 10) QVV rows, dom (2, J) dominant distance and precision; trial (10,),
+    use (3,), v10 (2, 10) and mats (2, 12) scratch."""
+    raw = v10[0]
+    for j in range(rot.shape[1]):
+        for k in range(3):
+            use[k] = False
+        for k in range(3):
+            lo = 0 if k == 0 else (4 if k == 1 else 7)
+            hi = 4 if k == 0 else (7 if k == 1 else 10)
+            kind = _ANIMATED
+            if exact[j, k] == _DEFAULT:
+                kind = _DEFAULT
+            elif forced[j, k]:
+                kind = _CONSTANT if exact[j, k] == _CONSTANT else _ANIMATED
+            else:
+                use[k] = True
+                for option in range(2):  # default (bind), then constant (first sample)
+                    if option == 1 and exact[j, k] == _CONSTANT:
+                        kind = _CONSTANT
+                        break
+                    for c in range(lo, hi):
+                        trial[c] = bind[j, c] if option == 0 else const[j, c]
+                    ok = True
+                    for s in range(rot.shape[0]):  # within at every sample? stop at a miss
+                        for c in range(4):
+                            raw[c] = rot[s, j, c]
+                        for c in range(3):
+                            raw[4 + c] = tr[s, j, c]
+                            raw[7 + c] = sc[s, j, c]
+                        for c in range(10):
+                            v10[1, c] = (
+                                trial[c] if use[0 if c < 4 else (1 if c < 7 else 2)] else raw[c]
+                            )
+                        qvv_matrix(raw, mats[0])
+                        qvv_matrix(v10[1], mats[1])
+                        if shell_error(mats[0], mats[1], dom[0, j]) > dom[1, j]:
+                            ok = False
+                            break
+                    if ok:
+                        kind = _DEFAULT if option == 0 else _CONSTANT
+                        break
+                use[k] = False
+            kinds[j, k] = kind
+            if kind != _ANIMATED:
+                use[k] = True
+                for c in range(lo, hi):
+                    trial[c] = bind[j, c] if kind == _DEFAULT else const[j, c]
+
+
+def constant_rotations(first: Array) -> tuple[Array, Array, Array]:
+    """How rotations (K, 4) are stored as constants: dropped component (K,), the three kept
+    float32 values (K, 3), and what they decode to (K, 4) float64."""
+    dropped = rotation_layout.choose_constant(first)
+    signed = rotation_layout.signed(first, dropped)
+    kept = rotation_layout.kept_components(dropped)
+    stored = np.take_along_axis(signed, kept, axis=-1).astype(F32)
+    return dropped, stored, rebuild_rotations(stored, dropped)
+
+
+def rebuild_rotations(stored: Array, dropped: Array) -> Array:
+    """Decoded rotations (K, 4) of three kept float32 components (K, 3): unit in float64,
+    as codec.model.clip.Clip stores every rotation."""
+    q = np.zeros((len(stored), 4), dtype=F32)
+    np.put_along_axis(q, rotation_layout.kept_components(dropped), stored.astype(F32), axis=-1)
+    q = quantize.rebuild_rotations(q, np.asarray(dropped, dtype=np.int64)).astype(np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):  # corrupt files: caught downstream
+        return q / np.sqrt(np.sum(q * q, axis=-1, keepdims=True))
+
+
+def exact_kinds(clip: Clip) -> Array:
+    """(J, 3): DEFAULT where a sub-track equals its bind value at every sample, CONSTANT where
+    it equals its first sample, ANIMATED otherwise (rotations up to sign)."""
+
+    def same(a: Array, b: Array, signed: bool) -> Array:
+        eq = np.all(a == b, axis=-1)
+        if signed:
+            eq |= np.all(a == -b, axis=-1)
+        return np.all(eq, axis=0)
+
+    sk = clip.skeleton
+    out = np.full((clip.num_joints, 3), _ANIMATED, dtype=np.int64)
+    parts = (clip.rotations, clip.translations, clip.scales)
+    binds = (sk.bind_rotations, sk.bind_translations, sk.bind_scales)
+    for k, (a, bind) in enumerate(zip(parts, binds, strict=True)):
+        const = same(a, a[:1], k == 0)
+        default = same(a, bind[None], k == 0)
+        out[const, k] = _CONSTANT
+        out[default, k] = _DEFAULT
+    return out
+
+
+def detect_kinds(
+    clip: Clip,
+    dom_dist: Array,
+    dom_prec: Array,
+    forced: Array,
+    exact: Array,
+) -> tuple[Array, tuple[Array, Array, Array], Array]:
+    """Kinds (J, 3) uint8, the fixed value of every joint per sub-track (bind where default,
+    the decoded constant where constant, unused where animated) and the dropped component of
+    each constant rotation (J,) (-1 where not constant).
+
+    `forced (J, 3)` keeps sub-tracks animated unless they are exactly constant; `exact`
+    comes from `exact_kinds`.
+    """
+    sk = clip.skeleton
+    binds = (sk.bind_rotations, sk.bind_translations, sk.bind_scales)
+    dropped, _, const_rot = constant_rotations(clip.rotations[0])
+    consts = (
+        const_rot,
+        clip.translations[0].astype(F32).astype(np.float64),
+        clip.scales[0].astype(F32).astype(np.float64),
+    )
+    bind10 = pack_qvv(*binds)
+    const10 = pack_qvv(*consts)
+    kinds = np.zeros((clip.num_joints, 3), dtype=np.int64)
+    c = np.ascontiguousarray
+    _decide(
+        c(clip.rotations),
+        c(clip.translations),
+        c(clip.scales),
+        bind10,
+        const10,
+        np.stack((dom_dist, dom_prec)).astype(np.float64),
+        np.asarray(forced, np.bool_),
+        np.asarray(exact, np.int64),
+        kinds,
+        np.zeros(10),
+        np.zeros(3, np.bool_),
+        np.empty((2, 10)),
+        np.empty((2, 12)),
+    )
+    fixed = tuple(
+        np.where((kinds[:, k] == _CONSTANT)[:, None], consts[k], binds[k]) for k in range(3)
+    )
+    const_dropped = np.where(kinds[:, 0] == _CONSTANT, dropped, -1)
+    return kinds.astype(np.uint8), fixed, const_dropped

@@ -1,0 +1,170 @@
+"""Decoding .ssc data: the whole clip at once, or one pose at any time and rounding."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from codec.codecs.acl_style import layout as ssc_format
+from codec.codecs.acl_style.bit_rates import has_segment_range
+from codec.codecs.acl_style.constant_tracks import rebuild_rotations
+from codec.codecs.acl_style.quantize import decode_params, decode_values, segment_range_decode
+from codec.errors import ClipValidationError, CompressedFormatError
+from codec.model.clip import Clip, Skeleton
+from codec.model.sampling import INTERPOLATIONS, Pose, blend, duration_of, sample_keys
+
+Array = np.ndarray
+LOOPING = ("clamp", "wrap")
+DECODE_CHUNK = 256  # samples decoded per batch: bounds the temporary arrays
+F32 = np.float32
+
+
+class CompressedClip:
+    """A decoded view of one .ssc file.
+
+    Parsing unpacks every segment's integers once; `sample` then dequantises only the two
+    samples it blends, and `decode_all` dequantises every sample in one batch. Default
+    sub-tracks take the skeleton's bind pose (from the file's metadata, or given).
+    """
+
+    def __init__(
+        self,
+        parsed: ssc_format.ParsedFile,
+        skeleton: Skeleton | None = None,
+        tables: tuple[Array, Array] | None = None,
+    ) -> None:
+        """`tables`: the decoding parameters (G, Ka, 4) and (G, Ka, 17) when the caller has
+        them already (the compressor), see codec.codecs.acl_style.quantize.decode_params."""
+        enc = parsed.encoded
+        sk = skeleton if skeleton is not None else parsed.skeleton
+        if sk is None:
+            raise CompressedFormatError("the file has no metadata block: pass the skeleton")
+        if sk.num_joints != enc.num_joints:
+            raise CompressedFormatError(
+                f"skeleton has {sk.num_joints} joints, the data {enc.num_joints}"
+            )
+        self.encoded = enc
+        self.skeleton = sk
+        self.data = parsed.data
+        self.compressed_size = parsed.compressed_size
+        self.metadata_size = parsed.metadata_size
+        self.sample_rate = enc.sample_rate
+        self.num_samples = enc.num_samples
+        self.wrap = enc.wrap
+        self.duration = duration_of(enc.num_samples, enc.sample_rate, enc.wrap)
+        self._build_tables(tables)
+
+    # --- tables built once ----------------------------------------------------------------
+    def _build_tables(self, tables: tuple[Array, Array] | None) -> None:
+        enc = self.encoded
+        sizes = enc.segment_sizes
+        ka = len(enc.animated)
+        self._q = np.ascontiguousarray(
+            np.concatenate(enc.samples, axis=0) if ka else np.zeros((self.num_samples, 0, 3)),
+            dtype=np.uint32,
+        )
+        self._seg_of = np.repeat(np.arange(enc.num_segments), sizes).astype(np.int64)
+        self._rate = np.ascontiguousarray(enc.bit_rates, dtype=np.int64)
+        if tables is None:
+            smin, sext = segment_range_decode(enc.seg_min, enc.seg_extent)
+            ranged = has_segment_range(self._rate, enc.num_segments > 1)[..., None]
+            tables = decode_params(
+                enc.stored_components(),
+                enc.seg_dropped,
+                enc.clip_min,
+                enc.clip_extent,
+                np.where(ranged, smin, F32(0.0)),
+                np.where(ranged, sext, F32(1.0)),
+                enc.seg_constant,
+            )
+        self._lay, self._dec = tables
+        sk = self.skeleton
+        rot = sk.bind_rotations.copy()
+        tr = sk.bind_translations.copy()
+        sc = sk.bind_scales.copy()
+        consts = enc.constant_tracks
+        is_rot = consts[:, 1] == 0
+        if np.any(is_rot):
+            rot[consts[is_rot, 0]] = rebuild_rotations(
+                enc.constants[is_rot], enc.const_dropped[is_rot]
+            )
+        tr[consts[consts[:, 1] == 1, 0]] = enc.constants[consts[:, 1] == 1]
+        sc[consts[consts[:, 1] == 2, 0]] = enc.constants[consts[:, 1] == 2]
+        self._base = (rot, tr, sc)
+        anim = enc.animated
+        self._track_joint = np.ascontiguousarray(anim[:, 0], dtype=np.int64)
+        self._track_sub = np.ascontiguousarray(anim[:, 1], dtype=np.int64)
+
+    def decode_rows(self, rows: Array) -> tuple[Array, Array, Array]:
+        """Stored samples `rows (n,)` as local rotations (n, J, 4), translations and scales
+        (n, J, 3), float64 of the float32 values a runtime decodes (rotations as decoded,
+        not yet renormalised)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        n = len(rows)
+        parts = [np.repeat(b[None], n, axis=0) for b in self._base]
+        for lo in range(0, n, DECODE_CHUNK):
+            part = rows[lo : lo + DECODE_CHUNK]
+            seg = self._seg_of[part]
+            v = decode_values(self._q[part], self._rate[seg], self._lay[seg], self._dec[seg])
+            for k, width in enumerate((4, 3, 3)):
+                sel = self._track_sub == k
+                parts[k][lo : lo + len(part), self._track_joint[sel]] = v[:, sel, :width]
+        return parts[0], parts[1], parts[2]
+
+    def clip_of(self, rot: Array, tr: Array, sc: Array, looping: bool, name: str = "") -> Clip:
+        """A Clip of decoded local arrays (from `decode_rows`, taken over: rotations are made
+        unit in float64 in place, the way codec.model.clip.Clip would on a copy)."""
+        with np.errstate(invalid="ignore", divide="ignore"):  # corrupt data: Clip says so
+            rot /= np.sqrt(np.einsum("...i,...i->...", rot, rot))[..., None]
+        try:
+            return Clip(self.skeleton, self.sample_rate, rot, tr, sc, looping=looping, name=name)
+        except ClipValidationError as e:  # only corrupt data decodes to an invalid clip
+            raise CompressedFormatError(f"the data decodes to an invalid clip: {e}") from None
+
+    # --- public ---------------------------------------------------------------------------
+    def decode_all(self) -> Clip:
+        """Every stored sample as a Clip (S stored samples, `looping` when wrapping)."""
+        return self.clip_of(*self.decode_rows(np.arange(self.num_samples)), looping=self.wrap)
+
+    def decode_source(self, name: str = "") -> Clip:
+        """Every sample of the clip that was compressed: a wrapping clip's dropped last
+        sample comes back as a copy of the first, so sample counts match the source."""
+        c = self.decode_all()
+        if not self.wrap:
+            return c.replace(name=name)
+        rot, tr, sc = (
+            np.concatenate((a, a[:1]), axis=0) for a in (c.rotations, c.translations, c.scales)
+        )
+        return Clip(self.skeleton, self.sample_rate, rot, tr, sc, looping=True, name=name)
+
+    def sample(
+        self,
+        t: float,
+        rounding: str = "nearest",
+        looping: str | None = None,
+        per_track: Array | list[str] | None = None,
+        interpolation: str = "nlerp",
+    ) -> Pose:
+        """Pose at time `t` (seconds) under a rounding mode.
+
+        looping: None keeps the file's behaviour, 'clamp' holds the last sample, 'wrap'
+        blends the last sample into the first. per_track: (J,) base modes for 'per_track'.
+        interpolation: 'nlerp' (ACL) or 'slerp' for rotations.
+        """
+        if looping is not None and looping not in LOOPING:
+            raise ValueError(f"unknown looping {looping!r}; use one of {LOOPING}")
+        if interpolation not in INTERPOLATIONS:
+            raise ValueError(f"unknown interpolation {interpolation!r}")
+        wrap = self.wrap if looping is None else looping == "wrap"
+        keys = sample_keys(
+            t, self.sample_rate, self.num_samples, rounding, wrap, per_track, self.duration
+        )
+        rot, tr, sc = self.decode_rows(np.array([keys.first, keys.second]))
+        rot = rot / np.linalg.norm(rot, axis=-1, keepdims=True)
+        return blend(
+            Pose(rot[0], tr[0], sc[0]), Pose(rot[1], tr[1], sc[1]), keys.alpha, interpolation
+        )
+
+
+def decode(data: bytes, skeleton: Skeleton | None = None) -> CompressedClip:
+    """Parse .ssc bytes (CompressedFormatError on anything wrong)."""
+    return CompressedClip(ssc_format.read(data), skeleton)

@@ -1,0 +1,624 @@
+"""The compression pipeline: clip in, .ssc bytes, decoded clip, errors and stats out.
+
+Order (ACL 2.1): dominant shells, loop detection, constant / default sub-tracks, rotation
+layouts, clip ranges, segments with 8-bit segment ranges, bit rates per segment
+(optimizer), packing (layout). The lossy clip is decoded from exactly the
+arrays that were written, so what we report is what a reader of the file gets.
+
+When a joint cannot meet its precision, the constant and default sub-tracks on its chain
+that are not exactly constant in the raw data are freed (made animated) and the clip is
+encoded again, at most twice.
+
+A `Compressor` keeps what does not depend on the settings (the hierarchy as the kernels take
+it, the exactly constant sub-tracks) and every segment's solution keyed on a digest of that
+segment's inputs, so tuning one clip again and again (the inspector's loop) redoes only
+what changed; the result is the same as a fresh `compress`. Long clips optimise two
+segments at once (the kernels release the GIL).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from codec.codecs.acl_style import layout as ssc_format
+from codec.codecs.acl_style import rotation_layout
+from codec.codecs.acl_style.bit_rates import TrackKind, segment_cost_bits
+from codec.codecs.acl_style.constant_tracks import detect_kinds, exact_kinds
+from codec.codecs.acl_style.decoder import CompressedClip
+from codec.codecs.acl_style.optimizer import Hierarchy, SegmentProblem, optimize_segment
+from codec.codecs.acl_style.quantize import (
+    F32,
+    clip_ranges,
+    constant_value,
+    decode_params,
+    normalize,
+    segment_ranges,
+    to_segment_space,
+)
+from codec.codecs.acl_style.segments import segment_table
+from codec.errors import Cancelled, ShellscopeError
+from codec.measure.error_metric import between_errors, clip_errors, shell_error
+from codec.measure.shells import (
+    ancestor_scale,
+    dominant_shells,
+    local_precision,
+    segment_dominant_shells,
+)
+from codec.measure.stats import build_stats
+from codec.measure.vertex_error import attach_vertex_error
+from codec.model.affine import pack_qvv
+from codec.model.clip import Clip, Skeleton
+from codec.model.transforms import object_space
+from codec.result import CompressionResult, DominantShells
+from codec.settings import CompressionSettings, resolve_level
+
+Array = np.ndarray
+Progress = Callable[[float, str], None]
+
+__all__ = ["CompressionResult", "CompressionSettings", "Compressor", "compress"]
+
+_ANIMATED = int(TrackKind.ANIMATED)
+_MEMO_LIMIT = 4096  # segment solutions kept per clip
+THREADS = 2  # segments optimised at once (the kernels release the GIL)
+THREADED_SEGMENTS = 4  # clips with fewer segments than this run on the calling thread
+ATTEMPTS = 4  # encodings at most: the first, two with tighter budgets on failing chains, forced
+TIGHTEN = 4.0  # how much a failing chain's constant and default budgets shrink per attempt
+_POOL: ThreadPoolExecutor | None = None
+
+
+def _segment_pool() -> ThreadPoolExecutor | None:
+    global _POOL
+    if (os.cpu_count() or 1) < 2:
+        return None
+    if _POOL is None:
+        _POOL = ThreadPoolExecutor(max_workers=THREADS, thread_name_prefix="segment")
+    return _POOL
+
+
+def compress(
+    clip: Clip,
+    settings: CompressionSettings | None = None,
+    progress: Progress | None = None,
+    cancel: Callable[[], bool] | None = None,
+) -> CompressionResult:
+    """Compress a clip; see the module docstring. Raises Cancelled when `cancel()` is True."""
+    return Compressor(clip).run(settings, progress, cancel)
+
+
+@dataclass(frozen=True, eq=False)
+class _Raw:
+    """What a clip's compressions share whatever the settings: its hierarchy for the kernels,
+    its exactly default or constant sub-tracks (constant_tracks.exact_kinds) and how
+    far its ancestors' scales stretch each joint's local errors."""
+
+    hierarchy: Hierarchy
+    exact: Array
+    scale: Array  # (J,) codec.measure.shells.ancestor_scale
+
+
+@dataclass(frozen=True, eq=False)
+class _Framing:
+    """Where a run's segments lie: table (G, 2) first stored sample and count of each,
+    whether the clip wraps (its last sample, equal to the first, is not stored), the stored
+    sample count, and each segment's dominant shells, distance and precision (G, J), the
+    precision also as a bound in each parent's space (codec.measure.shells.local_precision)."""
+
+    table: Array
+    wrap: bool
+    stored: int
+    seg_dist: Array
+    seg_prec: Array
+    seg_local_prec: Array
+
+
+@dataclass(frozen=True, eq=False)
+class _Kinds:
+    """How each sub-track is stored (constant_tracks.detect_kinds): kinds (J, 3), the
+    values (rotations, translations, scales) of default and constant ones, and the component
+    each constant rotation drops (J,)."""
+
+    kinds: Array
+    fixed: tuple[Array, Array, Array]
+    const_dropped: Array
+
+
+@dataclass(frozen=True, eq=False)
+class _Tracks:
+    """The animated sub-tracks: in stored order joint-major, and in the optimiser's order
+    (rotations, then translations, then scales). order (Ka,) optimiser position -> stored
+    position; joint, kind (Ka,) of each in the optimiser's order; per_kind the joints of
+    the animated rotations, translations and scales."""
+
+    order: Array
+    joint: Array
+    kind: Array
+    per_kind: list[Array]
+
+    @classmethod
+    def of(cls, kinds: Array) -> _Tracks:
+        anim = np.argwhere(kinds == _ANIMATED)  # (Ka, 2), joint-major: the stored order
+        order = np.argsort(anim[:, 1], kind="stable")
+        joint = np.ascontiguousarray(anim[order, 0])
+        kind = np.ascontiguousarray(anim[order, 1])
+        return cls(order, joint, kind, [joint[kind == k] for k in range(3)])
+
+
+@dataclass(eq=False)
+class _Quantized:
+    """The animated samples ready for the optimiser, in its track order: the rotation layouts
+    (Ka,) for the clip and (G, Ka) per segment (-1: not a rotation), the stored components
+    `values` (stored, Ka, 3) float32 and in segment space `unit`, the clip ranges (Ka, 4),
+    the 8-bit segment ranges and constants (G, Ka, 3), and the decoding parameters (G, Ka, 4)
+    and (G, Ka, 17) (codec.codecs.acl_style.quantize.decode_params)."""
+
+    layout: Array
+    dropped: Array
+    values: Array
+    unit: Array
+    clip_min: Array
+    clip_ext: Array
+    seg_min: Array
+    seg_ext: Array
+    seg_const: Array
+    lay: Array
+    dec: Array
+
+    def free_samples(self) -> None:
+        """Let go of `values` and `unit`, a run's largest arrays, before packing."""
+        self.values = self.unit = np.zeros((0, 0, 3), dtype=F32)
+
+
+class Compressor:
+    """Compresses one clip under changing settings, reusing what the settings leave alone."""
+
+    def __init__(self, clip: Clip) -> None:
+        self.clip = clip
+        self._raw = _Raw(
+            Hierarchy.of(clip.skeleton.parents), exact_kinds(clip), ancestor_scale(clip)
+        )
+        self._memo: dict[bytes, tuple[Array, Array, Array]] = {}
+        self.segments_solved = 0  # how many segments the last run optimised (not reused)
+
+    def run(
+        self,
+        settings: CompressionSettings | None = None,
+        progress: Progress | None = None,
+        cancel: Callable[[], bool] | None = None,
+        skeleton: Skeleton | None = None,
+    ) -> CompressionResult:
+        """Compress with `settings` (see `compress`); `skeleton` gives other per-joint
+        precisions and shell distances (the same joints, parents and bind pose)."""
+        start = time.perf_counter()
+        settings = settings or CompressionSettings()
+        clip = self.clip
+        if skeleton is not None:
+            old = clip.skeleton
+            same = skeleton.names == old.names and all(
+                np.array_equal(getattr(skeleton, a), getattr(old, a))
+                for a in ("parents", "bind_rotations", "bind_translations", "bind_scales")
+            )
+            if not same:
+                raise ValueError("the skeleton must have the clip's joints, parents and bind pose")
+            clip = clip.replace(skeleton=skeleton)
+        clip = settings.apply(clip)
+        level = resolve_level(settings.level, clip)
+        report = progress or (lambda f, m: None)
+
+        def check() -> None:
+            if cancel is not None and cancel():
+                raise Cancelled("compression cancelled")
+
+        raw = self._raw
+        report(0.0, "analysing")
+        dom_dist, dom_prec = dominant_shells(clip)
+        framing = _framing(clip, settings.loop_optimization, raw.scale)
+        local_prec = local_precision(dom_prec, raw.scale)
+        check()
+
+        forced = np.zeros((clip.num_joints, 3), dtype=bool)
+        split = np.ones(clip.num_joints)  # local budgets shared out on failing chains
+        self.segments_solved = 0
+        for attempt in range(ATTEMPTS):
+            kinds = _Kinds(*detect_kinds(clip, dom_dist, local_prec / split, forced, raw.exact))
+            enc, tables, stuck = self._encode(clip, kinds, framing, level, report, check, attempt)
+            if len(stuck) == 0:
+                break
+            # the constant and default sub-tracks on a failing chain each kept within the
+            # budget, but their errors added up: share the budget out more tightly, and only
+            # as a last resort animate them all (never one the raw data holds exactly
+            # constant: animating it cannot help). Freeing a whole chain at once made a
+            # looser precision cost more bytes than a tighter one.
+            chain = clip.skeleton.with_ancestors(stuck)
+            newly = chain[:, None] & (kinds.kinds != _ANIMATED) & ~forced
+            newly &= raw.exact == _ANIMATED
+            if not np.any(newly):
+                break
+            if attempt < ATTEMPTS - 2:
+                split[chain] *= TIGHTEN
+            else:
+                forced |= newly
+
+        report(0.95, "packing")
+        shells = DominantShells(dom_dist, dom_prec, framing.seg_dist, framing.seg_prec)
+        result, compressed_size = _result(clip, settings, enc, tables, kinds.kinds, framing, shells)
+        result.stats = build_stats(result, level, compressed_size, time.perf_counter() - start)
+        if settings.skin_error:
+            attach_vertex_error(result)  # the true skin error, when the clip has meshes
+        report(1.0, "done")
+        return result
+
+    def _encode(
+        self,
+        clip: Clip,
+        kinds: _Kinds,
+        framing: _Framing,
+        level: str,
+        report: Progress,
+        check: Callable[[], None],
+        attempt: int,
+    ) -> tuple[ssc_format.EncodedClip, tuple[Array, Array], Array]:
+        """Layouts, ranges and bit rates of every segment for given sub-track kinds.
+
+        Returns the encoding, its decoding parameters (G, Ka, 4) and (G, Ka, 17) (see
+        quantize.decode_params), and the joints that cannot meet their precision.
+        Works in the optimiser's track order (rotations, translations, scales) and stores in
+        joint order; every array that grows with the samples is float32 or uint32.
+        """
+        tracks = _Tracks.of(kinds.kinds)
+        if len(tracks.order) == 0:  # nothing animated (a static pose): nothing to choose
+            return _static(clip, kinds, framing)
+        quant = _quantize(clip, tracks, framing)
+        rates, q, stuck = self._optimise(
+            clip, kinds, tracks, quant, framing, level, report, check, attempt
+        )
+        enc, tables = _encoded(clip, kinds, tracks, quant, framing, rates, q)
+        return enc, tables, stuck
+
+    def _optimise(
+        self,
+        clip: Clip,
+        kinds: _Kinds,
+        tracks: _Tracks,
+        quant: _Quantized,
+        framing: _Framing,
+        level: str,
+        report: Progress,
+        check: Callable[[], None],
+        attempt: int,
+    ) -> tuple[Array, Array, Array]:
+        """Bit rates (G, Ka) and packed samples (stored, Ka, 3), both in stored order, and
+        the joints that cannot meet their precision: each segment solved by the optimiser
+        (two at once on long clips) or taken from an earlier run with the same inputs.
+        Frees `quant`'s sample arrays when done."""
+        h = self._raw.hierarchy
+        sk = clip.skeleton
+        table = framing.table
+        G = len(table)
+        order, ka = tracks.order, len(tracks.order)
+        base = pack_qvv(*kinds.fixed)
+        shell = np.ascontiguousarray(sk.shell_distance, dtype=np.float64)
+        precision = np.ascontiguousarray(sk.precision, dtype=np.float64)
+        # a segment's samples, as stored, follow from the clip (this Compressor's), the kinds
+        # and the layouts; its ranges are in `dec`: those, not the samples, are hashed
+        common = hashlib.blake2b(digest_size=16)  # what every segment's solution depends on
+        for a in (
+            kinds.kinds,
+            quant.dropped,
+            base,
+            shell,
+            precision,
+            np.array([framing.wrap, G]),
+            np.frombuffer(level.encode(), np.uint8),
+        ):
+            common.update(np.ascontiguousarray(a))
+
+        rates = np.zeros((G, ka), dtype=np.int64)
+        q = np.zeros((framing.stored, ka, 3), dtype=np.uint32)  # stored order
+        stuck_all = np.zeros(clip.num_joints, dtype=bool)
+        pool = _segment_pool() if G >= THREADED_SEGMENTS else None
+        pending: deque[tuple[int, bytes, Future | tuple[Array, Array, Array]]] = deque()
+
+        def take(g: int, key: bytes, solved: Future | tuple[Array, Array, Array]) -> None:
+            if isinstance(solved, Future):
+                solved = solved.result()
+                self.segments_solved += 1
+                if len(self._memo) >= _MEMO_LIMIT:
+                    self._memo.clear()
+                self._memo[key] = solved
+            seg_rates, stuck, seg_q = solved
+            stuck_all[:] |= stuck
+            first, n = table[g]
+            rates[g, order] = seg_rates
+            q[first : first + n][:, order] = seg_q
+
+        try:
+            for g in range(G):
+                check()
+                report(
+                    0.05 + 0.9 * (attempt * G + g) / (ATTEMPTS * G if attempt else G),
+                    f"segment {g + 1}/{G}" + (f", pass {attempt + 1}" if attempt else ""),
+                )
+                problem = _problem(clip, g, tracks, quant, framing, base, shell, precision)
+                key = _segment_key(common.copy(), g, problem)
+                solved: Future | tuple[Array, Array, Array] | None = self._memo.get(key)
+                if solved is None and pool is not None:
+                    solved = pool.submit(optimize_segment, problem, h, level)
+                elif solved is None:
+                    solved = Future()
+                    solved.set_result(optimize_segment(problem, h, level))
+                pending.append((g, key, solved))
+                while pending and (
+                    len(pending) > 2 * THREADS
+                    or not isinstance(pending[0][2], Future)
+                    or pending[0][2].done()
+                ):
+                    take(*pending.popleft())
+            while pending:
+                check()
+                take(*pending.popleft())
+        finally:
+            for _, _, solved in pending:  # a cancelled run leaves nothing running behind it
+                if isinstance(solved, Future):
+                    solved.cancel()
+        quant.free_samples()
+        return rates, q, np.flatnonzero(stuck_all)
+
+
+def _framing(clip: Clip, loop_optimization: bool, scale: Array) -> _Framing:
+    """Loop detection (a last sample equal to the first within every joint's precision is
+    dropped and the clip wraps), the segments and their dominant shells."""
+    sk = clip.skeleton
+    S = clip.num_samples
+    wrap = False
+    if loop_optimization and S >= 2:
+        ends = object_space(
+            clip.rotations[[0, -1]], clip.translations[[0, -1]], clip.scales[[0, -1]], sk.parents
+        )
+        wrap = bool(np.all(shell_error(ends[0], ends[1], sk.shell_distance) <= sk.precision))
+    stored = S - 1 if wrap else S
+    table = segment_table(stored)
+    seg_dist, seg_prec = segment_dominant_shells(clip, table, wrap)
+    local = local_precision(seg_prec, scale[None, :])
+    return _Framing(table, wrap, stored, seg_dist, seg_prec, local)
+
+
+def _quantize(clip: Clip, tracks: _Tracks, framing: _Framing) -> _Quantized:
+    """Rotation layouts from each segment's smallest component magnitudes, the stored
+    components of every sample, the clip and segment ranges, and the decoding parameters."""
+    table = framing.table
+    G = len(table)
+    starts = table[:, 0]
+    per_kind = tracks.per_kind
+    ka, kr = len(tracks.order), len(per_kind[0])
+    mins = np.empty((G, kr, 4))
+    for g, (first, n) in enumerate(table):
+        mins[g] = np.abs(clip.rotations[first : first + n, per_kind[0]]).min(axis=0)
+    layout = np.full(ka, -1, dtype=np.int64)
+    dropped = np.full((G, ka), -1, dtype=np.int64)
+    layout[:kr], dropped[:, :kr] = rotation_layout.choose(mins)
+    comps = rotation_layout.kept_components(dropped)  # (G, Ka, 3)
+
+    # the stored components of every sample (float32), segment by segment
+    sources = (clip.rotations, clip.translations, clip.scales)
+    values = np.empty((framing.stored, ka, 3), dtype=F32)
+    for g, (first, n) in enumerate(table):
+        rows = slice(first, first + n)
+        col = 0
+        for k, joints in enumerate(per_kind):
+            v = sources[k][rows, joints]
+            if k == 0:
+                d = dropped[g, :kr]
+                v = rotation_layout.signed(v, np.broadcast_to(d, v.shape[:-1]))
+                v = np.take_along_axis(v, comps[g, :kr][None], axis=2)
+            values[rows, col : col + len(joints)] = v
+            col += len(joints)
+    clip_min, clip_ext = clip_ranges(
+        np.minimum.reduceat(values, starts, axis=0),
+        np.maximum.reduceat(values, starts, axis=0),
+        comps,
+    )
+    unit = np.empty_like(values)  # clip-normalised, then segment space
+    for g, (first, n) in enumerate(table):
+        c = comps[g]
+        unit[first : first + n] = normalize(
+            values[first : first + n],
+            np.take_along_axis(clip_min, c, axis=1),
+            np.take_along_axis(clip_ext, c, axis=1),
+        )
+    seg_const = constant_value(unit, starts)
+    if G > 1 and ka:
+        seg_min, seg_ext, smin, sext = segment_ranges(unit, starts)
+        for g, (first, n) in enumerate(table):
+            unit[first : first + n] = to_segment_space(unit[first : first + n], smin[g], sext[g])
+    else:
+        seg_min = np.zeros((G, ka, 3), dtype=np.uint8)
+        seg_ext = np.zeros((G, ka, 3), dtype=np.uint8)
+        smin = np.zeros((G, ka, 3), dtype=F32)
+        sext = np.ones((G, ka, 3), dtype=F32)
+    lay, dec = decode_params(comps, dropped, clip_min, clip_ext, smin, sext, seg_const)
+    return _Quantized(
+        layout, dropped, values, unit, clip_min, clip_ext, seg_min, seg_ext, seg_const, lay, dec
+    )
+
+
+def _problem(
+    clip: Clip,
+    g: int,
+    tracks: _Tracks,
+    quant: _Quantized,
+    framing: _Framing,
+    base: Array,
+    shell: Array,
+    precision: Array,
+) -> SegmentProblem:
+    """Segment g's inputs to the optimiser; `base` (J, 10) the fixed values of default and
+    constant sub-tracks, `shell` and `precision` (J,) every joint's own."""
+    first, n = (int(v) for v in framing.table[g])
+    span = slice(first, first + n)
+    rows = np.arange(n)
+    raw_rows = np.arange(first, first + n)
+    if framing.wrap and g == 0:  # the dropped last sample decodes as sample 0
+        rows = np.append(rows, 0)
+        raw_rows = np.append(raw_rows, clip.num_samples - 1)
+    return SegmentProblem(
+        rows=rows,
+        raw=pack_qvv(clip.rotations[raw_rows], clip.translations[raw_rows], clip.scales[raw_rows]),
+        base=base,
+        track_joint=tracks.joint,
+        track_kind=tracks.kind,
+        unit=quant.unit[span],
+        raw_values=quant.values[span],
+        lay=quant.lay[g],
+        dec=quant.dec[g],
+        cost=segment_cost_bits(n, len(framing.table) > 1),
+        shell=shell,
+        precision=precision,
+        dom_dist=framing.seg_dist[g],
+        dom_prec=framing.seg_local_prec[g],
+    )
+
+
+def _encoded(
+    clip: Clip,
+    kinds: _Kinds,
+    tracks: _Tracks,
+    quant: _Quantized,
+    framing: _Framing,
+    rates: Array,
+    q: Array,
+) -> tuple[ssc_format.EncodedClip, tuple[Array, Array]]:
+    """The encoding in stored order, and its decoding parameters."""
+    inv = np.argsort(tracks.order)  # stored position -> optimiser position
+    enc = ssc_format.EncodedClip(
+        num_joints=clip.num_joints,
+        num_samples=framing.stored,
+        sample_rate=clip.sample_rate,
+        wrap=framing.wrap,
+        kinds=kinds.kinds,
+        constants=_constant_values(clip, kinds.kinds, kinds.const_dropped),
+        const_dropped=_constant_layouts(kinds.kinds, kinds.const_dropped),
+        clip_layout=quant.layout[inv],
+        clip_min=quant.clip_min[inv],
+        clip_extent=quant.clip_ext[inv],
+        segment_sizes=framing.table[:, 1].copy(),
+        bit_rates=rates.astype(np.uint8),
+        seg_dropped=quant.dropped[:, inv],
+        seg_min=quant.seg_min[:, inv],
+        seg_extent=quant.seg_ext[:, inv],
+        seg_constant=quant.seg_const[:, inv],
+        samples=np.split(q, framing.table[1:, 0]),
+    )
+    tables = (np.ascontiguousarray(quant.lay[:, inv]), np.ascontiguousarray(quant.dec[:, inv]))
+    return enc, tables
+
+
+def _result(
+    clip: Clip,
+    settings: CompressionSettings,
+    enc: ssc_format.EncodedClip,
+    tables: tuple[Array, Array],
+    kinds: Array,
+    framing: _Framing,
+    shells: DominantShells,
+) -> tuple[CompressionResult, int]:
+    """The written file, its decoder, the lossy clip decoded from it and its errors; and the
+    compressed size (header and animation data)."""
+    sk = clip.skeleton
+    S, J = clip.num_samples, clip.num_joints
+    table, wrap, stored = framing.table, framing.wrap, framing.stored
+    parsed = ssc_format.write(enc, sk if settings.include_metadata else None)
+    compressed = CompressedClip(parsed, sk, tables=tables)
+    rows = np.arange(S) if not wrap else np.append(np.arange(stored), 0)
+    # the dropped last sample of a wrapping clip comes back as the first: counts match
+    lossy = compressed.clip_of(
+        *compressed.decode_rows(rows), looping=wrap or clip.looping, name=clip.name
+    )
+    error = clip_errors(clip, lossy)
+    times_b, error_b = between_errors(clip, lossy, settings.supersample)
+    anim = enc.animated
+    bit_rates = np.full((len(table), J, 3), -1, dtype=np.int16)
+    bit_rates[:, anim[:, 0], anim[:, 1]] = enc.bit_rates
+    result = CompressionResult(
+        clip=clip,
+        settings=settings,
+        data=parsed.data,
+        compressed=compressed,
+        lossy=lossy,
+        kinds=kinds,
+        bit_rates=bit_rates,
+        segments=table,
+        dominant_shells=shells,
+        error=error,
+        error_between_times=times_b,
+        error_between=error_b,
+    )
+    if not np.all(np.isfinite(error)):  # the inputs are bounded: this is a codec bug
+        raise ShellscopeError(f"{clip.name or 'clip'}: the compression measured a non-finite error")
+    return result, parsed.compressed_size
+
+
+def _static(
+    clip: Clip, kinds: _Kinds, framing: _Framing
+) -> tuple[ssc_format.EncodedClip, tuple[Array, Array], Array]:
+    """The encoding of a clip whose sub-tracks are all default or constant."""
+    table = framing.table
+    g = len(table)
+    enc = ssc_format.EncodedClip(
+        num_joints=clip.num_joints,
+        num_samples=framing.stored,
+        sample_rate=clip.sample_rate,
+        wrap=framing.wrap,
+        kinds=kinds.kinds,
+        constants=_constant_values(clip, kinds.kinds, kinds.const_dropped),
+        const_dropped=_constant_layouts(kinds.kinds, kinds.const_dropped),
+        clip_layout=np.zeros(0, np.int64),
+        clip_min=np.zeros((0, 4), F32),
+        clip_extent=np.zeros((0, 4), F32),
+        segment_sizes=table[:, 1].copy(),
+        bit_rates=np.zeros((g, 0), np.uint8),
+        seg_dropped=np.zeros((g, 0), np.int64),
+        seg_min=np.zeros((g, 0, 3), np.uint8),
+        seg_extent=np.zeros((g, 0, 3), np.uint8),
+        seg_constant=np.zeros((g, 0, 3), np.uint16),
+        samples=[np.zeros((int(n), 0, 3), np.uint32) for n in table[:, 1]],
+    )
+    tables = (np.zeros((g, 0, 4), np.int64), np.zeros((g, 0, 17), F32))
+    return enc, tables, np.zeros(0, np.int64)
+
+
+def _segment_key(digest: hashlib.blake2b, g: int, p: SegmentProblem) -> bytes:
+    """What a segment's solution depends on besides `digest`'s clip-wide inputs (its raw
+    and stored samples are fixed by those and the segment's index)."""
+    digest.update(np.array([g]))
+    for a in (p.lay, p.dec, p.dom_dist, p.dom_prec):
+        digest.update(np.ascontiguousarray(a))
+    return digest.digest()
+
+
+def _constant_values(clip: Clip, kinds: Array, const_dropped: Array) -> Array:
+    """(Kc, 3) float32 stored values of the constant sub-tracks, in stored order."""
+    consts = np.argwhere(kinds == TrackKind.CONSTANT)
+    out = np.zeros((len(consts), 3), dtype=F32)
+    for k, src in enumerate((clip.rotations, clip.translations, clip.scales)):
+        sel = consts[:, 1] == k
+        first = src[0, consts[sel, 0]]
+        if k == 0:
+            d = const_dropped[consts[sel, 0]]
+            first = rotation_layout.signed(first, d)
+            first = np.take_along_axis(first, rotation_layout.kept_components(d), axis=-1)
+        out[sel] = first
+    return out
+
+
+def _constant_layouts(kinds: Array, const_dropped: Array) -> Array:
+    """(Kc,) the dropped component of each constant sub-track (-1: not a rotation)."""
+    consts = np.argwhere(kinds == TrackKind.CONSTANT)
+    return np.where(consts[:, 1] == 0, const_dropped[consts[:, 0]], -1)

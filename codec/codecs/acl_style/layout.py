@@ -1,0 +1,588 @@
+"""The .ssc byte format: what a runtime needs to rebuild the lossy clip, and nothing else.
+
+Everything is little-endian. Offsets are from the start of the file.
+
+    header (40 bytes)
+      0  magic         b"SSCF"
+      4  version       u16 (FORMAT_VERSION)
+      6  flags         u16: bit 0 wrapping (looping, last sample dropped), bit 1 metadata,
+                       bit 2 rotation layouts present
+      8  crc32         u32 of every byte after this field (zlib.crc32)
+     12  total_size    u32 length of the whole file
+     16  num_joints    u32
+     20  num_samples   u32 stored samples
+     24  sample_rate   f64
+     32  num_segments  u32
+     36  anim_size     u32 bytes of animation data that follow the header
+    animation data (anim_size bytes; header + this is `compressed_size`)
+      kinds           2 bits per sub-track (0 default, 1 constant, 2 animated), joint-major
+                      rotation/translation/scale, LSB first, padded to a byte
+      layouts         (flag bit 2 only) over the constant and animated rotation sub-tracks
+                      in joint order, LSB first, padded to a byte: one bit each, set where it
+                      does not drop w; then 2 bits for each set one: 0..2 the component
+                      (x, y, z) the whole clip drops and rebuilds, 3 (animated only) a
+                      component per segment. Without the flag every rotation drops w.
+      constants       3 x f32 per constant sub-track (rotation: the three kept components
+                      in index order, of the quaternion signed so the dropped one is >= 0)
+      clip ranges     per animated sub-track: min then extent, f32 per stored component:
+                      3 (kept x, y, z; or a rotation's three kept components) or 4 (a
+                      rotation whose dropped component varies by segment: x, y, z, w)
+      segment table   per segment: num_samples u16, data offset u32 (from anim start)
+      segments        per segment:
+                        per animated sub-track a u8: bits 0-4 the bit rate index, bits 5-6
+                          the dropped component of a per-segment rotation (else 0)
+                        per animated sub-track, rate 0: 3 x u16 constant (clip-normalised);
+                          rates 1..23 with more than one segment: 3 x u8 min, 3 x u8 extent
+                        samples, sample-major, sub-tracks in order, 3 components each on
+                          BIT_RATE_BITS[rate] bits (raw rate: f32 bits), LSB first,
+                          padded to a byte
+    metadata (optional; `metadata_size`): per joint u16 name length, UTF-8 name,
+      i32 parent, f64 x 10 bind pose (rotation xyzw, translation, scale), f64 precision,
+      f64 shell distance
+
+A rotation is rebuilt from its three kept components as in quantize.decode_value:
+the dropped one is sqrt(max(0, 1 - sum of squares)), then the four are normalised, in
+float32. Version 1 files (every rotation drops w, no layouts) are refused with a message.
+
+Reading trusts nothing the header says: every count is checked against the bytes present
+before anything is allocated from it, and the samples x joints the file would decode to
+against codec.model.limits.transform_budget of 16 transforms per byte (a segment of constant
+sub-tracks costs 6 bytes for up to 65,535 samples, so bytes alone do not bound it); the
+sample rate, the bind pose, precision and shell distance must be numbers the codec can
+hold (codec.model.limits).
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from codec.codecs.acl_style import bitstream
+from codec.codecs.acl_style.bit_rates import (
+    BIT_RATE_BITS,
+    NUM_BIT_RATES,
+    RAW_BIT_RATE,
+    SLOT_BYTES,
+    TrackKind,
+    has_segment_range,
+    sample_bits,
+)
+from codec.codecs.acl_style.rotation_layout import PER_SEGMENT, W, kept_components
+from codec.errors import CompressedFormatError
+from codec.model.clip import Skeleton
+from codec.model.limits import (
+    distance_problem,
+    first_out_of_range,
+    over_budget,
+    rate_problem,
+    transform_budget,
+    value_problem,
+)
+
+Array = np.ndarray
+
+MAGIC = b"SSCF"
+FORMAT_VERSION = 2
+HEADER = struct.Struct("<4sHHIIIIdII")
+HEADER_SIZE = HEADER.size  # 40
+FLAG_WRAP = 1
+FLAG_METADATA = 2
+FLAG_LAYOUTS = 4
+SEGMENT_ENTRY = struct.Struct("<HI")
+LAYOUT_BITS = 2  # per rotation that does not drop w (after one bit for every rotation)
+_PER_SEGMENT_CODE = 3  # PER_SEGMENT as stored (w needs no code: the bit says it)
+RATE_MASK = 0x1F
+DROPPED_SHIFT = 5
+MAX_JOINTS = 1 << 16
+MAX_SAMPLES = 1 << 24
+TRANSFORMS_PER_BYTE = 16  # what a .ssc may decode to, per byte of it (codec.model.limits)
+
+
+@dataclass(eq=False)
+class EncodedClip:
+    """Everything the animation data holds, as arrays (see the module docstring).
+
+    kinds (J, 3) uint8; constants (Kc, 3) f32; const_dropped (Kc,) the dropped component of
+    each constant (-1: not a rotation); clip_layout (Ka,) 0..3, PER_SEGMENT, or -1 (not a
+    rotation); clip_min / clip_extent (Ka, 4) f32 (unstored components 0); segment_sizes
+    (G,); bit_rates (G, Ka) u8; seg_dropped (G, Ka) (-1: not a rotation); seg_min /
+    seg_extent (G, Ka, 3) u8; seg_constant (G, Ka, 3) u16; samples: per segment (n, Ka, 3).
+    """
+
+    num_joints: int
+    num_samples: int
+    sample_rate: float
+    wrap: bool
+    kinds: Array
+    constants: Array
+    const_dropped: Array
+    clip_layout: Array
+    clip_min: Array
+    clip_extent: Array
+    segment_sizes: Array
+    bit_rates: Array
+    seg_dropped: Array
+    seg_min: Array
+    seg_extent: Array
+    seg_constant: Array
+    samples: list[Array] = field(default_factory=list)
+
+    @property
+    def num_segments(self) -> int:
+        return len(self.segment_sizes)
+
+    @property
+    def segment_starts(self) -> Array:
+        return np.cumsum(self.segment_sizes) - self.segment_sizes
+
+    @cached_property
+    def animated(self) -> Array:
+        """(Ka, 2) joint and sub-track of every animated sub-track, in stored order."""
+        return np.argwhere(self.kinds == TrackKind.ANIMATED)
+
+    @cached_property
+    def constant_tracks(self) -> Array:
+        """(Kc, 2) joint and sub-track of every constant sub-track, in stored order."""
+        return np.argwhere(self.kinds == TrackKind.CONSTANT)
+
+    @property
+    def has_layouts(self) -> bool:
+        """Whether any rotation drops something other than w (the layouts block is written)."""
+        rot_const = self.const_dropped[self.const_dropped >= 0]
+        rot_anim = self.clip_layout[self.clip_layout >= 0]
+        return bool(np.any(rot_const != W) or np.any(rot_anim != W))
+
+    def has_range(self, g: int) -> Array:
+        """(Ka,) which sub-tracks of segment g store an 8-bit segment range."""
+        return has_segment_range(self.bit_rates[g], self.num_segments > 1)
+
+    def range_components(self) -> Array:
+        """(Ka,) how many components each clip range stores (3, or 4 for per-segment)."""
+        return np.where(self.clip_layout == PER_SEGMENT, 4, 3)
+
+    def stored_components(self) -> Array:
+        """(G, Ka, 3) the clip component of each stored value, per segment."""
+        return kept_components(self.seg_dropped)
+
+
+def _segments_bytes(enc: EncodedClip) -> tuple[list[bytes], list[bytes]]:
+    """Each segment's rate bytes and ranges, and its packed samples."""
+    g_count, ka = enc.bit_rates.shape
+    rates = enc.bit_rates.astype(np.int64)
+    per_segment = enc.clip_layout == PER_SEGMENT
+    rate_bytes = (rates | (np.where(per_segment, enc.seg_dropped, 0) << DROPPED_SHIFT)).astype(
+        np.uint8
+    )
+    ranged = has_segment_range(rates, g_count > 1)
+    slots = np.zeros((g_count, ka, SLOT_BYTES), dtype=np.uint8)  # 3 x u16, or 3 + 3 x u8
+    slots[rates == 0] = (
+        enc.seg_constant.astype("<u2").view(np.uint8).reshape(g_count, ka, SLOT_BYTES)[rates == 0]
+    )
+    slots[ranged] = np.concatenate((enc.seg_min, enc.seg_extent), axis=-1)[ranged]
+    used = (rates == 0) | ranged
+    bits = BIT_RATE_BITS[rates]
+    heads, packed = [], []
+    for g in range(g_count):
+        heads.append(rate_bytes[g].tobytes() + slots[g][used[g]].tobytes())
+        q = enc.samples[g]
+        widths = np.broadcast_to(bits[g][None, :, None], q.shape)
+        packed.append(bitstream.pack(q.reshape(-1), widths.reshape(-1)))
+    return heads, packed
+
+
+def _clip_range_bytes(enc: EncodedClip) -> bytes:
+    out = bytearray()
+    comps = enc.stored_components()
+    for k, count in enumerate(enc.range_components()):
+        idx = np.arange(4) if count == 4 else comps[0, k]
+        out += enc.clip_min[k, idx].astype("<f4").tobytes()
+        out += enc.clip_extent[k, idx].astype("<f4").tobytes()
+    return bytes(out)
+
+
+def _layout_codes(enc: EncodedClip) -> Array:
+    """Layout code of every constant or animated rotation, in joint order."""
+    rot = enc.kinds[:, 0]
+    codes = np.full(enc.num_joints, -1, dtype=np.int64)
+    codes[enc.constant_tracks[enc.constant_tracks[:, 1] == 0, 0]] = enc.const_dropped[
+        enc.constant_tracks[:, 1] == 0
+    ]
+    codes[enc.animated[enc.animated[:, 1] == 0, 0]] = enc.clip_layout[enc.animated[:, 1] == 0]
+    return codes[rot != TrackKind.DEFAULT]
+
+
+_JOINT_RECORD = np.dtype(
+    [("parent", "<i4"), ("bind", "<f8", 10), ("prec", "<f8"), ("shell", "<f8")]
+)
+
+
+def _metadata_bytes(skeleton: Skeleton) -> bytes:
+    records = np.zeros(skeleton.num_joints, dtype=_JOINT_RECORD)
+    records["parent"] = skeleton.parents
+    records["bind"] = np.concatenate(
+        (skeleton.bind_rotations, skeleton.bind_translations, skeleton.bind_scales), axis=1
+    )
+    records["prec"] = skeleton.precision
+    records["shell"] = skeleton.shell_distance
+    flat = records.tobytes()
+    size = _JOINT_RECORD.itemsize
+    out = []
+    for j, name in enumerate(skeleton.names):
+        raw = name.encode("utf-8")
+        out += [len(raw).to_bytes(2, "little"), raw, flat[j * size : (j + 1) * size]]
+    return b"".join(out)
+
+
+def write(enc: EncodedClip, skeleton: Skeleton | None = None) -> ParsedFile:
+    """Serialise; returns the written file as `read` would parse it (without parsing)."""
+    kinds = bitstream.pack(enc.kinds.reshape(-1).astype(np.uint64), np.full(enc.kinds.size, 2))
+    body = bytearray(kinds)
+    layouts = enc.has_layouts
+    if layouts:
+        codes = _layout_codes(enc)
+        other = codes != W
+        stored = np.where(codes == PER_SEGMENT, _PER_SEGMENT_CODE, codes)[other]
+        values = np.concatenate((other, stored)).astype(np.uint64)
+        widths = np.concatenate((np.ones(len(codes)), np.full(len(stored), LAYOUT_BITS)))
+        body += bitstream.pack(values, widths.astype(np.int64))
+    body += enc.constants.astype("<f4").tobytes()
+    body += _clip_range_bytes(enc)
+    heads, packed = _segments_bytes(enc)
+    table_at = len(body)
+    offsets = np.zeros(enc.num_segments, dtype=np.int64)
+    packed_at = np.zeros(enc.num_segments, dtype=np.int64)
+    offset = table_at + SEGMENT_ENTRY.size * enc.num_segments
+    for g in range(enc.num_segments):
+        offsets[g] = offset
+        packed_at[g] = HEADER_SIZE + offset + len(heads[g])
+        offset += len(heads[g]) + len(packed[g])
+    body += np.rec.fromarrays((enc.segment_sizes.astype("<u2"), offsets.astype("<u4"))).tobytes()
+    for head, bits in zip(heads, packed, strict=True):
+        body += head
+        body += bits
+    meta = _metadata_bytes(skeleton) if skeleton is not None else b""
+    flags = (
+        (FLAG_WRAP if enc.wrap else 0)
+        | (FLAG_METADATA if meta else 0)
+        | (FLAG_LAYOUTS if layouts else 0)
+    )
+    total = HEADER_SIZE + len(body) + len(meta)
+    fields = (total, enc.num_joints, enc.num_samples, enc.sample_rate, enc.num_segments, len(body))
+    rest = HEADER.pack(MAGIC, FORMAT_VERSION, flags, 0, *fields)[12:] + bytes(body) + meta
+    head = HEADER.pack(MAGIC, FORMAT_VERSION, flags, zlib.crc32(rest), *fields)[:12]
+    return ParsedFile(
+        encoded=enc,
+        skeleton=skeleton,
+        packed_offsets=packed_at,
+        segment_offsets=offsets,
+        data=head + rest,
+        compressed_size=HEADER_SIZE + len(body),
+        metadata_size=len(meta),
+    )
+
+
+class _Reader:
+    """Bounds-checked cursor: every read names the byte offset it failed at."""
+
+    def __init__(self, data: bytes, start: int, end: int) -> None:
+        self.data, self.pos, self.end = data, start, end
+
+    def take(self, n: int, what: str) -> bytes:
+        if n < 0 or self.pos + n > self.end:
+            raise CompressedFormatError(
+                f"truncated at byte {self.pos}: {what} needs {n} bytes, "
+                f"{self.end - self.pos} remain"
+            )
+        out = self.data[self.pos : self.pos + n]
+        self.pos += n
+        return out
+
+    def array(self, dtype: str, count: int, what: str) -> Array:
+        size = np.dtype(dtype).itemsize
+        return np.frombuffer(self.take(size * count, what), dtype=dtype).copy()
+
+
+@dataclass(eq=False)
+class ParsedFile:
+    """A read .ssc file: the encoding, the optional skeleton and where segment bits start."""
+
+    encoded: EncodedClip
+    skeleton: Skeleton | None
+    packed_offsets: Array  # (G,) byte offset of each segment's packed samples in `data`
+    segment_offsets: Array  # (G,) byte offset of each segment from the animation data's start
+    data: bytes
+    compressed_size: int
+    metadata_size: int
+
+
+def _check_header(data: bytes) -> tuple[int, int, int, int, float, int, int]:
+    if len(data) < HEADER_SIZE:
+        raise CompressedFormatError(
+            f"{len(data)} bytes is shorter than the {HEADER_SIZE}-byte header"
+        )
+    magic, version, flags, crc, total, nj, ns, rate, ng, anim = HEADER.unpack_from(data)
+    if magic != MAGIC:
+        raise CompressedFormatError(f"bad magic {magic!r} at byte 0, expected {MAGIC!r}")
+    if version != FORMAT_VERSION:
+        hint = " (written by an older Shellscope: compress the clip again)" if version == 1 else ""
+        raise CompressedFormatError(
+            f"format version {version} at byte 4, this reader knows {FORMAT_VERSION}{hint}"
+        )
+    if total != len(data):
+        raise CompressedFormatError(
+            f"header says {total} bytes at byte 12, the data has {len(data)}"
+        )
+    if zlib.crc32(data[12:]) != crc:
+        raise CompressedFormatError("CRC mismatch (byte 8): the data is corrupt")
+    if flags & ~(FLAG_WRAP | FLAG_METADATA | FLAG_LAYOUTS):
+        raise CompressedFormatError(f"unknown flags {flags:#x} at byte 6")
+    if not (1 <= nj <= MAX_JOINTS and 1 <= ns <= MAX_SAMPLES and 1 <= ng <= ns):
+        raise CompressedFormatError(f"implausible counts: {nj} joints, {ns} samples, {ng} segments")
+    problem = rate_problem(rate)
+    if problem:
+        raise CompressedFormatError(f"sample rate at byte 24: {problem}")
+    problem = over_budget(ns, nj, transform_budget(TRANSFORMS_PER_BYTE * len(data)))
+    if problem:
+        raise CompressedFormatError(f"header (bytes 16-23): {problem}")
+    if HEADER_SIZE + anim > len(data):
+        raise CompressedFormatError(f"animation data of {anim} bytes runs past the end")
+    # every joint costs at least 6 bits of kinds, every segment 6 bytes of table
+    if nj * 6 > 8 * anim or ng * SEGMENT_ENTRY.size > anim:
+        raise CompressedFormatError(
+            f"{nj} joints and {ng} segments cannot fit in {anim} bytes of animation data"
+        )
+    return flags, nj, ns, ng, rate, anim, version
+
+
+def read(data: bytes) -> ParsedFile:
+    """Parse and check a whole file; raises CompressedFormatError on anything wrong.
+
+    Every count is checked against the bytes actually present before anything is
+    allocated from it, so a small file cannot ask for a large allocation.
+    """
+    data = bytes(data)
+    flags, nj, ns, ng, rate, anim, _ = _check_header(data)
+    anim_end = HEADER_SIZE + anim
+    r = _Reader(data, HEADER_SIZE, anim_end)
+    kinds, codes = _read_kinds(r, flags, nj, ng, anim)
+    consts = np.argwhere(kinds == TrackKind.CONSTANT)
+    anim_tracks = np.argwhere(kinds == TrackKind.ANIMATED)
+    const_dropped = np.where(consts[:, 1] == 0, codes[consts[:, 0]], -1)
+    clip_layout = np.where(anim_tracks[:, 1] == 0, codes[anim_tracks[:, 0]], -1)
+    constants, clip_min, clip_ext = _read_clip_values(r, len(consts), clip_layout)
+    table = r.array("<u2,<u4", ng, "segment table")
+    sizes = table["f0"].astype(np.int64)
+    offsets = table["f1"].astype(np.int64)
+    if np.any(sizes < 1) or int(sizes.sum()) != ns:
+        raise CompressedFormatError(f"segment sizes {sizes.tolist()} do not add up to {ns} samples")
+    segs = _read_segments(r, sizes, offsets, clip_layout)
+    meta_size = len(data) - anim_end
+    skeleton = None
+    if flags & FLAG_METADATA:
+        skeleton = _read_metadata(data, anim_end, nj)
+    elif meta_size:
+        raise CompressedFormatError(f"{meta_size} unexpected bytes after the animation data")
+    enc = EncodedClip(
+        num_joints=nj,
+        num_samples=ns,
+        sample_rate=rate,
+        wrap=bool(flags & FLAG_WRAP),
+        kinds=kinds,
+        constants=constants,
+        const_dropped=const_dropped,
+        clip_layout=clip_layout,
+        clip_min=clip_min,
+        clip_extent=clip_ext,
+        segment_sizes=sizes,
+        bit_rates=segs.bit_rates,
+        seg_dropped=np.where(anim_tracks[:, 1] == 0, segs.dropped, -1),
+        seg_min=segs.minimum,
+        seg_extent=segs.extent,
+        seg_constant=segs.constant,
+        samples=segs.samples,
+    )
+    return ParsedFile(enc, skeleton, segs.packed_at, offsets, data, anim_end, meta_size)
+
+
+def _read_kinds(r: _Reader, flags: int, nj: int, ng: int, anim: int) -> tuple[Array, Array]:
+    """The sub-track kinds (J, 3) and every joint's rotation layout code (J,): W unless the
+    layouts block says otherwise."""
+    kind_bytes = r.take((nj * 3 * 2 + 7) // 8, "sub-track kinds")
+    kinds = bitstream.unpack(kind_bytes, np.arange(nj * 3) * 2, np.full(nj * 3, 2))
+    if np.any(kinds > TrackKind.ANIMATED):
+        raise CompressedFormatError(f"unknown sub-track kind at byte {HEADER_SIZE}")
+    kinds = kinds.reshape(nj, 3).astype(np.uint8)
+    ka = int(np.sum(kinds == TrackKind.ANIMATED))
+    if ng * ka > anim:  # every segment stores a rate byte per animated sub-track
+        raise CompressedFormatError(
+            f"{ng} segments of {ka} animated sub-tracks cannot fit in {anim} bytes"
+        )
+    codes = np.full(nj, W, dtype=np.int64)
+    rot_stored = np.flatnonzero(kinds[:, 0] != TrackKind.DEFAULT)
+    if flags & FLAG_LAYOUTS:
+        at = r.pos
+        n = len(rot_stored)
+        rest = r.end - r.pos
+        mask_bytes = r.data[r.pos : r.pos + min(rest, (n + 7) // 8)]
+        if len(mask_bytes) < (n + 7) // 8:
+            raise CompressedFormatError(f"truncated at byte {at}: rotation layouts")
+        other = bitstream.unpack(mask_bytes, np.arange(n), np.ones(n, np.int64)).astype(bool)
+        k = int(other.sum())
+        raw = r.take((n + LAYOUT_BITS * k + 7) // 8, "rotation layouts")
+        got = bitstream.unpack(raw, n + np.arange(k) * LAYOUT_BITS, np.full(k, LAYOUT_BITS))
+        got = np.where(got == _PER_SEGMENT_CODE, PER_SEGMENT, got)
+        codes[rot_stored[other]] = got
+        bad = (codes == PER_SEGMENT) & (kinds[:, 0] != TrackKind.ANIMATED)
+        if np.any(bad):
+            raise CompressedFormatError(f"bad rotation layout at byte {at}")
+    return kinds, codes
+
+
+def _read_clip_values(r: _Reader, kc: int, clip_layout: Array) -> tuple[Array, Array, Array]:
+    """The constant sub-tracks' values (Kc, 3) and the animated ones' clip ranges, min and
+    extent (Ka, 4) each (unstored components 0)."""
+    ka = len(clip_layout)
+    constants = r.array("<f4", kc * 3, "constant values").reshape(kc, 3)
+    counts = np.where(clip_layout == PER_SEGMENT, 4, 3)
+    flat = r.array("<f4", int(counts.sum()) * 2, "clip ranges")
+    if not (np.all(np.isfinite(constants)) and np.all(np.isfinite(flat))):
+        raise CompressedFormatError("constant values or clip ranges are not finite numbers")
+    clip_min = np.zeros((ka, 4), dtype=np.float32)
+    clip_ext = np.zeros((ka, 4), dtype=np.float32)
+    fixed_comps = kept_components(np.where(clip_layout == PER_SEGMENT, W, clip_layout))
+    pos = 0
+    for k in range(ka):
+        c = int(counts[k])
+        idx = np.arange(4) if c == 4 else fixed_comps[k]
+        clip_min[k, idx] = flat[pos : pos + c]
+        clip_ext[k, idx] = flat[pos + c : pos + 2 * c]
+        pos += 2 * c
+    if np.any(clip_ext < 0):
+        raise CompressedFormatError("a clip range has a negative extent")
+    return constants, clip_min, clip_ext
+
+
+@dataclass(eq=False)
+class _Segments:
+    """What the segments hold: bit_rates (G, Ka), the dropped component of each rotation
+    (G, Ka), 8-bit ranges `minimum` / `extent` and 16-bit constants (G, Ka, 3), where each
+    segment's packed samples start in the file (G,), and the samples (n, Ka, 3) of each."""
+
+    bit_rates: Array
+    dropped: Array
+    minimum: Array
+    extent: Array
+    constant: Array
+    packed_at: Array
+    samples: list[Array]
+
+
+def _read_segments(r: _Reader, sizes: Array, offsets: Array, clip_layout: Array) -> _Segments:
+    """Every segment: its rate bytes, constants and ranges, and its packed samples."""
+    ng, ka = len(sizes), len(clip_layout)
+    per_segment = clip_layout == PER_SEGMENT
+    segs = _Segments(
+        bit_rates=np.zeros((ng, ka), dtype=np.uint8),
+        dropped=np.repeat(np.where(per_segment, W, clip_layout)[None], ng, 0),
+        minimum=np.zeros((ng, ka, 3), dtype=np.uint8),
+        extent=np.zeros((ng, ka, 3), dtype=np.uint8),
+        constant=np.zeros((ng, ka, 3), dtype=np.uint16),
+        packed_at=np.zeros(ng, dtype=np.int64),
+        samples=[],
+    )
+    multi = ng > 1
+    for g in range(ng):
+        start = HEADER_SIZE + int(offsets[g])
+        if not HEADER_SIZE <= start <= r.end:
+            raise CompressedFormatError(f"segment {g} offset {offsets[g]} is out of range")
+        r.pos = start
+        at = r.pos
+        raw_rates = r.array("u1", ka, f"bit rates of segment {g}").astype(np.int64)
+        rates = raw_rates & RATE_MASK
+        dropped = raw_rates >> DROPPED_SHIFT
+        if (
+            np.any(rates >= NUM_BIT_RATES)
+            or np.any(dropped[~per_segment] != 0)
+            or np.any(dropped > W)
+        ):
+            raise CompressedFormatError(f"segment {g}: bad bit rate byte at byte {at}")
+        segs.bit_rates[g] = rates
+        segs.dropped[g, per_segment] = dropped[per_segment]
+        need_const = rates == 0
+        need_range = has_segment_range(rates, multi)
+        blob = r.take(SLOT_BYTES * int(np.sum(need_const | need_range)), f"segment {g} ranges")
+        cursor = 0
+        for k in np.flatnonzero(need_const | need_range):
+            if need_const[k]:
+                segs.constant[g, k] = np.frombuffer(blob, "<u2", 3, cursor)
+            else:
+                segs.minimum[g, k] = np.frombuffer(blob, "u1", 3, cursor)
+                segs.extent[g, k] = np.frombuffer(blob, "u1", 3, cursor + 3)
+            cursor += SLOT_BYTES
+        segs.packed_at[g] = r.pos
+        segs.samples.append(_read_samples(r, g, rates, int(sizes[g])))
+    return segs
+
+
+def _read_samples(r: _Reader, g: int, rates: Array, n: int) -> Array:
+    """Segment g's packed samples (n, Ka, 3) as stored integers (raw floats' bits)."""
+    ka = len(rates)
+    bits = BIT_RATE_BITS[rates]
+    packed = r.take((sample_bits(rates, n) + 7) // 8, f"samples of segment {g}")
+    widths = np.broadcast_to(bits[None, :, None], (n, ka, 3))
+    offs = (np.cumsum(widths.reshape(-1)) - widths.reshape(-1)).reshape(n, ka, 3)
+    q = bitstream.unpack(packed, offs, widths)
+    raw = rates == RAW_BIT_RATE
+    if np.any(raw) and not np.all(np.isfinite(q[:, raw].view(np.float32))):
+        raise CompressedFormatError(f"segment {g}: a raw sample is not a finite number")
+    return q
+
+
+def _read_metadata(data: bytes, start: int, nj: int) -> Skeleton:
+    r = _Reader(data, start, len(data))
+    names, parents, bind, prec, shell = [], [], [], [], []
+    for j in range(nj):
+        (length,) = struct.unpack("<H", r.take(2, f"name length of joint {j}"))
+        try:
+            names.append(r.take(length, f"name of joint {j}").decode("utf-8"))
+        except UnicodeDecodeError as e:
+            raise CompressedFormatError(f"name of joint {j} is not UTF-8 ({e})") from None
+        (parent,) = struct.unpack("<i", r.take(4, f"parent of joint {j}"))
+        parents.append(parent)
+        bind.append(r.array("<f8", 10, f"bind pose of joint {j}"))
+        p, s = struct.unpack("<dd", r.take(16, f"precision of joint {j}"))
+        prec.append(p)
+        shell.append(s)
+    if r.pos != len(data):
+        raise CompressedFormatError(f"{len(data) - r.pos} unexpected bytes after the metadata")
+    b = np.array(bind)
+    bad = first_out_of_range(b)
+    if bad is not None:
+        j, c = bad
+        field = ("bind rotation", "bind translation", "bind scale")[(c >= 4) + (c >= 7)]
+        raise CompressedFormatError(
+            f"metadata of joint {j} ({names[j]!r}): {field} {value_problem(float(b[j, c]))}"
+        )
+    for label, values in (("precision", prec), ("shell distance", shell)):
+        for j, v in enumerate(values):
+            problem = distance_problem(v)
+            if problem:
+                raise CompressedFormatError(
+                    f"metadata of joint {j} ({names[j]!r}): {label} {problem}"
+                )
+    try:
+        return Skeleton(
+            names=tuple(names),
+            parents=np.array(parents),
+            bind_rotations=b[:, :4],
+            bind_translations=b[:, 4:7],
+            bind_scales=b[:, 7:],
+            precision=np.array(prec),
+            shell_distance=np.array(shell),
+        )
+    except ValueError as e:
+        raise CompressedFormatError(f"metadata: {e}") from None

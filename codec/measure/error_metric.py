@@ -1,0 +1,139 @@
+"""The one error number: distance between raw and lossy images of a joint's shell points.
+
+A joint with shell distance d has shell points (d,0,0), (0,d,0), (0,0,d). Its error is the
+largest distance between where the raw and the lossy transform put them. Given affine
+matrices, that is max_i |d * D[:, i] + D[:, 3]| with D = raw - lossy, so no points are built.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from codec.jit import kernel
+from codec.model import affine
+from codec.model.affine import compose, qvv_matrix
+
+if TYPE_CHECKING:
+    from codec.model.clip import Clip
+
+Array = np.ndarray
+
+
+def shell_error(raw: Array, lossy: Array, distance: Array) -> Array:
+    """Error (...) between affine matrices raw and lossy (..., 3, 4) on shells `distance`.
+
+    `distance` broadcasts against the leading axes (e.g. (J,) for (S, J, 3, 4) inputs).
+    """
+    d = raw - lossy
+    lin = d[..., :3] * np.asarray(distance, dtype=d.dtype)[..., None, None]
+    pts = lin + d[..., 3:4]  # (..., 3 coords, 3 points)
+    return np.sqrt(np.max(np.sum(pts * pts, axis=-2), axis=-1))
+
+
+def shell_reach(m: Array, distance: Array) -> Array:
+    """Largest length |m (d e_i)| over the three shell points: how far a shell reaches
+    in the parent's space under affine matrices m (..., 3, 4)."""
+    lin = m[..., :3] * np.asarray(distance, dtype=m.dtype)[..., None, None]
+    pts = lin + m[..., 3:4]
+    return np.sqrt(np.max(np.sum(pts * pts, axis=-2), axis=-1))
+
+
+# --- compiled: the error of a whole clip, pose by pose, without object-space arrays ------
+
+
+@kernel
+def _pose_errors(
+    r_rot, r_tr, r_sc, l_rot, l_tr, l_sc, ks, alphas, parents, shell, poses, mats, out
+):
+    """out (N, J): error of every joint at N poses of the raw clip (r_*) and the lossy one
+    (l_*): rotations (S, J, 4), translations and scales (S, J, 3). Pose i blends samples
+    ks[i] and ks[i] + 1 by alphas[i] the way ACL does (component lerp of the rotation on the
+    shorter arc, normalised); alpha 0 takes sample ks[i] as it is."""
+    for i in range(ks.shape[0]):
+        k = ks[i]
+        alpha = alphas[i]
+        k1 = k + 1 if alpha != 0.0 else k
+        for side in range(2):
+            rot = r_rot if side == 0 else l_rot
+            tr = r_tr if side == 0 else l_tr
+            sc = r_sc if side == 0 else l_sc
+            pose = poses[side]
+            for j in range(parents.shape[0]):
+                d = 0.0
+                for c in range(4):
+                    d += rot[k, j, c] * rot[k1, j, c]
+                sign = -1.0 if d < 0.0 else 1.0
+                n2 = 0.0
+                for c in range(4):
+                    a = rot[k, j, c]
+                    v = a + (rot[k1, j, c] * sign - a) * alpha
+                    pose[j, c] = v
+                    n2 += v * v
+                if alpha != 0.0:
+                    n = np.sqrt(n2)
+                    for c in range(4):
+                        pose[j, c] = pose[j, c] / n if n > 0.0 else (1.0 if c == 3 else 0.0)
+                for c in range(3):
+                    a = tr[k, j, c]
+                    pose[j, 4 + c] = a + (tr[k1, j, c] - a) * alpha
+                    a = sc[k, j, c]
+                    pose[j, 7 + c] = a + (sc[k1, j, c] - a) * alpha
+                p = parents[j]
+                qvv_matrix(pose[j], mats[side, j])
+                if p >= 0:
+                    compose(mats[side, p], mats[side, j], mats[side, j])
+        for j in range(parents.shape[0]):
+            out[i, j] = affine.shell_error(mats[0, j], mats[1, j], shell[j])
+
+
+def pose_errors(raw: Clip, lossy: Clip, ks: Array, alphas: Array) -> Array:
+    """(N, J) error of every joint at N poses of two clips: pose i blends samples ks[i] and
+    ks[i] + 1 by alphas[i] the way ACL does; alpha 0 takes sample ks[i] itself."""
+    num_joints = raw.num_joints
+    out = np.empty((len(ks), num_joints))
+    c = np.ascontiguousarray
+    _pose_errors(
+        c(raw.rotations),
+        c(raw.translations),
+        c(raw.scales),
+        c(lossy.rotations),
+        c(lossy.translations),
+        c(lossy.scales),
+        np.asarray(ks, np.int64),
+        np.asarray(alphas, np.float64),
+        np.asarray(raw.skeleton.parents, np.int64),
+        np.asarray(raw.skeleton.shell_distance, np.float64),
+        np.empty((2, num_joints, 10)),
+        np.empty((2, num_joints, 12)),
+        out,
+    )
+    return out
+
+
+def clip_errors(raw: Clip, lossy: Clip) -> Array:
+    """(S, J) error of every joint on its own shell at every sample (nearest rounding)."""
+    s = raw.num_samples
+    return pose_errors(raw, lossy, np.arange(s), np.zeros(s))
+
+
+BETWEEN_CHUNK = 4096  # poses measured at once between samples
+
+
+def between_errors(raw: Clip, lossy: Clip, supersample: int) -> tuple[Array, Array]:
+    """Times (N,) and errors (N, J) float32 at `supersample` times per sample interval,
+    rounding none (ACL's nlerp blend of both clips), ending on the last sample. Float32 is
+    plenty for a curve to look at and halves the largest table a result keeps; the bound is
+    checked on the float64 errors at the samples."""
+    S = raw.num_samples
+    if supersample <= 0 or S < 2:
+        return np.zeros(0), np.zeros((0, raw.num_joints), dtype=np.float32)
+    frac = np.arange(supersample) / supersample
+    k = np.append(np.repeat(np.arange(S - 1), supersample), S - 1)
+    alpha = np.append(np.tile(frac, S - 1), 0.0)
+    out = np.empty((len(k), raw.num_joints), dtype=np.float32)
+    for lo in range(0, len(k), BETWEEN_CHUNK):
+        hi = lo + BETWEEN_CHUNK
+        out[lo:hi] = pose_errors(raw, lossy, k[lo:hi], alpha[lo:hi])
+    return (k + alpha) / raw.sample_rate, out

@@ -1,0 +1,118 @@
+"""Dominant shells: how far, and how precisely, a joint's rotation must be kept.
+
+A joint's error moves every descendant, so its rotation is judged on the farthest shell any
+descendant puts in its space. Walking leaves to root, each joint pushes its current shell
+through its own local transform at every sample; the largest reach, plus the joint's
+precision (the error it may carry), becomes its parent's shell when it is farther. The
+parent's precision becomes the tightest of its subtree's (ACL 2.1 takes the dominant
+child's, which lets a loose leaf loosen its whole chain).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from codec.jit import kernel
+from codec.model.affine import qvv_matrix
+from codec.model.clip import Clip
+from codec.model.topology import depth_levels
+
+Array = np.ndarray
+
+
+@kernel
+def _dominant(rot, tr, sc, rows, parents, dist, prec, v, m):
+    for j in range(parents.shape[0] - 1, -1, -1):
+        p = parents[j]
+        if p < 0:
+            continue
+        d = dist[j]
+        reach = 0.0
+        for i in range(rows.shape[0]):
+            s = rows[i]
+            for c in range(4):
+                v[c] = rot[s, j, c]
+            for c in range(3):
+                v[4 + c] = tr[s, j, c]
+                v[7 + c] = sc[s, j, c]
+            qvv_matrix(v, m)
+            for k in range(3):  # codec.measure.error_metric.shell_reach
+                x = m[k] * d + m[3]
+                y = m[4 + k] * d + m[7]
+                z = m[8 + k] * d + m[11]
+                reach = max(reach, x * x + y * y + z * z)
+        reach = np.sqrt(reach) + prec[j]
+        if reach > dist[p]:
+            dist[p] = reach
+        if prec[j] < prec[p]:
+            prec[p] = prec[j]
+
+
+def dominant_shells(
+    clip: Clip,
+    distance: Array | None = None,
+    precision: Array | None = None,
+    rows: Array | None = None,
+) -> tuple[Array, Array]:
+    """Dominant shell distance and precision (J,) each of a clip, from its own shell
+    distances and precisions unless given. `rows` selects the samples that count (all by
+    default)."""
+    sk = clip.skeleton
+    dist = np.array(sk.shell_distance if distance is None else distance, np.float64, copy=True)
+    prec = np.array(sk.precision if precision is None else precision, np.float64, copy=True)
+    if rows is None:
+        rows = np.arange(clip.num_samples)
+    c = np.ascontiguousarray
+    _dominant(
+        c(clip.rotations),
+        c(clip.translations),
+        c(clip.scales),
+        np.asarray(rows, dtype=np.int64),
+        np.asarray(sk.parents, dtype=np.int64),
+        dist,
+        prec,
+        np.empty(10),
+        np.empty(12),
+    )
+    return dist, prec
+
+
+def ancestor_scale(clip: Clip) -> Array:
+    """(J,) how much a joint's local error can grow on its way to object space: the largest,
+    over the samples, of the product of its ancestors' largest |scale| (1 for a root).
+
+    The local tests (constant and default sub-tracks, the optimiser's lower bound) measure
+    in the parent's space, and the parent's object transform stretches that by at most this
+    factor. A rig under a 100x armature scale (FBX files in centimetres often carry one)
+    would otherwise pass local tests 100 times too loose, and only the object-space repair
+    would find out, one freed chain at a time.
+    """
+    parents = np.asarray(clip.skeleton.parents)
+    largest = np.abs(clip.scales).max(axis=-1)  # (S, J)
+    reach = np.ones_like(largest)
+    for level in depth_levels(parents)[1:]:
+        up = parents[level]
+        reach[:, level] = reach[:, up] * largest[:, up]
+    return reach.max(axis=0, initial=0.0)
+
+
+def local_precision(precision: Array, scale: Array) -> Array:
+    """Object-space precisions (..., J) as bounds on errors measured in each parent's space;
+    under ancestors scaled to nothing any local error is allowed."""
+    with np.errstate(divide="ignore", over="ignore"):
+        return np.where(scale > 0.0, precision / np.where(scale > 0.0, scale, 1.0), np.inf)
+
+
+def segment_dominant_shells(clip: Clip, table: Array, wrap: bool) -> tuple[Array, Array]:
+    """Dominant shells of every segment, (G, J) each. `table (G, 2)` holds each segment's
+    first stored sample and count; with `wrap`, segment 0 also answers for the dropped last
+    sample (S - 1), which decodes as its first."""
+    num_joints = clip.num_joints
+    dist = np.empty((len(table), num_joints))
+    prec = np.empty((len(table), num_joints))
+    for g, (first, n) in enumerate(table):
+        rows = np.arange(first, first + n)
+        if wrap and g == 0:
+            rows = np.append(rows, clip.num_samples - 1)
+        dist[g], prec[g] = dominant_shells(clip, rows=rows)
+    return dist, prec

@@ -1,0 +1,1 @@
+"""The data model: clips, skeletons, meshes, units, quaternions, sampling. Imports no codec."""

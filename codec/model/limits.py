@@ -1,0 +1,107 @@
+"""What the codec can hold, and how much a file may make a reader build.
+
+Numbers. The codec stores each animated sub-track's clip range as a float32 minimum and
+extent, so every value must lie within half of float32's range for `max - min` to stay
+finite: |value| <= MAX_VALUE (1.7e38). Precision and shell distance are positive and within
+the same bound (the error metric moves points that far). Sample rates lie between
+MIN_SAMPLE_RATE and MAX_SAMPLE_RATE (a frame time of 1 us to 1000 s): outside that a
+duration or a sample time stops being a number the timeline can show.
+
+Sizes. A clip is samples x joints transforms: 80 bytes each in float64, and about 0.3 KB
+each while compressing (cmu_13_07 tiled to 512k transforms: 258 MB peak RSS, 93 MB before
+compressing). A file may ask for at most `transform_budget(bytes)` of them: as many as it
+has bytes on disk (a transform costs several bytes in every raw format), never fewer than
+FREE_TRANSFORMS (a small file may hold a long static pose) and never more than
+MAX_TRANSFORMS. Readers check the count before they allocate anything sized by it, so a
+669-byte file cannot ask for ten million samples.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+
+MAX_VALUE = float(np.finfo(np.float32).max) / 2
+MIN_SAMPLE_RATE = 1e-3
+MAX_SAMPLE_RATE = 1e6
+FREE_TRANSFORMS = 1 << 18
+MAX_TRANSFORMS = 1 << 22
+# The skin error (codec.measure.vertex_error) skins every vertex at every sample and between them,
+# about 1.3 million vertex-samples a second here (20,000 vertices x 2,611 samples: 39 s):
+# a 640 KB glTF of 20,000 vertices and 262,144 samples would run for over an hour.
+FREE_VERTEX_SAMPLES = 1 << 23
+VERTEX_SAMPLES_PER_BYTE = 8
+
+
+def transform_budget(file_bytes: int) -> int:
+    """How many transforms (samples x joints) a file of `file_bytes` bytes may make."""
+    return min(MAX_TRANSFORMS, max(FREE_TRANSFORMS, int(file_bytes)))
+
+
+def file_bytes(path: object, data: bytes | None = None) -> int:
+    """The size on disk of `path` (for a .gz/.xz/.zst file the compressed size, so a
+    compression bomb gets no larger budget than its real size), else len(data)."""
+    try:
+        return os.stat(os.fspath(path)).st_size  # type: ignore[arg-type]
+    except (OSError, TypeError, ValueError):
+        return len(data) if data is not None else 0
+
+
+def vertex_sample_budget(file_bytes: int) -> int:
+    """How many vertices x samples of skinned meshes a file of `file_bytes` bytes may ask
+    the skin error to measure."""
+    return max(FREE_VERTEX_SAMPLES, VERTEX_SAMPLES_PER_BYTE * int(file_bytes))
+
+
+def over_budget(samples: int, joints: int, budget: int) -> str | None:
+    """None when samples x joints fits `budget`, else the sentence saying why not."""
+    if samples * joints <= budget:
+        return None
+    return (
+        f"{samples} samples x {joints} joints = {samples * joints} transforms is over the "
+        f"limit of {budget} for this file"
+    )
+
+
+def value_problem(value: float) -> str | None:
+    """None for a value the codec can hold, else what is wrong with it."""
+    if not math.isfinite(value):
+        return f"{value!r} is not a finite number"
+    if abs(value) > MAX_VALUE:
+        return f"{value:g} is out of range: the codec holds at most {MAX_VALUE:.3g} (float32)"
+    return None
+
+
+def distance_problem(value: float) -> str | None:
+    """None for a usable precision or shell distance, else what is wrong with it."""
+    if not (math.isfinite(value) and value > 0):
+        return f"{value!r} is not a positive number"
+    if value > MAX_VALUE:
+        return f"{value:g} is out of range: the codec holds at most {MAX_VALUE:.3g} (float32)"
+    return None
+
+
+def rate_problem(rate: float) -> str | None:
+    """None for a usable sample rate in Hz, else what is wrong with it."""
+    if not (math.isfinite(rate) and rate > 0):
+        return f"{rate!r} Hz is not a positive number"
+    if not MIN_SAMPLE_RATE <= rate <= MAX_SAMPLE_RATE:
+        return (
+            f"{rate:g} Hz is outside {MIN_SAMPLE_RATE:g}..{MAX_SAMPLE_RATE:g} Hz "
+            f"(a frame time of {1 / MAX_SAMPLE_RATE:g} to {1 / MIN_SAMPLE_RATE:g} s)"
+        )
+    return None
+
+
+def first_out_of_range(values: np.ndarray) -> tuple[int, ...] | None:
+    """Index of the first value that is not finite or beyond MAX_VALUE, or None.
+
+    One pass over the array (an all-good check) and an argwhere only when something is bad."""
+    a = np.asarray(values)
+    with np.errstate(invalid="ignore"):
+        good = np.abs(a) <= MAX_VALUE
+    if good.all():
+        return None
+    return tuple(int(i) for i in np.argwhere(~good)[0])

@@ -1,0 +1,68 @@
+"""The warm-up compiles every kernel a compression needs."""
+
+from __future__ import annotations
+
+from codec.codecs.acl_style import warm_up
+
+
+def test_warm_up_compiles_every_kernel_of_a_compression() -> None:
+    from codec.codecs.acl_style import bitstream, constant_tracks, optimizer
+    from codec.measure import error_metric, shells
+
+    warm_up.warm_up()
+    assert warm_up.is_warm()
+    for kernel in (
+        shells._dominant,
+        constant_tracks._decide,
+        optimizer._lower_bound,
+        optimizer._repair_sweep,
+        optimizer._slack_round,
+        error_metric._pose_errors,
+        bitstream._pack,
+    ):
+        assert kernel.signatures, kernel.py_func.__name__
+
+
+def _compiled() -> dict[str, frozenset[str]]:
+    """Every kernel of the codec package and the type signatures it has compiled."""
+    import sys
+
+    from numba.core.registry import CPUDispatcher
+
+    seen: dict[str, frozenset[str]] = {}
+    for name, module in list(sys.modules.items()):
+        if not (name == "codec" or name.startswith("codec.")):
+            continue
+        for attr, value in vars(module).items():
+            if isinstance(value, CPUDispatcher) and value.__module__ == name:
+                seen[f"{name}.{attr}"] = frozenset(str(s) for s in value.signatures)
+    return seen
+
+
+def test_after_the_warm_up_real_clips_compile_nothing_more() -> None:
+    """A compression after the warm-up never waits for the compiler: the tiny warm-up clip
+    takes every kernel's every type specialisation that real clips of each format need."""
+    from pathlib import Path
+
+    import codec
+    from codec.codecs.acl_style.encoder import compress
+    from codec.settings import CompressionSettings
+
+    data = Path(__file__).resolve().parents[3] / "data"
+    clips = [
+        codec.load_clip(data / "acl" / "cmu_09_02_with_zero_scale.acl.sjson"),
+        codec.load_clip(data / "acl" / "cmu_121_10_single_sample.acl.sjson"),
+        codec.load_clip(data / "bvh" / "cmu_02_02_walk_daz.bvh"),
+        codec.load_clip(data / "gltf" / "Fox.glb", animation="Run"),
+    ]
+    warm_up.warm_up()
+    before = _compiled()
+    assert before, "no kernels found: the scan is broken"
+    for clip in clips:
+        for level in ("medium", "highest"):
+            result = compress(clip, CompressionSettings(level=level))
+            result.compressed.sample(0.5 * clip.duration, "nearest")
+            result.compressed.decode_all()
+    after = _compiled()
+    grown = {k: sorted(after[k] - before.get(k, frozenset())) for k in after}
+    assert not {k: v for k, v in grown.items() if v}
