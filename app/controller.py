@@ -30,11 +30,11 @@ from app import exports
 from app.document import Document, GlobalSettings, Status
 from app.sidecar import save_sidecar, sidecar_path
 from codec.model.clip import Clip
-from codec.result import CompressionResult
+from codec.result import Result
 from codec.settings import CompressionSettings
 from codec.tuning import JointOverride
 
-CompressFn = Callable[..., CompressionResult]
+CompressFn = Callable[..., Result]
 LoadFn = Callable[..., Clip]
 
 DEBOUNCE_MS = 200
@@ -90,9 +90,7 @@ class Controller(QtCore.QObject):
         self._progressed.connect(self._on_progress, QtCore.Qt.ConnectionType.QueuedConnection)
         self.level_override: str | None = None
         document.settings_changed.connect(self.schedule)
-        self._compressor: Any = (
-            None  # codec.codecs.acl_style.encoder.Compressor of the document's clip
-        )
+        self._compression: Any = None  # codec.compression.Compression of the document's clip
         self._pending = False  # a recompression waits for the edits to settle
         self._unsaved = False  # a tuning edit waits for the edits to settle to be saved
         self._opening = False
@@ -101,7 +99,7 @@ class Controller(QtCore.QObject):
         if compress is None:
             # import now, not under the worker's GIL hold; compile (or load) the codec's
             # kernels now, so the first clip does not wait
-            from codec.codecs.acl_style import warm_up
+            from codec import warm_up
 
             threading.Thread(target=warm_up.warm_up, name="jit-warm-up", daemon=True).start()
 
@@ -215,14 +213,15 @@ class Controller(QtCore.QObject):
         run.thread.start()
 
     def _codec_compress(self, clip: Clip, settings: CompressionSettings, **kwargs: Any) -> Any:
-        """codec's compression through one Compressor per open clip: what does not depend on
-        the settings is computed once, and segments whose inputs did not change are reused."""
-        from codec.codecs.acl_style.encoder import Compressor
+        """codec's compression through one Compression per open clip: what does not depend on
+        the settings is computed once, and (acl-style) segments whose inputs did not change
+        are reused."""
+        from codec.compression import Compression
 
         source = self.document.clip
-        c = self._compressor
+        c = self._compression
         if c is None or c.clip is not source:
-            c = self._compressor = Compressor(source)
+            c = self._compression = Compression(source)
         return c.run(settings, skeleton=clip.skeleton, **kwargs)
 
     def _cancel_current(self) -> None:
@@ -253,7 +252,7 @@ class Controller(QtCore.QObject):
             return  # stale or cancelled
         self._run = None
         self.busy_changed.emit(False)
-        if isinstance(payload, CompressionResult) or (
+        if isinstance(payload, Result) or (
             payload is not None and not isinstance(payload, BaseException)
         ):
             stats = getattr(payload, "stats", {}) or {}

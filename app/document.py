@@ -18,7 +18,7 @@ from codec.measure.pose_error import pose_error
 from codec.model.clip import Clip
 from codec.model.limits import distance_problem
 from codec.model.sampling import ROUNDING_MODES, Pose, SampleKeys, sample_dense, sample_keys
-from codec.result import CompressionResult
+from codec.result import Result
 from codec.settings import LEVELS
 from codec.tuning import JointOverride, ResolvedJoints, resolve
 
@@ -149,8 +149,8 @@ class Document:
         self.clip: Clip | None = None
         self.settings = GlobalSettings()
         self.overrides: tuple[JointOverride, ...] = ()
-        self.result: CompressionResult | None = None
-        self.previous_result: CompressionResult | None = None
+        self.result: Result | None = None
+        self.previous_result: Result | None = None
         self.time = 0.0
         self.rounding = "none"
         self.selection: int | None = None
@@ -297,7 +297,7 @@ class Document:
         return self.clip.with_skeleton_settings(r.precision, r.shell_distance)
 
     # --- results ------------------------------------------------------------------------
-    def set_result(self, result: CompressionResult | None) -> None:
+    def set_result(self, result: Result | None) -> None:
         if self.result is not None:
             self.previous_result = self.result
         self.result = result
@@ -367,9 +367,9 @@ class Document:
         """Lossy pose from the codec's own `sample(t, rounding)`."""
         if self.result is None:
             return None
-        if self.result.compressed is None:  # a result without its decoder: the decoded clip
+        if self.result.decoder is None:  # a result without its decoder: the decoded clip
             return self._sample_clip(self.result.lossy, t)
-        return self.result.compressed.sample(
+        return self.result.decoder.sample(
             self.time if t is None else t,
             self.rounding,
             per_track=self.per_track_rounding(),

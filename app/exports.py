@@ -26,13 +26,11 @@ from codec.codecs.acl_style.tables import (
 )
 from codec.formats.atomic import write_bytes, write_text
 from codec.measure.stats import json_safe
-from codec.result import CompressionResult
+from codec.result import Result
 from codec.tuning import JointOverride
 
 
-def stats_dict(
-    result: CompressionResult, overrides: tuple[JointOverride, ...] | list = ()
-) -> dict[str, Any]:
+def stats_dict(result: Result, overrides: tuple[JointOverride, ...] | list = ()) -> dict[str, Any]:
     """The codec's stats under ACL's key names, plus what Shellscope tuned to get them.
 
     Top-level keys are exactly `result.stats` (so tools reading ACL stats read ours); the
@@ -76,7 +74,7 @@ def refuse_inputs(path: str | os.PathLike[str], inputs: Sequence[object]) -> Non
 
 def export_stats(
     path: str | os.PathLike[str],
-    result: CompressionResult,
+    result: Result,
     overrides: tuple[JointOverride, ...] | list = (),
     inputs: Sequence[object] = (),
 ) -> Path:
@@ -106,7 +104,7 @@ def _csv_text(columns: tuple[str, ...], rows: list[dict[str, Any]]) -> str:
     return buf.getvalue()
 
 
-def export_skin_report_csv(path: str | os.PathLike[str], result: CompressionResult) -> Path:
+def export_skin_report_csv(path: str | os.PathLike[str], result: Result) -> Path:
     """The skin report (shell estimate against true vertex error per joint) as CSV."""
     if result.vertex_error is None:
         raise ValueError("the clip has no skinned mesh: there is no skin report")
@@ -114,14 +112,14 @@ def export_skin_report_csv(path: str | os.PathLike[str], result: CompressionResu
     return Path(path)
 
 
-def joint_csv_text(result: CompressionResult) -> str:
+def joint_csv_text(result: Result) -> str:
     """The per-joint CSV (acl_style.tables.joint_rows); NaN (a value that does not apply) is
     written as an empty cell."""
     return _csv_text(joint_columns(result), joint_rows(result))
 
 
 def export_joint_csv(
-    path: str | os.PathLike[str], result: CompressionResult, inputs: Sequence[object] = ()
+    path: str | os.PathLike[str], result: Result, inputs: Sequence[object] = ()
 ) -> Path:
     """Per-joint CSV (floats written with full precision), whole or not at all; never over
     `inputs`."""
@@ -132,7 +130,7 @@ def export_joint_csv(
 
 def export_lossy(
     path: str | os.PathLike[str],
-    result: CompressionResult,
+    result: Result,
     source: str | os.PathLike[str] | None = None,
     inputs: Sequence[object] = (),
 ) -> Path:

@@ -138,7 +138,7 @@ def _median_time(fn: Callable[[], object], runs: int) -> float:
 
 def measure(clip_spec: BenchClip, repeat: int, rng: np.random.Generator) -> tuple[dict, Any]:
     """Our numbers for one clip at ACL's default settings (level automatic)."""
-    from codec.codecs.acl_style.encoder import Compressor
+    from codec.compression import Compression
     from codec.formats import load_clip
     from codec.settings import CompressionSettings
 
@@ -149,16 +149,16 @@ def measure(clip_spec: BenchClip, repeat: int, rng: np.random.Generator) -> tupl
         precision=PRECISION, shell_distance=SHELL_DISTANCE, skin_error=False
     )
     t0 = time.perf_counter()
-    result = Compressor(clip).run(settings)
+    result = Compression(clip).run(settings)
     first = time.perf_counter() - t0
     times, cpu = [], []
-    for _ in range(repeat):  # a fresh Compressor each time: nothing carried over
+    for _ in range(repeat):  # a fresh Compression each time: nothing carried over
         c0, t0 = time.process_time(), time.perf_counter()
-        result = Compressor(clip).run(settings)
+        result = Compression(clip).run(settings)
         times.append(time.perf_counter() - t0)
         cpu.append(time.process_time() - c0)
     s = result.stats
-    cc = result.compressed
+    cc = result.decoder
     once = max(_median_time(cc.decode_all, 1), 1e-6)
     decode_s = _median_time(cc.decode_all, int(min(100, max(5, DECODE_BUDGET_S / once))))
     samples = [
@@ -186,8 +186,9 @@ def measure(clip_spec: BenchClip, repeat: int, rng: np.random.Generator) -> tupl
 
 def run_peer(peer: Path, clip: Any, clip_spec: BenchClip, repeat: int, work: Path) -> dict:
     """ACL's own numbers for a clip: `repeat` runs of acl_compressor, median time."""
+    from codec.formats.decoder import read_decompressed
+
     from codec.formats.acl_sjson import write_acl_sjson
-    from codec.formats.compressed import read_decompressed
 
     src = clip_spec.path
     if src.name.endswith((".acl.sjson.xz", ".acl.sjson.gz", ".acl.sjson.zst")):
@@ -251,7 +252,7 @@ def cold_start(path: Path) -> float:
     it with an empty JIT cache (numba compiles every kernel)."""
     with tempfile.TemporaryDirectory(prefix="shellscope-cold-") as cache:
         code = (
-            "import codec; from codec.codecs.acl_style.encoder import compress; "
+            "import codec; from codec.compression import compress; "
             f"compress(codec.load_clip({str(path)!r}))"
         )
         wall, _ = _child(code, {"NUMBA_CACHE_DIR": cache})
@@ -264,7 +265,7 @@ def memory_peak(path: Path) -> float:
     Read from the child's own VmHWM: ru_maxrss survives exec on Linux, so it would report
     the forking parent's size."""
     code = (
-        "import codec; from codec.codecs.acl_style.encoder import compress; "
+        "import codec; from codec.compression import compress; "
         f"compress(codec.load_clip({str(path)!r})); "
         "print(next(int(x.split()[1]) for x in open('/proc/self/status') "
         "if x.startswith('VmHWM')) / 1024)"

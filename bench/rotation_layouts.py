@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import codec_vs_acl as bench  # bench/, this script's own folder
 
 from codec.codecs.acl_style import rotation_layout
-from codec.codecs.acl_style.encoder import compress
+from codec.compression import compress
 from codec.formats import load_clip
 from codec.settings import CompressionSettings
 

@@ -1,4 +1,4 @@
-"""Shellscope's codec: clip model, clip formats and the ACL-style compressor. Never imports Qt."""
+"""Shellscope's codec: clip model, clip formats, the codecs and their measure. Never imports Qt."""
 
 from codec.errors import (
     Cancelled,
@@ -27,12 +27,30 @@ def __getattr__(name: str):  # lazy: keep `import codec` cheap and free of impor
         from codec import formats
 
         return getattr(formats, name)
-    if name in ("compress", "CompressionResult", "CompressionSettings"):
-        from codec.codecs.acl_style import encoder as compressor
+    if name in ("compress", "Compression"):
+        from codec import compression
 
-        return getattr(compressor, name)
-    if name in ("decode", "CompressedClip", "Pose"):
-        from codec.codecs.acl_style import decoder
+        return getattr(compression, name)
+    if name == "Result":
+        from codec.result import Result
 
-        return getattr(decoder, name)
+        return Result
+    if name == "CompressionSettings":
+        from codec.settings import CompressionSettings
+
+        return CompressionSettings
+    if name == "decode":
+        return decode
+    if name == "Pose":
+        from codec.model.sampling import Pose
+
+        return Pose
     raise AttributeError(f"module 'codec' has no attribute {name!r}")
+
+
+def decode(data: bytes, skeleton: Skeleton | None = None):
+    """The decoder of a .ssc file's bytes, whichever codec wrote it (`skeleton` for a file
+    without a metadata block); CompressedFormatError on anything wrong."""
+    from codec.codecs.registry import decode_file
+
+    return decode_file(data, skeleton)[1]

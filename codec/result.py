@@ -1,4 +1,4 @@
-"""What one compression produces: the bytes, the decoded clip and everything the views show."""
+"""What one compression produces, for any codec: the views and the CLI read this."""
 
 from __future__ import annotations
 
@@ -7,63 +7,65 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from codec.codecs.acl_style.bit_rates import BIT_RATE_BITS
 from codec.model.clip import Clip
 from codec.settings import CompressionSettings
 
 if TYPE_CHECKING:
-    from codec.codecs.acl_style.decoder import CompressedClip
+    from codec.codecs.base import Decoder, TrackCosts
+    from codec.measure.measure import Measurements
     from codec.measure.vertex_error import VertexError
 
 Array = np.ndarray
 
 
-@dataclass(frozen=True, eq=False)
-class DominantShells:
-    """Dominant shell of every joint: distance (J,) and precision (J,) for the whole clip,
-    and per segment `segment_distance (G, J)`, `segment_precision (G, J)`."""
-
-    distance: Array
-    precision: Array
-    segment_distance: Array
-    segment_precision: Array
-
-
 @dataclass(eq=False)
-class CompressionResult:
+class Result:
     """Everything one `codec.compress` call produced.
 
     clip      the raw input, with the settings' precision / shell distance applied
-    data      the whole .ssc file (header, metadata block, animation data)
-    compressed the decoder over `data` (sample at any time, decode everything)
-    lossy     the decoded clip, aligned sample for sample with `clip` (S samples, also when
-              loop optimisation dropped the stored last sample)
-    kinds     (J, 3) TrackKind per joint and sub-track (rotation, translation, scale)
-    bit_rates (G, J, 3) bit rate index per segment, -1 where the sub-track is not animated
-    segments  (G, 2) first stored sample and sample count of every segment
-    error     (S, J) object-space error on each joint's own shell at every sample (nearest)
-    error_between_times (N,) and error_between (N, J): the error supersampled between
-              samples with rounding none (empty when settings.supersample == 0)
-    stats     ACL-named statistics (see codec.measure.stats)
-    vertex_error the true skin error when the clip has meshes (measure.vertex_error), else None
+    settings  what it was compressed with; codec_name the codec that did it
+    data      the whole .ssc file (container header, payload, metadata block)
+    decoder   the codec's decoder over the payload (sample at any time, decode everything)
+    measurements the errors, the decoded clip, the skin error and the stats (codec.measure)
+    costs     the codec's per-track costs (acl-style's bit rates), None for other codecs
+    details   the codec's own JSON-safe numbers (also merged into the stats)
     """
 
     clip: Clip
     settings: CompressionSettings
+    codec_name: str
     data: bytes
-    compressed: CompressedClip
-    lossy: Clip
-    kinds: Array
-    bit_rates: Array
-    segments: Array
-    dominant_shells: DominantShells
-    error: Array
-    error_between_times: Array
-    error_between: Array
-    stats: dict[str, Any] = field(default_factory=dict)
-    vertex_error: VertexError | None = None
+    decoder: Decoder
+    measurements: Measurements
+    costs: TrackCosts | None = None
+    details: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def bits_per_component(self) -> Array:
-        """(G, J, 3) bits per component, -1 where the sub-track is not animated."""
-        return np.where(self.bit_rates >= 0, BIT_RATE_BITS[np.maximum(self.bit_rates, 0)], -1)
+    def lossy(self) -> Clip:
+        """The decoded clip, aligned sample for sample with `clip`."""
+        return self.measurements.lossy
+
+    @property
+    def error(self) -> Array:
+        """(S, J) error on each joint's own shell at every sample (rounding nearest)."""
+        return self.measurements.error
+
+    @property
+    def error_between_times(self) -> Array:
+        """(N,) times of `error_between`."""
+        return self.measurements.error_between_times
+
+    @property
+    def error_between(self) -> Array:
+        """(N, J) float32 error between samples, rounding none (empty when off)."""
+        return self.measurements.error_between
+
+    @property
+    def stats(self) -> dict[str, Any]:
+        """ACL-named statistics (codec.measure.stats), the codec's details merged in."""
+        return self.measurements.stats
+
+    @property
+    def vertex_error(self) -> VertexError | None:
+        """The true skin error when the clip has meshes, else None."""
+        return self.measurements.vertex_error

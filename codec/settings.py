@@ -22,6 +22,7 @@ class CompressionSettings:
     between samples (0 turns that measure off). `skin_error` measures the true error of the
     clip's skinned meshes after compressing (codec.measure.vertex_error; nothing without meshes):
     an analysis, left out of `compression_time`, that benchmarks against ACL turn off.
+    `codec` names the codec (codec.codecs.registry; `python -m codec codecs` lists them).
     """
 
     level: str = "automatic"
@@ -31,6 +32,7 @@ class CompressionSettings:
     include_metadata: bool = True
     supersample: int = 4
     skin_error: bool = True
+    codec: str = "acl-style"
 
     def __post_init__(self) -> None:
         if self.level not in LEVELS:
@@ -43,6 +45,8 @@ class CompressionSettings:
                 raise SettingsError(
                     f"{name.replace('_', ' ')} must be > 0 and at most {MAX_VALUE:.3g}, got {v}"
                 )
+        if not self.codec or not isinstance(self.codec, str):
+            raise SettingsError(f"codec must be a codec's name, got {self.codec!r}")
         if self.supersample < 0:
             raise SettingsError(f"supersample must be >= 0, got {self.supersample}")
 

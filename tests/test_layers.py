@@ -78,6 +78,15 @@ def test_the_copy_is_clean_before_it_is_broken(tmp_path: Path) -> None:
         ("app/views/stats.py", "import codec.formats.atomic", "file writing", "app.views.stats"),
         ("app/views/timeline.py", "import app.controller", "layers", "app.views.timeline"),
         ("app/document.py", "import app.sidecar", "layers", "app.document"),
+        # measurement takes any decoder; the model is below both
+        (
+            "codec/measure/stats.py",
+            "import codec.codecs.acl_style.bit_rates",
+            "Measurement never imports a codec",
+            "codec.measure.stats",
+        ),
+        ("codec/model/clip.py", "import codec.measure.shells", "data model", "codec.model.clip"),
+        ("codec/model/quat.py", "import codec.codecs.base", "data model", "codec.model.quat"),
     ],
 )
 def test_a_deliberate_violation_fails_lint(
@@ -89,3 +98,27 @@ def test_a_deliberate_violation_fails_lint(
     assert done.returncode != 0
     broken = done.stdout.split("Broken contracts", 1)[-1]
     assert contract in broken and named in broken, done.stdout
+
+
+def test_a_codec_importing_another_codec_fails_lint(tmp_path: Path) -> None:
+    """A second codec package beside acl-style, listed in the independence contract as every
+    codec must be, that borrows acl-style's quantiser: `make lint` refuses it."""
+    tree = _copy(tmp_path)
+    planted = tree / "codec" / "codecs" / "planted"
+    planted.mkdir()
+    (planted / "__init__.py").write_text('"""A codec that leans on another."""\n')
+    (planted / "encoder.py").write_text("from codec.codecs.acl_style import quantize\n")
+    toml = tree / "pyproject.toml"
+    text = toml.read_text(encoding="utf-8")
+    listed = 'modules = ["codec.codecs.acl_style"]'
+    assert listed in text
+    toml.write_text(
+        text.replace(listed, 'modules = ["codec.codecs.acl_style", "codec.codecs.planted"]'),
+        encoding="utf-8",
+    )
+    done = _lint_imports(tree)
+    assert done.returncode != 0
+    broken = done.stdout.split("Broken contracts", 1)[-1]
+    assert "never imports another codec" in broken and "codec.codecs.planted" in broken, done.stdout
+    (planted / "encoder.py").write_text("from codec.model import quat\n")  # the model is shared
+    assert _lint_imports(tree).returncode == 0

@@ -59,7 +59,7 @@ def check(path: Path, animation: str | None, compress: bool) -> bool:
         f"max |ours - {reference}| {gap:.3g} cm {'ok' if ok else 'OVER ' + str(BOUND_CM)}"
     )
     if compress:
-        from codec.codecs.acl_style.encoder import compress as run
+        from codec.compression import compress as run
         from codec.settings import CompressionSettings
 
         stats = run(clip, CompressionSettings()).stats

@@ -45,6 +45,11 @@ def _text_colour(c: QColor) -> QColor:
     return QColor(Qt.GlobalColor.black if c.lightness() > 140 else Qt.GlobalColor.white)
 
 
+def not_a_bit_rate_codec(codec_name: str) -> str:
+    """What the panel says for a result whose codec stores no bit rates."""
+    return f"{codec_name} is not a bit-rate codec: it has no bit rates to show."
+
+
 class BitRateCanvas(QWidget):
     """The painted grid; its parent panel wraps it in a vertical scroll area."""
 
@@ -61,7 +66,7 @@ class BitRateCanvas(QWidget):
     # --- data ---------------------------------------------------------------------------
     def _refresh_data(self) -> None:
         r = self.document.result
-        if r is None:
+        if r is None or r.costs is None:  # nothing yet, or a codec without bit rates
             self.bits = np.zeros((0, 0, 3), dtype=np.int64)
             self.kinds = np.zeros((0, 3), dtype=np.int64)
             self.order = np.zeros(0, dtype=np.int64)
@@ -71,14 +76,14 @@ class BitRateCanvas(QWidget):
             self.seg_error = np.zeros((0, 0))
             self.segments = np.zeros((0, 2), dtype=np.int64)
         else:
-            self.bits = r.bits_per_component
-            self.kinds = np.asarray(r.kinds)
+            self.bits = r.costs.bits_per_component
+            self.kinds = np.asarray(r.costs.kinds)
             self.order = r.clip.skeleton.hierarchy_order()
             self.depth = r.clip.skeleton.depths
             self.names = r.clip.skeleton.names
             self.bytes = cell_bytes(r)
             self.seg_error = segment_errors(r)
-            self.segments = np.asarray(r.segments, dtype=np.int64).reshape(-1, 2)
+            self.segments = np.asarray(r.costs.segments, dtype=np.int64).reshape(-1, 2)
         self.row_of = np.empty(len(self.order), dtype=np.int64)
         self.row_of[self.order] = np.arange(len(self.order))
         self.setMinimumHeight(HEADER_HEIGHT + ROW_HEIGHT * len(self.order) + 4)
@@ -148,8 +153,14 @@ class BitRateCanvas(QWidget):
     def paintEvent(self, event: QPaintEvent) -> None:
         p = QPainter(self)
         p.fillRect(self.rect(), self.palette().base())
-        if self.document.result is None:
+        result = self.document.result
+        if result is None:
             p.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "No compression result yet")
+            return
+        if result.costs is None:
+            p.drawText(
+                self.rect(), Qt.AlignmentFlag.AlignCenter, not_a_bit_rate_codec(result.codec_name)
+            )
             return
         w = self._cell_width()
         g_count = self.num_segments
@@ -295,6 +306,9 @@ class BitRatePanel(QWidget):
         r = self.document.result
         if r is None:
             self.summary.setText("Bit rates appear after the first compression.")
+            return
+        if r.costs is None:
+            self.summary.setText(not_a_bit_rate_codec(r.codec_name))
             return
         anim = self.bits[self.bits > 0]
         mean = f"{anim.mean():.1f}" if anim.size else "–"

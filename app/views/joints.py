@@ -337,7 +337,8 @@ class JointsPanel(QWidget):
         if r is None or not self.items:
             return
         result = self.document.result
-        same = result is not None and result.kinds.shape[0] == len(self.items)
+        costs = result.costs if result is not None else None
+        same = costs is not None and costs.kinds.shape[0] == len(self.items)
         exact = {rule.pattern.lower(): rule for rule in self.document.overrides}
         err = np.asarray(result.error).max(axis=0) if same and result.error.size else None
         bold = QFont(self.tree.font())
@@ -360,15 +361,18 @@ class JointsPanel(QWidget):
             item.setFont(C_NAME, bold if r.overridden[j] else plain)
             item.setToolTip(C_NAME, "set by override rules" if r.overridden[j] else "")
             if same:
-                bits = result.bits_per_component[:, j, :]
+                assert costs is not None
+                bits = costs.bits_per_component[:, j, :]
                 for k, c in enumerate((C_ROT, C_TRANS, C_SCALE)):
-                    item.setText(c, subtrack_text(int(result.kinds[j, k]), bits[:, k]))
-                ds = result.dominant_shells
-                item.setText(C_DOM, eng(ds.distance[j]))
+                    item.setText(c, subtrack_text(int(costs.kinds[j, k]), bits[:, k]))
+                ds = costs.dominant_shells
+                item.setText(C_DOM, eng(ds.distance[j]) if ds is not None else "")
                 item.setToolTip(
                     C_DOM,
                     f"dominant shell {eng(ds.distance[j], 6)} cm, "
-                    f"its precision {eng(ds.precision[j], 6)} cm",
+                    f"its precision {eng(ds.precision[j], 6)} cm"
+                    if ds is not None
+                    else "",
                 )
             else:
                 for c in (C_ROT, C_TRANS, C_SCALE, C_DOM):

@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 from app.document import Document
 from app.error_scale import MINUS, format_cm
 from codec.codecs.acl_style.bit_rates import SUB_TRACKS
-from codec.result import CompressionResult
+from codec.result import Result
 
 GOOD, BAD = "#1e8449", "#c0392b"
 EXPORTS = ("stats", "csv", "lossy", "screenshot")  # the controller's names for them
@@ -50,7 +50,7 @@ SECTIONS = {  # the sheet's groups of result.stats keys
         "max_error_between_samples",
         "precision_met",
     ),
-    "Run": ("compression_time", "level", "num_segments"),
+    "Run": ("codec", "compression_time", "level", "num_segments"),
     "Clip": ("duration", "num_samples", "num_bones", "sample_rate", "looping", "has_scale"),
 }
 LABELS = {
@@ -65,6 +65,7 @@ LABELS = {
     "error_p99": "99th percentile",
     "max_error_between_samples": "Max between samples",
     "precision_met": "Precision met",
+    "codec": "Codec",
     "compression_time": "Compression time",
     "level": "Level",
     "num_segments": "Segments",
@@ -81,7 +82,7 @@ def _bytes(n: float) -> str:
     return f"{n / 1024:.1f} KiB ({int(n):,} B)" if n >= 1024 else f"{int(n)} B"
 
 
-def change_text(previous: CompressionResult | None, current: CompressionResult | None) -> str:
+def change_text(previous: Result | None, current: Result | None) -> str:
     """One rich-text line: how size and max error moved from `previous` to `current`."""
     if current is None:
         return ""

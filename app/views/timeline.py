@@ -80,8 +80,9 @@ class ScrubBar(QtWidgets.QWidget):
             return
         rate = clip.sample_rate
         # segments: alternating bands and a strong line at each boundary
-        if doc.result is not None and len(doc.result.segments):
-            for g, (start, count) in enumerate(np.asarray(doc.result.segments)):
+        costs = doc.result.costs if doc.result is not None else None
+        if costs is not None and len(costs.segments):
+            for g, (start, count) in enumerate(np.asarray(costs.segments)):
                 x0 = self.time_to_x(min(start / rate, doc.duration))
                 x1 = self.time_to_x(min((start + count - 1) / rate, doc.duration))
                 if g % 2:

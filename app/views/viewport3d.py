@@ -558,7 +558,8 @@ class Viewport3D(QtWidgets.QWidget):
             idx = np.zeros(0, dtype=np.int64)
         centres = self.raw_positions[idx]
         result = doc.result
-        have_dominant = bool(len(idx)) and doc.has_lossy() and result is not None
+        shells = result.costs.dominant_shells if result and result.costs else None
+        have_dominant = bool(len(idx)) and doc.has_lossy() and shells is not None
         eye = self.scene.eye()
         if self.scene.ortho:  # parallel rays: faces and outlines as seen from very far away
             eye = np.array(self.scene.opts["center"].toTuple()) - self.scene.view_direction() * (
@@ -566,8 +567,8 @@ class Viewport3D(QtWidgets.QWidget):
             )
         many = len(idx) > 1
         if have_dominant:
-            assert result is not None
-            radii = result.dominant_shells.distance[idx]
+            assert shells is not None
+            radii = shells.distance[idx]
             if not many:  # one shell: a translucent ball with its outline
                 rgba = np.tile(np.array(colors.DOMINANT_SHELL), (1, 1))
                 self.shells.set_soup(*self.shell_mesh.build(centres, radii, rgba, eye))

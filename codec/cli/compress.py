@@ -47,7 +47,7 @@ def add_parser(sub: Any) -> None:
 
 def cmd_compress(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Compress one clip; print a summary or JSON stats; write the .ssc when -o is given."""
-    from codec.codecs.acl_style.encoder import compress
+    from codec.compression import compress
     from codec.formats import load_clip
 
     settings = settings_from(args)
@@ -84,10 +84,11 @@ def compress_summary(path: str, s: dict[str, Any], skeleton: Skeleton) -> str:
     prec_text = f"{prec:g}" if np.all(precision == prec) else f"{prec:g} (smallest)"
     over = s.get("joints_over_precision", [])
     met = "yes" if s["precision_met"] else f"NO ({len(over)} joints over: {', '.join(over[:5])})"
+    level = f", level {s['level']} ({s['requested_level']})" if "level" in s else ""
     lines = [
         f"{path}: {s['num_bones']} joints, {s['num_samples']} samples at {s['sample_rate']:g} Hz "
-        f"({s['duration']:.3f} s), level {s['level']} ({s['requested_level']})"
-        + (", looping" if s["looping"] else ""),
+        f"({s['duration']:.3f} s), codec {s['codec']}{level}"
+        + (", looping" if s.get("looping") else ""),
         f"  raw size         {fmt_bytes(s['raw_size'])}",
         f"  compressed size  {fmt_bytes(s['compressed_size'])}  "
         f"(ratio {s['compression_ratio']:.2f}:1)",
@@ -99,7 +100,7 @@ def compress_summary(path: str, s: dict[str, Any], skeleton: Skeleton) -> str:
         f"{skeleton.names[s['worst_track_between_samples']]} "
         f"(joint {s['worst_track_between_samples']}), t = {s['worst_time_between_samples']:.4g} s",
         f"  precision        {prec_text} cm, met: {met}",
-        f"  segments         {s['num_segments']}",
+        *([f"  segments         {s['num_segments']}"] if "num_segments" in s else []),
         f"  compression time {s['compression_time']:.3f} s",
     ]
     if "vertex_max_error" in s:

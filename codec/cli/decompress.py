@@ -6,8 +6,6 @@ import argparse
 from pathlib import Path
 from typing import Any, TextIO
 
-import numpy as np
-
 from codec.cli.failures import EXIT_OK, CliError, RunFailed
 from codec.cli.files import check_outputs, read_ssc
 from codec.cli.flags import UNITS
@@ -39,27 +37,26 @@ def add_parser(sub: Any) -> None:
 def cmd_decompress(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Decode a .ssc (with metadata) and write the lossy clip: ACL SJSON, BVH, or a copy of
     the source glTF with its animation replaced (.glb / .gltf)."""
-    from codec.codecs.acl_style.decoder import CompressedClip
+    from codec.codecs import registry
+    from codec.errors import CompressedFormatError
     from codec.formats import format_of, save_clip
-    from codec.model.clip import Clip
 
     fmt = format_of(args.output)
     if fmt not in ("sjson", "bvh", "gltf") or args.output.lower().endswith((".gz", ".xz", ".zst")):
         raise CliError(f"{args.output}: decompress writes .acl.sjson, .bvh, .glb or .gltf files")
     check_outputs([args.output], [args.input, args.source, find_gltf_source(args.input)])
-    parsed = read_ssc(args.input)
-    if parsed.skeleton is None:
+    frame = read_ssc(args.input)
+    if frame.skeleton is None:
         raise CliError(
             f"{args.input}: has no metadata block (compressed with --no-metadata), "
             "so it cannot be decoded on its own"
         )
-    compressed = CompressedClip(parsed)
-    decoded = compressed.decode_all()
-    arrays = (decoded.rotations, decoded.translations, decoded.scales)
-    if compressed.wrap:  # the dropped last sample of a wrapping clip is the first one again
-        arrays = tuple(np.concatenate((a, a[:1]), axis=0) for a in arrays)
-    name = Path(args.input).name.removesuffix(".ssc")
-    clip = Clip(decoded.skeleton, decoded.sample_rate, *arrays, looping=compressed.wrap, name=name)
+    try:
+        decoder = registry.by_id(frame.codec_id).decode(frame.payload, frame.skeleton)
+    except CompressedFormatError as e:
+        raise CliError(f"{args.input}: {e}") from None
+    # every source sample: a wrapping clip's dropped last sample is the first one again
+    clip = decoder.decode_source(Path(args.input).name.removesuffix(".ssc"))
     if fmt == "gltf":
         warnings = write_lossy_gltf_output(args, clip, out)
     else:

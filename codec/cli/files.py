@@ -15,7 +15,7 @@ from codec.formats import atomic
 from codec.measure.stats import json_safe
 
 if TYPE_CHECKING:
-    from codec.codecs.acl_style.layout import ParsedFile
+    from codec.codecs.container import Container
 
 
 def dumps_json(value: Any) -> str:
@@ -81,9 +81,9 @@ def write_text_output(path: str, text: str, stdout: TextIO) -> None:
     write_outputs([(path, text)], stdout)
 
 
-def read_ssc(path: str) -> ParsedFile:
-    """Read and parse a .ssc file; errors name the file."""
-    from codec.codecs.acl_style import layout as ssc_format
+def read_ssc(path: str) -> Container:
+    """Read a .ssc file's container (any codec's); errors name the file."""
+    from codec.codecs import container
     from codec.formats import check_regular_file
 
     check_regular_file(path)  # a FIFO would block, a device never end
@@ -93,6 +93,6 @@ def read_ssc(path: str) -> ParsedFile:
     except OSError as e:
         raise CliError(f"{path}: cannot read: {e.strerror or e}") from None
     try:
-        return ssc_format.read(data)
+        return container.read(data)
     except CompressedFormatError as e:
         raise CliError(f"{path}: {e}") from None

@@ -33,6 +33,12 @@ def shell_distance_arg(text: str) -> float | str:
 
 def add_settings_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
+        "--codec",
+        metavar="NAME",
+        default="acl-style",
+        help="the codec to compress with (default: acl-style; `codecs` lists them)",
+    )
+    p.add_argument(
         "--precision",
         type=positive_float,
         metavar="P",
@@ -84,7 +90,15 @@ def settings_from(args: argparse.Namespace) -> CompressionSettings:
         problem = distance_problem(value)
         if problem and value > 0:  # non-positive values get CompressionSettings' message
             raise CliError(f"--{flag.replace('_', '-')}: {problem}")
+    from codec.codecs import registry
+
+    codec = getattr(args, "codec", registry.DEFAULT)
+    try:
+        registry.get(codec)
+    except ShellscopeError as e:
+        raise CliError(f"--codec: {e}") from None
     return CompressionSettings(
+        codec=codec,
         level=args.level,
         precision=args.precision,
         shell_distance=None if args.shell_distance == MESH else args.shell_distance,

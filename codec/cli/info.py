@@ -1,18 +1,17 @@
-"""`info`: what a .ssc file holds: header, sizes, segments, sub-track kinds and bit rates."""
+"""`info`: what a .ssc file holds: the codec, header, sizes, and what the codec tells of its
+payload (acl-style: segments, sub-track kinds and bit rates)."""
 
 from __future__ import annotations
 
 import argparse
 from typing import TYPE_CHECKING, Any, TextIO
 
-import numpy as np
-
-from codec.cli.failures import EXIT_OK
+from codec.cli.failures import EXIT_OK, CliError
 from codec.cli.files import check_outputs, dumps_json, read_ssc, write_text_output
 from codec.cli.report_text import fmt_bytes
 
 if TYPE_CHECKING:
-    from codec.codecs.acl_style.layout import ParsedFile
+    from codec.codecs.container import Container
 
 
 def add_parser(sub: Any) -> None:
@@ -22,53 +21,31 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=cmd_info)
 
 
-def ssc_info(parsed: ParsedFile) -> dict[str, Any]:
-    """Header fields, sizes, segments, sub-track kinds and bit-rate histogram of a parsed .ssc."""
-    from codec.codecs.acl_style import layout as ssc_format
-    from codec.codecs.acl_style.bit_rates import BIT_RATE_BITS, SUB_TRACKS, TrackKind
+def ssc_info(frame: Container) -> dict[str, Any]:
+    """The container's fields and sizes, and what the codec that wrote it tells of its
+    payload (`describe`, when the codec has one)."""
+    from codec.codecs import registry
+    from codec.errors import CompressedFormatError
 
-    data = parsed.data
-    magic, version, flags, crc, total, nj, ns, rate, ng, anim = ssc_format.HEADER.unpack_from(data)
-    enc = parsed.encoded
-    offsets = parsed.segment_offsets
-    ends = np.append(offsets[1:], anim)
-    kinds = {
-        name: {kind.name.lower(): int(np.sum(enc.kinds[:, k] == kind)) for kind in TrackKind}
-        for k, name in enumerate(SUB_TRACKS)
-    }
-    bits = BIT_RATE_BITS[enc.bit_rates.astype(np.int64).reshape(-1)]
-    values, counts = np.unique(bits, return_counts=True)
+    try:
+        codec = registry.by_id(frame.codec_id)
+        describe = getattr(codec, "describe", None)
+        payload = describe(frame.payload) if describe is not None else {}
+    except CompressedFormatError as e:
+        raise CliError(str(e)) from None
     return {
-        "magic": magic.decode("ascii", "replace"),
-        "version": version,
-        "flags": flags,
-        "looping": bool(flags & ssc_format.FLAG_WRAP),
-        "has_metadata": bool(flags & ssc_format.FLAG_METADATA),
-        "crc32": f"{crc:08x}",
-        "file_size": total,
-        "num_joints": nj,
-        "num_stored_samples": ns,
-        "sample_rate": rate,
-        "num_segments": ng,
-        "compressed_size": parsed.compressed_size,
-        "metadata_size": parsed.metadata_size,
-        "segments": [
-            {"num_samples": int(n), "segment_size": int(e - o)}
-            for n, o, e in zip(enc.segment_sizes, offsets, ends, strict=True)
-        ],
-        "sub_tracks": kinds,
-        "rotation_layouts": rotation_layouts(enc),
-        "bit_rate_histogram": {str(int(b)): int(c) for b, c in zip(values, counts, strict=True)},
+        "magic": frame.data[:4].decode("ascii", "replace"),
+        "version": frame.version,
+        "codec": codec.name,
+        "codec_id": frame.codec_id,
+        "flags": frame.flags,
+        "has_metadata": frame.skeleton is not None,
+        "crc32": f"{frame.crc:08x}",
+        "file_size": len(frame.data),
+        "compressed_size": frame.compressed_size,
+        "metadata_size": frame.metadata_size,
+        **payload,
     }
-
-
-def rotation_layouts(enc: Any) -> dict[str, int]:
-    """How many stored rotations drop each component, and how many vary by segment."""
-    from codec.codecs.acl_style.rotation_layout import PER_SEGMENT
-
-    codes = np.concatenate((enc.const_dropped, enc.clip_layout))
-    names = {0: "drop_x", 1: "drop_y", 2: "drop_z", 3: "drop_w", PER_SEGMENT: "per_segment"}
-    return {name: int(np.sum(codes == code)) for code, name in names.items()}
 
 
 def cmd_info(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -80,20 +57,31 @@ def cmd_info(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if args.json == "-":
             return EXIT_OK
     flags = [
-        f for f, on in (("looping", info["looping"]), ("metadata", info["has_metadata"])) if on
+        f for f, on in (("looping", info.get("looping")), ("metadata", info["has_metadata"])) if on
     ]
-    segs = info["segments"]
-    seg_sizes = [s["segment_size"] for s in segs]
     lines = [
         f"{args.input}: Shellscope compressed clip, format version {info['version']}",
         f"  magic            {info['magic']}",
-        f"  flags            {info['flags']:#06x} ({', '.join(flags) or 'none'})",
+        f"  codec            {info['codec']} (id {info['codec_id']})",
+        f"  flags            {', '.join(flags) or 'none'}",
         f"  crc32            {info['crc32']}",
-        f"  joints           {info['num_joints']}",
-        f"  stored samples   {info['num_stored_samples']} at {info['sample_rate']:g} Hz",
+    ]
+    if "num_joints" in info:
+        lines += [
+            f"  joints           {info['num_joints']}",
+            f"  stored samples   {info['num_stored_samples']} at {info['sample_rate']:g} Hz",
+        ]
+    lines += [
         f"  file size        {fmt_bytes(info['file_size'])}",
         f"  compressed size  {fmt_bytes(info['compressed_size'])}",
         f"  metadata size    {fmt_bytes(info['metadata_size'])}",
+    ]
+    if "segments" not in info:  # a codec that tells nothing more of its payload
+        out.write("\n".join(lines) + "\n")
+        return EXIT_OK
+    segs = info["segments"]
+    seg_sizes = [s["segment_size"] for s in segs]
+    lines += [
         f"  segments         {info['num_segments']}: samples "
         f"{' '.join(str(s['num_samples']) for s in segs)}",
         f"  segment sizes    {' '.join(map(str, seg_sizes))} B "

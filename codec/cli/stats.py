@@ -89,7 +89,7 @@ def stats_job(
 ) -> dict:
     """Compress one clip in a worker: a row (STATS_COLUMNS) or {'name', 'error'}.
     `shell_distance` MESH takes every joint's shell from the clip's mesh."""
-    from codec.codecs.acl_style.encoder import compress
+    from codec.compression import compress
     from codec.formats import load_clip
 
     try:

@@ -277,13 +277,13 @@ def _read(fmt: str, path: str | os.PathLike[str], data: bytes | None, kwargs: di
         from codec.formats.usd import read_usd
 
         return read_usd(path, data=data, **kwargs)
-    from codec.codecs.acl_style.decoder import decode
+    from codec.codecs.registry import decode_file
 
     if data is None:
         with open(path, "rb") as f:
             data = f.read()
     name = inner_name(path).removesuffix(".ssc")
-    return decode(data, **kwargs).decode_source(name)
+    return decode_file(data, **kwargs)[1].decode_source(name)
 
 
 def list_animations(path: str | os.PathLike[str]) -> list[str]:

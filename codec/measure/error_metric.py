@@ -91,20 +91,40 @@ def _pose_errors(
 def pose_errors(raw: Clip, lossy: Clip, ks: Array, alphas: Array) -> Array:
     """(N, J) error of every joint at N poses of two clips: pose i blends samples ks[i] and
     ks[i] + 1 by alphas[i] the way ACL does; alpha 0 takes sample ks[i] itself."""
-    num_joints = raw.num_joints
+    return array_errors(
+        (raw.rotations, raw.translations, raw.scales),
+        (lossy.rotations, lossy.translations, lossy.scales),
+        ks,
+        alphas,
+        raw.skeleton.parents,
+        raw.skeleton.shell_distance,
+    )
+
+
+def array_errors(
+    raw: tuple[Array, Array, Array],
+    lossy: tuple[Array, Array, Array],
+    ks: Array,
+    alphas: Array,
+    parents: Array,
+    shell: Array,
+) -> Array:
+    """`pose_errors` of local rotations (S, J, 4), translations and scales (S, J, 3) given
+    as arrays: (N, J) at the poses blending ks, ks + 1 by alphas."""
+    num_joints = len(parents)
     out = np.empty((len(ks), num_joints))
     c = np.ascontiguousarray
     _pose_errors(
-        c(raw.rotations),
-        c(raw.translations),
-        c(raw.scales),
-        c(lossy.rotations),
-        c(lossy.translations),
-        c(lossy.scales),
+        c(raw[0], dtype=np.float64),
+        c(raw[1], dtype=np.float64),
+        c(raw[2], dtype=np.float64),
+        c(lossy[0], dtype=np.float64),
+        c(lossy[1], dtype=np.float64),
+        c(lossy[2], dtype=np.float64),
         np.asarray(ks, np.int64),
         np.asarray(alphas, np.float64),
-        np.asarray(raw.skeleton.parents, np.int64),
-        np.asarray(raw.skeleton.shell_distance, np.float64),
+        np.asarray(parents, np.int64),
+        np.asarray(shell, np.float64),
         np.empty((2, num_joints, 10)),
         np.empty((2, num_joints, 12)),
         out,
@@ -118,22 +138,12 @@ def clip_errors(raw: Clip, lossy: Clip) -> Array:
     return pose_errors(raw, lossy, np.arange(s), np.zeros(s))
 
 
-BETWEEN_CHUNK = 4096  # poses measured at once between samples
-
-
-def between_errors(raw: Clip, lossy: Clip, supersample: int) -> tuple[Array, Array]:
-    """Times (N,) and errors (N, J) float32 at `supersample` times per sample interval,
-    rounding none (ACL's nlerp blend of both clips), ending on the last sample. Float32 is
-    plenty for a curve to look at and halves the largest table a result keeps; the bound is
-    checked on the float64 errors at the samples."""
-    S = raw.num_samples
-    if supersample <= 0 or S < 2:
-        return np.zeros(0), np.zeros((0, raw.num_joints), dtype=np.float32)
+def between_keys(num_samples: int, supersample: int) -> tuple[Array, Array]:
+    """Sample ks (N,) and alphas (N,) of `supersample` poses per sample interval, ending on
+    the last sample: where the error between samples is measured."""
+    if supersample <= 0 or num_samples < 2:
+        return np.zeros(0, np.int64), np.zeros(0)
     frac = np.arange(supersample) / supersample
-    k = np.append(np.repeat(np.arange(S - 1), supersample), S - 1)
-    alpha = np.append(np.tile(frac, S - 1), 0.0)
-    out = np.empty((len(k), raw.num_joints), dtype=np.float32)
-    for lo in range(0, len(k), BETWEEN_CHUNK):
-        hi = lo + BETWEEN_CHUNK
-        out[lo:hi] = pose_errors(raw, lossy, k[lo:hi], alpha[lo:hi])
-    return (k + alpha) / raw.sample_rate, out
+    k = np.append(np.repeat(np.arange(num_samples - 1), supersample), num_samples - 1)
+    alpha = np.append(np.tile(frac, num_samples - 1), 0.0)
+    return k, alpha

@@ -1,6 +1,6 @@
 """Error at one shown pose: the raw and the lossy pose at the same time, under the same rounding.
 
-`CompressionResult.error` is measured at sample times (rounding nearest); a viewer that shows
+`Result.error` is measured at sample times (rounding nearest); a viewer that shows
 a time between samples, or snaps it with floor or ceil, shows a different pose, and its
 readouts must quote the error of what is on screen. This is that one function.
 """

@@ -10,6 +10,8 @@ child's, which lets a loose leaf loosen its whole chain).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from codec.jit import kernel
@@ -18,6 +20,17 @@ from codec.model.clip import Clip
 from codec.model.topology import depth_levels
 
 Array = np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class DominantShells:
+    """Dominant shell of every joint: distance (J,) and precision (J,) for the whole clip,
+    and per segment `segment_distance (G, J)`, `segment_precision (G, J)`."""
+
+    distance: Array
+    precision: Array
+    segment_distance: Array
+    segment_precision: Array
 
 
 @kernel

@@ -8,104 +8,70 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from codec.codecs.acl_style.bit_rates import BIT_RATE_BITS, SUB_TRACKS, TrackKind, segment_bytes
-from codec.codecs.acl_style.segments import IDEAL_SEGMENT_SIZE, MAX_SEGMENT_SIZE
-
 if TYPE_CHECKING:
-    from codec.result import CompressionResult
+    from codec.model.clip import Clip
+    from codec.settings import CompressionSettings
 
+Array = np.ndarray
 RAW_BYTES_PER_TRANSFORM = 40  # 10 floats per QVV, as ACL counts raw size
 
 
 def build_stats(
-    result: CompressionResult, level: str, compressed_size: int, compression_time: float
+    clip: Clip,
+    settings: CompressionSettings,
+    error: Array,
+    between_times: Array,
+    between: Array,
+    codec_name: str,
+    sizes: tuple[int, int],
+    compression_time: float,
 ) -> dict[str, Any]:
-    """Everything the stats panel, the CLI and the JSON export show."""
-    clip = result.clip
+    """What the stats panel, the CLI and the JSON export show for any codec; error (S, J)
+    at the samples, between (N, J) at between_times (N,); sizes the compressed size
+    (container header and payload) and the file size."""
     sk = clip.skeleton
-    err = result.error
-    S, J = err.shape
-    flat = int(np.argmax(err))
+    S, J = error.shape
+    flat = int(np.argmax(error))
     worst_sample, worst_joint = divmod(flat, J)
     raw_size = J * S * RAW_BYTES_PER_TRANSFORM
-    per_joint_max = err.max(axis=0)
+    per_joint_max = error.max(axis=0)
+    compressed_size, file_size = sizes
     stats: dict[str, Any] = {
         "clip_name": clip.name,
+        "codec": codec_name,
         "raw_size": raw_size,
         "compressed_size": compressed_size,
-        "metadata_size": len(result.data) - compressed_size,
-        "file_size": len(result.data),
+        "metadata_size": file_size - compressed_size,
+        "file_size": file_size,
         "compression_ratio": raw_size / compressed_size,
         "compression_time": compression_time,
         "duration": clip.duration,
         "num_samples": S,
-        "num_stored_samples": int(result.compressed.num_samples),
         "num_bones": J,
         "sample_rate": clip.sample_rate,
-        "looping": bool(result.compressed.wrap),
         "has_scale": clip.has_scale,
-        "level": level,
-        "requested_level": result.settings.level,
-        "rotation_format": "quatf_drop_one_variable",
-        "translation_format": "vector3f_variable",
-        "scale_format": "vector3f_variable",
-        "max_error": float(err[worst_sample, worst_joint]),
+        "requested_level": settings.level,
+        "max_error": float(error[worst_sample, worst_joint]),
         "worst_track": int(worst_joint),
         "worst_track_name": sk.names[worst_joint],
         "worst_time": worst_sample / clip.sample_rate,
-        "error_p99": float(np.percentile(err, 99)),
+        "error_p99": float(np.percentile(error, 99)),
         "precision_met": bool(np.all(per_joint_max <= sk.precision)),
         "joints_over_precision": [
             sk.names[j] for j in np.flatnonzero(per_joint_max > sk.precision)
         ],
     }
-    if result.error_between.size:
-        eb = result.error_between
-        fb = int(np.argmax(eb))
+    if between.size:
+        fb = int(np.argmax(between))
         ts, tj = divmod(fb, J)
-        stats["max_error_between_samples"] = float(eb[ts, tj])
+        stats["max_error_between_samples"] = float(between[ts, tj])
         stats["worst_track_between_samples"] = int(tj)
-        stats["worst_time_between_samples"] = float(result.error_between_times[ts])
+        stats["worst_time_between_samples"] = float(between_times[ts])
     else:
         stats["max_error_between_samples"] = stats["max_error"]
         stats["worst_track_between_samples"] = stats["worst_track"]
         stats["worst_time_between_samples"] = stats["worst_time"]
-    segs = result.segments
-    sizes = _segment_sizes(result)
-    stats["num_segments"] = len(segs)
-    stats["segmenting"] = {
-        "num_segments": len(segs),
-        "ideal_num_samples": IDEAL_SEGMENT_SIZE,
-        "max_num_samples": MAX_SEGMENT_SIZE,
-    }
-    stats["segments"] = [
-        {"start": int(a), "num_samples": int(n), "segment_size": int(sz)}
-        for (a, n), sz in zip(segs, sizes, strict=True)
-    ]
-    stats["sub_tracks"] = {
-        name: {
-            "default": int(np.sum(result.kinds[:, k] == TrackKind.DEFAULT)),
-            "constant": int(np.sum(result.kinds[:, k] == TrackKind.CONSTANT)),
-            "animated": int(np.sum(result.kinds[:, k] == TrackKind.ANIMATED)),
-        }
-        for k, name in enumerate(SUB_TRACKS)
-    }
-    rates = result.bit_rates[result.bit_rates >= 0]
-    bits = BIT_RATE_BITS[rates.astype(np.int64)]
-    stats["bit_rate_histogram"] = {
-        str(int(b)): int(c) for b, c in zip(*np.unique(bits, return_counts=True), strict=True)
-    }
     return stats
-
-
-def _segment_sizes(result: CompressionResult) -> list[int]:
-    """Bytes of each segment's rates, ranges and packed samples (as written)."""
-    enc = result.compressed.encoded
-    multi = enc.num_segments > 1
-    return [
-        segment_bytes(rates, int(n), multi)
-        for rates, n in zip(enc.bit_rates, enc.segment_sizes, strict=True)
-    ]
 
 
 def json_safe(value: Any) -> Any:

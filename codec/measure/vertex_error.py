@@ -9,8 +9,8 @@ the distance between the two is the vertex's true error.
 Per joint, the estimate is judged on the vertices the joint drives most (their strongest
 influence): `ratio = shell max error / true max error` of those vertices, both at sample
 times. A ratio under 1 means the shell under-estimates: the codec believes the joint is
-within budget while its skin moves more. `attach_vertex_error` is the one step the
-compressor takes at the end; a clip without meshes is left exactly as it was.
+within budget while its skin moves more. codec.measure.measure runs `skin_error` for every
+codec alike: the lossy poses between samples come from the codec's decoder.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from codec.model.mesh import Skin, skin_of
 from codec.model.transforms import object_space
 
 if TYPE_CHECKING:
+    from codec.codecs.base import Decoder
     from codec.model.clip import Clip
-    from codec.result import CompressionResult
 
 Array = np.ndarray
 
@@ -159,27 +159,49 @@ def _summarise(
     return summary
 
 
-def measure(result: CompressionResult) -> VertexError | None:
-    """The true skin error of a compression (None when the clip has no mesh)."""
+def _summarise_decoder(
+    clip: Clip, decoder: Decoder, ks: Array, alphas: Array, times: Array, skin: Skin
+) -> ErrorSummary:
+    """The error between the raw poses blending ks, ks + 1 by alphas and the decoder's
+    poses at `times` (N,), a chunk at a time."""
+    summary = ErrorSummary(len(ks), skin.num_vertices, keep=False)
+    parents = clip.skeleton.parents
+    for rows in chunks(len(ks), skin):
+        raw = blended_object_space(clip, ks[rows], alphas[rows])
+        out = object_space(*decoder.sample_times(times[rows], "none"), parents)
+        summary.add(rows, pose_distances(raw, out, skin))
+    return summary
+
+
+def skin_error(
+    clip: Clip,
+    lossy: Clip,
+    shell_error: Array,
+    decoder: Decoder,
+    between_times: Array,
+    supersample: int,
+) -> VertexError | None:
+    """The true skin error of a compression (None when the clip has no mesh): at the samples
+    from the decoded clip `lossy`, between them (at `between_times`, empty when off) from
+    the decoder. `shell_error` (S, J) the shell error at the samples."""
     start = time.perf_counter()
-    clip, lossy = result.clip, result.lossy
     skin = skin_of(clip.meshes)
     if skin is None:
         return None
     s = clip.num_samples
     keep = s * skin.num_vertices <= KEEP_VALUES
     at = _summarise(clip, lossy, np.arange(s), np.zeros(s), skin, keep)
-    times = np.asarray(result.error_between_times)
+    times = np.asarray(between_times)
     if times.size:
-        ss = max(1, int(result.settings.supersample))
+        ss = max(1, int(supersample))
         k = np.append(np.repeat(np.arange(s - 1), ss), s - 1)
         alpha = np.append(np.tile(np.arange(ss) / ss, s - 1), 0.0)
-        between = _summarise(clip, lossy, k, alpha, skin, keep=False)
+        between = _summarise_decoder(clip, decoder, k, alpha, times, skin)
         between_max, between_vertex = between.row_max, between.vertex_max
     else:
         between_max, between_vertex = np.zeros(0), np.zeros(0)
     precision = clip.skeleton.precision[skin.dominant_joint]
-    honesty = _honesty(clip, result.error, at.vertex_max, at.vertex_row, skin)
+    honesty = _honesty(clip, shell_error, at.vertex_max, at.vertex_row, skin)
     return VertexError(
         skin,
         at.full,
@@ -258,12 +280,3 @@ def vertex_stats(ve: VertexError, clip: Clip) -> dict[str, Any]:
         stats["vertex_worst_time_between_samples"] = stats["vertex_worst_time"]
         stats["vertex_worst_joint_between_samples"] = joint
     return stats
-
-
-def attach_vertex_error(result: CompressionResult) -> None:
-    """The compressor's last step: measure the skin and add its stats. No mesh, no change."""
-    ve = measure(result)
-    if ve is None:
-        return
-    result.vertex_error = ve
-    result.stats.update(vertex_stats(ve, result.clip))

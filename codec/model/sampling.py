@@ -99,6 +99,28 @@ def sample_keys(
     return SampleKeys(first, second, alpha, raw_alpha)
 
 
+def sample_keys_batch(
+    times: Array,
+    sample_rate: float,
+    num_samples: int,
+    rounding: str = "none",
+    wrap: bool = False,
+    duration: float | None = None,
+) -> tuple[Array, Array, Array]:
+    """`sample_keys` of many times (N,) under one base rounding mode: first and second
+    sample (N,) int64 and the rounded alpha (N,)."""
+    if rounding not in BASE_ROUNDING:
+        raise ValueError(f"unknown rounding mode {rounding!r}; expected one of {BASE_ROUNDING}")
+    if duration is None:
+        duration = duration_of(num_samples, sample_rate, wrap)
+    pos = np.clip(np.asarray(times, dtype=np.float64), 0.0, duration) * sample_rate
+    k = np.floor(pos).astype(np.int64)
+    alpha = round_alpha(pos - k, rounding)
+    if wrap and num_samples > 1:
+        return k % num_samples, (k + 1) % num_samples, alpha
+    return np.minimum(k, num_samples - 1), np.minimum(k + 1, num_samples - 1), alpha
+
+
 def blend(a: Pose, b: Pose, alpha: Array | float, interpolation: str = "nlerp") -> Pose:
     """Blend two poses with alpha () or (J,): rotations by nlerp (ACL) or slerp."""
     alpha = np.asarray(alpha, dtype=np.float64)

@@ -10,8 +10,11 @@ import codec
 from app.controller import Controller
 from app.document import Document
 from codec.codecs.acl_style.bit_rates import TrackKind
+from codec.codecs.base import TrackCosts
+from codec.measure.measure import Measurements
+from codec.measure.shells import DominantShells
 from codec.model.clip import Clip, Skeleton
-from codec.result import CompressionResult, DominantShells
+from codec.result import Result
 from codec.settings import CompressionSettings
 
 NAMES = ("root", "Spine", "LeftHand", "RightHand", "Head")
@@ -36,9 +39,7 @@ def make_clip(name: str = "walk") -> Clip:
     return Clip(sk, RATE, rot, tr, sc, name=name)
 
 
-def make_result(
-    clip: Clip | None = None, scale: float = 1.0, bits_shift: int = 0
-) -> CompressionResult:
+def make_result(clip: Clip | None = None, scale: float = 1.0, bits_shift: int = 0) -> Result:
     """A plausible result: root animated, hands animated, head constant, scales default.
 
     `scale` multiplies the error, `bits_shift` adds to every animated bit rate, so tests can make
@@ -114,20 +115,17 @@ def make_result(
     bits = np.where(rates >= 0, np.r_[0:24, 32][np.maximum(rates, 0)], -1)
     values, counts = np.unique(bits[bits >= 0], return_counts=True)
     stats["bit_rate_histogram"] = {str(int(v)): int(c) for v, c in zip(values, counts, strict=True)}
-    return CompressionResult(
+    stats["codec"] = "acl-style"
+    segments = np.array(SEGMENTS, dtype=np.int64)
+    costs = TrackCosts(kinds, segments, rates, bits, 100 + segments[:, 0], shells)
+    return Result(
         clip=clip,
         settings=CompressionSettings(level="automatic"),
+        codec_name="acl-style",
         data=b"SSC" + bytes(compressed_size),
-        compressed=None,  # type: ignore[arg-type]  # panels never decode
-        lossy=clip,
-        kinds=kinds,
-        bit_rates=rates,
-        segments=np.array(SEGMENTS, dtype=np.int64),
-        dominant_shells=shells,
-        error=err,
-        error_between_times=between_t,
-        error_between=between,
-        stats=stats,
+        decoder=None,  # type: ignore[arg-type]  # panels never decode
+        measurements=Measurements(clip, err, between_t, between, None, stats),
+        costs=costs,
     )
 
 

@@ -21,6 +21,21 @@ def test_a_new_result_updates_the_map(qtbot) -> None:
     assert "joints" in panel.summary.text()
 
 
+def test_a_codec_without_bit_rates_says_so(qtbot) -> None:
+    doc = make_document(with_result=False)
+    panel = BitRatePanel(doc)
+    qtbot.addWidget(panel)
+    result = make_result(doc.compression_input())
+    result.codec_name, result.costs = "keyreduce", None
+    doc.set_result(result)
+    assert panel.bits.shape == (0, 0, 3)
+    assert panel.summary.text() == "keyreduce is not a bit-rate codec: it has no bit rates to show."
+    panel.resize(500, 300)
+    panel.canvas.grab()  # paints the same sentence instead of the map, without failing
+    doc.set_result(make_result(doc.compression_input()))
+    assert panel.bits.shape == (3, 5, 3) and "joints" in panel.summary.text()
+
+
 def test_tooltips_name_bits_bytes_samples_and_error(qtbot) -> None:
     doc = make_document()
     panel = BitRatePanel(doc)

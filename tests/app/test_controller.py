@@ -118,10 +118,10 @@ def test_the_window_reuses_the_clips_compressor_and_matches_a_fresh_compress(qtb
     clip = small_clip()
     with qtbot.waitSignal(ctl.result_ready, timeout=30_000):
         ctl.open_clip(clip)
-    first = ctl._compressor
+    first = ctl._compression
     with qtbot.waitSignal(ctl.result_ready, timeout=30_000):
         doc.update_settings(precision=0.004)
-    assert ctl._compressor is first  # the same clip: its analysis is kept
+    assert ctl._compression is first  # the same clip: its analysis is kept
     fresh = codec.compress(doc.compression_input(), ctl.settings())
     assert doc.result.data == fresh.data
 
@@ -219,7 +219,7 @@ def test_a_failed_open_keeps_the_clip_and_its_compression_running(qtbot) -> None
 
 
 def test_the_window_warms_the_codec_kernels_up_in_the_background(qtbot, monkeypatch) -> None:
-    from codec.codecs.acl_style import warm_up
+    from codec import warm_up
 
     calls = []
     monkeypatch.setattr(warm_up, "warm_up", lambda: calls.append(threading.current_thread()))

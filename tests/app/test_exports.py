@@ -46,7 +46,7 @@ def test_joint_csv_matches_the_result(tmp_path: Path) -> None:
     assert tuple(rows[0]) == JOINT_COLUMNS
     np.testing.assert_array_equal([float(row["max_error"]) for row in rows], r.error.max(0))
     assert rows[4]["rotation_kind"] == "constant" and rows[4]["rotation_bits_mean"] == ""
-    bits = r.bits_per_component[:, 2, 0]
+    bits = r.costs.bits_per_component[:, 2, 0]
     assert float(rows[2]["rotation_bits_mean"]) == bits.mean()
     assert float(rows[2]["rotation_bits_max"]) == bits.max()
     assert float(rows[2]["worst_time"]) == pytest.approx(31 / 30)

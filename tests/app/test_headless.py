@@ -36,7 +36,7 @@ def _run(argv: list[str]) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-def _expected(path: Path, settings: GlobalSettings, rules=()) -> codec.CompressionResult:
+def _expected(path: Path, settings: GlobalSettings, rules=()) -> codec.Result:
     doc = Document()
     doc.set_clip(codec.load_clip(path), path, rules, settings)
     return codec.compress(doc.compression_input(), CompressionSettings(level=settings.level))

@@ -19,7 +19,7 @@ def independent_error(doc, t: float, mode: str) -> np.ndarray:
     raw = sample_dense(
         clip.rotations, clip.translations, clip.scales, clip.sample_rate, t, mode, False, modes
     )
-    lossy = r.compressed.sample(t, mode, per_track=modes)
+    lossy = r.decoder.sample(t, mode, per_track=modes)
     parents = clip.skeleton.parents
     a = object_space(raw.rotations[None], raw.translations[None], raw.scales[None], parents)[0]
     b = object_space(lossy.rotations[None], lossy.translations[None], lossy.scales[None], parents)[

@@ -103,7 +103,7 @@ def test_readout_names_time_frame_samples_and_alpha(loaded) -> None:
 def test_segment_boundaries_come_from_the_result(loaded) -> None:
     tl, doc = loaded.timeline, loaded.document
     img = tl.bar.grab().toImage()
-    segs = doc.result.segments
+    segs = doc.result.costs.segments
     x = round(tl.bar.time_to_x(segs[0][0] / doc.clip.sample_rate))
     c = img.pixelColor(x, 6)
     assert c.red() > 200 and c.blue() < 120  # the orange boundary line

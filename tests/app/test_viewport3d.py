@@ -188,7 +188,7 @@ def test_each_rounding_mode_draws_exactly_the_codecs_sample(loaded, ui) -> None:
         loaded.timeline.rounding_box.setCurrentText(mode)  # the UI path
         assert doc.rounding == mode
         ui.draw(vp)
-        want = expected_positions(doc, result.compressed.sample(doc.time, mode))
+        want = expected_positions(doc, result.decoder.sample(doc.time, mode))
         np.testing.assert_allclose(vp.lossy_positions, want, atol=1e-9)
         raw = doc.clip
         from codec.model.sampling import sample_dense
@@ -212,7 +212,7 @@ def test_per_track_rounding_uses_each_joints_mode(loaded, ui) -> None:
     ui.draw(vp)
     modes = doc.per_track_rounding()
     assert modes[5] == "ceil" and modes[0] == "none"
-    want = doc.result.compressed.sample(doc.time, "per_track", per_track=modes)
+    want = doc.result.decoder.sample(doc.time, "per_track", per_track=modes)
     np.testing.assert_allclose(vp.lossy_positions, expected_positions(doc, want), atol=1e-9)
 
 

@@ -124,16 +124,16 @@ def test_a_hostile_input_writes_nothing(work: Path, name: str) -> None:
 def test_a_run_that_fails_on_valid_input_exits_1_and_writes_nothing(
     work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import codec.codecs.acl_style.encoder
+    import codec.compression
 
-    real = codec.codecs.acl_style.encoder.compress
+    real = codec.compression.compress
 
     def broken(clip, settings, **kw):  # type: ignore[no-untyped-def]
         result = real(clip, settings, **kw)
         result.stats["max_error"] = float("nan")
         return result
 
-    monkeypatch.setattr(codec.codecs.acl_style.encoder, "compress", broken)
+    monkeypatch.setattr(codec.compression, "compress", broken)
     before = listing(work)
     code, out, err = run(
         "compress", work / "clip.acl.sjson", "-o", work / "out.ssc", "--json", work / "s.json"
@@ -143,7 +143,7 @@ def test_a_run_that_fails_on_valid_input_exits_1_and_writes_nothing(
     assert listing(work) == before
 
     monkeypatch.setattr(
-        codec.codecs.acl_style.encoder,
+        codec.compression,
         "compress",
         lambda *a, **k: (_ for _ in ()).throw(RuntimeError("bug")),
     )

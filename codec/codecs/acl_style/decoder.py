@@ -1,4 +1,4 @@
-"""Decoding .ssc data: the whole clip at once, or one pose at any time and rounding."""
+"""Decoding an acl-style payload: the whole clip at once, or poses at any time and rounding."""
 
 from __future__ import annotations
 
@@ -10,7 +10,14 @@ from codec.codecs.acl_style.constant_tracks import rebuild_rotations
 from codec.codecs.acl_style.quantize import decode_params, decode_values, segment_range_decode
 from codec.errors import ClipValidationError, CompressedFormatError
 from codec.model.clip import Clip, Skeleton
-from codec.model.sampling import INTERPOLATIONS, Pose, blend, duration_of, sample_keys
+from codec.model.sampling import (
+    INTERPOLATIONS,
+    Pose,
+    blend,
+    duration_of,
+    sample_keys,
+    sample_keys_batch,
+)
 
 Array = np.ndarray
 LOOPING = ("clamp", "wrap")
@@ -19,25 +26,26 @@ F32 = np.float32
 
 
 class CompressedClip:
-    """A decoded view of one .ssc file.
+    """A decoded view of one acl-style payload (codec.codecs.base.Decoder).
 
     Parsing unpacks every segment's integers once; `sample` then dequantises only the two
     samples it blends, and `decode_all` dequantises every sample in one batch. Default
-    sub-tracks take the skeleton's bind pose (from the file's metadata, or given).
+    sub-tracks take the skeleton's bind pose. The sample grid is the stored one: a wrapping
+    clip stores S - 1 samples and its last blends back into the first.
     """
+
+    codec_name = "acl-style"
 
     def __init__(
         self,
-        parsed: ssc_format.ParsedFile,
-        skeleton: Skeleton | None = None,
+        parsed: ssc_format.ParsedPayload,
+        skeleton: Skeleton,
         tables: tuple[Array, Array] | None = None,
     ) -> None:
         """`tables`: the decoding parameters (G, Ka, 4) and (G, Ka, 17) when the caller has
         them already (the compressor), see codec.codecs.acl_style.quantize.decode_params."""
         enc = parsed.encoded
-        sk = skeleton if skeleton is not None else parsed.skeleton
-        if sk is None:
-            raise CompressedFormatError("the file has no metadata block: pass the skeleton")
+        sk = skeleton
         if sk.num_joints != enc.num_joints:
             raise CompressedFormatError(
                 f"skeleton has {sk.num_joints} joints, the data {enc.num_joints}"
@@ -45,8 +53,6 @@ class CompressedClip:
         self.encoded = enc
         self.skeleton = sk
         self.data = parsed.data
-        self.compressed_size = parsed.compressed_size
-        self.metadata_size = parsed.metadata_size
         self.sample_rate = enc.sample_rate
         self.num_samples = enc.num_samples
         self.wrap = enc.wrap
@@ -164,7 +170,29 @@ class CompressedClip:
             Pose(rot[0], tr[0], sc[0]), Pose(rot[1], tr[1], sc[1]), keys.alpha, interpolation
         )
 
+    def sample_times(self, times: Array, rounding: str = "none") -> tuple[Array, Array, Array]:
+        """Rotations (N, J, 4), translations and scales (N, J, 3) float64 at times (N,),
+        blended by nlerp as `sample` does, in batches of DECODE_CHUNK."""
+        first, second, alpha = sample_keys_batch(
+            times, self.sample_rate, self.num_samples, rounding, self.wrap, self.duration
+        )
+        n, nj = len(first), self.skeleton.num_joints
+        out = (np.empty((n, nj, 4)), np.empty((n, nj, 3)), np.empty((n, nj, 3)))
+        for lo in range(0, n, DECODE_CHUNK):
+            hi = min(lo + DECODE_CHUNK, n)
+            rot, tr, sc = self.decode_rows(np.concatenate((first[lo:hi], second[lo:hi])))
+            rot = rot / np.linalg.norm(rot, axis=-1, keepdims=True)
+            m = hi - lo
+            pose = blend(
+                Pose(rot[:m], tr[:m], sc[:m]),
+                Pose(rot[m:], tr[m:], sc[m:]),
+                alpha[lo:hi, None],
+            )
+            for k in range(3):
+                out[k][lo:hi] = pose[k]
+        return out
 
-def decode(data: bytes, skeleton: Skeleton | None = None) -> CompressedClip:
-    """Parse .ssc bytes (CompressedFormatError on anything wrong)."""
-    return CompressedClip(ssc_format.read(data), skeleton)
+
+def decode(payload: bytes, skeleton: Skeleton) -> CompressedClip:
+    """Parse an acl-style payload (CompressedFormatError on anything wrong)."""
+    return CompressedClip(ssc_format.read(payload), skeleton)

@@ -1,9 +1,9 @@
-"""The compression pipeline: clip in, .ssc bytes, decoded clip, errors and stats out.
+"""The acl-style encoder: clip in, payload bytes, their decoder and per-track costs out.
 
 Order (ACL 2.1): dominant shells, loop detection, constant / default sub-tracks, rotation
 layouts, clip ranges, segments with 8-bit segment ranges, bit rates per segment
-(optimizer), packing (layout). The lossy clip is decoded from exactly the
-arrays that were written, so what we report is what a reader of the file gets.
+(optimizer), packing (layout). The decoder works on exactly the arrays that were
+written, so what is measured (codec.measure) is what a reader of the file gets.
 
 When a joint cannot meet its precision, the constant and default sub-tracks on its chain
 that are not exactly constant in the raw data are freed (made animated) and the clip is
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -33,6 +32,7 @@ from codec.codecs.acl_style import rotation_layout
 from codec.codecs.acl_style.bit_rates import TrackKind, segment_cost_bits
 from codec.codecs.acl_style.constant_tracks import detect_kinds, exact_kinds
 from codec.codecs.acl_style.decoder import CompressedClip
+from codec.codecs.acl_style.details import stats_details, track_costs
 from codec.codecs.acl_style.optimizer import Hierarchy, SegmentProblem, optimize_segment
 from codec.codecs.acl_style.quantize import (
     F32,
@@ -44,26 +44,25 @@ from codec.codecs.acl_style.quantize import (
     to_segment_space,
 )
 from codec.codecs.acl_style.segments import segment_table
-from codec.errors import Cancelled, ShellscopeError
-from codec.measure.error_metric import between_errors, clip_errors, shell_error
+from codec.codecs.base import Encoded
+from codec.errors import Cancelled
+from codec.measure.error_metric import shell_error
 from codec.measure.shells import (
+    DominantShells,
     ancestor_scale,
     dominant_shells,
     local_precision,
     segment_dominant_shells,
 )
-from codec.measure.stats import build_stats
-from codec.measure.vertex_error import attach_vertex_error
 from codec.model.affine import pack_qvv
 from codec.model.clip import Clip, Skeleton
 from codec.model.transforms import object_space
-from codec.result import CompressionResult, DominantShells
 from codec.settings import CompressionSettings, resolve_level
 
 Array = np.ndarray
 Progress = Callable[[float, str], None]
 
-__all__ = ["CompressionResult", "CompressionSettings", "Compressor", "compress"]
+__all__ = ["Compressor", "encode"]
 
 _ANIMATED = int(TrackKind.ANIMATED)
 _MEMO_LIMIT = 4096  # segment solutions kept per clip
@@ -83,13 +82,13 @@ def _segment_pool() -> ThreadPoolExecutor | None:
     return _POOL
 
 
-def compress(
+def encode(
     clip: Clip,
     settings: CompressionSettings | None = None,
     progress: Progress | None = None,
     cancel: Callable[[], bool] | None = None,
-) -> CompressionResult:
-    """Compress a clip; see the module docstring. Raises Cancelled when `cancel()` is True."""
+) -> Encoded:
+    """Encode a clip; see the module docstring. Raises Cancelled when `cancel()` is True."""
     return Compressor(clip).run(settings, progress, cancel)
 
 
@@ -193,10 +192,9 @@ class Compressor:
         progress: Progress | None = None,
         cancel: Callable[[], bool] | None = None,
         skeleton: Skeleton | None = None,
-    ) -> CompressionResult:
-        """Compress with `settings` (see `compress`); `skeleton` gives other per-joint
+    ) -> Encoded:
+        """Encode with `settings` (see `encode`); `skeleton` gives other per-joint
         precisions and shell distances (the same joints, parents and bind pose)."""
-        start = time.perf_counter()
         settings = settings or CompressionSettings()
         clip = self.clip
         if skeleton is not None:
@@ -248,12 +246,15 @@ class Compressor:
 
         report(0.95, "packing")
         shells = DominantShells(dom_dist, dom_prec, framing.seg_dist, framing.seg_prec)
-        result, compressed_size = _result(clip, settings, enc, tables, kinds.kinds, framing, shells)
-        result.stats = build_stats(result, level, compressed_size, time.perf_counter() - start)
-        if settings.skin_error:
-            attach_vertex_error(result)  # the true skin error, when the clip has meshes
+        parsed = ssc_format.write(enc)
+        costs = track_costs(enc, shells)
         report(1.0, "done")
-        return result
+        return Encoded(
+            payload=parsed.data,
+            decoder=CompressedClip(parsed, clip.skeleton, tables=tables),
+            details=stats_details(enc, costs, level),
+            costs=costs,
+        )
 
     def _encode(
         self,
@@ -518,51 +519,6 @@ def _encoded(
     )
     tables = (np.ascontiguousarray(quant.lay[:, inv]), np.ascontiguousarray(quant.dec[:, inv]))
     return enc, tables
-
-
-def _result(
-    clip: Clip,
-    settings: CompressionSettings,
-    enc: ssc_format.EncodedClip,
-    tables: tuple[Array, Array],
-    kinds: Array,
-    framing: _Framing,
-    shells: DominantShells,
-) -> tuple[CompressionResult, int]:
-    """The written file, its decoder, the lossy clip decoded from it and its errors; and the
-    compressed size (header and animation data)."""
-    sk = clip.skeleton
-    S, J = clip.num_samples, clip.num_joints
-    table, wrap, stored = framing.table, framing.wrap, framing.stored
-    parsed = ssc_format.write(enc, sk if settings.include_metadata else None)
-    compressed = CompressedClip(parsed, sk, tables=tables)
-    rows = np.arange(S) if not wrap else np.append(np.arange(stored), 0)
-    # the dropped last sample of a wrapping clip comes back as the first: counts match
-    lossy = compressed.clip_of(
-        *compressed.decode_rows(rows), looping=wrap or clip.looping, name=clip.name
-    )
-    error = clip_errors(clip, lossy)
-    times_b, error_b = between_errors(clip, lossy, settings.supersample)
-    anim = enc.animated
-    bit_rates = np.full((len(table), J, 3), -1, dtype=np.int16)
-    bit_rates[:, anim[:, 0], anim[:, 1]] = enc.bit_rates
-    result = CompressionResult(
-        clip=clip,
-        settings=settings,
-        data=parsed.data,
-        compressed=compressed,
-        lossy=lossy,
-        kinds=kinds,
-        bit_rates=bit_rates,
-        segments=table,
-        dominant_shells=shells,
-        error=error,
-        error_between_times=times_b,
-        error_between=error_b,
-    )
-    if not np.all(np.isfinite(error)):  # the inputs are bounded: this is a codec bug
-        raise ShellscopeError(f"{clip.name or 'clip'}: the compression measured a non-finite error")
-    return result, parsed.compressed_size
 
 
 def _static(

@@ -1,20 +1,15 @@
-"""The .ssc byte format: what a runtime needs to rebuild the lossy clip, and nothing else.
+"""The acl-style payload: what a runtime needs to rebuild the lossy clip, and nothing else.
 
-Everything is little-endian. Offsets are from the start of the file.
+The .ssc container (codec.codecs.container) wraps it with the codec's id and the optional
+skeleton. Everything is little-endian; offsets are from the start of the payload.
 
-    header (40 bytes)
-      0  magic         b"SSCF"
-      4  version       u16 (FORMAT_VERSION)
-      6  flags         u16: bit 0 wrapping (looping, last sample dropped), bit 1 metadata,
-                       bit 2 rotation layouts present
-      8  crc32         u32 of every byte after this field (zlib.crc32)
-     12  total_size    u32 length of the whole file
-     16  num_joints    u32
-     20  num_samples   u32 stored samples
-     24  sample_rate   f64
-     32  num_segments  u32
-     36  anim_size     u32 bytes of animation data that follow the header
-    animation data (anim_size bytes; header + this is `compressed_size`)
+    header (20 bytes)
+      0  num_joints    u32
+      4  num_samples   u32 stored samples
+      8  sample_rate   f64
+     16  segments      u32: bits 0-29 the number of segments, bit 30 wrapping (looping, last
+                       sample dropped), bit 31 rotation layouts present
+    animation data (the rest of the payload)
       kinds           2 bits per sub-track (0 default, 1 constant, 2 animated), joint-major
                       rotation/translation/scale, LSB first, padded to a byte
       layouts         (flag bit 2 only) over the constant and animated rotation sub-tracks
@@ -36,13 +31,10 @@ Everything is little-endian. Offsets are from the start of the file.
                         samples, sample-major, sub-tracks in order, 3 components each on
                           BIT_RATE_BITS[rate] bits (raw rate: f32 bits), LSB first,
                           padded to a byte
-    metadata (optional; `metadata_size`): per joint u16 name length, UTF-8 name,
-      i32 parent, f64 x 10 bind pose (rotation xyzw, translation, scale), f64 precision,
-      f64 shell distance
 
 A rotation is rebuilt from its three kept components as in quantize.decode_value:
 the dropped one is sqrt(max(0, 1 - sum of squares)), then the four are normalised, in
-float32. Version 1 files (every rotation drops w, no layouts) are refused with a message.
+float32.
 
 Reading trusts nothing the header says: every count is checked against the bytes present
 before anything is allocated from it, and the samples x joints the file would decode to
@@ -55,7 +47,6 @@ hold (codec.model.limits).
 from __future__ import annotations
 
 import struct
-import zlib
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -73,24 +64,20 @@ from codec.codecs.acl_style.bit_rates import (
 )
 from codec.codecs.acl_style.rotation_layout import PER_SEGMENT, W, kept_components
 from codec.errors import CompressedFormatError
-from codec.model.clip import Skeleton
 from codec.model.limits import (
-    distance_problem,
-    first_out_of_range,
     over_budget,
     rate_problem,
     transform_budget,
-    value_problem,
 )
 
 Array = np.ndarray
 
-MAGIC = b"SSCF"
-FORMAT_VERSION = 2
-HEADER = struct.Struct("<4sHHIIIIdII")
-HEADER_SIZE = HEADER.size  # 40
-FLAG_WRAP = 1
-FLAG_METADATA = 2
+HEADER = struct.Struct("<IIdI")
+HEADER_SIZE = HEADER.size  # 20
+WRAP_BIT = 1 << 30
+LAYOUTS_BIT = 1 << 31
+SEGMENTS_MASK = (1 << 30) - 1
+FLAG_WRAP = 1  # as read from the segments word
 FLAG_LAYOUTS = 4
 SEGMENT_ENTRY = struct.Struct("<HI")
 LAYOUT_BITS = 2  # per rotation that does not drop w (after one bit for every rotation)
@@ -215,30 +202,8 @@ def _layout_codes(enc: EncodedClip) -> Array:
     return codes[rot != TrackKind.DEFAULT]
 
 
-_JOINT_RECORD = np.dtype(
-    [("parent", "<i4"), ("bind", "<f8", 10), ("prec", "<f8"), ("shell", "<f8")]
-)
-
-
-def _metadata_bytes(skeleton: Skeleton) -> bytes:
-    records = np.zeros(skeleton.num_joints, dtype=_JOINT_RECORD)
-    records["parent"] = skeleton.parents
-    records["bind"] = np.concatenate(
-        (skeleton.bind_rotations, skeleton.bind_translations, skeleton.bind_scales), axis=1
-    )
-    records["prec"] = skeleton.precision
-    records["shell"] = skeleton.shell_distance
-    flat = records.tobytes()
-    size = _JOINT_RECORD.itemsize
-    out = []
-    for j, name in enumerate(skeleton.names):
-        raw = name.encode("utf-8")
-        out += [len(raw).to_bytes(2, "little"), raw, flat[j * size : (j + 1) * size]]
-    return b"".join(out)
-
-
-def write(enc: EncodedClip, skeleton: Skeleton | None = None) -> ParsedFile:
-    """Serialise; returns the written file as `read` would parse it (without parsing)."""
+def write(enc: EncodedClip) -> ParsedPayload:
+    """Serialise; returns the written payload as `read` would parse it (without parsing)."""
     kinds = bitstream.pack(enc.kinds.reshape(-1).astype(np.uint64), np.full(enc.kinds.size, 2))
     body = bytearray(kinds)
     layouts = enc.has_layouts
@@ -264,24 +229,13 @@ def write(enc: EncodedClip, skeleton: Skeleton | None = None) -> ParsedFile:
     for head, bits in zip(heads, packed, strict=True):
         body += head
         body += bits
-    meta = _metadata_bytes(skeleton) if skeleton is not None else b""
-    flags = (
-        (FLAG_WRAP if enc.wrap else 0)
-        | (FLAG_METADATA if meta else 0)
-        | (FLAG_LAYOUTS if layouts else 0)
-    )
-    total = HEADER_SIZE + len(body) + len(meta)
-    fields = (total, enc.num_joints, enc.num_samples, enc.sample_rate, enc.num_segments, len(body))
-    rest = HEADER.pack(MAGIC, FORMAT_VERSION, flags, 0, *fields)[12:] + bytes(body) + meta
-    head = HEADER.pack(MAGIC, FORMAT_VERSION, flags, zlib.crc32(rest), *fields)[:12]
-    return ParsedFile(
+    word = enc.num_segments | (WRAP_BIT if enc.wrap else 0) | (LAYOUTS_BIT if layouts else 0)
+    head = HEADER.pack(enc.num_joints, enc.num_samples, enc.sample_rate, word)
+    return ParsedPayload(
         encoded=enc,
-        skeleton=skeleton,
         packed_offsets=packed_at,
         segment_offsets=offsets,
-        data=head + rest,
-        compressed_size=HEADER_SIZE + len(body),
-        metadata_size=len(meta),
+        data=head + bytes(body),
     )
 
 
@@ -307,67 +261,49 @@ class _Reader:
 
 
 @dataclass(eq=False)
-class ParsedFile:
-    """A read .ssc file: the encoding, the optional skeleton and where segment bits start."""
+class ParsedPayload:
+    """A read acl-style payload: the encoding and where its segments and their bits start."""
 
     encoded: EncodedClip
-    skeleton: Skeleton | None
     packed_offsets: Array  # (G,) byte offset of each segment's packed samples in `data`
     segment_offsets: Array  # (G,) byte offset of each segment from the animation data's start
     data: bytes
-    compressed_size: int
-    metadata_size: int
 
 
-def _check_header(data: bytes) -> tuple[int, int, int, int, float, int, int]:
+def _check_header(data: bytes) -> tuple[int, int, int, int, float, int]:
     if len(data) < HEADER_SIZE:
         raise CompressedFormatError(
-            f"{len(data)} bytes is shorter than the {HEADER_SIZE}-byte header"
+            f"{len(data)} bytes is shorter than the {HEADER_SIZE}-byte acl-style header"
         )
-    magic, version, flags, crc, total, nj, ns, rate, ng, anim = HEADER.unpack_from(data)
-    if magic != MAGIC:
-        raise CompressedFormatError(f"bad magic {magic!r} at byte 0, expected {MAGIC!r}")
-    if version != FORMAT_VERSION:
-        hint = " (written by an older Shellscope: compress the clip again)" if version == 1 else ""
-        raise CompressedFormatError(
-            f"format version {version} at byte 4, this reader knows {FORMAT_VERSION}{hint}"
-        )
-    if total != len(data):
-        raise CompressedFormatError(
-            f"header says {total} bytes at byte 12, the data has {len(data)}"
-        )
-    if zlib.crc32(data[12:]) != crc:
-        raise CompressedFormatError("CRC mismatch (byte 8): the data is corrupt")
-    if flags & ~(FLAG_WRAP | FLAG_METADATA | FLAG_LAYOUTS):
-        raise CompressedFormatError(f"unknown flags {flags:#x} at byte 6")
+    nj, ns, rate, word = HEADER.unpack_from(data)
+    ng = word & SEGMENTS_MASK
+    flags = (FLAG_WRAP if word & WRAP_BIT else 0) | (FLAG_LAYOUTS if word & LAYOUTS_BIT else 0)
+    anim = len(data) - HEADER_SIZE
     if not (1 <= nj <= MAX_JOINTS and 1 <= ns <= MAX_SAMPLES and 1 <= ng <= ns):
         raise CompressedFormatError(f"implausible counts: {nj} joints, {ns} samples, {ng} segments")
     problem = rate_problem(rate)
     if problem:
-        raise CompressedFormatError(f"sample rate at byte 24: {problem}")
+        raise CompressedFormatError(f"sample rate at byte 8: {problem}")
     problem = over_budget(ns, nj, transform_budget(TRANSFORMS_PER_BYTE * len(data)))
     if problem:
-        raise CompressedFormatError(f"header (bytes 16-23): {problem}")
-    if HEADER_SIZE + anim > len(data):
-        raise CompressedFormatError(f"animation data of {anim} bytes runs past the end")
+        raise CompressedFormatError(f"header (bytes 0-7): {problem}")
     # every joint costs at least 6 bits of kinds, every segment 6 bytes of table
     if nj * 6 > 8 * anim or ng * SEGMENT_ENTRY.size > anim:
         raise CompressedFormatError(
             f"{nj} joints and {ng} segments cannot fit in {anim} bytes of animation data"
         )
-    return flags, nj, ns, ng, rate, anim, version
+    return flags, nj, ns, ng, rate, anim
 
 
-def read(data: bytes) -> ParsedFile:
-    """Parse and check a whole file; raises CompressedFormatError on anything wrong.
+def read(data: bytes) -> ParsedPayload:
+    """Parse and check a whole payload; raises CompressedFormatError on anything wrong.
 
     Every count is checked against the bytes actually present before anything is
-    allocated from it, so a small file cannot ask for a large allocation.
+    allocated from it, so a small payload cannot ask for a large allocation.
     """
     data = bytes(data)
-    flags, nj, ns, ng, rate, anim, _ = _check_header(data)
-    anim_end = HEADER_SIZE + anim
-    r = _Reader(data, HEADER_SIZE, anim_end)
+    flags, nj, ns, ng, rate, anim = _check_header(data)
+    r = _Reader(data, HEADER_SIZE, len(data))
     kinds, codes = _read_kinds(r, flags, nj, ng, anim)
     consts = np.argwhere(kinds == TrackKind.CONSTANT)
     anim_tracks = np.argwhere(kinds == TrackKind.ANIMATED)
@@ -380,12 +316,6 @@ def read(data: bytes) -> ParsedFile:
     if np.any(sizes < 1) or int(sizes.sum()) != ns:
         raise CompressedFormatError(f"segment sizes {sizes.tolist()} do not add up to {ns} samples")
     segs = _read_segments(r, sizes, offsets, clip_layout)
-    meta_size = len(data) - anim_end
-    skeleton = None
-    if flags & FLAG_METADATA:
-        skeleton = _read_metadata(data, anim_end, nj)
-    elif meta_size:
-        raise CompressedFormatError(f"{meta_size} unexpected bytes after the animation data")
     enc = EncodedClip(
         num_joints=nj,
         num_samples=ns,
@@ -405,7 +335,7 @@ def read(data: bytes) -> ParsedFile:
         seg_constant=segs.constant,
         samples=segs.samples,
     )
-    return ParsedFile(enc, skeleton, segs.packed_at, offsets, data, anim_end, meta_size)
+    return ParsedPayload(enc, segs.packed_at, offsets, data)
 
 
 def _read_kinds(r: _Reader, flags: int, nj: int, ng: int, anim: int) -> tuple[Array, Array]:
@@ -540,49 +470,3 @@ def _read_samples(r: _Reader, g: int, rates: Array, n: int) -> Array:
     if np.any(raw) and not np.all(np.isfinite(q[:, raw].view(np.float32))):
         raise CompressedFormatError(f"segment {g}: a raw sample is not a finite number")
     return q
-
-
-def _read_metadata(data: bytes, start: int, nj: int) -> Skeleton:
-    r = _Reader(data, start, len(data))
-    names, parents, bind, prec, shell = [], [], [], [], []
-    for j in range(nj):
-        (length,) = struct.unpack("<H", r.take(2, f"name length of joint {j}"))
-        try:
-            names.append(r.take(length, f"name of joint {j}").decode("utf-8"))
-        except UnicodeDecodeError as e:
-            raise CompressedFormatError(f"name of joint {j} is not UTF-8 ({e})") from None
-        (parent,) = struct.unpack("<i", r.take(4, f"parent of joint {j}"))
-        parents.append(parent)
-        bind.append(r.array("<f8", 10, f"bind pose of joint {j}"))
-        p, s = struct.unpack("<dd", r.take(16, f"precision of joint {j}"))
-        prec.append(p)
-        shell.append(s)
-    if r.pos != len(data):
-        raise CompressedFormatError(f"{len(data) - r.pos} unexpected bytes after the metadata")
-    b = np.array(bind)
-    bad = first_out_of_range(b)
-    if bad is not None:
-        j, c = bad
-        field = ("bind rotation", "bind translation", "bind scale")[(c >= 4) + (c >= 7)]
-        raise CompressedFormatError(
-            f"metadata of joint {j} ({names[j]!r}): {field} {value_problem(float(b[j, c]))}"
-        )
-    for label, values in (("precision", prec), ("shell distance", shell)):
-        for j, v in enumerate(values):
-            problem = distance_problem(v)
-            if problem:
-                raise CompressedFormatError(
-                    f"metadata of joint {j} ({names[j]!r}): {label} {problem}"
-                )
-    try:
-        return Skeleton(
-            names=tuple(names),
-            parents=np.array(parents),
-            bind_rotations=b[:, :4],
-            bind_translations=b[:, 4:7],
-            bind_scales=b[:, 7:],
-            precision=np.array(prec),
-            shell_distance=np.array(shell),
-        )
-    except ValueError as e:
-        raise CompressedFormatError(f"metadata: {e}") from None

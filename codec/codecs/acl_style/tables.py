@@ -1,6 +1,6 @@
 """The numbers of one result by joint, segment and cell, as the panels and exports show them.
 
-Pure numpy over a `CompressionResult` (shapes: G segments, J joints, 3 sub-tracks): the app
+Pure numpy over a `Result` (shapes: G segments, J joints, 3 sub-tracks): the app
 formats these, it does not compute them. Byte counts come from bit_rates, so they are
 the sizes the optimiser weighed.
 """
@@ -12,28 +12,42 @@ from typing import Any
 import numpy as np
 
 from codec.codecs.acl_style.bit_rates import SUB_TRACKS, TrackKind, segment_cost_bits
-from codec.result import CompressionResult
+from codec.codecs.base import TrackCosts
+from codec.result import Result
 
 KIND_NAMES = {
     int(TrackKind.DEFAULT): "default",
     int(TrackKind.CONSTANT): "constant",
     int(TrackKind.ANIMATED): "animated",
+    -1: "",  # a codec without per-track costs
 }
 
 
-def segment_sample_counts(result: CompressionResult) -> np.ndarray:
+def costs_of(result: Result) -> TrackCosts:
+    """The result's per-track costs; for a codec without them, one segment of the whole
+    clip where every kind and bit rate is unknown (-1)."""
+    if result.costs is not None:
+        return result.costs
+    s, j = result.clip.num_samples, result.clip.num_joints
+    none = np.full((1, j, 3), -1, dtype=np.int16)
+    return TrackCosts(
+        np.full((j, 3), -1), np.array([[0, s]]), none, none.copy(), np.zeros(1, np.int64)
+    )
+
+
+def segment_sample_counts(result: Result) -> np.ndarray:
     """(G,) samples stored in each segment."""
-    return np.asarray(result.segments, dtype=np.int64).reshape(-1, 2)[:, 1]
+    return np.asarray(costs_of(result).segments, dtype=np.int64).reshape(-1, 2)[:, 1]
 
 
-def cell_bytes(result: CompressionResult) -> np.ndarray:
+def cell_bytes(result: Result) -> np.ndarray:
     """(G, J, 3) bytes of packed samples per segment, joint and sub-track (0 if not animated).
 
     What bit_rates.segment_cost_bits charges each sub-track in a single-segment clip:
     bit rate 0 stores one constant for the segment, the others every sample of the segment
     (segment ranges and rate bytes not counted).
     """
-    rates = np.asarray(result.bit_rates, dtype=np.int64)
+    rates = np.asarray(costs_of(result).bit_rates, dtype=np.int64)
     out = np.zeros(rates.shape)
     for g, n in enumerate(segment_sample_counts(result)):  # a handful of segments
         cost = segment_cost_bits(int(n), multi_segment=False)
@@ -41,10 +55,10 @@ def cell_bytes(result: CompressionResult) -> np.ndarray:
     return out
 
 
-def segment_errors(result: CompressionResult) -> np.ndarray:
+def segment_errors(result: Result) -> np.ndarray:
     """(G, J) the largest error of every joint over each segment's samples."""
     err = np.asarray(result.error)
-    seg = np.asarray(result.segments, dtype=np.int64).reshape(-1, 2)
+    seg = np.asarray(costs_of(result).segments, dtype=np.int64).reshape(-1, 2)
     out = np.zeros((len(seg), err.shape[1]))
     for g, (start, count) in enumerate(seg):  # a handful of segments; joints stay batched
         rows = err[start : min(start + max(count, 1), err.shape[0])]
@@ -99,12 +113,12 @@ SKIN_REPORT_COLUMNS = (
 )
 
 
-def joint_columns(result: CompressionResult) -> tuple[str, ...]:
+def joint_columns(result: Result) -> tuple[str, ...]:
     """The keys of `joint_rows`: the skin's added only when the clip has a mesh."""
     return JOINT_COLUMNS + (SKIN_JOINT_COLUMNS if result.vertex_error is not None else ())
 
 
-def skin_report_rows(result: CompressionResult) -> list[dict[str, Any]]:
+def skin_report_rows(result: Result) -> list[dict[str, Any]]:
     """One row per joint, shell estimate against the true error of the vertices it drives
     most, under-estimating joints first (codec.measure.vertex_error.JointHonesty.order); empty
     without a mesh. NaN where a joint drives no vertex."""
@@ -135,12 +149,13 @@ def skin_report_rows(result: CompressionResult) -> list[dict[str, Any]]:
     return rows
 
 
-def joint_rows(result: CompressionResult) -> list[dict[str, Any]]:
+def joint_rows(result: Result) -> list[dict[str, Any]]:
     """One row per joint: its settings, storage and error (what the CSV and joints panel show)."""
     clip = result.clip
     sk = clip.skeleton
     err = np.asarray(result.error)
-    bits = result.bits_per_component.astype(np.float64)  # (G, J, 3)
+    costs = costs_of(result)
+    bits = costs.bits_per_component.astype(np.float64)  # (G, J, 3)
     animated = bits >= 0
     with np.errstate(invalid="ignore"):
         mean_bits = np.where(
@@ -156,7 +171,10 @@ def joint_rows(result: CompressionResult) -> list[dict[str, Any]]:
         if np.asarray(result.error_between).size
         else np.full(sk.num_joints, np.nan)
     )
-    ds = result.dominant_shells
+    ds = costs.dominant_shells
+    nan = np.full(sk.num_joints, np.nan)
+    ds_dist = ds.distance if ds is not None else nan
+    ds_prec = ds.precision if ds is not None else nan
     rows = []
     for j in range(sk.num_joints):
         row: dict[str, Any] = {
@@ -165,11 +183,11 @@ def joint_rows(result: CompressionResult) -> list[dict[str, Any]]:
             "parent": int(sk.parents[j]),
             "precision": float(sk.precision[j]),
             "shell_distance": float(sk.shell_distance[j]),
-            "dominant_shell_distance": float(ds.distance[j]),
-            "dominant_shell_precision": float(ds.precision[j]),
+            "dominant_shell_distance": float(ds_dist[j]),
+            "dominant_shell_precision": float(ds_prec[j]),
         }
         for k, name in enumerate(SUB_TRACKS):
-            row[f"{name}_kind"] = KIND_NAMES[int(result.kinds[j, k])]
+            row[f"{name}_kind"] = KIND_NAMES[int(costs.kinds[j, k])]
         for k, name in enumerate(SUB_TRACKS):
             row[f"{name}_bits_mean"] = float(mean_bits[j, k])
         for k, name in enumerate(SUB_TRACKS):

@@ -208,27 +208,35 @@ def ssc_many_samples(folder: Path) -> Path:
 
 
 def _ssc(path: Path, nj: int, ns: int, ng: int, body: bytes, meta: bytes) -> Path:
+    """An acl-style payload of these counts and animation data in a container, CRC valid."""
+    from codec.codecs import container
     from codec.codecs.acl_style import layout as f
 
-    flags = f.FLAG_METADATA if meta else 0
-    total = f.HEADER_SIZE + len(body) + len(meta)
-    fields = (total, nj, ns, 30.0, ng, len(body))
-    rest = f.HEADER.pack(f.MAGIC, f.FORMAT_VERSION, flags, 0, *fields)[12:] + body + meta
-    head = f.HEADER.pack(f.MAGIC, f.FORMAT_VERSION, flags, zlib.crc32(rest), *fields)[:12]
-    path.write_bytes(head + rest)
+    payload = f.HEADER.pack(nj, ns, 30.0, ng) + body
+    frame = container.write(0, payload)
+    data = bytearray(frame.data + meta)
+    flags = container.FLAG_METADATA if meta else 0
+    struct.pack_into("<HII", data, 6, flags, 0, len(data))
+    struct.pack_into("<I", data, 8, zlib.crc32(bytes(data[12:])))
+    path.write_bytes(bytes(data))
     return path
+
+
+def ssc_metadata_offset(data: bytes) -> int:
+    """Where a .ssc file's metadata block starts (after the container's payload)."""
+    from codec.codecs import container
+
+    return container.read(data).compressed_size
 
 
 def ssc_with_metadata_value(folder: Path, field: int, value: float, name: str) -> Path:
     """A real .ssc (a 3-joint chain) whose metadata f64 number `field` of joint 1 (0-9 bind
     pose, 10 precision, 11 shell distance) is replaced by `value`, CRC fixed."""
     import codec
-    from codec.codecs.acl_style import layout as f
     from tests.codec.helpers import chain_clip
 
     data = bytearray(codec.compress(chain_clip(), codec.CompressionSettings()).data)
-    anim = struct.unpack_from("<I", data, 36)[0]
-    pos = f.HEADER_SIZE + anim
+    pos = ssc_metadata_offset(bytes(data))
     for j in range(2):  # skip joint 0 and land on joint 1's numbers
         (n,) = struct.unpack_from("<H", data, pos)
         pos += 2 + n + 4 + (80 + 16 if j == 0 else 0)

@@ -165,7 +165,7 @@ def test_plain_and_compressed_files_read_the_same(tmp_path: Path, raw: dict[str,
     ],
 )
 def test_compresses_within_precision(name: str) -> None:
-    from codec.codecs.acl_style.encoder import compress
+    from codec.compression import compress
     from codec.settings import CompressionSettings
 
     stats = compress(load_clip(DATA / name), CompressionSettings()).stats

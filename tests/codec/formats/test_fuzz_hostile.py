@@ -145,7 +145,7 @@ _SSC_BASE: list[bytes] = []
 
 
 def ssc_case(rng: random.Random, folder: Path) -> Path:
-    from codec.codecs.acl_style import layout as f
+    from codec.codecs import container
 
     if not _SSC_BASE:
         import codec
@@ -153,12 +153,14 @@ def ssc_case(rng: random.Random, folder: Path) -> Path:
 
         _SSC_BASE.append(codec.compress(chain_clip(num_samples=40)).data)
     data = bytearray(_SSC_BASE[0])
-    anim = struct.unpack_from("<I", data, 36)[0]
-    meta = f.HEADER_SIZE + anim
+    meta = hf.ssc_metadata_offset(bytes(data))
     (name_length,) = struct.unpack_from("<H", data, meta)
+    p = container.HEADER_SIZE  # the acl-style payload's header follows the container's
     for _ in range(rng.randint(1, 2)):
-        if rng.random() < 0.5:  # a header field: joints, samples, rate, segments, anim size
-            at, fmt = rng.choice([(16, "<I"), (20, "<I"), (24, "<d"), (32, "<I"), (36, "<I")])
+        if rng.random() < 0.5:  # a header field: payload size, joints, samples, rate, segments
+            at, fmt = rng.choice(
+                [(16, "<I"), (p, "<I"), (p + 4, "<I"), (p + 8, "<d"), (p + 16, "<I")]
+            )
         else:  # a number of joint 0's metadata (bind pose, precision, shell distance)
             at, fmt = meta + 2 + name_length + 4 + 8 * rng.randrange(12), "<d"
         value = float(rng.choice(HOSTILE_NUMBERS))

@@ -49,7 +49,7 @@ def test_cesium_man_matches_sources_and_usdskel() -> None:
 
 
 def test_cesium_man_compresses_within_precision() -> None:
-    from codec.codecs.acl_style.encoder import compress
+    from codec.compression import compress
     from codec.settings import CompressionSettings
 
     stats = compress(load_clip(CESIUM), CompressionSettings()).stats

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from codec.codecs.acl_style.encoder import compress
+from codec.compression import compress
 from codec.model import quat
 from codec.model.sampling import round_alpha, sample_dense, sample_keys
 from tests.codec.helpers import chain_clip
@@ -62,31 +62,31 @@ def test_dense_sampling_lerps_translation_and_nlerps_rotation():
 def test_codec_sample_matches_decoded_samples_under_each_rounding():
     clip = chain_clip(num_samples=40)
     result = compress(clip)
-    decoded = result.compressed.decode_all()
+    decoded = result.decoder.decode_all()
     t = (7 + 0.25) / RATE
-    floor = result.compressed.sample(t, "floor")
-    ceil = result.compressed.sample(t, "ceil")
-    nearest = result.compressed.sample(t, "nearest")
+    floor = result.decoder.sample(t, "floor")
+    ceil = result.decoder.sample(t, "ceil")
+    nearest = result.decoder.sample(t, "nearest")
     np.testing.assert_allclose(floor.translations, decoded.translations[7], atol=1e-12)
     np.testing.assert_allclose(ceil.translations, decoded.translations[8], atol=1e-12)
     np.testing.assert_allclose(nearest.rotations, floor.rotations, atol=1e-15)
-    none = result.compressed.sample(t, "none")
+    none = result.decoder.sample(t, "none")
     np.testing.assert_allclose(
         none.translations, 0.75 * decoded.translations[7] + 0.25 * decoded.translations[8]
     )
-    slerp = result.compressed.sample(t, "none", interpolation="slerp")
+    slerp = result.decoder.sample(t, "none", interpolation="slerp")
     expected = quat.slerp(decoded.rotations[7], decoded.rotations[8], 0.25)
     np.testing.assert_allclose(slerp.rotations, expected, atol=1e-12)
     # slerp and nlerp differ between samples, agree on them
     assert np.abs(slerp.rotations - none.rotations).max() > 0
-    per = result.compressed.sample(t, "per_track", per_track=["floor", "ceil", "none", "floor"])
+    per = result.decoder.sample(t, "per_track", per_track=["floor", "ceil", "none", "floor"])
     np.testing.assert_allclose(per.translations[1], decoded.translations[8, 1], atol=1e-12)
 
 
 def test_codec_sample_wrap_and_clamp_override():
     clip = chain_clip(num_samples=20)
     result = compress(clip)
-    c = result.compressed
+    c = result.decoder
     last = (c.num_samples - 1 + 0.5) / RATE
     decoded = c.decode_all()
     if not c.wrap:

@@ -5,7 +5,7 @@ import json
 import pytest
 
 import codec
-from codec.codecs.acl_style.encoder import compress
+from codec.compression import compress
 from tests.codec.helpers import DATA, data_clip
 
 

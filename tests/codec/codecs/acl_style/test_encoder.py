@@ -6,9 +6,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import codec
+from codec import decode
 from codec.codecs.acl_style.bit_rates import TrackKind
-from codec.codecs.acl_style.decoder import decode
-from codec.codecs.acl_style.encoder import compress
+from codec.compression import compress
 from codec.errors import Cancelled, SettingsError
 from codec.measure.error_metric import shell_error
 from codec.settings import CompressionSettings, resolve_level
@@ -60,7 +60,7 @@ def test_stats_are_consistent(real_results):
     assert r.error[round(s["worst_time"] * 24), s["worst_track"]] == s["max_error"]
     counts = s["sub_tracks"]["rotation"]
     assert counts["default"] + counts["constant"] + counts["animated"] == 44
-    assert sum(s["bit_rate_histogram"].values()) == int(np.sum(r.bit_rates >= 0))
+    assert sum(s["bit_rate_histogram"].values()) == int(np.sum(r.costs.bit_rates >= 0))
     assert s["max_error_between_samples"] >= 0 and r.error_between.shape[1] == 44
     assert s["error_p99"] <= s["max_error"]
 
@@ -68,13 +68,13 @@ def test_stats_are_consistent(real_results):
 def test_zero_and_negative_scale_are_kept(real_results):
     r = real_results["cmu_09_02_with_zero_scale.acl.sjson"]
     assert r.clip.scales.min() == pytest.approx(-1.3, abs=1e-6)
-    assert np.any(r.kinds[:, 2] == TrackKind.ANIMATED)
+    assert np.any(r.costs.kinds[:, 2] == TrackKind.ANIMATED)
     assert r.lossy.scales.min() < 0 and np.any(np.abs(r.lossy.scales) < 1e-3)
 
 
 def test_single_sample_and_two_samples(real_results):
     one = real_results["cmu_121_10_single_sample.acl.sjson"]
-    assert one.lossy.num_samples == 1 and not np.any(one.kinds == TrackKind.ANIMATED)
+    assert one.lossy.num_samples == 1 and not np.any(one.costs.kinds == TrackKind.ANIMATED)
     two = real_results["cmu_81_16_two_samples.acl.sjson"]
     assert two.lossy.num_samples == 2
 
@@ -85,16 +85,16 @@ def test_loop_detection_drops_the_repeated_last_sample():
         translations=np.concatenate([clip.translations[:-1], clip.translations[:1]])
     )
     r = compress(clip)
-    assert r.compressed.wrap and r.compressed.num_samples == 40
+    assert r.decoder.wrap and r.decoder.num_samples == 40
     np.testing.assert_array_equal(r.lossy.rotations[-1], r.lossy.rotations[0])
     assert r.stats["precision_met"]
     off = compress(clip, CompressionSettings(loop_optimization=False))
-    assert not off.compressed.wrap and off.compressed.num_samples == 41
+    assert not off.decoder.wrap and off.decoder.num_samples == 41
 
 
 def test_not_looping_when_the_ends_differ():
     r = compress(chain_clip(num_samples=30))
-    assert not r.compressed.wrap
+    assert not r.decoder.wrap
 
 
 def test_tighter_precision_costs_more_bits():
@@ -109,9 +109,9 @@ def test_default_and_constant_tracks():
     clip = chain_clip(num_samples=30)
     r = compress(clip)
     # child translations never move and equal the bind pose: default, stored as nothing
-    assert np.all(r.kinds[1:, 1] == TrackKind.DEFAULT)
-    assert r.kinds[0, 1] == TrackKind.ANIMATED
-    assert np.all(r.kinds[:, 2] == TrackKind.DEFAULT)
+    assert np.all(r.costs.kinds[1:, 1] == TrackKind.DEFAULT)
+    assert r.costs.kinds[0, 1] == TrackKind.ANIMATED
+    assert np.all(r.costs.kinds[:, 2] == TrackKind.DEFAULT)
 
 
 @settings(max_examples=25, deadline=None)
@@ -182,10 +182,10 @@ def test_a_looser_precision_never_costs_more(path: str, animation: str | None) -
     broke it: the robot and Kenney sit under a 100x armature scale that local tests did not
     see, and CesiumMan's constant tracks added up along its spine, so a retry animated
     every one on the failing chains (the robot's Idle: 2,324 B at 0.03 cm, 6,476 at 0.1)."""
-    from codec.codecs.acl_style.encoder import Compressor
+    from codec.compression import Compression
 
     options = {"animation": animation} if animation else {}
-    c = Compressor(codec.load_clip(DATA / path, **options))
+    c = Compression(codec.load_clip(DATA / path, **options))
     sizes = []
     for precision in (0.01, 0.03, 0.1, 0.3, 1.0):
         r = c.run(CompressionSettings(precision=precision))

@@ -5,9 +5,11 @@ import numpy as np
 import pytest
 
 import codec
-from codec.codecs.acl_style.decoder import decode
-from codec.codecs.acl_style.encoder import compress
-from codec.codecs.acl_style.layout import HEADER_SIZE
+from codec import decode
+from codec.codecs import container
+from codec.codecs.acl_style import layout
+from codec.codecs.container import HEADER_SIZE
+from codec.compression import compress
 from codec.errors import CompressedFormatError
 from tests.codec.helpers import DATA, chain_clip
 
@@ -23,11 +25,66 @@ def refresh_crc(buf: bytearray) -> bytes:
 
 
 def test_header_fields(data):
-    magic, version, flags = struct.unpack_from("<4sHH", data)
-    assert magic == b"SSCF" and version == 2 and flags & 2
+    magic, version, codec_id, flags = struct.unpack_from("<4sBBH", data)
+    assert magic == b"SSCF" and version == 3 and codec_id == 0 and flags & 2
     assert struct.unpack_from("<I", data, 12)[0] == len(data)
+    nj, ns, rate, word = layout.HEADER.unpack_from(data, HEADER_SIZE)
+    assert (nj, ns, rate, word & layout.SEGMENTS_MASK) == (44, 26, 24.0, 1)
     c = decode(data)
     assert c.skeleton.num_joints == 44 and c.num_samples == 26 and c.sample_rate == 24
+    assert c.codec_name == "acl-style"
+
+
+def as_version_2(data: bytes) -> bytes:
+    """The same file as a version 2 file (before codecs were named): its 40-byte header
+    held the acl-style fields, the animation data and metadata followed unchanged."""
+    frame = container.read(data)
+    nj, ns, rate, word = layout.HEADER.unpack_from(frame.payload)
+    anim = frame.payload[layout.HEADER_SIZE :]
+    meta = data[frame.compressed_size :]
+    flags = (1 if word & layout.WRAP_BIT else 0) | (2 if meta else 0)
+    flags |= 4 if word & layout.LAYOUTS_BIT else 0
+    fields = (40 + len(anim) + len(meta), nj, ns, rate, word & layout.SEGMENTS_MASK, len(anim))
+    head = struct.Struct("<4sHHIIIIdII")
+    rest = head.pack(b"SSCF", 2, flags, 0, *fields)[12:] + anim + meta
+    return head.pack(b"SSCF", 2, flags, zlib.crc32(rest), *fields)[:12] + rest
+
+
+@pytest.mark.parametrize("looping", [False, True])
+def test_a_version_2_file_decodes_as_acl_style(looping):
+    clip = chain_clip(num_samples=41)
+    if looping:
+        last = clip.translations[:1]
+        clip = clip.replace(translations=np.concatenate([clip.translations[:-1], last]))
+    r = compress(clip)
+    assert r.decoder.wrap == looping
+    old = as_version_2(r.data)
+    assert len(old) == len(r.data)  # the same bytes, framed differently
+    decoded = decode(old)
+    assert decoded.codec_name == "acl-style" and decoded.wrap == looping
+    for got, want in zip(
+        (decoded.decode_source().rotations, decoded.decode_source().translations),
+        (r.lossy.rotations, r.lossy.translations),
+        strict=True,
+    ):
+        np.testing.assert_array_equal(got, want)
+    frame = container.read(old)
+    assert frame.version == 2 and frame.compressed_size == r.stats["compressed_size"]
+
+
+def test_version_1_and_unknown_versions_get_one_line():
+    v1 = b"SSCF" + struct.pack("<H", 1) + bytes(40)
+    with pytest.raises(CompressedFormatError, match="version 1 .*compress the clip again"):
+        decode(v1)
+    with pytest.raises(CompressedFormatError, match="format version 9 at byte 4"):
+        decode(b"SSCF" + bytes([9, 0]) + bytes(40))
+
+
+def test_an_unknown_codec_id_is_named(data):
+    buf = bytearray(data)
+    buf[5] = 200
+    with pytest.raises(CompressedFormatError, match="codec id 200 at byte 5"):
+        decode(refresh_crc(buf))
 
 
 def test_without_metadata_needs_the_skeleton():
@@ -38,14 +95,14 @@ def test_without_metadata_needs_the_skeleton():
         decode(r.data)
     np.testing.assert_array_equal(
         decode(r.data, clip.skeleton).decode_all().rotations,
-        r.lossy.rotations[: r.compressed.num_samples],
+        r.lossy.rotations[: r.decoder.num_samples],
     )
 
 
 @pytest.mark.parametrize(
     ("mutate", "message"),
     [
-        (lambda b: b[:20], "shorter than"),
+        (lambda b: b[:5], "shorter than"),
         (lambda b: b[:-5], "says"),
         (lambda b: b"XXXX" + b[4:], "magic"),
         (lambda b: b[:4] + struct.pack("<H", 9) + b[6:], "version"),
@@ -59,11 +116,11 @@ def test_broken_files_are_refused(data, mutate, message):
 
 def test_lying_counts_with_a_valid_crc_are_refused(data):
     buf = bytearray(data)
-    struct.pack_into("<I", buf, 20, 10_000_000)  # num_samples
+    struct.pack_into("<I", buf, HEADER_SIZE + 4, 10_000_000)  # num_samples
     with pytest.raises(CompressedFormatError):
         decode(refresh_crc(buf))
     buf = bytearray(data)
-    struct.pack_into("<I", buf, 36, 1 << 30)  # animation size
+    struct.pack_into("<I", buf, 16, 1 << 30)  # payload size
     with pytest.raises(CompressedFormatError, match="past the end"):
         decode(refresh_crc(buf))
 
@@ -106,7 +163,7 @@ def test_load_clip_of_a_looping_ssc_has_the_source_sample_count(tmp_path):
         translations=np.concatenate([clip.translations[:-1], clip.translations[:1]])
     )
     r = compress(clip)
-    assert r.compressed.wrap
+    assert r.decoder.wrap
     path = tmp_path / "loop.ssc"
     path.write_bytes(r.data)
     back = codec.load_clip(path)

@@ -5,7 +5,7 @@ import pytest
 
 import codec
 from codec.codecs.acl_style import rotation_layout
-from codec.codecs.acl_style.encoder import compress
+from codec.compression import compress
 from codec.model import quat
 from codec.settings import CompressionSettings
 from tests.codec.helpers import DATA
@@ -46,5 +46,5 @@ def test_fox_legs_near_180_degrees_meet_strict_precision(animation):
     r = compress(clip, CompressionSettings(precision=0.01))
     assert r.stats["precision_met"], r.stats["joints_over_precision"]
     assert r.stats["max_error"] <= 0.01
-    codes = np.concatenate((r.compressed.encoded.const_dropped, r.compressed.encoded.clip_layout))
+    codes = np.concatenate((r.decoder.encoded.const_dropped, r.decoder.encoded.clip_layout))
     assert np.any((codes >= 0) & (codes != rotation_layout.W))  # the layouts are in use

@@ -13,7 +13,7 @@ import pytest
 
 import codec
 from codec.codecs.acl_style.bit_rates import TrackKind
-from codec.codecs.acl_style.encoder import Compressor, compress
+from codec.compression import Compression, compress
 from codec.errors import CompressedFormatError
 from codec.formats import list_animations
 from codec.settings import CompressionSettings
@@ -173,7 +173,7 @@ def test_an_unreachable_budget_keeps_the_closest_result_and_costs_no_more_than_r
         if k == 0:
             same |= np.all(a == -a[:1], axis=-1)
         constant = np.all(same, axis=0)
-        assert not np.any(constant & (r.kinds[:, k] == TrackKind.ANIMATED)), k
+        assert not np.any(constant & (r.costs.kinds[:, k] == TrackKind.ANIMATED)), k
     # and at the default budget the same clip meets it with far fewer bytes
     assert compress(clip).stats["compressed_size"] < s["compressed_size"] / 2
 
@@ -191,7 +191,7 @@ def test_files_of_format_version_1_are_refused_in_one_line() -> None:
 
 def test_a_compressor_reused_across_settings_gives_a_fresh_compress_bytes() -> None:
     clip = codec.load_clip(DATA / "acl" / "cmu_49_15.acl.sjson.xz")
-    c = Compressor(clip)
+    c = Compression(clip)
     settings = [
         CompressionSettings(precision=0.01),
         CompressionSettings(precision=0.02),
@@ -205,4 +205,4 @@ def test_a_compressor_reused_across_settings_gives_a_fresh_compress_bytes() -> N
     tight = sk.with_settings(precision=np.where(np.arange(sk.num_joints) == 20, 0.004, 0.01))
     r = c.run(skeleton=tight)
     assert r.data == compress(clip.replace(skeleton=tight)).data
-    assert c.segments_solved == len(r.segments)  # one joint's budget enters every segment
+    assert c.segments_solved == len(r.costs.segments)  # one joint's budget enters every segment

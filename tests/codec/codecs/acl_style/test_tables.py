@@ -17,7 +17,7 @@ from tests.codec.helpers import data_clip
 def test_cell_bytes_count_bits_per_segment_sample() -> None:
     r = make_result()
     b = tables.cell_bytes(r)
-    bits = r.bits_per_component
+    bits = r.costs.bits_per_component
     assert b[0, 2, 0] == bits[0, 2, 0] * 3 * 16 / 8
     assert b[2, 0, 0] == 16 * 3 / 8  # constant within the segment: one 16-bit value
     assert b[0, 4, 0] == 0  # a constant sub-track stores nothing per segment
@@ -28,8 +28,8 @@ def test_cell_bytes_count_bits_per_segment_sample() -> None:
 def test_cells_add_up_to_the_segments_written() -> None:
     r = codec.compress(load_clip(data_clip("cmu_13_07.acl.sjson")))
     cells = tables.cell_bytes(r)  # (G, J, 3)
-    rates = r.bit_rates  # (G, J, 3), -1 where not animated
-    multi = len(r.segments) > 1
+    rates = r.costs.bit_rates  # (G, J, 3), -1 where not animated
+    multi = len(r.costs.segments) > 1
     for g, seg in enumerate(r.stats["segments"]):
         animated = rates[g][rates[g] >= 0]
         ranges = SLOT_BYTES * int(has_segment_range(animated, multi).sum())

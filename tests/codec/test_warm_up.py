@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from codec.codecs.acl_style import warm_up
+from codec import warm_up
 
 
 def test_warm_up_compiles_every_kernel_of_a_compression() -> None:
@@ -45,10 +45,10 @@ def test_after_the_warm_up_real_clips_compile_nothing_more() -> None:
     from pathlib import Path
 
     import codec
-    from codec.codecs.acl_style.encoder import compress
+    from codec.compression import compress
     from codec.settings import CompressionSettings
 
-    data = Path(__file__).resolve().parents[3] / "data"
+    data = Path(__file__).resolve().parents[1] / "data"
     clips = [
         codec.load_clip(data / "acl" / "cmu_09_02_with_zero_scale.acl.sjson"),
         codec.load_clip(data / "acl" / "cmu_121_10_single_sample.acl.sjson"),
@@ -61,8 +61,8 @@ def test_after_the_warm_up_real_clips_compile_nothing_more() -> None:
     for clip in clips:
         for level in ("medium", "highest"):
             result = compress(clip, CompressionSettings(level=level))
-            result.compressed.sample(0.5 * clip.duration, "nearest")
-            result.compressed.decode_all()
+            result.decoder.sample(0.5 * clip.duration, "nearest")
+            result.decoder.decode_all()
     after = _compiled()
     grown = {k: sorted(after[k] - before.get(k, frozenset())) for k in after}
     assert not {k: v for k, v in grown.items() if v}

@@ -10,7 +10,7 @@ import threading
 
 import numpy as np
 
-from codec.codecs.acl_style.encoder import compress
+from codec.compression import compress
 from codec.model import quat
 from codec.model.clip import Clip, Skeleton
 from codec.settings import CompressionSettings
@@ -34,7 +34,7 @@ def warm_up() -> None:
         if _warm:
             return
         result = compress(warm_up_clip(), CompressionSettings(level="highest"))
-        result.compressed.sample(0.01, "none")
+        result.decoder.sample(0.01, "none")
         _warm = True
 
 

@@ -1,0 +1,25 @@
+"""`codecs`: the codecs this Shellscope has, by name, with their one-line descriptions."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, TextIO
+
+from codec.cli.failures import EXIT_OK
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("codecs", help="list the codecs (compress --codec NAME)")
+    p.set_defaults(func=cmd_codecs)
+
+
+def cmd_codecs(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """One line per codec: its name (the default marked) and its description."""
+    from codec.codecs import registry
+
+    width = max(len(name) for name in registry.names())
+    for name in registry.names():
+        codec = registry.get(name)
+        mark = " (default)" if name == registry.DEFAULT else ""
+        out.write(f"{name:<{width}}  {codec.description}{mark}\n")
+    return EXIT_OK

@@ -1,0 +1,74 @@
+"""What acl-style tells about its own encoding: stats keys (ACL's names) and per-track costs.
+
+Measurement (codec.measure) knows nothing of bit rates or segments: these travel as the
+codec's details, merged into the stats, and as the typed `TrackCosts` the views draw.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from codec.codecs.acl_style.bit_rates import BIT_RATE_BITS, SUB_TRACKS, TrackKind, segment_bytes
+from codec.codecs.acl_style.layout import EncodedClip
+from codec.codecs.acl_style.segments import IDEAL_SEGMENT_SIZE, MAX_SEGMENT_SIZE
+from codec.codecs.base import TrackCosts
+from codec.measure.shells import DominantShells
+
+Array = np.ndarray
+
+
+def track_costs(enc: EncodedClip, shells: DominantShells | None = None) -> TrackCosts:
+    """The per-track costs of an encoding: kinds (J, 3), segments (G, 2), bit rates and bits
+    per component (G, J, 3) (-1 where not animated), bytes per segment (G,)."""
+    anim = enc.animated
+    rates = np.full((enc.num_segments, enc.num_joints, 3), -1, dtype=np.int16)
+    rates[:, anim[:, 0], anim[:, 1]] = enc.bit_rates
+    bits = np.where(rates >= 0, BIT_RATE_BITS[np.maximum(rates, 0)], -1)
+    table = np.stack((enc.segment_starts, enc.segment_sizes), axis=1).astype(np.int64)
+    multi = enc.num_segments > 1
+    sizes = np.array(
+        [
+            segment_bytes(r, int(n), multi)
+            for r, n in zip(enc.bit_rates, enc.segment_sizes, strict=True)
+        ],
+        dtype=np.int64,
+    )
+    return TrackCosts(np.asarray(enc.kinds), table, rates, bits, sizes, shells)
+
+
+def stats_details(enc: EncodedClip, costs: TrackCosts, level: str) -> dict[str, Any]:
+    """The stats keys only acl-style has (ACL's names)."""
+    segs = costs.segments
+    rates = costs.bit_rates[costs.bit_rates >= 0]
+    bits = BIT_RATE_BITS[rates.astype(np.int64)]
+    return {
+        "num_stored_samples": int(enc.num_samples),
+        "looping": bool(enc.wrap),
+        "level": level,
+        "rotation_format": "quatf_drop_one_variable",
+        "translation_format": "vector3f_variable",
+        "scale_format": "vector3f_variable",
+        "num_segments": len(segs),
+        "segmenting": {
+            "num_segments": len(segs),
+            "ideal_num_samples": IDEAL_SEGMENT_SIZE,
+            "max_num_samples": MAX_SEGMENT_SIZE,
+        },
+        "segments": [
+            {"start": int(a), "num_samples": int(n), "segment_size": int(sz)}
+            for (a, n), sz in zip(segs, costs.segment_bytes, strict=True)
+        ],
+        "sub_tracks": {
+            name: {
+                "default": int(np.sum(costs.kinds[:, k] == TrackKind.DEFAULT)),
+                "constant": int(np.sum(costs.kinds[:, k] == TrackKind.CONSTANT)),
+                "animated": int(np.sum(costs.kinds[:, k] == TrackKind.ANIMATED)),
+            }
+            for k, name in enumerate(SUB_TRACKS)
+        },
+        "bit_rate_histogram": {
+            str(int(b)): int(c) for b, c in zip(*np.unique(bits, return_counts=True), strict=True)
+        },
+    }

@@ -1,0 +1,118 @@
+"""What every codec is to the rest of Shellscope: a name, `encode`, and a decoder to sample.
+
+A codec turns a clip into its own bytes (the payload; codec.codecs.container wraps them with
+the codec's id, the clip's shape and the optional skeleton) and gives a `Decoder` over
+exactly those bytes. Measurement (codec.measure.measure) takes any decoder and the raw clip,
+so errors, stats and the skin error mean the same for every codec. A codec never imports
+another codec; what it knows of the others is this module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from codec.measure.shells import DominantShells
+    from codec.model.clip import Clip, Skeleton
+    from codec.model.sampling import Pose
+    from codec.settings import CompressionSettings
+
+Array = np.ndarray
+Progress = Callable[[float, str], None]
+
+
+@runtime_checkable
+class Decoder(Protocol):
+    """Samples the lossy clip a codec's bytes describe, under every rounding mode.
+
+    Rounding acts on the source sample grid (codec.model.sampling.sample_keys): floor, ceil,
+    nearest and per_track first snap a time to a source sample, then the codec evaluates its
+    own representation there; none evaluates at the time itself.
+    """
+
+    codec_name: str
+    skeleton: Skeleton  # bind pose supplies default sub-tracks
+    sample_rate: float  # the source clip's sample rate (the rounding grid)
+    num_samples: int  # samples on the grid `sample` rounds to (S, or S - 1 when wrapping)
+    wrap: bool  # looping: the last sample blends back into the first
+    duration: float  # codec.model.sampling.duration_of(num_samples, sample_rate, wrap)
+
+    def sample(
+        self,
+        t: float,
+        rounding: str = "nearest",
+        looping: str | None = None,
+        per_track: Array | list[str] | None = None,
+        interpolation: str = "nlerp",
+    ) -> Pose: ...
+
+    def sample_times(self, times: Array, rounding: str = "none") -> tuple[Array, Array, Array]:
+        """Rotations (N, J, 4), translations and scales (N, J, 3) float64 at times (N,)
+        seconds: what measurement reads for the error between samples."""
+        ...
+
+    def decode_source(self, name: str = "") -> Clip:
+        """The lossy clip at every source sample time: S samples aligned with the source."""
+        ...
+
+    def decode_all(self) -> Clip:
+        """Every stored sample."""
+        ...
+
+
+@dataclass(frozen=True, eq=False)
+class TrackCosts:
+    """Per-track costs of a codec that stores each sub-track at a chosen width per segment
+    (acl-style's bit rates); views show them, and show "not a bit-rate codec" without them.
+
+    kinds (J, 3) 0 default, 1 constant, 2 animated per joint and sub-track (rotation,
+    translation, scale); segments (G, 2) first stored sample and count; bit_rates (G, J, 3)
+    the codec's rate index and bits_per_component (G, J, 3) its bits, both -1 where not
+    animated; segment_bytes (G,) bytes of each segment as written; dominant_shells those
+    the codec budgeted with (clip and segment), when it has them.
+    """
+
+    kinds: Array
+    segments: Array
+    bit_rates: Array
+    bits_per_component: Array
+    segment_bytes: Array
+    dominant_shells: DominantShells | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class Encoded:
+    """What `Codec.encode` gives: the codec's own bytes, a decoder over exactly those bytes
+    (`decode(payload)` gives the same poses), JSON-safe `details` merged into the stats
+    (e.g. {"num_keys": 74}), and optional typed per-track `costs` for the views."""
+
+    payload: bytes
+    decoder: Decoder
+    details: dict[str, Any] = field(default_factory=dict)
+    costs: TrackCosts | None = None
+
+
+@runtime_checkable
+class Codec(Protocol):
+    """A codec: error-driven by the object-space shell metric, strict (every joint within
+    its precision at every sample, checked on what `decode(payload)` returns)."""
+
+    name: str  # "acl-style", "subsample", ...
+    description: str  # one line
+    codec_id: int  # the byte the container stores
+
+    def encode(
+        self,
+        clip: Clip,
+        settings: CompressionSettings,
+        progress: Progress | None = None,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> Encoded: ...
+
+    def decode(self, payload: bytes, skeleton: Skeleton) -> Decoder:
+        """CompressedFormatError on anything wrong: every length checked before reading."""
+        ...

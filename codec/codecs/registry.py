@@ -1,0 +1,50 @@
+"""The codecs by name and by the id the container stores: one registration line each."""
+
+from __future__ import annotations
+
+from codec.codecs import container
+from codec.codecs.acl_style.codec import CODEC as ACL_STYLE
+from codec.codecs.base import Codec, Decoder
+from codec.codecs.container import Container
+from codec.errors import CompressedFormatError, SettingsError
+from codec.model.clip import Skeleton
+
+DEFAULT = "acl-style"
+CODECS: dict[str, Codec] = {c.name: c for c in (ACL_STYLE,)}
+
+
+def names() -> tuple[str, ...]:
+    """Every codec's name, the default first."""
+    return tuple(CODECS)
+
+
+def get(name: str) -> Codec:
+    """The codec called `name` (SettingsError naming the known ones otherwise)."""
+    try:
+        return CODECS[name]
+    except KeyError:
+        raise SettingsError(
+            f"unknown codec {name!r}; expected one of {', '.join(CODECS)}"
+        ) from None
+
+
+def by_id(codec_id: int) -> Codec:
+    """The codec a container's id byte names (CompressedFormatError otherwise)."""
+    for c in CODECS.values():
+        if c.codec_id == codec_id:
+            return c
+    raise CompressedFormatError(
+        f"codec id {codec_id} at byte 5 is not one this Shellscope knows "
+        f"({', '.join(f'{c.codec_id} {c.name}' for c in CODECS.values())})"
+    )
+
+
+def decode_file(data: bytes, skeleton: Skeleton | None = None) -> tuple[Container, Decoder]:
+    """A .ssc file's container and the decoder of the codec that wrote it; `skeleton` for
+    a file without a metadata block (CompressedFormatError on anything wrong)."""
+    frame = container.read(data)
+    codec = by_id(frame.codec_id)
+    sk = skeleton if skeleton is not None else frame.skeleton
+    if sk is None:
+        raise CompressedFormatError("the file has no metadata block: pass the skeleton")
+    return frame, codec.decode(frame.payload, sk)

@@ -1,0 +1,111 @@
+"""Measurement: any codec's decoder against the raw clip, the same way for every codec.
+
+The error at every sample (rounding nearest: the decoded source samples), the error between
+samples (supersampled, rounding none, through the decoder's `sample_times`), the true skin
+error when the clip has meshes, and the statistics of all of it. A codec's own numbers come
+in as its details and are merged into the stats; nothing here imports a codec.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from codec.errors import ShellscopeError
+from codec.measure.error_metric import array_errors, between_keys, clip_errors
+from codec.measure.stats import build_stats
+from codec.measure.vertex_error import VertexError, skin_error, vertex_stats
+from codec.model import quat
+
+if TYPE_CHECKING:
+    from codec.codecs.base import Decoder
+    from codec.model.clip import Clip
+    from codec.settings import CompressionSettings
+
+Array = np.ndarray
+BETWEEN_CHUNK = 4096  # poses measured at once between samples
+
+
+@dataclass(frozen=True, eq=False)
+class Measurements:
+    """What measuring one decoder against its raw clip gives.
+
+    lossy     the decoded clip, aligned sample for sample with the raw one (S samples)
+    error     (S, J) object-space error on each joint's own shell at every sample (nearest)
+    error_between_times (N,) and error_between (N, J) float32: the error supersampled
+              between samples with rounding none (empty when settings.supersample == 0)
+    vertex_error the true skin error when the clip has meshes and settings.skin_error
+    stats     ACL-named statistics (codec.measure.stats), the codec's details merged in
+    """
+
+    lossy: Clip
+    error: Array
+    error_between_times: Array
+    error_between: Array
+    vertex_error: VertexError | None
+    stats: dict[str, Any]
+
+
+def measure(
+    clip: Clip,
+    decoder: Decoder,
+    settings: CompressionSettings,
+    sizes: tuple[int, int],
+    compression_time: float,
+    details: dict[str, Any] | None = None,
+) -> Measurements:
+    """Measure `decoder` against `clip` (the raw clip the codec was given, per-joint
+    settings applied); `sizes` the compressed size (container header and payload) and
+    the file size."""
+    lossy = decoder.decode_source(clip.name)
+    if clip.looping and not lossy.looping:
+        lossy = lossy.replace(looping=True)
+    error = clip_errors(clip, lossy)
+    if not np.all(np.isfinite(error)):  # the inputs are bounded: this is a codec bug
+        raise ShellscopeError(
+            f"{clip.name or 'clip'}: the {decoder.codec_name} decoder gave a non-finite error"
+        )
+    times, between = between_errors(clip, decoder, settings.supersample)
+    stats = build_stats(
+        clip, settings, error, times, between, decoder.codec_name, sizes, compression_time
+    )
+    stats.update(details or {})
+    vertex_error = None
+    if settings.skin_error:
+        vertex_error = skin_error(clip, lossy, error, decoder, times, settings.supersample)
+        if vertex_error is not None:
+            stats.update(vertex_stats(vertex_error, clip))
+    return Measurements(lossy, error, times, between, vertex_error, stats)
+
+
+def raw_between(clip: Clip, ks: Array, alphas: Array) -> tuple[Array, Array, Array]:
+    """The raw clip's local poses (N, J, 4|3) blending samples ks and ks + 1 by alphas as
+    ACL does (component lerp on the shorter arc, normalised; alpha 0 is the sample)."""
+    nxt = np.minimum(ks + 1, clip.num_samples - 1)
+    a = alphas[:, None, None]
+    rot = quat.nlerp(clip.rotations[ks], clip.rotations[nxt], a)
+    rot = np.where(a == 0.0, clip.rotations[ks], rot)
+    tr = clip.translations[ks] + (clip.translations[nxt] - clip.translations[ks]) * a
+    sc = clip.scales[ks] + (clip.scales[nxt] - clip.scales[ks]) * a
+    return rot, tr, sc
+
+
+def between_errors(clip: Clip, decoder: Decoder, supersample: int) -> tuple[Array, Array]:
+    """Times (N,) and errors (N, J) float32 at `supersample` times per sample interval,
+    rounding none, ending on the last sample: the raw clip blended as ACL does against the
+    decoder's own poses at those times. Float32 is plenty for a curve to look at and halves
+    the largest table a result keeps; the bound is checked on the float64 errors at the
+    samples."""
+    ks, alphas = between_keys(clip.num_samples, supersample)
+    times = (ks + alphas) / clip.sample_rate
+    out = np.empty((len(ks), clip.num_joints), dtype=np.float32)
+    sk = clip.skeleton
+    for lo in range(0, len(ks), BETWEEN_CHUNK):
+        hi = min(lo + BETWEEN_CHUNK, len(ks))
+        raw = raw_between(clip, ks[lo:hi], alphas[lo:hi])
+        lossy = decoder.sample_times(times[lo:hi], "none")
+        at = np.arange(hi - lo)
+        out[lo:hi] = array_errors(raw, lossy, at, np.zeros(hi - lo), sk.parents, sk.shell_distance)
+    return times, out
