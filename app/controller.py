@@ -113,9 +113,9 @@ class Controller(QtCore.QObject):
     def list_animations(path: str | Path) -> list[str]:
         """Animation names of a glTF, FBX (stacks) or USD (skeletons) file; empty for the
         formats that hold one clip."""
-        from codec.formats import format_of
+        from codec.formats import format_of, multi_animation
 
-        if format_of(path) not in ("gltf", "fbx", "usd"):
+        if not multi_animation(format_of(path)):
             return []
         return list(codec.list_animations(path))
 

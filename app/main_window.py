@@ -21,14 +21,13 @@ from app.document import Document, GlobalSettings
 from app.sidecar import SidecarError, load_sidecar
 from app.views.timeline import TimelineWidget
 from app.views.viewport3d import Viewport3D
+from codec.formats import SPECS
 from codec.tuning import JointOverride
 
-_KINDS = {  # file dialog filters: name -> patterns (each also .gz / .xz / .zst but .ssc)
-    "BVH": ("*.bvh",),
-    "glTF": ("*.gltf", "*.glb"),
-    "FBX": ("*.fbx",),
-    "USD": ("*.usd", "*.usda", "*.usdc", "*.usdz"),
-    "ACL SJSON": ("*.acl.sjson", "*.sjson"),
+_KINDS = {  # file dialog filters: name -> patterns (each also .gz / .xz / .zst), from the formats
+    spec.label: tuple(f"*{e}" for e in spec.extensions)
+    for spec in SPECS.values()
+    if spec.compressible
 }
 _PACKED = tuple(f"{p}{z}" for pats in _KINDS.values() for p in pats for z in (".gz", ".xz", ".zst"))
 OPEN_FILTER = ";;".join(

@@ -137,10 +137,13 @@ def load_options(args: argparse.Namespace) -> dict[str, Any]:
 
 def warn_unused_reader_flags(args: argparse.Namespace, err: TextIO) -> None:
     """Say so when a flag given does not apply to the file's format (rather than ignore it)."""
-    from codec.formats import format_of
+    from codec.formats import SPECS, format_of
 
     fmt = format_of(args.clip)
-    if getattr(args, "sample_rate", None) is not None and fmt not in ("gltf", "fbx", "usd"):
-        err.write(f"warning: {args.clip}: --sample-rate applies to glTF, FBX and USD; ignored\n")
-    if getattr(args, "animation", None) is not None and fmt not in ("gltf", "fbx", "usd"):
-        err.write(f"warning: {args.clip}: --animation applies to glTF, FBX and USD; ignored\n")
+    for flag, option in (("--sample-rate", "sample_rate"), ("--animation", "animation")):
+        if getattr(args, option, None) is None:
+            continue
+        takers = [s.label for s in SPECS.values() if option in s.read_options]
+        if fmt is None or option not in SPECS[fmt].read_options:
+            named = ", ".join(takers[:-1]) + f" and {takers[-1]}"
+            err.write(f"warning: {args.clip}: {flag} applies to {named}; ignored\n")

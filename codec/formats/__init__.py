@@ -2,8 +2,10 @@
 
 The format is chosen by extension; a .gz, .xz or .zst ending around any of them is
 decompressed first (capped, see codec.formats.compressed) and the inner name decides.
-Readers are imported lazily so that `import codec` stays cheap and a broken or missing
-reader only affects its own format. `load_clip` guarantees that nothing but
+Each format is declared by its own module (a `FormatSpec` named FORMAT, codec.formats.spec);
+`_MODULES` lists them, one line each. `import codec` does not import the formats, and the
+readers import their heavy libraries (USD, the FBX worker) only when they read. `load_clip`
+guarantees that nothing but
 `ClipFormatError` comes out for any file content: callers (the app, the CLI) can show the
 message and keep going. It reads regular files only (a FIFO would block, a device never
 ends), and checks every clip a reader returns against what the codec can hold
@@ -21,7 +23,9 @@ from dataclasses import replace
 import numpy as np
 
 from codec.errors import ClipFormatError, ClipValidationError, CompressedFormatError
+from codec.formats import acl_sjson, bvh, fbx, gltf, ssc, usd
 from codec.formats.compressed import COMPRESSIONS, compression_of, inner_name, read_decompressed
+from codec.formats.spec import FormatSpec
 from codec.model.clip import Clip
 from codec.model.limits import (
     MAX_TRANSFORMS,
@@ -34,45 +38,35 @@ from codec.model.limits import (
     value_problem,
     vertex_sample_budget,
 )
-from codec.model.units import Units, user_units
+from codec.model.units import user_units
 
 __all__ = [
     "COMPRESSIONS",
     "FORMATS",
+    "SPECS",
     "clip_extensions",
     "format_of",
     "list_animations",
     "load_clip",
+    "multi_animation",
     "save_clip",
 ]
 
+# one entry per format: the module whose FORMAT (codec.formats.spec.FormatSpec) declares it
+_MODULES = (acl_sjson, bvh, gltf, fbx, usd, ssc)
+SPECS: dict[str, FormatSpec] = {m.FORMAT.name: m.FORMAT for m in _MODULES}
 # extension -> format name; longest match wins (.acl.sjson before .sjson)
-FORMATS = {
-    ".acl.sjson": "sjson",
-    ".sjson": "sjson",
-    ".bvh": "bvh",
-    ".gltf": "gltf",
-    ".glb": "gltf",
-    ".fbx": "fbx",
-    ".usd": "usd",
-    ".usda": "usd",
-    ".usdc": "usd",
-    ".usdz": "usd",
-    ".ssc": "ssc",
-}
+FORMATS = {ext: spec.name for spec in SPECS.values() for ext in spec.extensions}
 # the options each reader takes; load_clip passes each reader only its own ("units" is
 # handled here for the formats whose reader does not take it)
-_READ_OPTIONS = {
-    "bvh": ("units",),
-    "gltf": ("animation", "sample_rate", "skin", "scale_to_cm", "units"),
-    "fbx": ("animation", "sample_rate", "units"),
-    "usd": ("animation", "sample_rate", "units"),
-    "sjson": (),
-    "ssc": ("skeleton",),
-}
+_READ_OPTIONS = {name: spec.read_options for name, spec in SPECS.items()}
 _GENERIC_OPTIONS = ("units",)
-_MULTI_ANIMATION = ("gltf", "fbx", "usd")
-_WRITE_OPTIONS = {"sjson": ("binary_exact",), "bvh": ("precision_digits",)}
+_WRITE_OPTIONS = {name: spec.write_options for name, spec in SPECS.items() if spec.write}
+
+
+def multi_animation(fmt: str | None) -> bool:
+    """Whether a file of format `fmt` may hold several animations (--animation applies)."""
+    return fmt in SPECS and SPECS[fmt].multi_animation
 
 
 def format_of(path: str | os.PathLike[str]) -> str | None:
@@ -90,7 +84,8 @@ def clip_extensions(compressed: bool = True) -> tuple[str, ...]:
     plain = tuple(e for e in FORMATS if e != ".sjson")
     if not compressed:
         return plain
-    return plain + tuple(e + c for e in plain if e != ".ssc" for c in COMPRESSIONS)
+    packed = [e for e in plain if SPECS[FORMATS[e]].compressible]
+    return plain + tuple(e + c for e in packed for c in COMPRESSIONS)
 
 
 def _known(path: str | os.PathLike[str], verb: str, formats: dict[str, tuple[str, ...]]) -> str:
@@ -226,18 +221,12 @@ def _value_text(value: float) -> str:
     return value_problem(float(value)) or f"{value:g}"
 
 
-_UNDECLARED = {
-    "sjson": Units(
-        "cm", 1.0, "assumed", reason="ACL SJSON declares no units; ACL's clips are in cm"
-    ),
-    "ssc": Units("cm", 1.0, "assumed", reason=".ssc keeps the units of the clip it was made from"),
-}
-
-
 def _apply_units(clip: Clip, fmt: str, requested: object) -> Clip:
     """Units for the formats that declare none: cm unless --units names another unit."""
     try:
-        units = user_units(requested if isinstance(requested, str) else None, _UNDECLARED[fmt])
+        default = SPECS[fmt].units
+        assert default is not None  # a format without a units option declares its units
+        units = user_units(requested if isinstance(requested, str) else None, default)
     except ValueError as exc:
         raise ClipFormatError(clip.name or fmt, str(exc)) from None
     if units.to_cm == 1.0:
@@ -249,41 +238,7 @@ def _apply_units(clip: Clip, fmt: str, requested: object) -> Clip:
 
 
 def _read(fmt: str, path: str | os.PathLike[str], data: bytes | None, kwargs: dict) -> Clip:
-    if fmt == "sjson":
-        from codec.formats.acl_sjson import read_acl_sjson
-        from codec.model.scalar_tracks import ScalarTrackList
-
-        result = read_acl_sjson(path, data=data)
-        if isinstance(result, ScalarTrackList):
-            raise ClipFormatError(
-                path,
-                f"is a scalar track list ({result.track_type}), not a transform clip; "
-                "Shellscope inspects transform clips",
-            )
-        return result
-    if fmt == "bvh":
-        from codec.formats.bvh import read_bvh
-
-        return read_bvh(path, data=data, **kwargs)
-    if fmt == "gltf":
-        from codec.formats.gltf import read_gltf
-
-        return read_gltf(path, data=data, **kwargs)
-    if fmt == "fbx":
-        from codec.formats.fbx import read_fbx
-
-        return read_fbx(path, data=data, **kwargs)
-    if fmt == "usd":
-        from codec.formats.usd import read_usd
-
-        return read_usd(path, data=data, **kwargs)
-    from codec.codecs.registry import decode_file
-
-    if data is None:
-        with open(path, "rb") as f:
-            data = f.read()
-    name = inner_name(path).removesuffix(".ssc")
-    return decode_file(data, **kwargs)[1].decode_source(name)
+    return SPECS[fmt].read(path, data=data, **kwargs)
 
 
 def list_animations(path: str | os.PathLike[str]) -> list[str]:
@@ -291,24 +246,15 @@ def list_animations(path: str | os.PathLike[str]) -> list[str]:
     USD skeleton animation; one entry (the file's stem) for the single-clip formats."""
     fmt = _known(path, "read", _READ_OPTIONS)
     check_regular_file(path)
-    if fmt not in _MULTI_ANIMATION:
+    spec = SPECS[fmt]
+    if not spec.multi_animation or spec.list is None:
         name = inner_name(path)
         for ext in sorted(FORMATS, key=len, reverse=True):
             if name.lower().endswith(ext):
                 return [name[: -len(ext)]]
     try:
         data = read_decompressed(path) if compression_of(path) else None
-        if fmt == "gltf":
-            from codec.formats.gltf import list_gltf_animations
-
-            return list_gltf_animations(path, data=data)
-        if fmt == "fbx":
-            from codec.formats.fbx import list_fbx_animations
-
-            return list_fbx_animations(path, data=data)
-        from codec.formats.usd import list_usd_animations
-
-        return list_usd_animations(path, data=data)
+        return list(spec.list(path, data=data))
     except ClipFormatError:
         raise
     except Exception as exc:
@@ -324,11 +270,6 @@ def save_clip(clip: Clip, path: str | os.PathLike[str], **options: object) -> li
     """
     fmt = _known(path, "write", _WRITE_OPTIONS)
     kwargs = _pick(fmt, options, _WRITE_OPTIONS)
-    if fmt == "sjson":
-        from codec.formats.acl_sjson import write_acl_sjson
-
-        write_acl_sjson(clip, path, **kwargs)
-        return []
-    from codec.formats.bvh import write_bvh
-
-    return list(write_bvh(clip, path, **kwargs))
+    write = SPECS[fmt].write
+    assert write is not None  # _known checked it
+    return list(write(clip, path, **kwargs) or [])

@@ -33,6 +33,7 @@ import numpy as np
 from codec.errors import ClipFormatError, ShellscopeError
 from codec.formats.atomic import atomic_open
 from codec.formats.compressed import inner_name
+from codec.formats.spec import FormatSpec
 from codec.model import quat
 from codec.model.clip import Clip, Skeleton
 from codec.model.limits import (
@@ -617,3 +618,14 @@ def write_bvh(clip: Clip, path: str | os.PathLike[str], *, precision_digits: int
         f.write("\n".join(lines) + "\n")
         np.savetxt(f, table, fmt=fmt, delimiter=" ")
     return warnings
+
+
+FORMAT = FormatSpec(
+    name="bvh",
+    label="BVH",
+    extensions=(".bvh",),
+    read=read_bvh,
+    read_options=("units",),
+    write=write_bvh,
+    write_options=("precision_digits",),
+)

@@ -29,7 +29,7 @@ import numpy as np
 
 from codec.errors import ClipFormatError, ClipValidationError
 from codec.formats.compressed import inner_name
-from codec.formats.fbx_worker import EXIT_BAD_FILE
+from codec.formats.spec import FormatSpec
 from codec.model import quat
 from codec.model.clip import Clip, Skeleton
 from codec.model.limits import file_bytes, rate_problem, transform_budget
@@ -63,6 +63,10 @@ def _run_worker(path: object, data: bytes | None, request: dict) -> dict[str, Ar
         raise ClipFormatError(path, f"the FBX reader took over {WORKER_TIMEOUT:g} s") from None
     except OSError as e:
         raise ClipFormatError(path, f"cannot start the FBX reader: {e.strerror or e}") from None
+    # imported here: `python -m codec.formats.fbx_worker` imports codec.formats (and so this
+    # module) before it runs the worker, which must not be imported by then
+    from codec.formats.fbx_worker import EXIT_BAD_FILE
+
     message = proc.stderr.decode("utf-8", "replace").strip()
     if proc.returncode == EXIT_BAD_FILE:
         raise ClipFormatError(path, message)
@@ -235,3 +239,14 @@ def _unique(raw: list[str]) -> list[str]:
         taken.add(cand)
         out.append(cand)
     return out
+
+
+FORMAT = FormatSpec(
+    name="fbx",
+    label="FBX",
+    extensions=(".fbx",),
+    read=read_fbx,
+    read_options=("animation", "sample_rate", "units"),
+    multi_animation=True,
+    list=list_fbx_animations,
+)

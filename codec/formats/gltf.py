@@ -47,6 +47,7 @@ from codec.errors import ClipFormatError, ShellscopeError
 from codec.formats.compressed import inner_name
 from codec.formats.fields import REQUIRED, FieldProblem, field, out_of_range
 from codec.formats.key_grid import key_grid
+from codec.formats.spec import FormatSpec
 from codec.model import quat
 from codec.model.clip import Clip, Skeleton
 from codec.model.limits import (
@@ -1017,3 +1018,14 @@ def _triangles(idx: Array, mode: int) -> Array:
         tri[odd] = tri[odd][:, [1, 0, 2]]
         return tri
     return np.stack([np.full(len(i), idx[0]), idx[i + 1], idx[i + 2]], axis=1)
+
+
+FORMAT = FormatSpec(
+    name="gltf",
+    label="glTF",
+    extensions=(".gltf", ".glb"),
+    read=read_gltf,
+    read_options=("animation", "sample_rate", "skin", "scale_to_cm", "units"),
+    multi_animation=True,
+    list=list_gltf_animations,
+)

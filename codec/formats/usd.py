@@ -34,6 +34,7 @@ import numpy as np
 from codec.errors import ClipFormatError
 from codec.formats.compressed import inner_name
 from codec.formats.key_grid import key_grid, nice_rate
+from codec.formats.spec import FormatSpec
 from codec.model import quat
 from codec.model.clip import Clip, Skeleton
 from codec.model.limits import (
@@ -561,3 +562,14 @@ def _fan(counts: Array, indices: Array) -> Array:
     k = np.arange(per.sum()) - np.repeat(np.cumsum(per) - per, per)
     first = starts[face]
     return np.stack([indices[first], indices[first + k + 1], indices[first + k + 2]], axis=1)
+
+
+FORMAT = FormatSpec(
+    name="usd",
+    label="USD",
+    extensions=(".usd", ".usda", ".usdc", ".usdz"),
+    read=read_usd,
+    read_options=("animation", "sample_rate", "units"),
+    multi_animation=True,
+    list=list_usd_animations,
+)

@@ -80,3 +80,13 @@ def test_lossy_gltf_export_undoes_the_units_the_clip_was_opened_with(tmp_path) -
     assert abs(back.translations - result.lossy.translations).max() < 1e-5
     plain = codec.load_clip(out)  # read as glTF's metres: the file holds the source's values
     assert abs(plain.translations - 100 * result.lossy.translations).max() < 1e-3
+
+
+def test_the_open_dialog_lists_every_declared_format() -> None:
+    from codec.formats import SPECS
+
+    for spec in SPECS.values():
+        for ext in spec.extensions:
+            assert f"*{ext}" in OPEN_FILTER and ext in CLIP_SUFFIXES
+        if spec.compressible:
+            assert f"{spec.label} (" in OPEN_FILTER

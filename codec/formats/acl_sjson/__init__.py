@@ -26,7 +26,44 @@ arrays bit for bit; with `binary_exact=False` it writes shortest round-trip deci
 repr, up to 17 significant digits), which are exact too.
 """
 
+from __future__ import annotations
+
+import os
+
+from codec.errors import ClipFormatError
 from codec.formats.acl_sjson.reader import read_acl_sjson
 from codec.formats.acl_sjson.writer import write_acl_sjson
+from codec.formats.spec import FormatSpec
+from codec.model.clip import Clip
+from codec.model.scalar_tracks import ScalarTrackList
+from codec.model.units import Units
 
-__all__ = ["read_acl_sjson", "write_acl_sjson"]
+__all__ = ["FORMAT", "read_acl_sjson", "write_acl_sjson"]
+
+
+def read_clip(path: str | os.PathLike[str], data: bytes | None = None) -> Clip:
+    """A transform clip of an ACL SJSON file; a scalar track list is refused by name."""
+    result = read_acl_sjson(path, data=data)
+    if isinstance(result, ScalarTrackList):
+        raise ClipFormatError(
+            path,
+            f"is a scalar track list ({result.track_type}), not a transform clip; "
+            "Shellscope inspects transform clips",
+        )
+    return result
+
+
+def write_clip(clip: Clip, path: str | os.PathLike[str], **options: bool) -> list[str]:
+    write_acl_sjson(clip, path, **options)
+    return []
+
+
+FORMAT = FormatSpec(
+    name="sjson",
+    label="ACL SJSON",
+    extensions=(".acl.sjson", ".sjson"),
+    read=read_clip,
+    write=write_clip,
+    write_options=("binary_exact",),
+    units=Units("cm", 1.0, "assumed", reason="ACL SJSON declares no units; ACL's clips are in cm"),
+)

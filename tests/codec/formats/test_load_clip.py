@@ -172,3 +172,20 @@ def test_every_real_clip_loads_or_is_refused_clearly() -> None:
         else:
             clip = load_clip(path)
             assert clip.num_samples >= 1 and clip.num_joints >= 2, path
+
+
+def test_formats_are_declared_by_their_modules() -> None:
+    """The extension table, the options and multi-animation come from each module's FORMAT."""
+    from codec import formats
+    from codec.formats import bvh, gltf, ssc
+
+    assert formats.SPECS["bvh"] is bvh.FORMAT and formats.SPECS["ssc"] is ssc.FORMAT
+    for spec in formats.SPECS.values():
+        for ext in spec.extensions:
+            assert formats.format_of(f"clip{ext.upper()}") == spec.name
+        assert spec.multi_animation == (spec.list is not None)
+        assert formats.multi_animation(spec.name) == spec.multi_animation
+    assert [s.name for s in formats.SPECS.values() if s.multi_animation] == ["gltf", "fbx", "usd"]
+    assert formats._READ_OPTIONS["gltf"] == gltf.FORMAT.read_options
+    assert set(formats._WRITE_OPTIONS) == {"sjson", "bvh"}
+    assert ".ssc.xz" not in formats.clip_extensions() and ".bvh.xz" in formats.clip_extensions()
