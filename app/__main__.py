@@ -171,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     tuning = tuning_from(args)
     overrides = None
     if args.overrides:
-        from app.sidecar import SidecarError, read_sidecar_file
+        from codec.sidecar import SidecarError, read_sidecar_file
 
         try:
             _, overrides = read_sidecar_file(args.overrides)

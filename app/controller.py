@@ -27,12 +27,12 @@ from PySide6 import QtCore
 
 import codec
 from app import exports
-from app.document import Document, GlobalSettings, Status
-from app.sidecar import save_sidecar, sidecar_path
+from app.document import Document, Status
 from codec.model.clip import Clip
 from codec.result import Result
 from codec.settings import CompressionSettings
-from codec.tuning import JointOverride
+from codec.sidecar import save_sidecar, sidecar_path
+from codec.tuning import GlobalSettings, JointOverride
 
 CompressFn = Callable[..., Result]
 LoadFn = Callable[..., Clip]

@@ -16,11 +16,15 @@ import numpy as np
 
 from codec.measure.pose_error import pose_error
 from codec.model.clip import Clip
-from codec.model.limits import distance_problem
 from codec.model.sampling import ROUNDING_MODES, Pose, SampleKeys, sample_dense, sample_keys
 from codec.result import Result
-from codec.settings import LEVELS
-from codec.tuning import JointOverride, ResolvedJoints, resolve
+from codec.tuning import (
+    GlobalSettings,
+    JointOverride,
+    ResolvedJoints,
+    resolve_clip,
+    shells_from_mesh,
+)
 
 
 class Signal:
@@ -40,33 +44,6 @@ class Signal:
     def emit(self, *args: Any) -> None:
         for slot in list(self._slots):
             slot(*args)
-
-
-@dataclass(frozen=True)
-class GlobalSettings:
-    """The clip-wide knobs of the settings panel (per-joint rules live in `overrides`).
-
-    `shell_from_mesh`: every joint's shell distance measured on the clip's skin
-    (codec.measure.mesh_shells), `shell_distance` then being the value of joints no vertex hangs on;
-    ignored for a clip without mesh."""
-
-    precision: float = 0.01
-    shell_distance: float = 3.0
-    level: str = "automatic"
-    shell_from_mesh: bool = False
-
-    def __post_init__(self) -> None:
-        for name in ("precision", "shell_distance"):
-            value = getattr(self, name)
-            problem = (
-                distance_problem(float(value))
-                if isinstance(value, int | float) and not isinstance(value, bool)
-                else f"{value!r} is not a number"
-            )
-            if problem:
-                raise ValueError(f"{name.replace('_', ' ')}: {problem}")
-        if self.level not in LEVELS:
-            raise ValueError(f"unknown level {self.level!r}")
 
 
 @dataclass(frozen=True)
@@ -264,16 +241,7 @@ class Document:
         (the global shell distance per joint from the mesh when the settings ask for it)."""
         if self.clip is None:
             return None
-        mesh = self.mesh_shells()
-        if mesh is None:
-            return resolve(
-                self.clip.skeleton,
-                self.overrides,
-                self.settings.precision,
-                self.settings.shell_distance,
-            )
-        skeleton = self.clip.skeleton.with_settings(shell_distance=mesh)
-        return resolve(skeleton, self.overrides, self.settings.precision, None)
+        return resolve_clip(self.clip, self.settings, self.overrides, self.mesh_shells())
 
     def mesh_shells(self) -> np.ndarray | None:
         """(J,) shell distances from the clip's mesh when the settings take them from it
@@ -283,10 +251,7 @@ class Document:
             return None
         key = (id(clip), self.settings.shell_distance)
         if self._mesh_shells is None or self._mesh_shells[0] != key:
-            from codec.measure.mesh_shells import mesh_shell_distances
-
-            dist, _ = mesh_shell_distances(clip, self.settings.shell_distance)
-            self._mesh_shells = (key, dist)
+            self._mesh_shells = (key, shells_from_mesh(clip, self.settings))
         return self._mesh_shells[1]
 
     def compression_input(self) -> Clip | None:

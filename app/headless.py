@@ -25,12 +25,14 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from app.document import Document, GlobalSettings
+from app.document import Document
 from app.exports import export_joint_csv, export_lossy, export_stats
-from app.sidecar import load_sidecar, read_sidecar_file, sidecar_path
+from codec.cli.flags import add_tuning_flags
 from codec.errors import ShellscopeError
 from codec.formats import atomic
-from codec.settings import LEVELS, CompressionSettings
+from codec.settings import CompressionSettings
+from codec.sidecar import load_tuning, sidecar_path
+from codec.tuning import GlobalSettings
 
 EXPORT_FLAGS = ("export_stats", "export_csv", "export_lossy")
 
@@ -49,25 +51,8 @@ def add_export_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="CLIP",
         help="write the decoded clip (.acl.sjson or .bvh) and exit",
     )
-    if not _has(parser, "--precision"):
-        g.add_argument("--precision", type=float, help="global precision in clip units")
-    if not _has(parser, "--shell-distance"):
-        g.add_argument(
-            "--shell-distance",
-            type=shell_distance_arg,
-            metavar="D|mesh",
-            help="global shell distance in clip units, or 'mesh': each joint's "
-            "from the clip's skinned mesh (glTF, FBX, USD)",
-        )
-    if not _has(parser, "--level"):
-        g.add_argument("--level", choices=LEVELS, help="compression level")
-    if not _has(parser, "--overrides"):
-        g.add_argument(
-            "--overrides",
-            metavar="FILE",
-            help="override rules (a sidecar or a JSON list of rules) instead of the "
-            "clip's CLIP.shellscope.json",
-        )
+    # the tuning flags of `python -m codec compress`, the same definitions (codec.cli.flags)
+    add_tuning_flags(g)
 
 
 def shell_distance_arg(text: str) -> float | str:
@@ -178,13 +163,9 @@ def _run(args: argparse.Namespace, clip_path: str, out: TextIO, err: TextIO) -> 
         keys = ("units", "animation", "sample_rate")
         options = {k: getattr(args, k) for k in keys if getattr(args, k, None)}
         clip = codec.load_clip(clip_path, **options)
-        overrides_file = getattr(args, "overrides", None)
-        if overrides_file:
-            saved, rules = read_sidecar_file(overrides_file)
-        else:
-            saved, rules = load_sidecar(clip_path)
-            if rules or saved:
-                print(f"using {sidecar_path(clip_path)}", file=out)
+        saved, rules, source = load_tuning(clip_path, getattr(args, "overrides", None))
+        if source is not None and not getattr(args, "overrides", None):
+            print(f"using {source}", file=out)
         settings = _settings(args, saved)
     except (_BadUse, ShellscopeError, OSError, ValueError, TypeError) as e:
         print(f"shellscope: {_one_line(e)}", file=err)
@@ -202,7 +183,10 @@ def _run(args: argparse.Namespace, clip_path: str, out: TextIO, err: TextIO) -> 
         if not rule.matches(clip.skeleton.names).any():
             print(f"shellscope: warning: rule {rule.pattern!r} matches no joint", file=err)
     try:
-        result = codec.compress(doc.compression_input(), CompressionSettings(level=settings.level))
+        chosen = CompressionSettings(
+            level=settings.level, codec=getattr(args, "codec", "acl-style")
+        )
+        result = codec.compress(doc.compression_input(), chosen)
         s = result.stats
         if not math.isfinite(s["max_error"]):
             print(

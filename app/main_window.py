@@ -17,12 +17,12 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from app.camera import MODE_LABELS
 from app.controller import Controller
-from app.document import Document, GlobalSettings
-from app.sidecar import SidecarError, load_sidecar
+from app.document import Document
 from app.views.timeline import TimelineWidget
 from app.views.viewport3d import Viewport3D
 from codec.formats import SPECS
-from codec.tuning import JointOverride
+from codec.sidecar import SidecarError, load_sidecar
+from codec.tuning import GlobalSettings, JointOverride
 
 _KINDS = {  # file dialog filters: name -> patterns (each also .gz / .xz / .zst), from the formats
     spec.label: tuple(f"*{e}" for e in spec.extensions)

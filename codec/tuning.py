@@ -1,7 +1,10 @@
-"""Per-joint precision, shell distance and rounding overrides chosen by name pattern.
+"""Tuning, one path for the command line and the window: the clip-wide settings, the
+per-joint rules, the shells from the mesh, resolved into the clip the codec is given.
 
 Rules apply in order, later rules win, so `*Hand*` followed by `LeftHand` refines the left
 hand alone. Patterns are shell globs matched case-insensitively against the joint name.
+The sidecar file that keeps a clip's tuning is codec.sidecar (`load_tuning` reads it);
+`tuned_clip` applies what it holds, or what flags give, the same way everywhere.
 """
 
 from __future__ import annotations
@@ -11,9 +14,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from codec.model.clip import Skeleton
+from codec.model.clip import Clip, Skeleton
 from codec.model.limits import distance_problem
 from codec.model.sampling import BASE_ROUNDING
+from codec.settings import LEVELS
 
 
 @dataclass(frozen=True)
@@ -118,3 +122,101 @@ def set_joint_override(
     if rule.precision is None and rule.shell_distance is None and rule.rounding is None:
         return rest
     return (*rest, rule)
+
+
+@dataclass(frozen=True)
+class GlobalSettings:
+    """The clip-wide knobs of the settings panel (per-joint rules live in `overrides`).
+
+    `shell_from_mesh`: every joint's shell distance measured on the clip's skin
+    (codec.measure.mesh_shells), `shell_distance` then being the value of joints no vertex hangs on;
+    ignored for a clip without mesh."""
+
+    precision: float = 0.01
+    shell_distance: float = 3.0
+    level: str = "automatic"
+    shell_from_mesh: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("precision", "shell_distance"):
+            value = getattr(self, name)
+            problem = (
+                distance_problem(float(value))
+                if isinstance(value, int | float) and not isinstance(value, bool)
+                else f"{value!r} is not a number"
+            )
+            if problem:
+                raise ValueError(f"{name.replace('_', ' ')}: {problem}")
+        if self.level not in LEVELS:
+            raise ValueError(f"unknown level {self.level!r}")
+
+
+def merged(
+    saved: GlobalSettings | None,
+    precision: float | None = None,
+    shell_distance: float | str | None = None,
+    level: str | None = None,
+) -> GlobalSettings | None:
+    """Saved settings with what flags give on top (`shell_distance` "mesh": the shells from
+    the clip's skin); None when neither says anything (the clip's own values stand)."""
+    changes: dict[str, object] = {
+        "precision": precision,
+        "shell_distance": None if shell_distance == "mesh" else shell_distance,
+        "level": level,
+    }
+    if shell_distance is not None:
+        changes["shell_from_mesh"] = shell_distance == "mesh"
+    given = {k: v for k, v in changes.items() if v is not None}
+    if saved is None and not given:
+        return None
+    base = saved or GlobalSettings()
+    fields = {k: getattr(base, k) for k in ("precision", "shell_distance", "level")}
+    fields["shell_from_mesh"] = base.shell_from_mesh
+    return GlobalSettings(**{**fields, **given})
+
+
+def resolve_clip(
+    clip: Clip,
+    settings: GlobalSettings | None,
+    rules: list[JointOverride] | tuple[JointOverride, ...] = (),
+    mesh_shells: np.ndarray | None = None,
+) -> ResolvedJoints:
+    """Per-joint values of a clip under clip-wide settings and rules; `mesh_shells` (J,) the
+    shells from its skin when the settings take them from there (see `shells_from_mesh`)."""
+    if settings is None:
+        return resolve(clip.skeleton, rules)
+    if mesh_shells is not None:
+        skeleton = clip.skeleton.with_settings(shell_distance=mesh_shells)
+        return resolve(skeleton, rules, settings.precision, None)
+    return resolve(clip.skeleton, rules, settings.precision, settings.shell_distance)
+
+
+def shells_from_mesh(clip: Clip, settings: GlobalSettings | None) -> np.ndarray | None:
+    """(J,) shell distances measured on the clip's skin when the settings ask for them and
+    the clip has one (None otherwise); joints without vertices take settings.shell_distance."""
+    if settings is None or not settings.shell_from_mesh or not clip.meshes:
+        return None
+    from codec.measure.mesh_shells import mesh_shell_distances
+
+    return mesh_shell_distances(clip, settings.shell_distance)[0]
+
+
+def tuned_clip(
+    clip: Clip,
+    settings: GlobalSettings | None,
+    rules: list[JointOverride] | tuple[JointOverride, ...] = (),
+    mesh_shells: np.ndarray | None = None,
+) -> Clip:
+    """The clip exactly as the codec should see it: per-joint precision and shell distance
+    resolved (the clip itself when nothing changes them)."""
+    if settings is None and not rules:
+        return clip
+    if mesh_shells is None:
+        mesh_shells = shells_from_mesh(clip, settings)
+    r = resolve_clip(clip, settings, rules, mesh_shells)
+    sk = clip.skeleton
+    if np.array_equal(r.precision, sk.precision) and np.array_equal(
+        r.shell_distance, sk.shell_distance
+    ):
+        return clip
+    return clip.with_skeleton_settings(r.precision, r.shell_distance)

@@ -74,10 +74,10 @@ def test_the_copy_is_clean_before_it_is_broken(tmp_path: Path) -> None:
             "internals",
             "bitrates",
         ),
-        ("app/views/joints.py", "from app.sidecar import save_sidecar", "file writing", "joints"),
+        ("app/views/joints.py", "from codec.sidecar import save_sidecar", "file writing", "joints"),
         ("app/views/stats.py", "import codec.formats.atomic", "file writing", "app.views.stats"),
         ("app/views/timeline.py", "import app.controller", "layers", "app.views.timeline"),
-        ("app/document.py", "import app.sidecar", "layers", "app.document"),
+        ("app/document.py", "import app.exports", "layers", "app.document"),
         # measurement takes any decoder; the model is below both
         (
             "codec/measure/stats.py",

@@ -12,9 +12,10 @@ from codec.cli.failures import EXIT_OK, CliError, check_finite_error
 from codec.cli.files import check_outputs, dumps_json, write_outputs
 from codec.cli.flags import (
     add_settings_flags,
-    apply_shell_source,
     load_options,
     settings_from,
+    tuned,
+    tuning_note,
     warn_unused_reader_flags,
 )
 from codec.cli.report_text import fmt_bytes
@@ -50,7 +51,7 @@ def cmd_compress(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from codec.compression import compress
     from codec.formats import load_clip
 
-    settings = settings_from(args)
+    settings_from(args)  # the flags' own checks, before any work
     if args.output and not args.output.lower().endswith(".ssc"):
         raise CliError(f"{args.output}: the output of compress must end in .ssc")
     check_outputs([args.output, args.json], [args.clip])
@@ -58,8 +59,9 @@ def cmd_compress(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if not clip.name:
         clip.name = Path(args.clip).name
     warn_unused_reader_flags(args, err)
-    clip = apply_shell_source(clip, args.shell_distance, args.clip)
-    result = compress(clip, settings)
+    clip, level = tuned(clip, args, args.clip, err)
+    note = tuning_note(args.clip, args)
+    result = compress(clip, settings_from(args, level))
     check_finite_error(args.clip, result.stats)
     write_outputs(
         [(args.output, result.data), (args.json, dumps_json(result.stats) if args.json else "")],
@@ -67,11 +69,15 @@ def cmd_compress(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     )
     if args.json != "-":
         out.write(compress_summary(args.clip, result.stats, result.clip.skeleton))
+        if note:
+            out.write(f"  {note}\n")
         out.write(f"  {units_line(clip)}\n")
         if args.output:
             out.write(f"  wrote            {args.output} ({fmt_bytes(len(result.data))})\n")
     else:  # stdout is the JSON alone: the units statement still reaches the user
         err.write(f"{args.clip}: {units_line(clip)}\n")
+        if note:
+            err.write(f"{args.clip}: {' '.join(note.split())}\n")
     for w in clip.warnings:
         err.write(f"warning: {args.clip}: {w}\n")
     return EXIT_OK

@@ -31,33 +31,67 @@ def shell_distance_arg(text: str) -> float | str:
     return positive_float(text)
 
 
+def _has(p: Any, flag: str) -> bool:
+    return any(flag in a.option_strings for a in p._actions)
+
+
+def add_tuning_flags(p: Any) -> None:
+    """The tuning flags `python -m codec compress` and `shellscope` share (each added
+    unless the parser has it already): codec, precision, shell distance, level, overrides.
+    A flag given wins over the clip's sidecar, which wins over the clip's own values."""
+    flags: list[tuple[str, dict[str, Any]]] = [
+        (
+            "--codec",
+            {
+                "metavar": "NAME",
+                "default": "acl-style",
+                "help": "the codec to compress with (default: acl-style; "
+                "`python -m codec codecs` lists them)",
+            },
+        ),
+        (
+            "--precision",
+            {
+                "type": positive_float,
+                "metavar": "P",
+                "help": "error bound for every joint, in clip units (default: the sidecar's, "
+                "else the clip's, 0.01 cm)",
+            },
+        ),
+        (
+            "--shell-distance",
+            {
+                "type": shell_distance_arg,
+                "metavar": "D|mesh",
+                "help": "shell distance for every joint (default: the sidecar's, else the "
+                "clip's, 3 cm); 'mesh': each joint's own, the farthest vertex it moves with "
+                "weight over 0.1 in its bind space (joints without vertices: their "
+                "children's; without skinned children: 3 cm)",
+            },
+        ),
+        (
+            "--level",
+            {
+                "choices": LEVELS,
+                "help": "compression level (default: the sidecar's, else automatic)",
+            },
+        ),
+        (
+            "--overrides",
+            {
+                "metavar": "FILE",
+                "help": "tuning (a sidecar or a JSON list of rules) instead of the clip's "
+                "CLIP.shellscope.json",
+            },
+        ),
+    ]
+    for flag, kwargs in flags:
+        if not _has(p, flag):
+            p.add_argument(flag, **kwargs)
+
+
 def add_settings_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--codec",
-        metavar="NAME",
-        default="acl-style",
-        help="the codec to compress with (default: acl-style; `codecs` lists them)",
-    )
-    p.add_argument(
-        "--precision",
-        type=positive_float,
-        metavar="P",
-        help="error bound for every joint, in clip units (default: the clip's, 0.01 cm)",
-    )
-    p.add_argument(
-        "--shell-distance",
-        type=shell_distance_arg,
-        metavar="D|mesh",
-        help="shell distance for every joint (default: the clip's, 3 cm); 'mesh': each "
-        "joint's own, the farthest vertex it moves with weight over 0.1 in its bind space "
-        "(joints without vertices: their children's; without skinned children: 3 cm)",
-    )
-    p.add_argument(
-        "--level",
-        choices=LEVELS,
-        default="automatic",
-        help="compression level (default: automatic)",
-    )
+    add_tuning_flags(p)
     p.add_argument(
         "--no-loop", action="store_true", help="keep the last sample even when it matches the first"
     )
@@ -80,9 +114,10 @@ def add_reader_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
-def settings_from(args: argparse.Namespace) -> CompressionSettings:
-    """CompressionSettings from the shared compression flags (SettingsError when bad);
-    `--shell-distance mesh` is per joint, applied to the clip by `apply_shell_source`."""
+def settings_from(args: argparse.Namespace, level: str | None = None) -> CompressionSettings:
+    """CompressionSettings from the shared compression flags (SettingsError when bad); the
+    per-joint values (precision, shell distance, rules, shells from the mesh) are the
+    clip's, resolved by codec.tuning (`tuned`). `level`: the tuning's when no flag gives it."""
     for flag in ("precision", "shell_distance"):
         value = getattr(args, flag, None)
         if value is None or value == MESH:
@@ -90,6 +125,13 @@ def settings_from(args: argparse.Namespace) -> CompressionSettings:
         problem = distance_problem(value)
         if problem and value > 0:  # non-positive values get CompressionSettings' message
             raise CliError(f"--{flag.replace('_', '-')}: {problem}")
+    # the same checks and messages as the clip-wide settings (the values reach the clip
+    # through codec.tuning, per joint)
+    shell = getattr(args, "shell_distance", None)
+    CompressionSettings(
+        precision=getattr(args, "precision", None),
+        shell_distance=None if shell == MESH else shell,
+    )
     from codec.codecs import registry
 
     codec = getattr(args, "codec", registry.DEFAULT)
@@ -99,25 +141,58 @@ def settings_from(args: argparse.Namespace) -> CompressionSettings:
         raise CliError(f"--codec: {e}") from None
     return CompressionSettings(
         codec=codec,
-        level=args.level,
-        precision=args.precision,
-        shell_distance=None if args.shell_distance == MESH else args.shell_distance,
+        level=args.level or level or "automatic",
         loop_optimization=not args.no_loop,
         include_metadata=not getattr(args, "no_metadata", False),
     )
 
 
-def apply_shell_source(clip: Clip, shell_distance: float | str | None, path: str) -> Clip:
-    """`--shell-distance mesh`: every joint's shell distance measured on the clip's skinned
-    mesh (codec.measure.mesh_shells; CliError naming the file when it has none)."""
-    if shell_distance != MESH:
-        return clip
-    from codec.measure.mesh_shells import with_mesh_shells
+def tune(
+    clip: Clip,
+    path: str,
+    precision: float | None,
+    shell_distance: float | str | None,
+    overrides: str | None = None,
+) -> tuple[Clip, str | None, list[str]]:
+    """The clip as the codec gets it under the flags and the clip's sidecar (or the
+    `overrides` file): codec.tuning's one path, as the window takes it. Returns the clip,
+    the level the tuning file names (None: none) and the patterns that match no joint;
+    CliError naming the file for an unusable tuning file or a mesh the clip lacks."""
+    from codec.sidecar import load_tuning
+    from codec.tuning import merged, tuned_clip
 
     try:
-        return with_mesh_shells(clip)
+        saved, rules, _ = load_tuning(path, overrides)
+    except ShellscopeError as e:
+        raise CliError(str(e)) from None
+    settings = merged(saved, precision, shell_distance, None)
+    if settings is not None and settings.shell_from_mesh and not clip.meshes:
+        raise CliError(f"{path}: --shell-distance mesh: the clip has no skinned mesh")
+    unmatched = [r.pattern for r in rules if not r.matches(clip.skeleton.names).any()]
+    try:
+        return tuned_clip(clip, settings, rules), saved.level if saved else None, unmatched
     except ShellscopeError as e:
         raise CliError(f"{path}: {e}") from None
+
+
+def tuned(clip: Clip, args: argparse.Namespace, path: str, err: TextIO) -> tuple[Clip, str | None]:
+    """`tune` with the command's flags; warns on `err` of rules that match no joint."""
+    clip, level, unmatched = tune(
+        clip, path, args.precision, args.shell_distance, getattr(args, "overrides", None)
+    )
+    for pattern in unmatched:
+        err.write(f"warning: {path}: rule {pattern!r} matches no joint\n")
+    return clip, level
+
+
+def tuning_note(path: str, args: argparse.Namespace) -> str | None:
+    """The one line saying which tuning file a run applied (None: none)."""
+    from codec.sidecar import load_tuning
+
+    _, rules, source = load_tuning(path, getattr(args, "overrides", None))
+    if source is None:
+        return None
+    return f"tuning           {source} ({len(rules)} rule{'s' if len(rules) != 1 else ''})"
 
 
 def load_options(args: argparse.Namespace) -> dict[str, Any]:

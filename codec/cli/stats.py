@@ -8,6 +8,7 @@ import io
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -15,7 +16,7 @@ import numpy as np
 
 from codec.cli.failures import EXIT_OK, CliError
 from codec.cli.files import check_outputs, write_text_output
-from codec.cli.flags import add_settings_flags, apply_shell_source, load_options, settings_from
+from codec.cli.flags import add_settings_flags, load_options, settings_from, tune
 from codec.cli.report_text import fmt_bytes, table
 from codec.errors import ShellscopeError
 from codec.settings import CompressionSettings
@@ -85,15 +86,21 @@ def stats_job(
     name: str,
     settings: CompressionSettings,
     options: dict,
-    shell_distance: float | str | None = None,
+    tuning: tuple = (None, None, None, None),
 ) -> dict:
-    """Compress one clip in a worker: a row (STATS_COLUMNS) or {'name', 'error'}.
-    `shell_distance` MESH takes every joint's shell from the clip's mesh."""
+    """Compress one clip in a worker: a row (STATS_COLUMNS) or {'name', 'error'}; the clip
+    tuned as `compress` tunes it: `tuning` (shell distance, precision, overrides file, level)
+    from the flags, then its sidecar (or the overrides file), then its own values."""
     from codec.compression import compress
     from codec.formats import load_clip
 
     try:
-        clip = apply_shell_source(load_clip(path, **options), shell_distance, path)
+        shell_distance, precision, overrides, flag_level = tuning
+        clip, level, _ = tune(
+            load_clip(path, **options), path, precision, shell_distance, overrides
+        )
+        if flag_level is None and level is not None:
+            settings = replace(settings, level=level)
         s = compress(clip, settings).stats
     except (ShellscopeError, CliError) as e:
         return {"name": name, "error": str(e)}
@@ -157,19 +164,19 @@ def run_jobs(
     options: dict,
     workers: int,
     on_done: Callable[[dict], None],
-    shell_distance: float | str | None = None,
+    tuning: tuple = (None, None, None, None),
 ) -> list[dict]:
     """Run stats_job over `jobs` on `workers` processes (in-process for one); results in
     input order, `on_done` called as each finishes."""
     results: list[dict | None] = [None] * len(jobs)
     if workers <= 1:
         for i, (path, name) in enumerate(jobs):
-            results[i] = stats_job(path, name, settings, options, shell_distance)
+            results[i] = stats_job(path, name, settings, options, tuning)
             on_done(results[i])
         return [r for r in results if r is not None]
     with ProcessPoolExecutor(max_workers=workers) as pool:
         pending: dict[Future, int] = {
-            pool.submit(stats_job, path, name, settings, options, shell_distance): i
+            pool.submit(stats_job, path, name, settings, options, tuning): i
             for i, (path, name) in enumerate(jobs)
         }
         try:
@@ -260,7 +267,12 @@ def cmd_stats(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     try:
         results = run_jobs(
-            jobs, settings, load_options(args), workers, on_done, args.shell_distance
+            jobs,
+            settings,
+            load_options(args),
+            workers,
+            on_done,
+            (args.shell_distance, args.precision, args.overrides, args.level),
         )
     finally:
         bar.close()

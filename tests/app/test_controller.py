@@ -13,10 +13,10 @@ from PySide6 import QtCore
 
 import codec
 from app.controller import Controller
-from app.document import Document, GlobalSettings
-from app.sidecar import load_sidecar, sidecar_path
+from app.document import Document
 from codec.model.clip import Clip, Skeleton
-from codec.tuning import JointOverride
+from codec.sidecar import load_sidecar, sidecar_path
+from codec.tuning import GlobalSettings, JointOverride
 
 
 def small_clip() -> Clip:

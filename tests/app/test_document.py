@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from app.document import Document
-from codec.tuning import JointOverride
+from codec.tuning import GlobalSettings, JointOverride
 from tests.codec.helpers import chain_clip
 
 
@@ -45,7 +45,6 @@ def test_a_clip_a_listener_fails_on_does_not_replace_the_open_one() -> None:
     for 200 million grid lines for a 1-joint clip) puts the old clip, tuning, result, time
     and selection back, tells the listeners again, and raises."""
     import codec
-    from app.document import GlobalSettings
 
     doc = Document()
     old = chain_clip(num_samples=31)

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 import codec
-from app.document import Document, GlobalSettings
+from app.document import Document
 from app.headless import add_export_arguments, run_headless, wants_headless
-from app.sidecar import save_sidecar
 from codec.settings import CompressionSettings
-from codec.tuning import JointOverride
+from codec.sidecar import save_sidecar
+from codec.tuning import GlobalSettings, JointOverride
 
 DATA = Path(__file__).parents[1] / "data" / "acl"
 CLIP = DATA / "cmu_09_02.acl.sjson"

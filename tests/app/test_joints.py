@@ -8,7 +8,6 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QDoubleSpinBox
 
 from app.error_scale import eng
-from app.sidecar import load_sidecar, sidecar_path
 from app.views.joints import (
     C_DOM,
     C_ERR,
@@ -23,6 +22,7 @@ from app.views.joints import (
     JointsPanel,
     matches_filter,
 )
+from codec.sidecar import load_sidecar, sidecar_path
 from codec.tuning import JointOverride
 from tests.app.panel_helpers import Recompressions, attach, make_document, make_result
 

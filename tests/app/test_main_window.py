@@ -142,9 +142,8 @@ def test_view_menu_shells(window, mode) -> None:
 def test_reopening_a_clip_applies_its_sidecar_and_the_command_line_wins(
     qtbot, window, ui, tmp_path, dialogs
 ) -> None:
-    from app.document import GlobalSettings
-    from app.sidecar import save_sidecar
-    from codec.tuning import JointOverride
+    from codec.sidecar import save_sidecar
+    from codec.tuning import GlobalSettings, JointOverride
 
     clip = tmp_path / "tuned.acl.sjson"
     shutil.copy(ui.acl_clip, clip)

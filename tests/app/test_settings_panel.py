@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from app.document import GlobalSettings
 from app.error_scale import format_cm
-from app.sidecar import load_sidecar, sidecar_path
 from app.views.settings import SettingsPanel, precision_to_slider, slider_to_precision
+from codec.sidecar import load_sidecar, sidecar_path
+from codec.tuning import GlobalSettings
 from tests.app.panel_helpers import Recompressions, attach, make_document, make_result
 
 

@@ -7,15 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from app.document import GlobalSettings
-from app.sidecar import (
+from codec.sidecar import (
     SidecarError,
     load_sidecar,
     read_sidecar_file,
     save_sidecar,
     sidecar_path,
 )
-from codec.tuning import JointOverride
+from codec.tuning import GlobalSettings, JointOverride
 
 RULES = (
     JointOverride("*Hand*", precision=0.001),

@@ -298,3 +298,47 @@ def test_bench_on_a_small_reference(tmp_path: Path) -> None:
     code, _, err = run("bench", "--clips", clip, "--peer", tmp_path / "nothing")
     assert code == 2
     assert_one_line_error(err, "nothing", "not an executable")
+
+
+def test_compress_applies_the_sidecar_beside_the_clip_and_says_so(tmp_path: Path) -> None:
+    """The command line takes a clip's tuning the way the window does: the sidecar's
+    settings and rules, flags on top."""
+    from codec.sidecar import save_sidecar
+    from codec.tuning import GlobalSettings, JointOverride
+
+    clip = tmp_path / "walk.acl.sjson"
+    shutil.copy(CLIP, clip)
+    code, plain, _ = run("compress", clip, "--json", tmp_path / "plain.json")
+    assert code == 0 and "tuning" not in plain
+    sidecar = save_sidecar(
+        clip,
+        GlobalSettings(precision=0.1, shell_distance=3.0, level="high"),
+        [JointOverride("*hand*", precision=0.02)],
+    )
+    code, out, err = run("compress", clip, "--json", tmp_path / "tuned.json")
+    assert code == 0, err
+    notes = [line for line in out.splitlines() if "tuning" in line]
+    assert notes == [f"  tuning           {sidecar} (1 rule)"]
+    tuned = json.loads((tmp_path / "tuned.json").read_text())
+    before = json.loads((tmp_path / "plain.json").read_text())
+    assert tuned["compressed_size"] < before["compressed_size"]
+    assert tuned["level"] == "high" and before["level"] == "highest"
+    # the same as the window's path (the document resolves the same values)
+    from app.document import Document
+
+    loaded = codec.load_clip(clip)
+    doc = Document()
+    doc.set_clip(
+        loaded, clip, [JointOverride("*hand*", precision=0.02)], GlobalSettings(0.1, 3.0, "high")
+    )
+    window = codec.compress(doc.compression_input(), CompressionSettings(level="high"))
+    assert window.stats["compressed_size"] == tuned["compressed_size"]
+    # a flag wins over the sidecar; JSON on stdout keeps the note on stderr
+    code, out, err = run(
+        "compress", clip, "--precision", "0.01", "--level", "highest", "--json", "-"
+    )
+    assert code == 0 and "tuning" in err and "tuning" not in out
+    flagged = json.loads(out)
+    assert flagged["level"] == "highest"
+    # the hand rule still applies under the flags: looser hands than the plain run
+    assert flagged["compressed_size"] <= before["compressed_size"]

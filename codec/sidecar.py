@@ -1,7 +1,8 @@
-"""The per-clip tuning file `CLIP.shellscope.json`, kept beside the clip.
+"""The per-clip tuning file `CLIP.shellscope.json`, kept beside the clip (codec.tuning applies it).
 
 A tech animator tunes precision once per clip; the sidecar makes that tuning come back when the
-clip is opened again and lets the command line use it (`shellscope CLIP --export-...`). Qt-free.
+clip is opened again and lets the command lines use it (`python -m codec compress CLIP`,
+`shellscope CLIP --export-...`): `load_tuning` reads it for both. Qt-free.
 
 Who reads and writes it: the main window (and `shellscope --export-*`) reads it when a clip
 opens, `settings, overrides = load_sidecar(path)` (a `SidecarError` is shown to the user and
@@ -30,10 +31,9 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from app.document import GlobalSettings
 from codec.errors import ShellscopeError
 from codec.formats.atomic import write_text
-from codec.tuning import JointOverride
+from codec.tuning import GlobalSettings, JointOverride
 
 SUFFIX = ".shellscope.json"
 FORMAT = "shellscope-sidecar"
@@ -179,6 +179,21 @@ def load_sidecar(
     if not path.is_file():
         return None, ()
     return read_sidecar_file(path)
+
+
+def load_tuning(
+    clip_path: str | os.PathLike[str], overrides_file: str | os.PathLike[str] | None = None
+) -> tuple[GlobalSettings | None, tuple[JointOverride, ...], Path | None]:
+    """A clip's tuning as the command line and the window take it: `overrides_file` when
+    given, else the sidecar beside the clip; (settings or None, rules, the file read or
+    None). SidecarError on a file that cannot be used."""
+    if overrides_file:
+        settings, rules = read_sidecar_file(overrides_file)
+        return settings, rules, Path(overrides_file)
+    settings, rules = load_sidecar(clip_path)
+    if settings is None and not rules:
+        return None, (), None
+    return settings, rules, sidecar_path(clip_path)
 
 
 def sidecar_text(
