@@ -1,5 +1,9 @@
 """Shellscope's codec: clip model, clip formats, the codecs and their measure. Never imports Qt."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from codec.errors import (
     Cancelled,
     ClipFormatError,
@@ -9,6 +13,9 @@ from codec.errors import (
     ShellscopeError,
 )
 from codec.model.clip import Clip, Skeleton
+
+if TYPE_CHECKING:
+    from codec.codecs.base import Decoder
 
 __all__ = [
     "Cancelled",
@@ -39,8 +46,6 @@ def __getattr__(name: str):  # lazy: keep `import codec` cheap and free of impor
         from codec.settings import CompressionSettings
 
         return CompressionSettings
-    if name == "decode":
-        return decode
     if name == "Pose":
         from codec.model.sampling import Pose
 
@@ -48,7 +53,7 @@ def __getattr__(name: str):  # lazy: keep `import codec` cheap and free of impor
     raise AttributeError(f"module 'codec' has no attribute {name!r}")
 
 
-def decode(data: bytes, skeleton: Skeleton | None = None):
+def decode(data: bytes, skeleton: Skeleton | None = None) -> Decoder:
     """The decoder of a .ssc file's bytes, whichever codec wrote it (`skeleton` for a file
     without a metadata block); CompressedFormatError on anything wrong."""
     from codec.codecs.registry import decode_file
