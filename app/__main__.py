@@ -169,6 +169,16 @@ def main(argv: list[str] | None = None) -> int:
         window.resize(*_size(args.size or "1280x800"))
     doc = window.document
     tuning = tuning_from(args)
+    if args.codec:
+        from codec.codecs import registry
+        from codec.errors import SettingsError
+
+        try:
+            registry.get(args.codec)
+        except SettingsError as exc:
+            print(f"shellscope: --codec: {exc}", file=sys.stderr)
+            return 2
+        window.controller.codec_name = args.codec
     overrides = None
     if args.overrides:
         from codec.sidecar import SidecarError, read_sidecar_file

@@ -89,6 +89,7 @@ class Controller(QtCore.QObject):
         self._finished.connect(self._on_finished, QtCore.Qt.ConnectionType.QueuedConnection)
         self._progressed.connect(self._on_progress, QtCore.Qt.ConnectionType.QueuedConnection)
         self.level_override: str | None = None
+        self.codec_name = "acl-style"  # `shellscope --codec NAME` (codec.codecs.registry)
         document.settings_changed.connect(self.schedule)
         self._compression: Any = None  # codec.compression.Compression of the document's clip
         self._pending = False  # a recompression waits for the edits to settle
@@ -164,7 +165,7 @@ class Controller(QtCore.QObject):
         self.debounce.start()
 
     def settings(self) -> CompressionSettings:
-        return CompressionSettings(level=self.document.settings.level)
+        return CompressionSettings(level=self.document.settings.level, codec=self.codec_name)
 
     def _on_debounce(self) -> None:
         if self._pending:

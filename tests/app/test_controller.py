@@ -48,6 +48,26 @@ def test_real_compression_runs_off_the_ui_thread(qtbot) -> None:
     assert not doc.status.running and "Compressed" in doc.status.message
 
 
+def test_the_chosen_codec_compresses_and_names_the_result(qtbot) -> None:
+    doc = Document()
+    ctl = Controller(doc)
+    seen = []
+
+    def compress(clip, settings, progress, cancel):
+        seen.append(settings.codec)
+        return codec.compress(clip, settings, progress=progress, cancel=cancel)
+
+    ctl._compress = compress
+    ctl.codec_name = "acl-style"
+    with qtbot.waitSignal(ctl.result_ready, timeout=30_000):
+        ctl.open_clip(small_clip())
+    assert seen == ["acl-style"] and doc.result is not None
+    assert doc.result.codec_name == "acl-style" and doc.result.stats["codec"] == "acl-style"
+    ctl.codec_name = "zip"  # what `shellscope --codec` refuses before a window opens
+    with pytest.raises(codec.SettingsError, match="unknown codec 'zip'"):
+        codec.compress(small_clip(), ctl.settings())
+
+
 def test_a_newer_request_cancels_the_stale_run(qtbot) -> None:
     doc = Document()
     started, cancelled = [], []
