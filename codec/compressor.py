@@ -2,7 +2,8 @@
 
 Order (ACL 2.1): dominant shells, loop detection, constant / default sub-tracks, rotation
 layouts, clip ranges, segments with 8-bit segment ranges, bit rates per segment
-(codec.optimizer), packing (codec.ssc_format). The lossy clip is decoded from exactly the
+(codec.optimizer), keyframe stripping (codec.keyframe_stripping), packing
+(codec.ssc_format). The lossy clip is decoded from exactly the
 arrays that were written, so what we report is what a reader of the file gets.
 
 When a joint cannot meet its precision, the constant and default sub-tracks on its chain
@@ -18,6 +19,7 @@ segments at once (the kernels release the GIL).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import time
@@ -28,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from codec import rotation_layout, ssc_format
+from codec import keyframe_stripping, rotation_layout, ssc_format
 from codec.affine import pack_qvv
 from codec.bit_rates import TrackKind, segment_cost_bits
 from codec.clip import Clip, Skeleton
@@ -36,6 +38,7 @@ from codec.constant_tracks import detect_kinds, exact_kinds
 from codec.decoder import CompressedClip
 from codec.error_metric import between_errors, clip_errors, shell_error
 from codec.errors import Cancelled, ShellscopeError
+from codec.keyframe_stripping import Stripping, StripSettings
 from codec.optimizer import Hierarchy, SegmentProblem, optimize_segment
 from codec.quantize import (
     F32,
@@ -245,9 +248,25 @@ class Compressor:
             else:
                 forced |= newly
 
+        report(0.93, "stripping keyframes")
+        check()
+        stripping = _strip(clip, settings.stripping, enc, tables, framing)
         report(0.95, "packing")
         shells = DominantShells(dom_dist, dom_prec, framing.seg_dist, framing.seg_prec)
-        result, compressed_size = _result(clip, settings, enc, tables, kinds.kinds, framing, shells)
+        while True:
+            stored = _with_retained(enc, stripping)
+            result, compressed_size = _result(
+                clip, settings, stored, tables, kinds.kinds, framing, shells
+            )
+            if settings.stripping.destructive or stripping.num_stripped == 0:
+                break
+            # stripping measured the rebuild with the decoder's own arithmetic, so this does
+            # not fire; should it, the segments concerned store every keyframe again
+            safer = _unstrip_failing(result.error, clip.skeleton.precision, enc, stripping)
+            if safer is None:
+                break
+            stripping = safer
+        result.stripping = stripping
         result.stats = build_stats(result, level, compressed_size, time.perf_counter() - start)
         if settings.skin_error:
             attach_vertex_error(result)  # the true skin error, when the clip has meshes
@@ -591,6 +610,79 @@ def _static(
     )
     tables = (np.zeros((g, 0, 4), np.int64), np.zeros((g, 0, 17), F32))
     return enc, tables, np.zeros(0, np.int64)
+
+
+def _strip(
+    clip: Clip,
+    strip: StripSettings,
+    enc: ssc_format.EncodedClip,
+    tables: tuple[Array, Array],
+    framing: _Framing,
+) -> Stripping:
+    """The keyframes to strip (codec.keyframe_stripping) from the encoding's decoded
+    keyframes, measured against the raw clip with the decoder's own rebuild and the error
+    measure's own arithmetic; nothing when it would not make the file smaller."""
+    table, stored = framing.table, framing.stored
+    none = keyframe_stripping.no_stripping(table, stored)
+    if not strip.enabled or len(enc.animated) == 0 or np.all(table[:, 1] <= 2):
+        return none
+    sk = clip.skeleton
+    decoder = CompressedClip(ssc_format.write(enc), sk, tables=tables)
+    decoded = decoder.decode_rows(np.arange(stored))
+
+    def errors_of(first: Array, second: Array, rows: Array, alpha: Array) -> Array:
+        a = tuple(v[first] for v in decoded)
+        b = tuple(v[second] for v in decoded)
+        lossy = decoder.clip_of(*keyframe_stripping.rebuild(a, b, alpha), looping=False)
+        raw = Clip(
+            sk, clip.sample_rate, clip.rotations[rows], clip.translations[rows], clip.scales[rows]
+        )
+        return clip_errors(raw, lossy)
+
+    removals = keyframe_stripping.removal_order(table, sk.precision, errors_of, strip)
+    chosen = keyframe_stripping.choose(table, removals, strip, stored)
+    return chosen if _saves_bytes(enc, chosen) else none
+
+
+def _with_retained(enc: ssc_format.EncodedClip, stripping: Stripping) -> ssc_format.EncodedClip:
+    """The encoding storing only the retained keyframes (all of them: `enc` itself)."""
+    if stripping.num_stripped == 0:
+        return enc
+    keep = np.split(stripping.retained, enc.segment_starts[1:])
+    samples = [q[k] for q, k in zip(enc.samples, keep, strict=True)]
+    return dataclasses.replace(enc, samples=samples, retained=stripping.retained)
+
+
+def _saves_bytes(enc: ssc_format.EncodedClip, stripping: Stripping) -> bool:
+    """Whether the keyframes stripped save more bytes than the keyframe masks cost."""
+    if stripping.num_stripped == 0:
+        return False
+    after = _with_retained(enc, stripping).segment_bytes().sum()
+    return bool(after < enc.segment_bytes().sum())
+
+
+def _unstrip_failing(
+    error: Array, precision: Array, enc: ssc_format.EncodedClip, stripping: Stripping
+) -> Stripping | None:
+    """`stripping` with every keyframe stored again in the segments where a rebuilt keyframe
+    is over a joint's precision; None when there is none."""
+    stored = len(stripping.retained)
+    over = np.any(error[:stored] > precision, axis=1) & ~stripping.retained
+    if not np.any(over):
+        return None
+    seg_of = np.repeat(np.arange(enc.num_segments), enc.segment_sizes)
+    bad = np.zeros(enc.num_segments, dtype=bool)
+    bad[seg_of[over]] = True
+    retained = stripping.retained | bad[seg_of]
+    fixed = Stripping(
+        retained,
+        np.where(bad, 0, stripping.stripped),
+        np.where(bad, 0, stripping.trivial),
+    )
+    if not _saves_bytes(enc, fixed):
+        table = np.stack((enc.segment_starts, enc.segment_sizes), axis=1)
+        return keyframe_stripping.no_stripping(table, stored)
+    return fixed
 
 
 def _segment_key(digest: hashlib.blake2b, g: int, p: SegmentProblem) -> bytes:

@@ -1,4 +1,11 @@
-"""Decoding .ssc data: the whole clip at once, or one pose at any time and rounding."""
+"""Decoding .ssc data: the whole clip at once, or one pose at any time and rounding.
+
+Every sample of the source grid can be decoded: a stored keyframe from its bits, a stripped
+one rebuilt from the stored keyframes around it (codec.keyframe_stripping.rebuild). Sampling
+rounds on the source grid first (floor, ceil and nearest pick source samples, as without
+stripping) and then decodes or rebuilds those samples, so stepped playback still steps every
+source frame and a stripped keyframe shows as its rebuild.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +16,7 @@ from codec.bit_rates import has_segment_range
 from codec.clip import Clip, Skeleton
 from codec.constant_tracks import rebuild_rotations
 from codec.errors import ClipValidationError, CompressedFormatError
+from codec.keyframe_stripping import neighbours, rebuild
 from codec.quantize import decode_params, decode_values, segment_range_decode
 from codec.sampling import INTERPOLATIONS, Pose, blend, duration_of, sample_keys
 
@@ -63,6 +71,8 @@ class CompressedClip:
             dtype=np.uint32,
         )
         self._seg_of = np.repeat(np.arange(enc.num_segments), sizes).astype(np.int64)
+        self.retained = enc.retained_mask()  # (S,) which keyframes the file stores
+        self._packed = np.cumsum(self.retained) - 1  # stored sample -> row of self._q
         self._rate = np.ascontiguousarray(enc.bit_rates, dtype=np.int64)
         if tables is None:
             smin, sext = segment_range_decode(enc.seg_min, enc.seg_extent)
@@ -97,14 +107,26 @@ class CompressedClip:
     def decode_rows(self, rows: Array) -> tuple[Array, Array, Array]:
         """Stored samples `rows (n,)` as local rotations (n, J, 4), translations and scales
         (n, J, 3), float64 of the float32 values a runtime decodes (rotations as decoded,
-        not yet renormalised)."""
+        not yet renormalised); a stripped keyframe is rebuilt from its stored neighbours."""
         rows = np.asarray(rows, dtype=np.int64)
+        if self.encoded.retained is None or np.all(self.retained[rows]):
+            return self._decode_kept(rows)
+        first, second, alpha = neighbours(self.retained, rows)
+        need, at = np.unique(np.concatenate((first, second)), return_inverse=True)
+        kept = self._decode_kept(need)
+        a = tuple(v[at[: len(rows)]] for v in kept)
+        b = tuple(v[at[len(rows) :]] for v in kept)
+        return rebuild(a, b, alpha)
+
+    def _decode_kept(self, rows: Array) -> tuple[Array, Array, Array]:
+        """`decode_rows` of stored keyframes only."""
         n = len(rows)
         parts = [np.repeat(b[None], n, axis=0) for b in self._base]
         for lo in range(0, n, DECODE_CHUNK):
             part = rows[lo : lo + DECODE_CHUNK]
             seg = self._seg_of[part]
-            v = decode_values(self._q[part], self._rate[seg], self._lay[seg], self._dec[seg])
+            q = self._q[self._packed[part]]
+            v = decode_values(q, self._rate[seg], self._lay[seg], self._dec[seg])
             for k, width in enumerate((4, 3, 3)):
                 sel = self._track_sub == k
                 parts[k][lo : lo + len(part), self._track_joint[sel]] = v[:, sel, :width]

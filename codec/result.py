@@ -13,6 +13,7 @@ from codec.settings import CompressionSettings
 
 if TYPE_CHECKING:
     from codec.decoder import CompressedClip
+    from codec.keyframe_stripping import Stripping
     from codec.vertex_error import VertexError
 
 Array = np.ndarray
@@ -46,6 +47,8 @@ class CompressionResult:
               samples with rounding none (empty when settings.supersample == 0)
     stats     ACL-named statistics (see codec.stats)
     vertex_error the true skin error when the clip has meshes (codec.vertex_error), else None
+    stripping which keyframes are stored and how many each segment stripped
+              (codec.keyframe_stripping); None before it is attached
     """
 
     clip: Clip
@@ -62,6 +65,7 @@ class CompressionResult:
     error_between: Array
     stats: dict[str, Any] = field(default_factory=dict)
     vertex_error: VertexError | None = None
+    stripping: Stripping | None = None
 
     @property
     def bits_per_component(self) -> Array:

@@ -8,6 +8,7 @@ import numpy as np
 
 from codec.clip import Clip
 from codec.errors import SettingsError
+from codec.keyframe_stripping import StripSettings
 from codec.limits import MAX_VALUE
 
 LEVELS = ("lowest", "low", "medium", "high", "highest", "automatic")
@@ -22,6 +23,11 @@ class CompressionSettings:
     between samples (0 turns that measure off). `skin_error` measures the true error of the
     clip's skinned meshes after compressing (codec.vertex_error; nothing without meshes):
     an analysis, left out of `compression_time`, that benchmarks against ACL turn off.
+
+    Keyframe stripping (codec.keyframe_stripping, ACL 2.1's): `strip_trivial` removes the
+    keyframes interpolation rebuilds within every joint's precision (lossless under the
+    error measure, on by default); `strip_proportion` (0..1, share of the keyframes) and
+    `strip_threshold` (clip units) strip beyond the precision: destructive, off by default.
     """
 
     level: str = "automatic"
@@ -31,6 +37,9 @@ class CompressionSettings:
     include_metadata: bool = True
     supersample: int = 4
     skin_error: bool = True
+    strip_trivial: bool = True
+    strip_proportion: float = 0.0
+    strip_threshold: float = 0.0
 
     def __post_init__(self) -> None:
         if self.level not in LEVELS:
@@ -45,6 +54,20 @@ class CompressionSettings:
                 )
         if self.supersample < 0:
             raise SettingsError(f"supersample must be >= 0, got {self.supersample}")
+        if not (np.isfinite(self.strip_proportion) and 0.0 <= self.strip_proportion <= 1.0):
+            raise SettingsError(
+                f"strip proportion must be between 0 and 1, got {self.strip_proportion}"
+            )
+        if not (np.isfinite(self.strip_threshold) and 0.0 <= self.strip_threshold <= MAX_VALUE):
+            raise SettingsError(
+                f"strip threshold must be >= 0 and at most {MAX_VALUE:.3g}, "
+                f"got {self.strip_threshold}"
+            )
+
+    @property
+    def stripping(self) -> StripSettings:
+        """The keyframe stripping settings (codec.keyframe_stripping)."""
+        return StripSettings(self.strip_trivial, self.strip_proportion, self.strip_threshold)
 
     def apply(self, clip: Clip) -> Clip:
         """The clip with the global precision / shell distance written into its skeleton."""

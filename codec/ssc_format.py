@@ -6,7 +6,7 @@ Everything is little-endian. Offsets are from the start of the file.
       0  magic         b"SSCF"
       4  version       u16 (FORMAT_VERSION)
       6  flags         u16: bit 0 wrapping (looping, last sample dropped), bit 1 metadata,
-                       bit 2 rotation layouts present
+                       bit 2 rotation layouts present, bit 3 keyframes stripped
       8  crc32         u32 of every byte after this field (zlib.crc32)
      12  total_size    u32 length of the whole file
      16  num_joints    u32
@@ -29,11 +29,15 @@ Everything is little-endian. Offsets are from the start of the file.
                       rotation whose dropped component varies by segment: x, y, z, w)
       segment table   per segment: num_samples u16, data offset u32 (from anim start)
       segments        per segment:
+                        (flag bit 3 only) keyframe mask: ceil(num_samples / 8) bytes, bit i
+                          (LSB first) set where keyframe i of the segment is stored; the
+                          first and last are always set, bits past num_samples are 0
                         per animated sub-track a u8: bits 0-4 the bit rate index, bits 5-6
                           the dropped component of a per-segment rotation (else 0)
                         per animated sub-track, rate 0: 3 x u16 constant (clip-normalised);
                           rates 1..23 with more than one segment: 3 x u8 min, 3 x u8 extent
-                        samples, sample-major, sub-tracks in order, 3 components each on
+                        samples of the stored keyframes only (all of them without flag
+                          bit 3), sample-major, sub-tracks in order, 3 components each on
                           BIT_RATE_BITS[rate] bits (raw rate: f32 bits), LSB first,
                           padded to a byte
     metadata (optional; `metadata_size`): per joint u16 name length, UTF-8 name,
@@ -42,7 +46,10 @@ Everything is little-endian. Offsets are from the start of the file.
 
 A rotation is rebuilt from its three kept components as in codec.quantize.decode_value:
 the dropped one is sqrt(max(0, 1 - sum of squares)), then the four are normalised, in
-float32. Version 1 files (every rotation drops w, no layouts) are refused with a message.
+float32. A stripped keyframe (mask bit 0) stores nothing: the reader rebuilds it from the
+stored keyframes before and after it in its segment (codec.keyframe_stripping.rebuild).
+Files of an older version (1: every rotation drops w, no layouts; 2: no keyframe masks)
+are refused with a one-line message.
 
 Reading trusts nothing the header says: every count is checked against the bytes present
 before anything is allocated from it, and the samples x joints the file would decode to
@@ -70,6 +77,7 @@ from codec.bit_rates import (
     TrackKind,
     has_segment_range,
     sample_bits,
+    segment_bytes,
 )
 from codec.clip import Skeleton
 from codec.errors import CompressedFormatError
@@ -86,12 +94,13 @@ from codec.rotation_layout import PER_SEGMENT, W, kept_components
 Array = np.ndarray
 
 MAGIC = b"SSCF"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 HEADER = struct.Struct("<4sHHIIIIdII")
 HEADER_SIZE = HEADER.size  # 40
 FLAG_WRAP = 1
 FLAG_METADATA = 2
 FLAG_LAYOUTS = 4
+FLAG_STRIPPED = 8
 SEGMENT_ENTRY = struct.Struct("<HI")
 LAYOUT_BITS = 2  # per rotation that does not drop w (after one bit for every rotation)
 _PER_SEGMENT_CODE = 3  # PER_SEGMENT as stored (w needs no code: the bit says it)
@@ -110,7 +119,9 @@ class EncodedClip:
     each constant (-1: not a rotation); clip_layout (Ka,) 0..3, PER_SEGMENT, or -1 (not a
     rotation); clip_min / clip_extent (Ka, 4) f32 (unstored components 0); segment_sizes
     (G,); bit_rates (G, Ka) u8; seg_dropped (G, Ka) (-1: not a rotation); seg_min /
-    seg_extent (G, Ka, 3) u8; seg_constant (G, Ka, 3) u16; samples: per segment (n, Ka, 3).
+    seg_extent (G, Ka, 3) u8; seg_constant (G, Ka, 3) u16; samples: per segment (r, Ka, 3)
+    of its r stored keyframes; retained (S,) bool, which keyframes are stored (None: all,
+    and the file has no keyframe masks).
     """
 
     num_joints: int
@@ -130,6 +141,7 @@ class EncodedClip:
     seg_extent: Array
     seg_constant: Array
     samples: list[Array] = field(default_factory=list)
+    retained: Array | None = None
 
     @property
     def num_segments(self) -> int:
@@ -168,6 +180,41 @@ class EncodedClip:
         """(G, Ka, 3) the clip component of each stored value, per segment."""
         return kept_components(self.seg_dropped)
 
+    def retained_mask(self) -> Array:
+        """(S,) bool: which keyframes the file stores (all when nothing is stripped)."""
+        if self.retained is None:
+            return np.ones(self.num_samples, dtype=bool)
+        return np.asarray(self.retained, dtype=bool)
+
+    def retained_counts(self) -> Array:
+        """(G,) how many keyframes each segment stores."""
+        return np.add.reduceat(self.retained_mask(), self.segment_starts).astype(np.int64)
+
+    def segment_bytes(self) -> Array:
+        """(G,) bytes each segment takes in the file: its keyframe mask (when stripped), rate
+        bytes, ranges and packed samples of its stored keyframes."""
+        multi = self.num_segments > 1
+        mask = self.retained is not None
+        return np.array(
+            [
+                segment_bytes(rates, int(r), multi) + (mask_bytes(int(n)) if mask else 0)
+                for rates, r, n in zip(
+                    self.bit_rates, self.retained_counts(), self.segment_sizes, strict=True
+                )
+            ],
+            dtype=np.int64,
+        )
+
+
+def mask_bytes(num_samples: int) -> int:
+    """Bytes of one segment's keyframe mask (only in files with stripped keyframes)."""
+    return (num_samples + 7) // 8
+
+
+def _mask_of(retained: Array) -> bytes:
+    """A segment's keyframe mask (retained (n,) bool), LSB first."""
+    return np.packbits(np.asarray(retained, dtype=np.uint8), bitorder="little").tobytes()
+
 
 def _segments_bytes(enc: EncodedClip) -> tuple[list[bytes], list[bytes]]:
     """Each segment's rate bytes and ranges, and its packed samples."""
@@ -186,8 +233,12 @@ def _segments_bytes(enc: EncodedClip) -> tuple[list[bytes], list[bytes]]:
     used = (rates == 0) | ranged
     bits = BIT_RATE_BITS[rates]
     heads, packed = [], []
+    starts, sizes = enc.segment_starts, enc.segment_sizes
     for g in range(g_count):
-        heads.append(rate_bytes[g].tobytes() + slots[g][used[g]].tobytes())
+        mask = b""
+        if enc.retained is not None:
+            mask = _mask_of(enc.retained[starts[g] : starts[g] + sizes[g]])
+        heads.append(mask + rate_bytes[g].tobytes() + slots[g][used[g]].tobytes())
         q = enc.samples[g]
         widths = np.broadcast_to(bits[g][None, :, None], q.shape)
         packed.append(bitstream.pack(q.reshape(-1), widths.reshape(-1)))
@@ -269,6 +320,7 @@ def write(enc: EncodedClip, skeleton: Skeleton | None = None) -> ParsedFile:
         (FLAG_WRAP if enc.wrap else 0)
         | (FLAG_METADATA if meta else 0)
         | (FLAG_LAYOUTS if layouts else 0)
+        | (FLAG_STRIPPED if enc.retained is not None else 0)
     )
     total = HEADER_SIZE + len(body) + len(meta)
     fields = (total, enc.num_joints, enc.num_samples, enc.sample_rate, enc.num_segments, len(body))
@@ -328,7 +380,8 @@ def _check_header(data: bytes) -> tuple[int, int, int, int, float, int, int]:
     if magic != MAGIC:
         raise CompressedFormatError(f"bad magic {magic!r} at byte 0, expected {MAGIC!r}")
     if version != FORMAT_VERSION:
-        hint = " (written by an older Shellscope: compress the clip again)" if version == 1 else ""
+        old = 1 <= version < FORMAT_VERSION
+        hint = " (written by an older Shellscope: compress the clip again)" if old else ""
         raise CompressedFormatError(
             f"format version {version} at byte 4, this reader knows {FORMAT_VERSION}{hint}"
         )
@@ -338,7 +391,7 @@ def _check_header(data: bytes) -> tuple[int, int, int, int, float, int, int]:
         )
     if zlib.crc32(data[12:]) != crc:
         raise CompressedFormatError("CRC mismatch (byte 8): the data is corrupt")
-    if flags & ~(FLAG_WRAP | FLAG_METADATA | FLAG_LAYOUTS):
+    if flags & ~(FLAG_WRAP | FLAG_METADATA | FLAG_LAYOUTS | FLAG_STRIPPED):
         raise CompressedFormatError(f"unknown flags {flags:#x} at byte 6")
     if not (1 <= nj <= MAX_JOINTS and 1 <= ns <= MAX_SAMPLES and 1 <= ng <= ns):
         raise CompressedFormatError(f"implausible counts: {nj} joints, {ns} samples, {ng} segments")
@@ -379,7 +432,7 @@ def read(data: bytes) -> ParsedFile:
     offsets = table["f1"].astype(np.int64)
     if np.any(sizes < 1) or int(sizes.sum()) != ns:
         raise CompressedFormatError(f"segment sizes {sizes.tolist()} do not add up to {ns} samples")
-    segs = _read_segments(r, sizes, offsets, clip_layout)
+    segs = _read_segments(r, sizes, offsets, clip_layout, bool(flags & FLAG_STRIPPED))
     meta_size = len(data) - anim_end
     skeleton = None
     if flags & FLAG_METADATA:
@@ -404,6 +457,7 @@ def read(data: bytes) -> ParsedFile:
         seg_extent=segs.extent,
         seg_constant=segs.constant,
         samples=segs.samples,
+        retained=segs.retained,
     )
     return ParsedFile(enc, skeleton, segs.packed_at, offsets, data, anim_end, meta_size)
 
@@ -470,7 +524,8 @@ def _read_clip_values(r: _Reader, kc: int, clip_layout: Array) -> tuple[Array, A
 class _Segments:
     """What the segments hold: bit_rates (G, Ka), the dropped component of each rotation
     (G, Ka), 8-bit ranges `minimum` / `extent` and 16-bit constants (G, Ka, 3), where each
-    segment's packed samples start in the file (G,), and the samples (n, Ka, 3) of each."""
+    segment's packed samples start in the file (G,), the samples (r, Ka, 3) of each, and
+    which keyframes are stored (S,) (None: the file strips none)."""
 
     bit_rates: Array
     dropped: Array
@@ -479,10 +534,14 @@ class _Segments:
     constant: Array
     packed_at: Array
     samples: list[Array]
+    retained: Array | None = None
 
 
-def _read_segments(r: _Reader, sizes: Array, offsets: Array, clip_layout: Array) -> _Segments:
-    """Every segment: its rate bytes, constants and ranges, and its packed samples."""
+def _read_segments(
+    r: _Reader, sizes: Array, offsets: Array, clip_layout: Array, stripped: bool
+) -> _Segments:
+    """Every segment: its keyframe mask (when `stripped`), rate bytes, constants and
+    ranges, and its packed samples."""
     ng, ka = len(sizes), len(clip_layout)
     per_segment = clip_layout == PER_SEGMENT
     segs = _Segments(
@@ -495,11 +554,16 @@ def _read_segments(r: _Reader, sizes: Array, offsets: Array, clip_layout: Array)
         samples=[],
     )
     multi = ng > 1
+    masks = []
     for g in range(ng):
         start = HEADER_SIZE + int(offsets[g])
         if not HEADER_SIZE <= start <= r.end:
             raise CompressedFormatError(f"segment {g} offset {offsets[g]} is out of range")
         r.pos = start
+        n = int(sizes[g])
+        if stripped:
+            masks.append(_read_mask(r, g, n))
+        stored = int(masks[-1].sum()) if stripped else n
         at = r.pos
         raw_rates = r.array("u1", ka, f"bit rates of segment {g}").astype(np.int64)
         rates = raw_rates & RATE_MASK
@@ -524,8 +588,24 @@ def _read_segments(r: _Reader, sizes: Array, offsets: Array, clip_layout: Array)
                 segs.extent[g, k] = np.frombuffer(blob, "u1", 3, cursor + 3)
             cursor += SLOT_BYTES
         segs.packed_at[g] = r.pos
-        segs.samples.append(_read_samples(r, g, rates, int(sizes[g])))
+        segs.samples.append(_read_samples(r, g, rates, stored))
+    if stripped:
+        segs.retained = np.concatenate(masks)
     return segs
+
+
+def _read_mask(r: _Reader, g: int, n: int) -> Array:
+    """Segment g's keyframe mask (n,) bool: the first and last keyframes are always stored
+    and no bit past the segment's end is set."""
+    at = r.pos
+    raw = np.frombuffer(r.take(mask_bytes(n), f"keyframe mask of segment {g}"), np.uint8)
+    bits = np.unpackbits(raw, bitorder="little").astype(bool)
+    if np.any(bits[n:]) or not (bits[0] and bits[n - 1]):
+        raise CompressedFormatError(
+            f"segment {g}: bad keyframe mask at byte {at} (the first and last keyframes "
+            "must be stored, no bit past the segment's end)"
+        )
+    return bits[:n]
 
 
 def _read_samples(r: _Reader, g: int, rates: Array, n: int) -> Array:

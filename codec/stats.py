@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from codec.bit_rates import BIT_RATE_BITS, SUB_TRACKS, TrackKind, segment_bytes
+from codec.bit_rates import BIT_RATE_BITS, SUB_TRACKS, TrackKind
 from codec.segments import IDEAL_SEGMENT_SIZE, MAX_SEGMENT_SIZE
 
 if TYPE_CHECKING:
@@ -78,9 +78,28 @@ def build_stats(
         "ideal_num_samples": IDEAL_SEGMENT_SIZE,
         "max_num_samples": MAX_SEGMENT_SIZE,
     }
+    strip = result.stripping
+    g = len(segs)
+    stripped = strip.stripped if strip is not None else np.zeros(g, np.int64)
+    trivial = strip.trivial if strip is not None else np.zeros(g, np.int64)
+    settings = result.settings.stripping
+    stats["num_stripped_keyframes"] = int(stripped.sum())
+    stats["num_trivial_keyframes"] = int(trivial.sum())
+    stats["keyframe_stripping"] = {
+        "strip_trivial": settings.trivial,
+        "proportion": settings.proportion,
+        "threshold": settings.threshold,
+        "destructive": settings.destructive,
+    }
     stats["segments"] = [
-        {"start": int(a), "num_samples": int(n), "segment_size": int(sz)}
-        for (a, n), sz in zip(segs, sizes, strict=True)
+        {
+            "start": int(a),
+            "num_samples": int(n),
+            "segment_size": int(sz),
+            "num_stripped_keyframes": int(ns),
+            "num_trivial_keyframes": int(nt),
+        }
+        for (a, n), sz, ns, nt in zip(segs, sizes, stripped, trivial, strict=True)
     ]
     stats["sub_tracks"] = {
         name: {
@@ -99,13 +118,8 @@ def build_stats(
 
 
 def _segment_sizes(result: CompressionResult) -> list[int]:
-    """Bytes of each segment's rates, ranges and packed samples (as written)."""
-    enc = result.compressed.encoded
-    multi = enc.num_segments > 1
-    return [
-        segment_bytes(rates, int(n), multi)
-        for rates, n in zip(enc.bit_rates, enc.segment_sizes, strict=True)
-    ]
+    """Bytes of each segment's keyframe mask, rates, ranges and packed samples (as written)."""
+    return [int(b) for b in result.compressed.encoded.segment_bytes()]
 
 
 def json_safe(value: Any) -> Any:

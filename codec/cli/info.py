@@ -50,6 +50,7 @@ def ssc_info(parsed: ParsedFile) -> dict[str, Any]:
         "num_stored_samples": ns,
         "sample_rate": rate,
         "num_segments": ng,
+        "num_stripped_keyframes": int(ns - enc.retained_mask().sum()),
         "compressed_size": parsed.compressed_size,
         "metadata_size": parsed.metadata_size,
         "segments": [
@@ -90,7 +91,8 @@ def cmd_info(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         f"  flags            {info['flags']:#06x} ({', '.join(flags) or 'none'})",
         f"  crc32            {info['crc32']}",
         f"  joints           {info['num_joints']}",
-        f"  stored samples   {info['num_stored_samples']} at {info['sample_rate']:g} Hz",
+        f"  stored samples   {info['num_stored_samples']} at {info['sample_rate']:g} Hz "
+        f"({info['num_stripped_keyframes']} keyframes stripped)",
         f"  file size        {fmt_bytes(info['file_size'])}",
         f"  compressed size  {fmt_bytes(info['compressed_size'])}",
         f"  metadata size    {fmt_bytes(info['metadata_size'])}",

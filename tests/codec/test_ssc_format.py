@@ -24,7 +24,7 @@ def refresh_crc(buf: bytearray) -> bytes:
 
 def test_header_fields(data):
     magic, version, flags = struct.unpack_from("<4sHH", data)
-    assert magic == b"SSCF" and version == 2 and flags & 2
+    assert magic == b"SSCF" and version == 3 and flags & 2
     assert struct.unpack_from("<I", data, 12)[0] == len(data)
     c = decode(data)
     assert c.skeleton.num_joints == 44 and c.num_samples == 26 and c.sample_rate == 24
