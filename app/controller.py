@@ -164,7 +164,7 @@ class Controller(QtCore.QObject):
         self.debounce.start()
 
     def settings(self) -> CompressionSettings:
-        return CompressionSettings(level=self.document.settings.level)
+        return self.document.settings.compression_settings()
 
     def _on_debounce(self) -> None:
         if self._pending:

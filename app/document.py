@@ -20,7 +20,7 @@ from codec.overrides import JointOverride, ResolvedJoints, resolve
 from codec.pose_error import pose_error
 from codec.result import CompressionResult
 from codec.sampling import ROUNDING_MODES, Pose, SampleKeys, sample_dense, sample_keys
-from codec.settings import LEVELS
+from codec.settings import LEVELS, CompressionSettings
 
 
 class Signal:
@@ -54,6 +54,9 @@ class GlobalSettings:
     shell_distance: float = 3.0
     level: str = "automatic"
     shell_from_mesh: bool = False
+    strip_trivial: bool = True
+    strip_proportion: float = 0.0
+    strip_threshold: float = 0.0
 
     def __post_init__(self) -> None:
         for name in ("precision", "shell_distance"):
@@ -67,6 +70,16 @@ class GlobalSettings:
                 raise ValueError(f"{name.replace('_', ' ')}: {problem}")
         if self.level not in LEVELS:
             raise ValueError(f"unknown level {self.level!r}")
+        self.compression_settings()  # keyframe stripping values: SettingsError says what
+
+    def compression_settings(self) -> CompressionSettings:
+        """What the codec is given (precision and shells reach it on the skeleton)."""
+        return CompressionSettings(
+            level=self.level,
+            strip_trivial=self.strip_trivial,
+            strip_proportion=self.strip_proportion,
+            strip_threshold=self.strip_threshold,
+        )
 
 
 @dataclass(frozen=True)
@@ -231,6 +244,16 @@ class Document:
     @property
     def duration(self) -> float:
         return self.clip.duration if self.clip is not None else 0.0
+
+    def stored_keyframes(self) -> np.ndarray:
+        """(S,) bool over the clip's samples: which keyframes the compressed file stores
+        (all without a result; the others are rebuilt from their neighbours)."""
+        n = self.clip.num_samples if self.clip is not None else 0
+        out = np.ones(n, dtype=bool)
+        strip = self.result.stripping if self.result is not None else None
+        if strip is not None and len(strip.retained) <= n:
+            out[: len(strip.retained)] = strip.retained
+        return out
 
     # --- compression inputs -------------------------------------------------------------
     def set_settings(self, settings: GlobalSettings) -> None:

@@ -30,7 +30,7 @@ from app.exports import export_joint_csv, export_lossy, export_stats
 from app.sidecar import load_sidecar, read_sidecar_file, sidecar_path
 from codec import atomic
 from codec.errors import ShellscopeError
-from codec.settings import LEVELS, CompressionSettings
+from codec.settings import LEVELS
 
 EXPORT_FLAGS = ("export_stats", "export_csv", "export_lossy")
 
@@ -202,7 +202,7 @@ def _run(args: argparse.Namespace, clip_path: str, out: TextIO, err: TextIO) -> 
         if not rule.matches(clip.skeleton.names).any():
             print(f"shellscope: warning: rule {rule.pattern!r} matches no joint", file=err)
     try:
-        result = codec.compress(doc.compression_input(), CompressionSettings(level=settings.level))
+        result = codec.compress(doc.compression_input(), settings.compression_settings())
         s = result.stats
         if not math.isfinite(s["max_error"]):
             print(

@@ -35,7 +35,7 @@ from codec.affine import pack_qvv
 from codec.bit_rates import TrackKind, segment_cost_bits
 from codec.clip import Clip, Skeleton
 from codec.constant_tracks import detect_kinds, exact_kinds
-from codec.decoder import CompressedClip
+from codec.decoder import CompressedClip, decoded_clip
 from codec.error_metric import between_errors, clip_errors, shell_error
 from codec.errors import Cancelled, ShellscopeError
 from codec.keyframe_stripping import Stripping, StripSettings
@@ -250,13 +250,14 @@ class Compressor:
 
         report(0.93, "stripping keyframes")
         check()
-        stripping = _strip(clip, settings.stripping, enc, tables, framing)
+        decoded = _decoded(clip, enc, tables, framing)
+        stripping = _strip(clip, settings.stripping, enc, decoded, framing)
         report(0.95, "packing")
         shells = DominantShells(dom_dist, dom_prec, framing.seg_dist, framing.seg_prec)
         while True:
             stored = _with_retained(enc, stripping)
             result, compressed_size = _result(
-                clip, settings, stored, tables, kinds.kinds, framing, shells
+                clip, settings, stored, tables, kinds.kinds, framing, shells, decoded
             )
             if settings.stripping.destructive or stripping.num_stripped == 0:
                 break
@@ -546,9 +547,11 @@ def _result(
     kinds: Array,
     framing: _Framing,
     shells: DominantShells,
+    decoded: keyframe_stripping.Rows,
 ) -> tuple[CompressionResult, int]:
     """The written file, its decoder, the lossy clip decoded from it and its errors; and the
-    compressed size (header and animation data)."""
+    compressed size (header and animation data). `decoded`: every stored sample as the
+    decoder gives it before stripping (the stored keyframes decode the same after it)."""
     sk = clip.skeleton
     S, J = clip.num_samples, clip.num_joints
     table, wrap, stored = framing.table, framing.wrap, framing.stored
@@ -557,7 +560,13 @@ def _result(
     rows = np.arange(S) if not wrap else np.append(np.arange(stored), 0)
     # the dropped last sample of a wrapping clip comes back as the first: counts match
     lossy = compressed.clip_of(
-        *compressed.decode_rows(rows), looping=wrap or clip.looping, name=clip.name
+        *keyframe_stripping.assemble(
+            compressed.retained,
+            rows,
+            lambda kept: (decoded[0][kept], decoded[1][kept], decoded[2][kept]),
+        ),
+        looping=wrap or clip.looping,
+        name=clip.name,
     )
     error = clip_errors(clip, lossy)
     times_b, error_b = between_errors(clip, lossy, settings.supersample)
@@ -612,11 +621,21 @@ def _static(
     return enc, tables, np.zeros(0, np.int64)
 
 
+def _decoded(
+    clip: Clip, enc: ssc_format.EncodedClip, tables: tuple[Array, Array], framing: _Framing
+) -> keyframe_stripping.Rows:
+    """Every stored sample of the encoding (no keyframe stripped), as the decoder gives it
+    (CompressedClip.decode_rows); decoded once for stripping and the lossy clip."""
+    unwritten = ssc_format.ParsedFile(enc, None, np.zeros(0), np.zeros(0), b"", 0, 0)
+    decoder = CompressedClip(unwritten, clip.skeleton, tables=tables)
+    return decoder.decode_rows(np.arange(framing.stored))
+
+
 def _strip(
     clip: Clip,
     strip: StripSettings,
     enc: ssc_format.EncodedClip,
-    tables: tuple[Array, Array],
+    decoded: keyframe_stripping.Rows,
     framing: _Framing,
 ) -> Stripping:
     """The keyframes to strip (codec.keyframe_stripping) from the encoding's decoded
@@ -627,13 +646,12 @@ def _strip(
     if not strip.enabled or len(enc.animated) == 0 or np.all(table[:, 1] <= 2):
         return none
     sk = clip.skeleton
-    decoder = CompressedClip(ssc_format.write(enc), sk, tables=tables)
-    decoded = decoder.decode_rows(np.arange(stored))
 
     def errors_of(first: Array, second: Array, rows: Array, alpha: Array) -> Array:
         a = tuple(v[first] for v in decoded)
         b = tuple(v[second] for v in decoded)
-        lossy = decoder.clip_of(*keyframe_stripping.rebuild(a, b, alpha), looping=False)
+        rebuilt = keyframe_stripping.rebuild(a, b, alpha)
+        lossy = decoded_clip(sk, clip.sample_rate, rebuilt, looping=False)
         raw = Clip(
             sk, clip.sample_rate, clip.rotations[rows], clip.translations[rows], clip.scales[rows]
         )

@@ -16,7 +16,7 @@ from codec.bit_rates import has_segment_range
 from codec.clip import Clip, Skeleton
 from codec.constant_tracks import rebuild_rotations
 from codec.errors import ClipValidationError, CompressedFormatError
-from codec.keyframe_stripping import neighbours, rebuild
+from codec.keyframe_stripping import Rows, assemble
 from codec.quantize import decode_params, decode_values, segment_range_decode
 from codec.sampling import INTERPOLATIONS, Pose, blend, duration_of, sample_keys
 
@@ -109,14 +109,9 @@ class CompressedClip:
         (n, J, 3), float64 of the float32 values a runtime decodes (rotations as decoded,
         not yet renormalised); a stripped keyframe is rebuilt from its stored neighbours."""
         rows = np.asarray(rows, dtype=np.int64)
-        if self.encoded.retained is None or np.all(self.retained[rows]):
+        if self.encoded.retained is None:
             return self._decode_kept(rows)
-        first, second, alpha = neighbours(self.retained, rows)
-        need, at = np.unique(np.concatenate((first, second)), return_inverse=True)
-        kept = self._decode_kept(need)
-        a = tuple(v[at[: len(rows)]] for v in kept)
-        b = tuple(v[at[len(rows) :]] for v in kept)
-        return rebuild(a, b, alpha)
+        return assemble(self.retained, rows, self._decode_kept)
 
     def _decode_kept(self, rows: Array) -> tuple[Array, Array, Array]:
         """`decode_rows` of stored keyframes only."""
@@ -133,14 +128,8 @@ class CompressedClip:
         return parts[0], parts[1], parts[2]
 
     def clip_of(self, rot: Array, tr: Array, sc: Array, looping: bool, name: str = "") -> Clip:
-        """A Clip of decoded local arrays (from `decode_rows`, taken over: rotations are made
-        unit in float64 in place, the way codec.clip.Clip would on a copy)."""
-        with np.errstate(invalid="ignore", divide="ignore"):  # corrupt data: Clip says so
-            rot /= np.sqrt(np.einsum("...i,...i->...", rot, rot))[..., None]
-        try:
-            return Clip(self.skeleton, self.sample_rate, rot, tr, sc, looping=looping, name=name)
-        except ClipValidationError as e:  # only corrupt data decodes to an invalid clip
-            raise CompressedFormatError(f"the data decodes to an invalid clip: {e}") from None
+        """A Clip of decoded local arrays (see `decoded_clip`)."""
+        return decoded_clip(self.skeleton, self.sample_rate, (rot, tr, sc), looping, name)
 
     # --- public ---------------------------------------------------------------------------
     def decode_all(self) -> Clip:
@@ -185,6 +174,20 @@ class CompressedClip:
         return blend(
             Pose(rot[0], tr[0], sc[0]), Pose(rot[1], tr[1], sc[1]), keys.alpha, interpolation
         )
+
+
+def decoded_clip(
+    skeleton: Skeleton, sample_rate: float, rows: Rows, looping: bool, name: str = ""
+) -> Clip:
+    """A Clip of decoded local arrays (from `decode_rows`, taken over: rotations are made
+    unit in float64 in place, the way codec.clip.Clip would on a copy)."""
+    rot, tr, sc = rows
+    with np.errstate(invalid="ignore", divide="ignore"):  # corrupt data: Clip says so
+        rot /= np.sqrt(np.einsum("...i,...i->...", rot, rot))[..., None]
+    try:
+        return Clip(skeleton, sample_rate, rot, tr, sc, looping=looping, name=name)
+    except ClipValidationError as e:  # only corrupt data decodes to an invalid clip
+        raise CompressedFormatError(f"the data decodes to an invalid clip: {e}") from None
 
 
 def decode(data: bytes, skeleton: Skeleton | None = None) -> CompressedClip:

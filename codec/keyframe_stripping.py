@@ -66,6 +66,21 @@ def rebuild(a: Rows, b: Rows, alpha: Array) -> Rows:
     return rot, tr, sc
 
 
+def assemble(retained: Array, rows: Array, decode_kept: Callable[[Array], Rows]) -> Rows:
+    """Samples `rows (N,)` from stored keyframes: `decode_kept(kept (K,))` decodes stored
+    ones, a stripped one is `rebuild` of its neighbours (the decoder's path, and the
+    compressor's when it has the stored keyframes decoded already)."""
+    rows = np.asarray(rows, dtype=np.int64)
+    if np.all(retained[rows]):
+        return decode_kept(rows)
+    first, second, alpha = neighbours(retained, rows)
+    need, at = np.unique(np.concatenate((first, second)), return_inverse=True)
+    kept = decode_kept(need)
+    a = (kept[0][at[: len(rows)]], kept[1][at[: len(rows)]], kept[2][at[: len(rows)]])
+    b = (kept[0][at[len(rows) :]], kept[1][at[len(rows) :]], kept[2][at[len(rows) :]])
+    return rebuild(a, b, alpha)
+
+
 @dataclass(frozen=True)
 class StripSettings:
     """ACL's `keyframe_stripping` settings; threshold in clip units (cm)."""
