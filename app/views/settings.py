@@ -10,7 +10,7 @@ says what the last change cost or saved against the previous result.
 
 Keyframe stripping (ACL 2.1's): the check box strips the keyframes interpolation rebuilds
 within every joint's precision (on by default, lossless under the error measure); the
-proportion and threshold strip beyond it, so the row turns red while either is set.
+proportion and threshold (the "Strip more" row) strip beyond it, and a red line says so.
 """
 
 from __future__ import annotations
@@ -90,17 +90,17 @@ class SettingsPanel(QWidget):
         self.strip_proportion.setDecimals(2)
         self.strip_proportion.setSingleStep(0.05)
         self.strip_proportion.setKeyboardTracking(False)
-        self.strip_proportion.setPrefix("at least ")
+        self.strip_proportion.setSuffix(" share")
         self.strip_proportion.setToolTip(
-            "DESTRUCTIVE: strip at least this share of the keyframes, even past the precision "
-            "(lost momentum, missed contacts and apexes)"
+            "DESTRUCTIVE: strip at least this share (0..1) of the keyframes, even past the "
+            "precision (lost momentum, missed contacts and apexes)"
         )
         self.strip_threshold = QDoubleSpinBox()
         self.strip_threshold.setRange(0.0, 100.0)
-        self.strip_threshold.setDecimals(4)
+        self.strip_threshold.setDecimals(3)
         self.strip_threshold.setStepType(QAbstractSpinBox.StepType.AdaptiveDecimalStepType)
         self.strip_threshold.setKeyboardTracking(False)
-        self.strip_threshold.setPrefix("error ≤ ")
+        self.strip_threshold.setSuffix(" cm")
         self.strip_threshold.setToolTip(
             "DESTRUCTIVE: also strip keyframes whose removal adds at most this error (clip "
             "units), even past the precision"
@@ -125,11 +125,11 @@ class SettingsPanel(QWidget):
         shell_row.addWidget(self.shell_from_mesh, 1)
         form.addRow("Shell distance", shell_row)
         form.addRow("Level", level_row)
-        strip_row = QHBoxLayout()
-        strip_row.addWidget(self.strip_trivial)
-        strip_row.addWidget(self.strip_proportion)
-        strip_row.addWidget(self.strip_threshold)
-        form.addRow("Keyframes", strip_row)
+        form.addRow("Keyframes", self.strip_trivial)
+        more_row = QHBoxLayout()
+        more_row.addWidget(self.strip_proportion)
+        more_row.addWidget(self.strip_threshold, 1)
+        form.addRow("Strip more", more_row)
         form.addRow("", self.strip_warning)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
