@@ -22,8 +22,11 @@ KIND_NAMES = {
 
 
 def segment_sample_counts(result: CompressionResult) -> np.ndarray:
-    """(G,) samples stored in each segment."""
-    return np.asarray(result.segments, dtype=np.int64).reshape(-1, 2)[:, 1]
+    """(G,) samples stored in each segment (a stripped keyframe stores nothing)."""
+    counts = np.asarray(result.segments, dtype=np.int64).reshape(-1, 2)[:, 1]
+    if result.stripping is not None:
+        counts = counts - result.stripping.stripped
+    return counts
 
 
 def cell_bytes(result: CompressionResult) -> np.ndarray:

@@ -177,3 +177,13 @@ def test_files_of_format_version_2_are_refused_in_one_line() -> None:
     message = str(info.value)
     assert "version 2" in message and "compress the clip again" in message
     assert "\n" not in message
+
+
+def test_the_tables_charge_only_the_stored_keyframes(keyed_13_07: codec.Clip) -> None:
+    from codec.tables import cell_bytes, segment_sample_counts
+
+    on, off = compress(keyed_13_07, STRICT), compress(keyed_13_07, OFF)
+    counts = segment_sample_counts(on)
+    assert counts.tolist() == codec.decode(on.data).encoded.retained_counts().tolist()
+    assert counts.sum() == keyed_13_07.num_samples - on.stats["num_stripped_keyframes"]
+    assert cell_bytes(on).sum() < 0.6 * cell_bytes(off).sum()
