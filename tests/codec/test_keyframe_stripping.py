@@ -159,6 +159,7 @@ def test_a_bad_keyframe_mask_is_refused_in_one_line(keyed_13_07: codec.Clip) -> 
     r = compress(keyed_13_07, STRICT)
     parsed = ssc_format.read(r.data)
     assert parsed.encoded.retained is not None
+    assert ssc_format.write(parsed.encoded, parsed.skeleton).data == r.data  # round trip
     at = ssc_format.HEADER_SIZE + int(parsed.segment_offsets[0])
     data = bytearray(r.data)
     data[at] &= 0xFE  # the segment's first keyframe marked stripped
