@@ -4,6 +4,8 @@ float64 from the written bytes."""
 
 from __future__ import annotations
 
+import io
+import json
 import struct
 import zlib
 
@@ -188,3 +190,29 @@ def test_the_tables_charge_only_the_stored_keyframes(keyed_13_07: codec.Clip) ->
     assert counts.tolist() == codec.decode(on.data).encoded.retained_counts().tolist()
     assert counts.sum() == keyed_13_07.num_samples - on.stats["num_stripped_keyframes"]
     assert cell_bytes(on).sum() < 0.6 * cell_bytes(off).sum()
+
+
+def test_the_command_line_flags_reach_the_codec_and_the_summary(tmp_path) -> None:
+    from codec.cli import main
+    from codec.formats.acl_sjson import write_acl_sjson
+
+    clip = keyed_clip(chain_clip(num_samples=31, num_joints=5, amplitude=0.9), 5)
+    src = tmp_path / "keyed.acl.sjson"
+    write_acl_sjson(clip, src)
+
+    def run(*flags: str) -> tuple[int, str, dict]:
+        out, err = io.StringIO(), io.StringIO()
+        stats = tmp_path / "stats.json"
+        argv = ["compress", str(src), "--precision", "0.1", "--json", str(stats), *flags]
+        code = main(argv, stdout=out, stderr=err)
+        return code, out.getvalue(), json.loads(stats.read_text()) if code == 0 else {}
+
+    code, text, s = run()
+    assert code == 0 and s["num_stripped_keyframes"] == 24 and "24 stripped" in text
+    code, text, s = run("--no-strip-trivial")
+    assert s["num_stripped_keyframes"] == 0 and "stripping off" in text
+    code, text, s = run("--strip-proportion", "0.9")
+    assert s["keyframe_stripping"]["destructive"] and "DESTRUCTIVE" in text
+    assert s["num_stripped_keyframes"] == int(0.9 * 31)  # at least that share (of 29 movable)
+    code, text, s = run("--strip-threshold", "-1")
+    assert code == 2
