@@ -659,6 +659,8 @@ def _strip(
 
     removals = keyframe_stripping.removal_order(table, sk.precision, errors_of, strip)
     chosen = keyframe_stripping.choose(table, removals, strip, stored)
+    if strip.trivial and not strip.destructive:
+        chosen = keyframe_stripping.widen(table, sk.precision, errors_of, chosen)
     return chosen if _saves_bytes(enc, chosen) else none
 
 

@@ -18,6 +18,18 @@ What is stripped (`CompressionSettings`):
   the merged order (the segments' next removals, lowest error first), as ACL does.
 Stripping is kept only when the bytes it saves exceed the keyframe masks it adds.
 
+Beyond ACL (`widen`, trivial stripping only): ACL's order removes one keyframe at a time
+between neighbours that are often stored in-betweens themselves. Where the in-betweens were
+made by nlerp (or a curve), the midpoint of two in-betweens is not the in-between midway, so
+the order can stop early although the keys alone rebuild every in-between within precision
+(a hand-made 31-sample chain keyed every 5 samples: 2 keyframes stripped instead of 24). So
+in every segment where ACL's order strips something, the fewest stored keyframes are also
+sought: every span between two samples that rebuilds every sample between them within
+every joint's precision (grown from each sample until one is far off), and the shortest path
+of such spans through the segment; whichever stores fewer keyframes is kept. Both are
+checked the same way, so the result is as strict; mocap, where ACL's order strips nothing,
+pays nothing for it.
+
 Decoding (codec.decoder) works on the source sample grid: rounding picks samples there as
 always, and a stripped sample is `rebuild` of its stored neighbours first, so floor, ceil
 and nearest still step through every source frame and land on the rebuilt keyframes.
@@ -31,13 +43,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from codec import quat
-
 Array = np.ndarray
 Rows = tuple[Array, Array, Array]  # decoded rotations (N, J, 4), translations, scales (N, J, 3)
 # errors of rebuilt samples: (first, second, sample, alpha) each (P,) -> (P, J)
 ErrorsOf = Callable[[Array, Array, Array, Array], Array]
 PAIR_CHUNK = 4096  # rebuilt samples measured at once
+SPAN_GIVE_UP = 16.0  # a span this many times over a precision grows no further (`spans`)
 
 
 def neighbours(retained: Array, rows: Array) -> tuple[Array, Array, Array]:
@@ -58,11 +69,19 @@ def rebuild(a: Rows, b: Rows, alpha: Array) -> Rows:
     """Samples rebuilt between decoded keyframes a and b (N, J, ...) at alpha (N,) the way
     sampling blends (rotations: component lerp on the shorter arc, normalised; the rest
     lerp). Where alpha is 0 the keyframe a is returned as decoded, bit for bit."""
-    al = np.asarray(alpha, dtype=np.float64)[:, None, None]
-    keep = al == 0.0
-    rot = np.where(keep, a[0], quat.nlerp(a[0], b[0], al))
-    tr = np.where(keep, a[1], a[1] + (b[1] - a[1]) * al)
-    sc = np.where(keep, a[2], a[2] + (b[2] - a[2]) * al)
+    alpha = np.asarray(alpha, dtype=np.float64)
+    al = alpha[:, None, None]
+    # nlerp: the keyframes are unit quaternions and the shorter arc is taken, so the
+    # blend is at least 1/sqrt(2) long and needs no guard against zero
+    flip = np.einsum("...i,...i->...", a[0], b[0]) < 0.0
+    far = np.where(flip[..., None], -b[0], b[0])
+    rot = a[0] + (far - a[0]) * al
+    rot /= np.sqrt(np.einsum("...i,...i->...", rot, rot))[..., None]
+    tr = a[1] + (b[1] - a[1]) * al
+    sc = a[2] + (b[2] - a[2]) * al
+    keep = alpha == 0.0
+    if np.any(keep):
+        rot[keep], tr[keep], sc[keep] = a[0][keep], a[1][keep], a[2][keep]
     return rot, tr, sc
 
 
@@ -263,6 +282,89 @@ def _merged(removals: _Removals, order: Array, taken: Array, more: int) -> Array
         if k + 1 < len(queues[s]):
             heapq.heappush(heads, (float(removals.error[queues[s][k + 1]]), s, k + 1))
     return out
+
+
+def widen(table: Array, precision: Array, errors_of: ErrorsOf, chosen: Stripping) -> Stripping:
+    """`chosen` (trivial stripping in ACL's order) with each segment where it strips
+    something replaced by the fewest stored keyframes whose spans rebuild every sample
+    within every joint's precision, where that stores fewer (see the module docstring)."""
+    segs = np.flatnonzero(chosen.stripped > 0)
+    if len(segs) == 0:
+        return chosen
+    starts, ends = spans(table, precision, errors_of, segs)
+    retained = chosen.retained.copy()
+    stripped, trivial = chosen.stripped.copy(), chosen.trivial.copy()
+    for g in segs:  # segments of at most 31 samples
+        first, n = (int(v) for v in table[g])
+        inside = (starts >= first) & (starts < first + n)
+        kept = _fewest(n, starts[inside] - first, ends[inside] - first)
+        if len(kept) < n - int(chosen.stripped[g]):
+            retained[first : first + n] = False
+            retained[first + kept] = True
+            stripped[g] = n - len(kept)
+            trivial[g] = max(int(trivial[g]), int(stripped[g]))
+    return Stripping(retained, stripped, trivial)
+
+
+def spans(
+    table: Array, precision: Array, errors_of: ErrorsOf, segments: Array
+) -> tuple[Array, Array]:
+    """Every span (a, b), a + 1 < b, within one of the given segments whose samples between
+    a and b, rebuilt from those two, keep every joint within its precision: starts and ends
+    (P,). Spans from each sample grow one sample at a time, all at once, until one is over
+    SPAN_GIVE_UP times a precision: a longer span ending on a key can succeed where a
+    shorter one ending on an in-between fails, but not one already far off."""
+    starts = table[:, 0].astype(np.int64)
+    counts = table[:, 1].astype(np.int64)
+    total = int(counts.sum())
+    seg_of = np.repeat(np.arange(len(table)), counts)
+    end = (starts + counts - 1)[seg_of]
+    samples = np.arange(total)
+    picked = np.zeros(len(table), dtype=bool)
+    picked[segments] = True
+    alive = picked[seg_of] & (samples + 2 <= end)
+    found_a, found_b = [], []
+    k = 2
+    while np.any(alive):
+        a = np.flatnonzero(alive)
+        first = np.repeat(a, k - 1)
+        rows = first + np.tile(np.arange(1, k), len(a))
+        ratio = np.empty(len(rows))
+        for lo in range(0, len(rows), PAIR_CHUNK):
+            hi = lo + PAIR_CHUNK
+            f, r = first[lo:hi], rows[lo:hi]
+            err = errors_of(f, f + k, r, (r - f) / k)
+            ratio[lo:hi] = np.max(err / precision, axis=1)
+        worst = ratio.reshape(len(a), k - 1).max(axis=1)
+        good = worst <= 1.0
+        found_a.append(a[good])
+        found_b.append(a[good] + k)
+        alive[a] = (worst <= SPAN_GIVE_UP) & (a + k + 1 <= end[a])
+        k += 1
+    if not found_a:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.concatenate(found_a), np.concatenate(found_b)
+
+
+def _fewest(n: int, starts: Array, ends: Array) -> Array:
+    """The fewest samples of one segment of n that store its first and last, each pair of
+    consecutive stored ones a neighbour or a good span (starts, ends in segment indices):
+    a shortest path."""
+    cost = np.full(n, n + 1, dtype=np.int64)
+    back = np.zeros(n, dtype=np.int64)
+    cost[0] = 0
+    nxt: list[list[int]] = [[a + 1] for a in range(n)]
+    for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
+        nxt[a].append(b)
+    for a in range(n - 1):  # samples in order: every edge goes forward
+        for b in nxt[a]:
+            if cost[a] + 1 < cost[b]:
+                cost[b] = cost[a] + 1
+                back[b] = a
+    path = [n - 1]
+    while path[-1] != 0:
+        path.append(int(back[path[-1]]))
+    return np.array(path[::-1], dtype=np.int64)
 
 
 def no_stripping(table: Array, num_stored: int) -> Stripping:

@@ -73,17 +73,18 @@ def test_mocap_strips_nothing_and_writes_the_same_bytes() -> None:
 
 
 def test_a_hand_made_linear_clip_strips_to_its_keys() -> None:
-    """Stripping rebuilds from the quantised keys: at 0.1 cm they are close enough for every
-    in-between; at 0.01 cm this small chain's keys keep too little slack for most of them
-    (ACL's order: bit rates first, then stripping), and the result stays strict."""
+    """A 5-joint chain swinging 0.9 rad, keyed every 5 samples with nlerp in-betweens: the
+    midpoint of two in-betweens is not the in-between midway, so ACL's one-at-a-time order
+    strips only 2 of its 24 in-betweens at 0.01 cm; the fewest-keyframes search finds the
+    keys again, strictly."""
     clip = keyed_clip(chain_clip(num_samples=31, num_joints=5, amplitude=0.9), 5)
-    loose = compress(clip, CompressionSettings(precision=0.1, skin_error=False))
-    retained = codec.decode(loose.data).encoded.retained
-    assert retained is not None  # one segment of 31 samples, keys 0, 5, ..., 30
-    assert np.flatnonzero(retained).tolist() == list(range(0, 31, 5))
-    assert independent_max_error(loose.clip, loose.data).max() <= 0.1
-    tight = compress(clip, STRICT)
-    assert independent_max_error(tight.clip, tight.data).max() <= 0.01
+    for precision in (0.1, 0.01):
+        r = compress(clip, CompressionSettings(precision=precision, skin_error=False))
+        retained = codec.decode(r.data).encoded.retained
+        assert retained is not None  # one segment of 31 samples, keys 0, 5, ..., 30
+        assert np.flatnonzero(retained).tolist() == list(range(0, 31, 5))
+        assert r.stats["num_stripped_keyframes"] == 24
+        assert independent_max_error(r.clip, r.data).max() <= precision
 
 
 def test_every_rounding_mode_steps_the_source_frames_through_rebuilt_keyframes(
