@@ -165,7 +165,7 @@ class Controller(QtCore.QObject):
         self.debounce.start()
 
     def settings(self) -> CompressionSettings:
-        return CompressionSettings(level=self.document.settings.level, codec=self.codec_name)
+        return self.document.settings.compression_settings(codec=self.codec_name)
 
     def _on_debounce(self) -> None:
         if self._pending:

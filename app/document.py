@@ -209,6 +209,17 @@ class Document:
     def duration(self) -> float:
         return self.clip.duration if self.clip is not None else 0.0
 
+    def stored_keyframes(self) -> np.ndarray:
+        """(S,) bool over the clip's samples: which keyframes the compressed file stores
+        (all without a result; the others are rebuilt from their neighbours)."""
+        n = self.clip.num_samples if self.clip is not None else 0
+        out = np.ones(n, dtype=bool)
+        costs = self.result.costs if self.result is not None else None
+        kept = costs.retained if costs is not None else None
+        if kept is not None and len(kept) <= n:
+            out[: len(kept)] = kept
+        return out
+
     # --- compression inputs -------------------------------------------------------------
     def set_settings(self, settings: GlobalSettings) -> None:
         if settings != self.settings:

@@ -30,7 +30,6 @@ from app.exports import export_joint_csv, export_lossy, export_stats
 from codec.cli.flags import add_tuning_flags
 from codec.errors import ShellscopeError
 from codec.formats import atomic
-from codec.settings import CompressionSettings
 from codec.sidecar import load_tuning, sidecar_path
 from codec.tuning import GlobalSettings
 
@@ -183,9 +182,7 @@ def _run(args: argparse.Namespace, clip_path: str, out: TextIO, err: TextIO) -> 
         if not rule.matches(clip.skeleton.names).any():
             print(f"shellscope: warning: rule {rule.pattern!r} matches no joint", file=err)
     try:
-        chosen = CompressionSettings(
-            level=settings.level, codec=getattr(args, "codec", "acl-style")
-        )
+        chosen = settings.compression_settings(codec=getattr(args, "codec", "acl-style"))
         result = codec.compress(doc.compression_input(), chosen)
         s = result.stats
         if not math.isfinite(s["max_error"]):

@@ -23,6 +23,11 @@ class CompressionSettings:
     clip's skinned meshes after compressing (codec.measure.vertex_error; nothing without meshes):
     an analysis, left out of `compression_time`, that benchmarks against ACL turn off.
     `codec` names the codec (codec.codecs.registry; `python -m codec codecs` lists them).
+
+    Keyframe stripping (acl-style's, ACL 2.1's): `strip_trivial` removes the
+    keyframes interpolation rebuilds within every joint's precision (lossless under the
+    error measure, on by default); `strip_proportion` (0..1, share of the keyframes) and
+    `strip_threshold` (clip units) strip beyond the precision: destructive, off by default.
     """
 
     level: str = "automatic"
@@ -33,6 +38,9 @@ class CompressionSettings:
     supersample: int = 4
     skin_error: bool = True
     codec: str = "acl-style"
+    strip_trivial: bool = True
+    strip_proportion: float = 0.0
+    strip_threshold: float = 0.0
 
     def __post_init__(self) -> None:
         if self.level not in LEVELS:
@@ -49,6 +57,20 @@ class CompressionSettings:
             raise SettingsError(f"codec must be a codec's name, got {self.codec!r}")
         if self.supersample < 0:
             raise SettingsError(f"supersample must be >= 0, got {self.supersample}")
+        if not (np.isfinite(self.strip_proportion) and 0.0 <= self.strip_proportion <= 1.0):
+            raise SettingsError(
+                f"strip proportion must be between 0 and 1, got {self.strip_proportion}"
+            )
+        if not (np.isfinite(self.strip_threshold) and 0.0 <= self.strip_threshold <= MAX_VALUE):
+            raise SettingsError(
+                f"strip threshold must be >= 0 and at most {MAX_VALUE:.3g}, "
+                f"got {self.strip_threshold}"
+            )
+
+    @property
+    def destructive_stripping(self) -> bool:
+        """Whether keyframes may be stripped beyond the precision (proportion or threshold)."""
+        return self.strip_proportion > 0 or self.strip_threshold > 0
 
     def apply(self, clip: Clip) -> Clip:
         """The clip with the global precision / shell distance written into its skeleton."""

@@ -16,7 +16,9 @@ Layout (version 1)::
      "overrides": [{"pattern": "*Hand*", "precision": 0.001}, ...]}
 
 "settings" also holds `"shell_from_mesh": true` when shell distances come from the clip's
-mesh (written only then, so sidecars of other clips read as before).
+mesh, and the keyframe stripping settings `"strip_trivial"` (true or false),
+`"strip_proportion"` and `"strip_threshold"` (numbers) when they differ from the defaults
+(each written only then, so sidecars of other clips read as before).
 
 Overrides apply in order, later rules win. A file holding only the "overrides" list (or a bare
 list of rules) is accepted as an overrides file for `--overrides FILE`.
@@ -39,7 +41,16 @@ SUFFIX = ".shellscope.json"
 FORMAT = "shellscope-sidecar"
 VERSION = 1
 _RULE_KEYS = ("pattern", "precision", "shell_distance", "rounding")
-_SETTING_KEYS = ("precision", "shell_distance", "level", "shell_from_mesh")
+_SETTING_KEYS = (
+    "precision",
+    "shell_distance",
+    "level",
+    "shell_from_mesh",
+    "strip_trivial",
+    "strip_proportion",
+    "strip_threshold",
+)
+_OPTIONAL_KEYS = _SETTING_KEYS[3:]  # written only when not the default
 
 
 class SidecarError(ShellscopeError, ValueError):
@@ -130,15 +141,14 @@ def _settings(path: Path, data: Any) -> GlobalSettings | None:
     extra = set(data) - set(_SETTING_KEYS)
     if extra:
         raise SidecarError(path, "settings", f"unknown keys {sorted(extra)}")
-    for key in ("precision", "shell_distance"):
+    for key in ("precision", "shell_distance", "strip_proportion", "strip_threshold"):
         v = data.get(key)
         if key in data and (isinstance(v, bool) or not isinstance(v, int | float)):
             raise SidecarError(path, f"settings.{key}", f"expected a number, got {_show(v)}")
-    flag = data.get("shell_from_mesh", False)
-    if not isinstance(flag, bool):
-        raise SidecarError(
-            path, "settings.shell_from_mesh", f"expected true or false: {_show(flag)}"
-        )
+    for key in ("shell_from_mesh", "strip_trivial"):
+        flag = data.get(key, False)
+        if not isinstance(flag, bool):
+            raise SidecarError(path, f"settings.{key}", f"expected true or false: {_show(flag)}")
     try:
         return GlobalSettings(**data)
     except (TypeError, ValueError) as e:
@@ -204,8 +214,10 @@ def sidecar_text(
     data: dict[str, Any] = {"format": FORMAT, "version": VERSION, "clip": clip_name}
     if settings is not None:
         data["settings"] = {k: getattr(settings, k) for k in _SETTING_KEYS}
-        if not settings.shell_from_mesh:
-            del data["settings"]["shell_from_mesh"]
+        default = GlobalSettings()
+        for k in _OPTIONAL_KEYS:
+            if getattr(settings, k) == getattr(default, k):
+                del data["settings"][k]
     data["overrides"] = rules
     return json.dumps(data, indent=2) + "\n"
 

@@ -9,6 +9,7 @@ The sidecar file that keeps a clip's tuning is codec.sidecar (`load_tuning` read
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 from dataclasses import dataclass
 
@@ -17,7 +18,7 @@ import numpy as np
 from codec.model.clip import Clip, Skeleton
 from codec.model.limits import distance_problem
 from codec.model.sampling import BASE_ROUNDING
-from codec.settings import LEVELS
+from codec.settings import LEVELS, CompressionSettings
 
 
 @dataclass(frozen=True)
@@ -136,6 +137,9 @@ class GlobalSettings:
     shell_distance: float = 3.0
     level: str = "automatic"
     shell_from_mesh: bool = False
+    strip_trivial: bool = True
+    strip_proportion: float = 0.0
+    strip_threshold: float = 0.0
 
     def __post_init__(self) -> None:
         for name in ("precision", "shell_distance"):
@@ -149,6 +153,17 @@ class GlobalSettings:
                 raise ValueError(f"{name.replace('_', ' ')}: {problem}")
         if self.level not in LEVELS:
             raise ValueError(f"unknown level {self.level!r}")
+        self.compression_settings()  # keyframe stripping values: SettingsError says what
+
+    def compression_settings(self, codec: str = "acl-style") -> CompressionSettings:
+        """What the codec is given (precision and shells reach it on the skeleton)."""
+        return CompressionSettings(
+            level=self.level,
+            codec=codec,
+            strip_trivial=self.strip_trivial,
+            strip_proportion=self.strip_proportion,
+            strip_threshold=self.strip_threshold,
+        )
 
 
 def merged(
@@ -169,10 +184,7 @@ def merged(
     given = {k: v for k, v in changes.items() if v is not None}
     if saved is None and not given:
         return None
-    base = saved or GlobalSettings()
-    fields = {k: getattr(base, k) for k in ("precision", "shell_distance", "level")}
-    fields["shell_from_mesh"] = base.shell_from_mesh
-    return GlobalSettings(**{**fields, **given})
+    return dataclasses.replace(saved or GlobalSettings(), **given)
 
 
 def resolve_clip(

@@ -1,4 +1,5 @@
-"""Global compression settings: precision (log slider + spin box), shell distance and level.
+"""Global compression settings: precision (log slider + spin box), shell distance, level and
+keyframe stripping.
 
 Precision spans decades (0.001 cm for a face, 1 cm for a crowd), so the slider is logarithmic
 and the spin box takes the exact value. A clip with a skinned mesh can take every joint's
@@ -6,6 +7,10 @@ shell distance from the mesh ("from mesh"); the number then serves the joints no
 hangs on. Every change is an intent (`settings_edited`) the controller applies: it
 recompresses in the background and saves the tuning beside the clip; the line under the knobs
 says what the last change cost or saved against the previous result.
+
+Keyframe stripping (ACL 2.1's): the check box strips the keyframes interpolation rebuilds
+within every joint's precision (on by default, lossless under the error measure); the
+proportion and threshold (the "Strip more" row) strip beyond it, and a red line says so.
 """
 
 from __future__ import annotations
@@ -75,6 +80,32 @@ class SettingsPanel(QWidget):
         self.level.addItems(LEVELS)
         self.level.setToolTip("Compression effort; automatic follows ACL's rule")
         self.resolved = QLabel()
+        self.strip_trivial = QCheckBox("strip trivial")
+        self.strip_trivial.setToolTip(
+            "Strip the keyframes that interpolating their neighbours rebuilds within every "
+            "joint's precision (ACL 2.1's default)"
+        )
+        self.strip_proportion = QDoubleSpinBox()
+        self.strip_proportion.setRange(0.0, 1.0)
+        self.strip_proportion.setDecimals(2)
+        self.strip_proportion.setSingleStep(0.05)
+        self.strip_proportion.setKeyboardTracking(False)
+        self.strip_proportion.setSuffix(" share")
+        self.strip_proportion.setToolTip(
+            "DESTRUCTIVE: strip at least this share (0..1) of the keyframes, even past the "
+            "precision (lost momentum, missed contacts and apexes)"
+        )
+        self.strip_threshold = QDoubleSpinBox()
+        self.strip_threshold.setRange(0.0, 100.0)
+        self.strip_threshold.setDecimals(3)
+        self.strip_threshold.setStepType(QAbstractSpinBox.StepType.AdaptiveDecimalStepType)
+        self.strip_threshold.setKeyboardTracking(False)
+        self.strip_threshold.setSuffix(" cm")
+        self.strip_threshold.setToolTip(
+            "DESTRUCTIVE: also strip keyframes whose removal adds at most this error (clip "
+            "units), even past the precision"
+        )
+        self.strip_warning = QLabel()
         self.change = QLabel()
         self.change.setWordWrap(True)
         self.change.setTextFormat(Qt.TextFormat.RichText)
@@ -94,6 +125,12 @@ class SettingsPanel(QWidget):
         shell_row.addWidget(self.shell_from_mesh, 1)
         form.addRow("Shell distance", shell_row)
         form.addRow("Level", level_row)
+        form.addRow("Keyframes", self.strip_trivial)
+        more_row = QHBoxLayout()
+        more_row.addWidget(self.strip_proportion)
+        more_row.addWidget(self.strip_threshold, 1)
+        form.addRow("Strip more", more_row)
+        form.addRow("", self.strip_warning)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(form)
@@ -106,6 +143,9 @@ class SettingsPanel(QWidget):
         self.shell.valueChanged.connect(self._on_shell)
         self.shell_from_mesh.toggled.connect(self._on_shell_from_mesh)
         self.level.currentTextChanged.connect(self._on_level)
+        self.strip_trivial.toggled.connect(lambda on: self._edit(strip_trivial=bool(on)))
+        self.strip_proportion.valueChanged.connect(lambda v: self._edit(strip_proportion=float(v)))
+        self.strip_threshold.valueChanged.connect(lambda v: self._edit(strip_threshold=float(v)))
         document.settings_changed.connect(self._on_settings)
         document.result_changed.connect(self._on_result)
         document.clip_changed.connect(self._on_result)
@@ -123,7 +163,17 @@ class SettingsPanel(QWidget):
             self.precision.setValue(s.precision)
             self.shell.setValue(s.shell_distance)
             self.level.setCurrentText(s.level)
+            self.strip_trivial.setChecked(s.strip_trivial)
+            self.strip_proportion.setValue(s.strip_proportion)
+            self.strip_threshold.setValue(s.strip_threshold)
             self._sync_shell_source()
+        destructive = s.strip_proportion > 0 or s.strip_threshold > 0
+        self.strip_warning.setText(
+            "<span style='color:#c0392b'>destructive stripping: joints may exceed their "
+            "precision</span>"
+            if destructive
+            else ""
+        )
 
     def _sync_shell_source(self) -> None:
         clip = self.document.clip

@@ -50,7 +50,7 @@ SECTIONS = {  # the sheet's groups of result.stats keys
         "max_error_between_samples",
         "precision_met",
     ),
-    "Run": ("codec", "compression_time", "level", "num_segments"),
+    "Run": ("codec", "compression_time", "level", "num_segments", "num_stripped_keyframes"),
     "Clip": ("duration", "num_samples", "num_bones", "sample_rate", "looping", "has_scale"),
 }
 LABELS = {
@@ -69,6 +69,7 @@ LABELS = {
     "compression_time": "Compression time",
     "level": "Level",
     "num_segments": "Segments",
+    "num_stripped_keyframes": "Keyframes stripped",
     "duration": "Duration",
     "num_samples": "Samples",
     "num_bones": "Joints",
@@ -226,6 +227,11 @@ class StatsPanel(QWidget):
                 if value
                 else (f"<span style='color:{BAD}'>no</span>")
             )
+        if key == "num_stripped_keyframes":
+            text = f"{int(value)} of {stats.get('num_stored_samples', '?')}"
+            if stats.get("keyframe_stripping", {}).get("destructive"):
+                text += f" <span style='color:{BAD}'>(destructive settings)</span>"
+            return text
         if key == "compression_time":
             secs = float(value)
             return f"{secs:.2f} s" if secs >= 1.0 else f"{secs * 1000:.1f} ms"

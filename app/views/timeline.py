@@ -1,5 +1,8 @@
 """The timeline: a continuous scrub bar with samples and segments, transport and rounding.
 
+Stripped keyframes (rebuilt by the decoder from their stored neighbours) get a full-height
+violet tick; rounding still steps every source frame, stripped ones included.
+
 Playback owns no clip state: it moves `document.time` from a QElapsedTimer (wall clock x
 speed), so a slow frame skips ahead instead of slowing the clip down.
 """
@@ -17,6 +20,7 @@ from codec.tuning import JointOverride, set_joint_override
 
 SPEEDS = (0.1, 0.25, 0.5, 1.0, 1.5, 2.0, 4.0)
 EPS = 1e-9
+STRIPPED_COLOR = QtGui.QColor(150, 90, 220)  # ticks of stripped keyframes
 
 
 class ScrubBar(QtWidgets.QWidget):
@@ -38,7 +42,10 @@ class ScrubBar(QtWidgets.QWidget):
             QtWidgets.QSizePolicy.Policy.Expanding, QtWidgets.QSizePolicy.Policy.Fixed
         )
         self.setMouseTracking(False)
-        self.setToolTip("Drag to scrub; bands are compression segments")
+        self.setToolTip(
+            "Drag to scrub; bands are compression segments, full-height violet ticks are "
+            "stripped keyframes (rebuilt from their neighbours)"
+        )
         self._dragging = False
 
     def time_to_x(self, t: float) -> float:
@@ -93,10 +100,15 @@ class ScrubBar(QtWidgets.QWidget):
         n = clip.num_samples
         px_per = (right - left) / max(n - 1, 1)
         every = max(1, math.ceil(4 / max(px_per, 1e-9)))
-        p.setPen(QtGui.QPen(pal.color(QtGui.QPalette.ColorRole.Mid), 1))
+        stored = doc.stored_keyframes()
+        kept_pen = QtGui.QPen(pal.color(QtGui.QPalette.ColorRole.Mid), 1)
+        stripped_pen = QtGui.QPen(STRIPPED_COLOR, 1)
         for s in range(0, n, every):
             x = self.time_to_x(s / rate)
-            p.drawLine(QtCore.QPointF(x, h - 12), QtCore.QPointF(x, h - 4))
+            # a stripped keyframe (rebuilt from its neighbours): a violet tick, full height
+            top = h - 12 if stored[s] else 4
+            p.setPen(kept_pen if stored[s] else stripped_pen)
+            p.drawLine(QtCore.QPointF(x, top), QtCore.QPointF(x, h - 4))
         # cursor
         x = self.time_to_x(doc.time)
         p.setPen(QtGui.QPen(QtGui.QColor(255, 80, 80), 2))

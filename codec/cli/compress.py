@@ -107,11 +107,29 @@ def compress_summary(path: str, s: dict[str, Any], skeleton: Skeleton) -> str:
         f"(joint {s['worst_track_between_samples']}), t = {s['worst_time_between_samples']:.4g} s",
         f"  precision        {prec_text} cm, met: {met}",
         *([f"  segments         {s['num_segments']}"] if "num_segments" in s else []),
+        *([f"  keyframes        {stripping_line(s)}"] if "keyframe_stripping" in s else []),
         f"  compression time {s['compression_time']:.3f} s",
     ]
     if "vertex_max_error" in s:
         lines += skin_summary(s, skeleton)
     return "\n".join(lines) + "\n"
+
+
+def stripping_line(s: dict[str, Any]) -> str:
+    """How many keyframes stripping removed, and whether its settings were destructive."""
+    ks = s["keyframe_stripping"]
+    line = (
+        f"{s['num_stored_samples'] - s['num_stripped_keyframes']} stored, "
+        f"{s['num_stripped_keyframes']} stripped ({s['num_trivial_keyframes']} trivial)"
+    )
+    if ks["destructive"]:
+        line += (
+            f"; DESTRUCTIVE stripping (proportion {ks['proportion']:g}, threshold "
+            f"{ks['threshold']:g} cm): joints may exceed their precision"
+        )
+    elif not ks["strip_trivial"]:
+        line += "; stripping off"
+    return line
 
 
 def skin_summary(s: dict[str, Any], skeleton: Skeleton) -> list[str]:

@@ -95,6 +95,28 @@ def add_settings_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--no-loop", action="store_true", help="keep the last sample even when it matches the first"
     )
+    p.add_argument(
+        "--no-strip-trivial",
+        action="store_true",
+        help="store every keyframe, also those interpolation rebuilds within every joint's "
+        "precision (ACL 2.1's trivial keyframe stripping, on by default)",
+    )
+    p.add_argument(
+        "--strip-proportion",
+        type=positive_float,
+        default=0.0,
+        metavar="F",
+        help="DESTRUCTIVE: strip at least this share (0..1) of the keyframes, those whose "
+        "removal adds the least error first, even past the precision (default 0)",
+    )
+    p.add_argument(
+        "--strip-threshold",
+        type=positive_float,
+        default=0.0,
+        metavar="E",
+        help="DESTRUCTIVE: also strip keyframes whose removal adds at most this error, in "
+        "clip units, even past the precision (default 0)",
+    )
     add_reader_flags(p)
 
 
@@ -144,6 +166,9 @@ def settings_from(args: argparse.Namespace, level: str | None = None) -> Compres
         level=args.level or level or "automatic",
         loop_optimization=not args.no_loop,
         include_metadata=not getattr(args, "no_metadata", False),
+        strip_trivial=not getattr(args, "no_strip_trivial", False),
+        strip_proportion=getattr(args, "strip_proportion", 0.0),
+        strip_threshold=getattr(args, "strip_threshold", 0.0),
     )
 
 

@@ -69,7 +69,12 @@ def cmd_info(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if "num_joints" in info:
         lines += [
             f"  joints           {info['num_joints']}",
-            f"  stored samples   {info['num_stored_samples']} at {info['sample_rate']:g} Hz",
+            f"  stored samples   {info['num_stored_samples']} at {info['sample_rate']:g} Hz"
+            + (
+                f" ({info['num_stripped_keyframes']} keyframes stripped)"
+                if "num_stripped_keyframes" in info
+                else ""
+            ),
         ]
     lines += [
         f"  file size        {fmt_bytes(info['file_size'])}",

@@ -73,7 +73,9 @@ class TrackCosts:
     translation, scale); segments (G, 2) first stored sample and count; bit_rates (G, J, 3)
     the codec's rate index and bits_per_component (G, J, 3) its bits, both -1 where not
     animated; segment_bytes (G,) bytes of each segment as written; dominant_shells those
-    the codec budgeted with (clip and segment), when it has them.
+    the codec budgeted with (clip and segment), when it has them; retained (S stored,) bool
+    which keyframes the payload stores (None: every one; the others are rebuilt by
+    interpolation, acl-style's keyframe stripping).
     """
 
     kinds: Array
@@ -82,6 +84,16 @@ class TrackCosts:
     bits_per_component: Array
     segment_bytes: Array
     dominant_shells: DominantShells | None = None
+    retained: Array | None = None
+
+    @property
+    def stored_per_segment(self) -> Array:
+        """(G,) keyframes each segment stores (its sample count less what was stripped)."""
+        counts = np.asarray(self.segments, dtype=np.int64).reshape(-1, 2)[:, 1]
+        if self.retained is None:
+            return counts
+        starts = np.asarray(self.segments, dtype=np.int64).reshape(-1, 2)[:, 0]
+        return np.add.reduceat(np.asarray(self.retained, dtype=np.int64), starts)
 
 
 @dataclass(frozen=True, eq=False)

@@ -79,3 +79,27 @@ def test_status_line(qtbot, error: str | None) -> None:
     qtbot.addWidget(panel)
     doc.set_status(Status(running=error is None, message="Compressing…", error=error))
     assert ("boom" if error else "Compressing") in panel.status.text()
+
+
+def test_keyframe_stripping_knobs_edit_the_model_warn_and_persist(qtbot, tmp_path: Path) -> None:
+    doc = make_document(path=tmp_path / "walk.bvh")
+    panel = SettingsPanel(doc)
+    qtbot.addWidget(panel)
+    attach(doc, panel)
+    assert panel.strip_trivial.isChecked() and panel.strip_warning.text() == ""
+    panel.strip_trivial.setChecked(False)
+    assert doc.settings.strip_trivial is False
+    assert doc.settings.compression_settings().strip_trivial is False
+    panel.strip_proportion.setValue(0.25)
+    assert doc.settings.strip_proportion == 0.25
+    assert "destructive" in panel.strip_warning.text()
+    panel.strip_threshold.setValue(0.5)
+    assert doc.settings.compression_settings().strip_threshold == 0.5
+    panel.strip_proportion.setValue(0.0)
+    panel.strip_threshold.setValue(0.0)
+    assert panel.strip_warning.text() == ""
+    panel.strip_proportion.setValue(0.3)
+    qtbot.waitUntil(lambda: sidecar_path(doc.path).exists())
+    qtbot.waitUntil(lambda: load_sidecar(doc.path)[0] == doc.settings)
+    saved = load_sidecar(doc.path)[0]
+    assert saved.strip_trivial is False and saved.strip_proportion == 0.3

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
@@ -107,3 +108,31 @@ def test_segment_boundaries_come_from_the_result(loaded) -> None:
     x = round(tl.bar.time_to_x(segs[0][0] / doc.clip.sample_rate))
     c = img.pixelColor(x, 6)
     assert c.red() > 200 and c.blue() < 120  # the orange boundary line
+
+
+def test_stripped_keyframes_get_violet_ticks(qtbot) -> None:
+    from app.document import Document
+    from app.views.timeline import STRIPPED_COLOR, ScrubBar
+    from codec.compression import compress
+    from codec.settings import CompressionSettings
+    from tests.codec.helpers import chain_clip, keyed_clip
+
+    clip = keyed_clip(chain_clip(num_samples=31, num_joints=5, amplitude=0.9), 5)
+    doc = Document()
+    doc.set_clip(clip)
+    doc.set_result(compress(clip, CompressionSettings(precision=0.1, skin_error=False)))
+    stored = doc.stored_keyframes()
+    assert np.flatnonzero(stored).tolist() == list(range(0, 31, 5))
+    bar = ScrubBar(doc)
+    qtbot.addWidget(bar)
+    bar.resize(620, 40)
+    img = bar.grab().toImage()
+
+    def violet(sample: int) -> bool:
+        x = round(bar.time_to_x(sample / clip.sample_rate))
+        return any(
+            img.pixelColor(dx, y) == STRIPPED_COLOR for dx in (x - 1, x, x + 1) for y in (8, 10)
+        )
+
+    assert violet(3) and violet(12)
+    assert not violet(5) and not violet(10)  # stored keys: the short grey tick only

@@ -74,3 +74,23 @@ def random_hierarchy_clip(seed: int, num_joints: int = 8, num_samples: int = 50)
         sc[:, j] = 1 + 0.3 * np.sin(2 * np.pi * t[:, 0])
     sk = Skeleton.create([f"r{i}" for i in range(num_joints)], parents)
     return Clip(sk, 30.0, rot, tr, sc)
+
+
+def keyed_clip(source: Clip, every: int = 6) -> Clip:
+    """A hand-keyed clip made from a sampled one: every `every`-th sample (and the last) is a
+    key, the samples between are rebuilt linearly from the two keys around them (rotations
+    by nlerp on the shorter arc, what a runtime's linear interpolation does), so the source
+    rate and sample count are kept. Keyframe stripping should find the keys again."""
+    s = source.num_samples
+    keys = np.unique(np.append(np.arange(0, s, every), s - 1))
+    nxt = np.searchsorted(keys, np.arange(s), side="left")  # first key at or after each sample
+    b = keys[nxt]
+    a = keys[np.maximum(nxt - 1, 0)]
+    a = np.where(b == np.arange(s), b, a)
+    span = np.maximum(b - a, 1)
+    alpha = ((np.arange(s) - a) / span)[:, None, None]
+    rot = quat.nlerp(source.rotations[a], source.rotations[b], alpha)
+    tr = source.translations[a] + (source.translations[b] - source.translations[a]) * alpha
+    sc = source.scales[a] + (source.scales[b] - source.scales[a]) * alpha
+    name = f"{source.name or 'clip'}_keys{every}_linear"
+    return source.replace(rotations=rot, translations=tr, scales=sc, name=name)

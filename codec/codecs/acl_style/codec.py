@@ -54,6 +54,7 @@ class AclStyle:
             "num_stored_samples": enc.num_samples,
             "sample_rate": enc.sample_rate,
             "num_segments": enc.num_segments,
+            "num_stripped_keyframes": int(enc.num_samples - enc.retained_mask().sum()),
             "segments": [
                 {"num_samples": int(n), "segment_size": int(e - o)}
                 for n, o, e in zip(enc.segment_sizes, parsed.segment_offsets, ends, strict=True)

@@ -1,4 +1,11 @@
-"""Decoding an acl-style payload: the whole clip at once, or poses at any time and rounding."""
+"""Decoding an acl-style payload: the whole clip at once, or one pose at any time and rounding.
+
+Every sample of the source grid can be decoded: a stored keyframe from its bits, a stripped
+one rebuilt from the stored keyframes around it (keyframe_stripping.rebuild). Sampling
+rounds on the source grid first (floor, ceil and nearest pick source samples, as without
+stripping) and then decodes or rebuilds those samples, so stepped playback still steps every
+source frame and a stripped keyframe shows as its rebuild.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +14,7 @@ import numpy as np
 from codec.codecs.acl_style import layout as ssc_format
 from codec.codecs.acl_style.bit_rates import has_segment_range
 from codec.codecs.acl_style.constant_tracks import rebuild_rotations
+from codec.codecs.acl_style.keyframe_stripping import Rows, assemble
 from codec.codecs.acl_style.quantize import decode_params, decode_values, segment_range_decode
 from codec.errors import ClipValidationError, CompressedFormatError
 from codec.model.clip import Clip, Skeleton
@@ -69,6 +77,8 @@ class CompressedClip:
             dtype=np.uint32,
         )
         self._seg_of = np.repeat(np.arange(enc.num_segments), sizes).astype(np.int64)
+        self.retained = enc.retained_mask()  # (S,) which keyframes the file stores
+        self._packed = np.cumsum(self.retained) - 1  # stored sample -> row of self._q
         self._rate = np.ascontiguousarray(enc.bit_rates, dtype=np.int64)
         if tables is None:
             smin, sext = segment_range_decode(enc.seg_min, enc.seg_extent)
@@ -103,28 +113,29 @@ class CompressedClip:
     def decode_rows(self, rows: Array) -> tuple[Array, Array, Array]:
         """Stored samples `rows (n,)` as local rotations (n, J, 4), translations and scales
         (n, J, 3), float64 of the float32 values a runtime decodes (rotations as decoded,
-        not yet renormalised)."""
+        not yet renormalised); a stripped keyframe is rebuilt from its stored neighbours."""
         rows = np.asarray(rows, dtype=np.int64)
+        if self.encoded.retained is None:
+            return self._decode_kept(rows)
+        return assemble(self.retained, rows, self._decode_kept)
+
+    def _decode_kept(self, rows: Array) -> tuple[Array, Array, Array]:
+        """`decode_rows` of stored keyframes only."""
         n = len(rows)
         parts = [np.repeat(b[None], n, axis=0) for b in self._base]
         for lo in range(0, n, DECODE_CHUNK):
             part = rows[lo : lo + DECODE_CHUNK]
             seg = self._seg_of[part]
-            v = decode_values(self._q[part], self._rate[seg], self._lay[seg], self._dec[seg])
+            q = self._q[self._packed[part]]
+            v = decode_values(q, self._rate[seg], self._lay[seg], self._dec[seg])
             for k, width in enumerate((4, 3, 3)):
                 sel = self._track_sub == k
                 parts[k][lo : lo + len(part), self._track_joint[sel]] = v[:, sel, :width]
         return parts[0], parts[1], parts[2]
 
     def clip_of(self, rot: Array, tr: Array, sc: Array, looping: bool, name: str = "") -> Clip:
-        """A Clip of decoded local arrays (from `decode_rows`, taken over: rotations are made
-        unit in float64 in place, the way codec.model.clip.Clip would on a copy)."""
-        with np.errstate(invalid="ignore", divide="ignore"):  # corrupt data: Clip says so
-            rot /= np.sqrt(np.einsum("...i,...i->...", rot, rot))[..., None]
-        try:
-            return Clip(self.skeleton, self.sample_rate, rot, tr, sc, looping=looping, name=name)
-        except ClipValidationError as e:  # only corrupt data decodes to an invalid clip
-            raise CompressedFormatError(f"the data decodes to an invalid clip: {e}") from None
+        """A Clip of decoded local arrays (see `decoded_clip`)."""
+        return decoded_clip(self.skeleton, self.sample_rate, (rot, tr, sc), looping, name)
 
     # --- public ---------------------------------------------------------------------------
     def decode_all(self) -> Clip:
@@ -191,6 +202,20 @@ class CompressedClip:
             for k in range(3):
                 out[k][lo:hi] = pose[k]
         return out
+
+
+def decoded_clip(
+    skeleton: Skeleton, sample_rate: float, rows: Rows, looping: bool, name: str = ""
+) -> Clip:
+    """A Clip of decoded local arrays (from `decode_rows`, taken over: rotations are made
+    unit in float64 in place, the way codec.model.clip.Clip would on a copy)."""
+    rot, tr, sc = rows
+    with np.errstate(invalid="ignore", divide="ignore"):  # corrupt data: Clip says so
+        rot /= np.sqrt(np.einsum("...i,...i->...", rot, rot))[..., None]
+    try:
+        return Clip(skeleton, sample_rate, rot, tr, sc, looping=looping, name=name)
+    except ClipValidationError as e:  # only corrupt data decodes to an invalid clip
+        raise CompressedFormatError(f"the data decodes to an invalid clip: {e}") from None
 
 
 def decode(payload: bytes, skeleton: Skeleton) -> CompressedClip:

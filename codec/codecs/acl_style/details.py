@@ -10,7 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from codec.codecs.acl_style.bit_rates import BIT_RATE_BITS, SUB_TRACKS, TrackKind, segment_bytes
+from codec.codecs.acl_style.bit_rates import BIT_RATE_BITS, SUB_TRACKS, TrackKind
+from codec.codecs.acl_style.keyframe_stripping import Stripping, StripSettings
 from codec.codecs.acl_style.layout import EncodedClip
 from codec.codecs.acl_style.segments import IDEAL_SEGMENT_SIZE, MAX_SEGMENT_SIZE
 from codec.codecs.base import TrackCosts
@@ -27,18 +28,18 @@ def track_costs(enc: EncodedClip, shells: DominantShells | None = None) -> Track
     rates[:, anim[:, 0], anim[:, 1]] = enc.bit_rates
     bits = np.where(rates >= 0, BIT_RATE_BITS[np.maximum(rates, 0)], -1)
     table = np.stack((enc.segment_starts, enc.segment_sizes), axis=1).astype(np.int64)
-    multi = enc.num_segments > 1
-    sizes = np.array(
-        [
-            segment_bytes(r, int(n), multi)
-            for r, n in zip(enc.bit_rates, enc.segment_sizes, strict=True)
-        ],
-        dtype=np.int64,
-    )
-    return TrackCosts(np.asarray(enc.kinds), table, rates, bits, sizes, shells)
+    sizes = np.asarray(enc.segment_bytes(), dtype=np.int64)
+    retained = None if enc.retained is None else np.asarray(enc.retained, dtype=bool)
+    return TrackCosts(np.asarray(enc.kinds), table, rates, bits, sizes, shells, retained)
 
 
-def stats_details(enc: EncodedClip, costs: TrackCosts, level: str) -> dict[str, Any]:
+def stats_details(
+    enc: EncodedClip,
+    costs: TrackCosts,
+    level: str,
+    stripping: Stripping,
+    strip: StripSettings,
+) -> dict[str, Any]:
     """The stats keys only acl-style has (ACL's names)."""
     segs = costs.segments
     rates = costs.bit_rates[costs.bit_rates >= 0]
@@ -56,9 +57,25 @@ def stats_details(enc: EncodedClip, costs: TrackCosts, level: str) -> dict[str, 
             "ideal_num_samples": IDEAL_SEGMENT_SIZE,
             "max_num_samples": MAX_SEGMENT_SIZE,
         },
+        "num_stripped_keyframes": stripping.num_stripped,
+        "num_trivial_keyframes": stripping.num_trivial,
+        "keyframe_stripping": {
+            "strip_trivial": strip.trivial,
+            "proportion": strip.proportion,
+            "threshold": strip.threshold,
+            "destructive": strip.destructive,
+        },
         "segments": [
-            {"start": int(a), "num_samples": int(n), "segment_size": int(sz)}
-            for (a, n), sz in zip(segs, costs.segment_bytes, strict=True)
+            {
+                "start": int(a),
+                "num_samples": int(n),
+                "segment_size": int(sz),
+                "num_stripped_keyframes": int(ns),
+                "num_trivial_keyframes": int(nt),
+            }
+            for (a, n), sz, ns, nt in zip(
+                segs, costs.segment_bytes, stripping.stripped, stripping.trivial, strict=True
+            )
         ],
         "sub_tracks": {
             name: {

@@ -2,8 +2,9 @@
 
 Order (ACL 2.1): dominant shells, loop detection, constant / default sub-tracks, rotation
 layouts, clip ranges, segments with 8-bit segment ranges, bit rates per segment
-(optimizer), packing (layout). The decoder works on exactly the arrays that were
-written, so what is measured (codec.measure) is what a reader of the file gets.
+(optimizer), keyframe stripping (keyframe_stripping), packing (layout). The decoder works
+on exactly the arrays that were written, so what is measured (codec.measure) is what a
+reader of the file gets.
 
 When a joint cannot meet its precision, the constant and default sub-tracks on its chain
 that are not exactly constant in the raw data are freed (made animated) and the clip is
@@ -18,6 +19,7 @@ segments at once (the kernels release the GIL).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 from collections import deque
@@ -27,12 +29,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from codec.codecs.acl_style import keyframe_stripping, rotation_layout
 from codec.codecs.acl_style import layout as ssc_format
-from codec.codecs.acl_style import rotation_layout
 from codec.codecs.acl_style.bit_rates import TrackKind, segment_cost_bits
 from codec.codecs.acl_style.constant_tracks import detect_kinds, exact_kinds
-from codec.codecs.acl_style.decoder import CompressedClip
+from codec.codecs.acl_style.decoder import CompressedClip, decoded_clip
 from codec.codecs.acl_style.details import stats_details, track_costs
+from codec.codecs.acl_style.keyframe_stripping import Stripping, StripSettings
 from codec.codecs.acl_style.optimizer import Hierarchy, SegmentProblem, optimize_segment
 from codec.codecs.acl_style.quantize import (
     F32,
@@ -46,7 +49,7 @@ from codec.codecs.acl_style.quantize import (
 from codec.codecs.acl_style.segments import segment_table
 from codec.codecs.base import Encoded
 from codec.errors import Cancelled
-from codec.measure.error_metric import shell_error
+from codec.measure.error_metric import clip_errors, shell_error
 from codec.measure.shells import (
     DominantShells,
     ancestor_scale,
@@ -244,15 +247,34 @@ class Compressor:
             else:
                 forced |= newly
 
+        report(0.93, "stripping keyframes")
+        check()
+        decoded = _decoded(clip, enc, tables, framing)
+        strip = StripSettings(
+            settings.strip_trivial, settings.strip_proportion, settings.strip_threshold
+        )
+        stripping = _strip(clip, strip, enc, decoded, framing)
         report(0.95, "packing")
         shells = DominantShells(dom_dist, dom_prec, framing.seg_dist, framing.seg_prec)
-        parsed = ssc_format.write(enc)
-        costs = track_costs(enc, shells)
+        while True:
+            stored = _with_retained(enc, stripping)
+            parsed = ssc_format.write(stored)
+            decoder = CompressedClip(parsed, clip.skeleton, tables=tables)
+            if strip.destructive or stripping.num_stripped == 0:
+                break
+            # stripping measured the rebuild with the decoder's own arithmetic, so this does
+            # not fire; should it, the segments concerned store every keyframe again
+            error = clip_errors(clip, decoder.decode_source(clip.name))
+            safer = _unstrip_failing(error, clip.skeleton.precision, enc, stripping)
+            if safer is None:
+                break
+            stripping = safer
+        costs = track_costs(stored, shells)
         report(1.0, "done")
         return Encoded(
             payload=parsed.data,
-            decoder=CompressedClip(parsed, clip.skeleton, tables=tables),
-            details=stats_details(enc, costs, level),
+            decoder=decoder,
+            details=stats_details(stored, costs, level, stripping, strip),
             costs=costs,
         )
 
@@ -548,6 +570,90 @@ def _static(
     )
     tables = (np.zeros((g, 0, 4), np.int64), np.zeros((g, 0, 17), F32))
     return enc, tables, np.zeros(0, np.int64)
+
+
+def _decoded(
+    clip: Clip, enc: ssc_format.EncodedClip, tables: tuple[Array, Array], framing: _Framing
+) -> keyframe_stripping.Rows:
+    """Every stored sample of the encoding (no keyframe stripped), as the decoder gives it
+    (CompressedClip.decode_rows); decoded once for stripping and the lossy clip."""
+    unwritten = ssc_format.ParsedPayload(enc, np.zeros(0), np.zeros(0), b"")
+    decoder = CompressedClip(unwritten, clip.skeleton, tables=tables)
+    return decoder.decode_rows(np.arange(framing.stored))
+
+
+def _strip(
+    clip: Clip,
+    strip: StripSettings,
+    enc: ssc_format.EncodedClip,
+    decoded: keyframe_stripping.Rows,
+    framing: _Framing,
+) -> Stripping:
+    """The keyframes to strip (keyframe_stripping) from the encoding's decoded
+    keyframes, measured against the raw clip with the decoder's own rebuild and the error
+    measure's own arithmetic; nothing when it would not make the file smaller."""
+    table, stored = framing.table, framing.stored
+    none = keyframe_stripping.no_stripping(table, stored)
+    if not strip.enabled or len(enc.animated) == 0 or np.all(table[:, 1] <= 2):
+        return none
+    sk = clip.skeleton
+
+    def errors_of(first: Array, second: Array, rows: Array, alpha: Array) -> Array:
+        a = tuple(v[first] for v in decoded)
+        b = tuple(v[second] for v in decoded)
+        rebuilt = keyframe_stripping.rebuild(a, b, alpha)
+        lossy = decoded_clip(sk, clip.sample_rate, rebuilt, looping=False)
+        raw = Clip(
+            sk, clip.sample_rate, clip.rotations[rows], clip.translations[rows], clip.scales[rows]
+        )
+        return clip_errors(raw, lossy)
+
+    removals = keyframe_stripping.removal_order(table, sk.precision, errors_of, strip)
+    chosen = keyframe_stripping.choose(table, removals, strip, stored)
+    if strip.trivial and not strip.destructive:
+        chosen = keyframe_stripping.widen(table, sk.precision, errors_of, chosen)
+    return chosen if _saves_bytes(enc, chosen) else none
+
+
+def _with_retained(enc: ssc_format.EncodedClip, stripping: Stripping) -> ssc_format.EncodedClip:
+    """The encoding storing only the retained keyframes (all of them: `enc` itself)."""
+    if stripping.num_stripped == 0:
+        return enc
+    keep = np.split(stripping.retained, enc.segment_starts[1:])
+    samples = [q[k] for q, k in zip(enc.samples, keep, strict=True)]
+    return dataclasses.replace(enc, samples=samples, retained=stripping.retained)
+
+
+def _saves_bytes(enc: ssc_format.EncodedClip, stripping: Stripping) -> bool:
+    """Whether the keyframes stripped save more bytes than the keyframe masks cost."""
+    if stripping.num_stripped == 0:
+        return False
+    after = _with_retained(enc, stripping).segment_bytes().sum()
+    return bool(after < enc.segment_bytes().sum())
+
+
+def _unstrip_failing(
+    error: Array, precision: Array, enc: ssc_format.EncodedClip, stripping: Stripping
+) -> Stripping | None:
+    """`stripping` with every keyframe stored again in the segments where a rebuilt keyframe
+    is over a joint's precision; None when there is none."""
+    stored = len(stripping.retained)
+    over = np.any(error[:stored] > precision, axis=1) & ~stripping.retained
+    if not np.any(over):
+        return None
+    seg_of = np.repeat(np.arange(enc.num_segments), enc.segment_sizes)
+    bad = np.zeros(enc.num_segments, dtype=bool)
+    bad[seg_of[over]] = True
+    retained = stripping.retained | bad[seg_of]
+    fixed = Stripping(
+        retained,
+        np.where(bad, 0, stripping.stripped),
+        np.where(bad, 0, stripping.trivial),
+    )
+    if not _saves_bytes(enc, fixed):
+        table = np.stack((enc.segment_starts, enc.segment_sizes), axis=1)
+        return keyframe_stripping.no_stripping(table, stored)
+    return fixed
 
 
 def _segment_key(digest: hashlib.blake2b, g: int, p: SegmentProblem) -> bytes:

@@ -7,12 +7,13 @@ skeleton. Everything is little-endian; offsets are from the start of the payload
       0  num_joints    u32
       4  num_samples   u32 stored samples
       8  sample_rate   f64
-     16  segments      u32: bits 0-29 the number of segments, bit 30 wrapping (looping, last
-                       sample dropped), bit 31 rotation layouts present
+     16  segments      u32: bits 0-28 the number of segments, bit 29 keyframes stripped,
+                       bit 30 wrapping (looping, last sample dropped), bit 31 rotation
+                       layouts present
     animation data (the rest of the payload)
       kinds           2 bits per sub-track (0 default, 1 constant, 2 animated), joint-major
                       rotation/translation/scale, LSB first, padded to a byte
-      layouts         (flag bit 2 only) over the constant and animated rotation sub-tracks
+      layouts         (bit 31 only) over the constant and animated rotation sub-tracks
                       in joint order, LSB first, padded to a byte: one bit each, set where it
                       does not drop w; then 2 bits for each set one: 0..2 the component
                       (x, y, z) the whole clip drops and rebuilds, 3 (animated only) a
@@ -24,17 +25,22 @@ skeleton. Everything is little-endian; offsets are from the start of the payload
                       rotation whose dropped component varies by segment: x, y, z, w)
       segment table   per segment: num_samples u16, data offset u32 (from anim start)
       segments        per segment:
+                        (bit 29 only) keyframe mask: ceil(num_samples / 8) bytes, bit i
+                          (LSB first) set where keyframe i of the segment is stored; the
+                          first and last are always set, bits past num_samples are 0
                         per animated sub-track a u8: bits 0-4 the bit rate index, bits 5-6
                           the dropped component of a per-segment rotation (else 0)
                         per animated sub-track, rate 0: 3 x u16 constant (clip-normalised);
                           rates 1..23 with more than one segment: 3 x u8 min, 3 x u8 extent
-                        samples, sample-major, sub-tracks in order, 3 components each on
+                        samples of the stored keyframes only (all of them without flag
+                          bit 3), sample-major, sub-tracks in order, 3 components each on
                           BIT_RATE_BITS[rate] bits (raw rate: f32 bits), LSB first,
                           padded to a byte
 
 A rotation is rebuilt from its three kept components as in quantize.decode_value:
 the dropped one is sqrt(max(0, 1 - sum of squares)), then the four are normalised, in
-float32.
+float32. A stripped keyframe (mask bit 0) stores nothing: the reader rebuilds it from the
+stored keyframes before and after it in its segment (keyframe_stripping.rebuild).
 
 Reading trusts nothing the header says: every count is checked against the bytes present
 before anything is allocated from it, and the samples x joints the file would decode to
@@ -61,6 +67,7 @@ from codec.codecs.acl_style.bit_rates import (
     TrackKind,
     has_segment_range,
     sample_bits,
+    segment_bytes,
 )
 from codec.codecs.acl_style.rotation_layout import PER_SEGMENT, W, kept_components
 from codec.errors import CompressedFormatError
@@ -74,11 +81,13 @@ Array = np.ndarray
 
 HEADER = struct.Struct("<IIdI")
 HEADER_SIZE = HEADER.size  # 20
+STRIPPED_BIT = 1 << 29
 WRAP_BIT = 1 << 30
 LAYOUTS_BIT = 1 << 31
-SEGMENTS_MASK = (1 << 30) - 1
+SEGMENTS_MASK = (1 << 29) - 1
 FLAG_WRAP = 1  # as read from the segments word
 FLAG_LAYOUTS = 4
+FLAG_STRIPPED = 8
 SEGMENT_ENTRY = struct.Struct("<HI")
 LAYOUT_BITS = 2  # per rotation that does not drop w (after one bit for every rotation)
 _PER_SEGMENT_CODE = 3  # PER_SEGMENT as stored (w needs no code: the bit says it)
@@ -97,7 +106,9 @@ class EncodedClip:
     each constant (-1: not a rotation); clip_layout (Ka,) 0..3, PER_SEGMENT, or -1 (not a
     rotation); clip_min / clip_extent (Ka, 4) f32 (unstored components 0); segment_sizes
     (G,); bit_rates (G, Ka) u8; seg_dropped (G, Ka) (-1: not a rotation); seg_min /
-    seg_extent (G, Ka, 3) u8; seg_constant (G, Ka, 3) u16; samples: per segment (n, Ka, 3).
+    seg_extent (G, Ka, 3) u8; seg_constant (G, Ka, 3) u16; samples: per segment (r, Ka, 3)
+    of its r stored keyframes; retained (S,) bool, which keyframes are stored (None: all,
+    and the file has no keyframe masks).
     """
 
     num_joints: int
@@ -117,6 +128,7 @@ class EncodedClip:
     seg_extent: Array
     seg_constant: Array
     samples: list[Array] = field(default_factory=list)
+    retained: Array | None = None
 
     @property
     def num_segments(self) -> int:
@@ -155,6 +167,41 @@ class EncodedClip:
         """(G, Ka, 3) the clip component of each stored value, per segment."""
         return kept_components(self.seg_dropped)
 
+    def retained_mask(self) -> Array:
+        """(S,) bool: which keyframes the file stores (all when nothing is stripped)."""
+        if self.retained is None:
+            return np.ones(self.num_samples, dtype=bool)
+        return np.asarray(self.retained, dtype=bool)
+
+    def retained_counts(self) -> Array:
+        """(G,) how many keyframes each segment stores."""
+        return np.add.reduceat(self.retained_mask(), self.segment_starts).astype(np.int64)
+
+    def segment_bytes(self) -> Array:
+        """(G,) bytes each segment takes in the file: its keyframe mask (when stripped), rate
+        bytes, ranges and packed samples of its stored keyframes."""
+        multi = self.num_segments > 1
+        mask = self.retained is not None
+        return np.array(
+            [
+                segment_bytes(rates, int(r), multi) + (mask_bytes(int(n)) if mask else 0)
+                for rates, r, n in zip(
+                    self.bit_rates, self.retained_counts(), self.segment_sizes, strict=True
+                )
+            ],
+            dtype=np.int64,
+        )
+
+
+def mask_bytes(num_samples: int) -> int:
+    """Bytes of one segment's keyframe mask (only in files with stripped keyframes)."""
+    return (num_samples + 7) // 8
+
+
+def _mask_of(retained: Array) -> bytes:
+    """A segment's keyframe mask (retained (n,) bool), LSB first."""
+    return np.packbits(np.asarray(retained, dtype=np.uint8), bitorder="little").tobytes()
+
 
 def _segments_bytes(enc: EncodedClip) -> tuple[list[bytes], list[bytes]]:
     """Each segment's rate bytes and ranges, and its packed samples."""
@@ -173,8 +220,12 @@ def _segments_bytes(enc: EncodedClip) -> tuple[list[bytes], list[bytes]]:
     used = (rates == 0) | ranged
     bits = BIT_RATE_BITS[rates]
     heads, packed = [], []
+    starts, sizes = enc.segment_starts, enc.segment_sizes
     for g in range(g_count):
-        heads.append(rate_bytes[g].tobytes() + slots[g][used[g]].tobytes())
+        mask = b""
+        if enc.retained is not None:
+            mask = _mask_of(enc.retained[starts[g] : starts[g] + sizes[g]])
+        heads.append(mask + rate_bytes[g].tobytes() + slots[g][used[g]].tobytes())
         q = enc.samples[g]
         widths = np.broadcast_to(bits[g][None, :, None], q.shape)
         packed.append(bitstream.pack(q.reshape(-1), widths.reshape(-1)))
@@ -229,7 +280,12 @@ def write(enc: EncodedClip) -> ParsedPayload:
     for head, bits in zip(heads, packed, strict=True):
         body += head
         body += bits
-    word = enc.num_segments | (WRAP_BIT if enc.wrap else 0) | (LAYOUTS_BIT if layouts else 0)
+    word = (
+        enc.num_segments
+        | (WRAP_BIT if enc.wrap else 0)
+        | (LAYOUTS_BIT if layouts else 0)
+        | (STRIPPED_BIT if enc.retained is not None else 0)
+    )
     head = HEADER.pack(enc.num_joints, enc.num_samples, enc.sample_rate, word)
     return ParsedPayload(
         encoded=enc,
@@ -277,7 +333,11 @@ def _check_header(data: bytes) -> tuple[int, int, int, int, float, int]:
         )
     nj, ns, rate, word = HEADER.unpack_from(data)
     ng = word & SEGMENTS_MASK
-    flags = (FLAG_WRAP if word & WRAP_BIT else 0) | (FLAG_LAYOUTS if word & LAYOUTS_BIT else 0)
+    flags = (
+        (FLAG_WRAP if word & WRAP_BIT else 0)
+        | (FLAG_LAYOUTS if word & LAYOUTS_BIT else 0)
+        | (FLAG_STRIPPED if word & STRIPPED_BIT else 0)
+    )
     anim = len(data) - HEADER_SIZE
     if not (1 <= nj <= MAX_JOINTS and 1 <= ns <= MAX_SAMPLES and 1 <= ng <= ns):
         raise CompressedFormatError(f"implausible counts: {nj} joints, {ns} samples, {ng} segments")
@@ -315,7 +375,7 @@ def read(data: bytes) -> ParsedPayload:
     offsets = table["f1"].astype(np.int64)
     if np.any(sizes < 1) or int(sizes.sum()) != ns:
         raise CompressedFormatError(f"segment sizes {sizes.tolist()} do not add up to {ns} samples")
-    segs = _read_segments(r, sizes, offsets, clip_layout)
+    segs = _read_segments(r, sizes, offsets, clip_layout, bool(flags & FLAG_STRIPPED))
     enc = EncodedClip(
         num_joints=nj,
         num_samples=ns,
@@ -334,6 +394,7 @@ def read(data: bytes) -> ParsedPayload:
         seg_extent=segs.extent,
         seg_constant=segs.constant,
         samples=segs.samples,
+        retained=segs.retained,
     )
     return ParsedPayload(enc, segs.packed_at, offsets, data)
 
@@ -400,7 +461,8 @@ def _read_clip_values(r: _Reader, kc: int, clip_layout: Array) -> tuple[Array, A
 class _Segments:
     """What the segments hold: bit_rates (G, Ka), the dropped component of each rotation
     (G, Ka), 8-bit ranges `minimum` / `extent` and 16-bit constants (G, Ka, 3), where each
-    segment's packed samples start in the file (G,), and the samples (n, Ka, 3) of each."""
+    segment's packed samples start in the file (G,), the samples (r, Ka, 3) of each, and
+    which keyframes are stored (S,) (None: the file strips none)."""
 
     bit_rates: Array
     dropped: Array
@@ -409,10 +471,14 @@ class _Segments:
     constant: Array
     packed_at: Array
     samples: list[Array]
+    retained: Array | None = None
 
 
-def _read_segments(r: _Reader, sizes: Array, offsets: Array, clip_layout: Array) -> _Segments:
-    """Every segment: its rate bytes, constants and ranges, and its packed samples."""
+def _read_segments(
+    r: _Reader, sizes: Array, offsets: Array, clip_layout: Array, stripped: bool
+) -> _Segments:
+    """Every segment: its keyframe mask (when `stripped`), rate bytes, constants and
+    ranges, and its packed samples."""
     ng, ka = len(sizes), len(clip_layout)
     per_segment = clip_layout == PER_SEGMENT
     segs = _Segments(
@@ -425,11 +491,16 @@ def _read_segments(r: _Reader, sizes: Array, offsets: Array, clip_layout: Array)
         samples=[],
     )
     multi = ng > 1
+    masks = []
     for g in range(ng):
         start = HEADER_SIZE + int(offsets[g])
         if not HEADER_SIZE <= start <= r.end:
             raise CompressedFormatError(f"segment {g} offset {offsets[g]} is out of range")
         r.pos = start
+        n = int(sizes[g])
+        if stripped:
+            masks.append(_read_mask(r, g, n))
+        stored = int(masks[-1].sum()) if stripped else n
         at = r.pos
         raw_rates = r.array("u1", ka, f"bit rates of segment {g}").astype(np.int64)
         rates = raw_rates & RATE_MASK
@@ -454,8 +525,24 @@ def _read_segments(r: _Reader, sizes: Array, offsets: Array, clip_layout: Array)
                 segs.extent[g, k] = np.frombuffer(blob, "u1", 3, cursor + 3)
             cursor += SLOT_BYTES
         segs.packed_at[g] = r.pos
-        segs.samples.append(_read_samples(r, g, rates, int(sizes[g])))
+        segs.samples.append(_read_samples(r, g, rates, stored))
+    if stripped:
+        segs.retained = np.concatenate(masks)
     return segs
+
+
+def _read_mask(r: _Reader, g: int, n: int) -> Array:
+    """Segment g's keyframe mask (n,) bool: the first and last keyframes are always stored
+    and no bit past the segment's end is set."""
+    at = r.pos
+    raw = np.frombuffer(r.take(mask_bytes(n), f"keyframe mask of segment {g}"), np.uint8)
+    bits = np.unpackbits(raw, bitorder="little").astype(bool)
+    if np.any(bits[n:]) or not (bits[0] and bits[n - 1]):
+        raise CompressedFormatError(
+            f"segment {g}: bad keyframe mask at byte {at} (the first and last keyframes "
+            "must be stored, no bit past the segment's end)"
+        )
+    return bits[:n]
 
 
 def _read_samples(r: _Reader, g: int, rates: Array, n: int) -> Array:

@@ -36,8 +36,8 @@ def costs_of(result: Result) -> TrackCosts:
 
 
 def segment_sample_counts(result: Result) -> np.ndarray:
-    """(G,) samples stored in each segment."""
-    return np.asarray(costs_of(result).segments, dtype=np.int64).reshape(-1, 2)[:, 1]
+    """(G,) samples stored in each segment (a stripped keyframe stores nothing)."""
+    return costs_of(result).stored_per_segment
 
 
 def cell_bytes(result: Result) -> np.ndarray:
