@@ -15,8 +15,8 @@ import pytest
 import codec
 from codec.codecs import container
 from codec.codecs.acl_style import layout as ssc_format
-from codec.compression import compress
 from codec.codecs.acl_style.keyframe_stripping import neighbours, rebuild
+from codec.compression import compress
 from codec.errors import CompressedFormatError, SettingsError
 from codec.settings import CompressionSettings
 from tests.codec.codecs.acl_style.test_strict import independent_max_error
