@@ -1,0 +1,127 @@
+"""The curve payload: bytes of a clip kept as per-track Catmull-Rom splines through knots.
+
+Little-endian. The payload is sealed (codec.codecs.survey.seal): what follows the seal is the
+body, deflated when that is smaller.
+
+| bytes | field |
+|---|---|
+| 1 | layout version (1) |
+| 4 | CRC32 of the body |
+| 1 | 1 when the body is zlib-deflated, else 0 |
+| 4 | joint count J (u32, must match the skeleton) |
+| 4 | source sample count S (u32) |
+| 8 | source sample rate (f64) |
+| 1 | source clip looping (0 or 1) |
+| ceil(6J / 8) | sub-track kinds, 2 bits each (0 default, 1 constant, 2 animated), by joint: R T S |
+| 4 per component | every constant sub-track's value, float32 (rotation x y z w, else x y z) |
+| ceil(S / 8) | time markers: one bit per source sample, set where any animated track has a knot |
+| per animated track, joint-major | |
+| 1 | bits 0-4: bits N per component (0..24); bit 6: float32 range; bit 7: keys = all markers |
+| ceil(U / 8) | (bit 7 clear) one bit per marker: the track's keys; U = markers set |
+| 2C x (2 or 4) | range: lo[C], then hi[C] (C = 4 rotation x y z w, 3 otherwise) |
+| ceil(K C N / 8) | key values, key-major, each round((v - lo) / (hi - lo) * (2^N - 1)) |
+
+Choices: a knot is a source sample (its time is the marker, not stored as a number) and the
+curve passes through its value; between knots i and i + 1 every component follows the cubic
+Hermite segment with tangents m_i = (p[i+1] - p[i-1]) / (t[i+1] - t[i-1]) (Catmull-Rom for
+evenly spaced knots, one-sided differences at the ends), held past the last knot. Values
+are range-reduced per track (the range rounded outward to float16) and quantised at the
+fewest bits that leave part of the track's budget to the knot placement; rotations keep all
+four components on one hemisphere along the track, follow the curve component-wise and are
+normalised.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from codec.clip import Clip, Skeleton
+from codec.codecs.survey import (
+    ANIMATED,
+    ByteReader,
+    ByteWriter,
+    KeyedTrack,
+    TrackDecoder,
+    animated_order,
+    read_header,
+    read_keyed,
+    read_kinds,
+    seal,
+    unseal,
+    write_header,
+    write_keyed,
+    write_kinds,
+)
+
+Array = np.ndarray
+LAYOUT_VERSION = 1
+NAME = "curve"
+
+
+def hermite(track: KeyedTrack, values: Array, pos: Array) -> Array:
+    """Values (N, C) of the Catmull-Rom spline through the knots at positions (N,)."""
+    keys = track.keys
+    if len(keys) == 1:
+        return np.repeat(values[:1], len(pos), axis=0)
+    t = keys.astype(np.float64)
+    m = np.empty_like(values)
+    m[1:-1] = (values[2:] - values[:-2]) / (t[2:] - t[:-2])[:, None]
+    m[0] = (values[1] - values[0]) / (t[1] - t[0])
+    m[-1] = (values[-1] - values[-2]) / (t[-1] - t[-2])
+    i = np.clip(np.searchsorted(keys, pos, side="right") - 1, 0, len(keys) - 2)
+    h = (t[i + 1] - t[i])[:, None]
+    u = np.clip((pos - t[i]) / (t[i + 1] - t[i]), 0.0, 1.0)[:, None]
+    u2 = u * u
+    u3 = u2 * u
+    return (
+        (2 * u3 - 3 * u2 + 1) * values[i]
+        + (u3 - 2 * u2 + u) * h * m[i]
+        + (-2 * u3 + 3 * u2) * values[i + 1]
+        + (u3 - u2) * h * m[i + 1]
+    )
+
+
+class CurveDecoder(TrackDecoder):
+    codec_name = NAME
+
+    def __init__(
+        self,
+        skeleton: Skeleton,
+        rate: float,
+        S: int,
+        looping: bool,
+        fixed: list[Array],
+        tracks: list[tuple[int, int, KeyedTrack]],
+    ) -> None:
+        super().__init__(skeleton, rate, S, looping, fixed)
+        self.tracks = [(j, k, t, t.values()) for j, k, t in tracks]
+
+    def _fill(self, pos: Array, parts: list[Array], interpolation: str) -> None:
+        for j, k, t, v in self.tracks:
+            parts[k][:, j] = hermite(t, v, pos)
+
+
+def write(clip: Clip, kinds: Array, fixed: tuple[Array, Array, Array], reps: dict) -> bytes:
+    w = ByteWriter()
+    write_header(w, clip)
+    write_kinds(w, kinds, fixed)
+    write_keyed(w, clip.num_samples, [reps[jk] for jk in animated_order(kinds)])
+    return seal(LAYOUT_VERSION, bytes(w.buf))
+
+
+def read(payload: bytes, skeleton: Skeleton) -> CurveDecoder:
+    r = ByteReader(unseal(payload, LAYOUT_VERSION, NAME), NAME)
+    S, rate, looping = read_header(r, skeleton)
+    kinds, fixed = read_kinds(r, skeleton)
+    order = animated_order(kinds)
+    tracks = read_keyed(r, S, [k for _, k in order])
+    r.done()
+    assert all(kinds[j, k] == ANIMATED for j, k in order)
+    return CurveDecoder(
+        skeleton,
+        rate,
+        S,
+        looping,
+        fixed,
+        [(j, k, t) for (j, k), t in zip(order, tracks, strict=True)],
+    )

@@ -1,0 +1,122 @@
+"""The keyreduce payload: bytes of a clip kept at per-track keys, linearly interpolated.
+
+Little-endian. The payload is sealed (codec.codecs.survey.seal): what follows the seal is the
+body, deflated when that is smaller.
+
+| bytes | field |
+|---|---|
+| 1 | layout version (1) |
+| 4 | CRC32 of the body |
+| 1 | 1 when the body is zlib-deflated, else 0 |
+| 4 | joint count J (u32, must match the skeleton) |
+| 4 | source sample count S (u32) |
+| 8 | source sample rate (f64) |
+| 1 | source clip looping (0 or 1) |
+| ceil(6J / 8) | sub-track kinds, 2 bits each (0 default, 1 constant, 2 animated), by joint: R T S |
+| 4 per component | every constant sub-track's value, float32 (rotation x y z w, else x y z) |
+| ceil(S / 8) | time markers: one bit per source sample, set where any animated track has a key |
+| per animated track, joint-major | |
+| 1 | bits 0-4: bits N per component (0..24); bit 6: float32 range; bit 7: keys = all markers |
+| ceil(U / 8) | (bit 7 clear) one bit per marker: the track's keys; U = markers set |
+| 2C x (2 or 4) | range: lo[C], then hi[C] (C = 4 rotation x y z w, 3 otherwise) |
+| ceil(K C N / 8) | key values, key-major, each round((v - lo) / (hi - lo) * (2^N - 1)) |
+
+Choices: a key is a source sample (its time is the marker, not stored as a number); values
+are range-reduced per track (the range rounded outward to float16, so every value is inside
+it) and quantised at the fewest bits that leave part of the track's budget to the key
+reduction; rotations keep all four components on one hemisphere along the track (no
+dropped W: a component crossing zero would need a sign per key), interpolated
+component-wise and normalised (ACL's nlerp).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from codec import quat
+from codec.clip import Clip, Skeleton
+from codec.codecs.survey import (
+    ANIMATED,
+    ByteReader,
+    ByteWriter,
+    KeyedTrack,
+    TrackDecoder,
+    animated_order,
+    read_header,
+    read_keyed,
+    read_kinds,
+    seal,
+    unseal,
+    write_header,
+    write_keyed,
+    write_kinds,
+)
+
+Array = np.ndarray
+LAYOUT_VERSION = 1
+NAME = "keyreduce"
+
+
+def lerp_keys(
+    track: KeyedTrack,
+    values: Array,
+    pos: Array,
+    interpolation: str = "nlerp",
+    rotation: bool = False,
+) -> Array:
+    """Values (N, C) at positions (N,) between the two keys around each (held past the
+    ends). Rotations with `interpolation == 'slerp'` blend on the sphere."""
+    keys = track.keys
+    if len(keys) == 1:
+        return np.repeat(values[:1], len(pos), axis=0)
+    i = np.clip(np.searchsorted(keys, pos, side="right") - 1, 0, len(keys) - 2)
+    a = np.clip((pos - keys[i]) / (keys[i + 1] - keys[i]), 0.0, 1.0)[:, None]
+    if rotation and interpolation == "slerp":
+        return quat.slerp(values[i], values[i + 1], a)
+    return values[i] + (values[i + 1] - values[i]) * a
+
+
+class KeyDecoder(TrackDecoder):
+    codec_name = NAME
+
+    def __init__(
+        self,
+        skeleton: Skeleton,
+        rate: float,
+        S: int,
+        looping: bool,
+        fixed: list[Array],
+        tracks: list[tuple[int, int, KeyedTrack]],
+    ) -> None:
+        super().__init__(skeleton, rate, S, looping, fixed)
+        self.tracks = [(j, k, t, t.values()) for j, k, t in tracks]
+
+    def _fill(self, pos: Array, parts: list[Array], interpolation: str) -> None:
+        for j, k, t, v in self.tracks:
+            parts[k][:, j] = lerp_keys(t, v, pos, interpolation, k == 0)
+
+
+def write(clip: Clip, kinds: Array, fixed: tuple[Array, Array, Array], reps: dict) -> bytes:
+    w = ByteWriter()
+    write_header(w, clip)
+    write_kinds(w, kinds, fixed)
+    write_keyed(w, clip.num_samples, [reps[jk] for jk in animated_order(kinds)])
+    return seal(LAYOUT_VERSION, bytes(w.buf))
+
+
+def read(payload: bytes, skeleton: Skeleton) -> KeyDecoder:
+    r = ByteReader(unseal(payload, LAYOUT_VERSION, NAME), NAME)
+    S, rate, looping = read_header(r, skeleton)
+    kinds, fixed = read_kinds(r, skeleton)
+    order = animated_order(kinds)
+    tracks = read_keyed(r, S, [k for _, k in order])
+    r.done()
+    assert all(kinds[j, k] == ANIMATED for j, k in order)
+    return KeyDecoder(
+        skeleton,
+        rate,
+        S,
+        looping,
+        fixed,
+        [(j, k, t) for (j, k), t in zip(order, tracks, strict=True)],
+    )
