@@ -15,6 +15,7 @@ means the same for every codec; `none` evaluates the codec's representation at `
 
 from __future__ import annotations
 
+import lzma
 import struct
 import zlib
 from collections.abc import Callable
@@ -47,6 +48,7 @@ DEFAULT, CONSTANT, ANIMATED = 0, 1, 2
 LOOPING = ("clamp", "wrap")
 MAX_BITS = 24  # widest quantisation of one component
 MAX_BODY = 1 << 30  # bytes a deflated body may inflate to (a hostile payload stops there)
+START_BUDGET = 1.0  # first local budgets, times the joint's local precision over its share
 MAX_ROUNDS = 10  # budget tightenings before the failing chains are stored at full precision
 STRICT_MARGIN = 1.0 - 1e-9  # the loop aims just under the precision (float64 reorderings)
 
@@ -150,11 +152,20 @@ def unpack_uint(data: bytes, n: int, width: int) -> Array:
     return np.sum(bits << shifts, axis=1, dtype=np.uint64)
 
 
+LZMA_FILTERS = [{"id": lzma.FILTER_LZMA2, "preset": 9 | lzma.PRESET_EXTREME, "dict_size": 1 << 20}]
+RAW, DEFLATE, LZMA = 0, 1, 2  # how a body is stored
+
+
 def seal(layout_version: int, body: bytes) -> bytes:
-    """Payload = version (u8), CRC32 of the body (u32), flag (u8: 1 when the body is
-    zlib-deflated, kept only when smaller), body."""
-    packed = zlib.compress(body, 9)
-    flag, stored = (1, packed) if len(packed) < len(body) else (0, body)
+    """Payload = version (u8), CRC32 of the body (u32), how the body is stored (u8: 0 as it
+    is, 1 zlib-deflated, 2 raw LZMA2 with a 1 MiB dictionary), the stored body: whichever
+    of the three is smallest (the entropy coding of every survey codec)."""
+    options = [
+        (RAW, body),
+        (DEFLATE, zlib.compress(body, 9)),
+        (LZMA, lzma.compress(body, format=lzma.FORMAT_RAW, filters=LZMA_FILTERS)),
+    ]
+    flag, stored = min(options, key=lambda o: (len(o[1]), o[0]))
     return struct.pack("<BIB", layout_version, zlib.crc32(body), flag) + stored
 
 
@@ -169,7 +180,7 @@ def unseal(payload: bytes, layout_version: int, codec: str) -> bytes:
             f"{layout_version}: compress the clip again"
         )
     body = payload[6:]
-    if flag == 1:
+    if flag == DEFLATE:
         d = zlib.decompressobj()
         try:
             body = d.decompress(body, MAX_BODY)
@@ -181,11 +192,103 @@ def unseal(payload: bytes, layout_version: int, codec: str) -> bytes:
             raise CompressedFormatError(
                 f"{codec} payload: deflated body is cut or has bytes after it"
             )
-    elif flag != 0:
+    elif flag == LZMA:
+        x = lzma.LZMADecompressor(format=lzma.FORMAT_RAW, filters=LZMA_FILTERS)
+        try:
+            body = x.decompress(body, MAX_BODY)
+        except lzma.LZMAError as e:
+            raise CompressedFormatError(f"{codec} payload: LZMA body is corrupt ({e})") from None
+        if not x.eof or x.unused_data:
+            raise CompressedFormatError(f"{codec} payload: LZMA body is cut or has bytes after it")
+    elif flag != RAW:
         raise CompressedFormatError(f"{codec} payload: unknown body flag {flag}")
     if zlib.crc32(body) != crc:
-        raise CompressedFormatError(f"{codec} payload: CRC mismatch (the data is corrupt)")
+        raise CompressedFormatError(f"{codec} payload: CRC mismatch (the data is cut or corrupt)")
     return body
+
+
+# --- integer streams ----------------------------------------------------------------------
+
+
+def zigzag(v: Array) -> Array:
+    v = np.asarray(v, np.int64)
+    return ((v << 1) ^ (v >> 63)).astype(np.uint64)
+
+
+def unzigzag(z: Array) -> Array:
+    z = np.asarray(z, np.uint64)
+    return ((z >> np.uint64(1)).astype(np.int64)) ^ (-(z & np.uint64(1)).astype(np.int64))
+
+
+def varints(z: Array) -> bytes:
+    """LEB128 bytes of unsigned integers (n,)."""
+    z = np.asarray(z, np.uint64)
+    if z.size == 0:
+        return b""
+    length = np.ones(z.shape, np.int64)
+    for b in range(1, 10):
+        length += (z >> np.uint64(7 * b)) > 0
+    width = int(length.max())
+    out = np.zeros((z.size, width), np.uint8)
+    for b in range(width):
+        chunk = ((z >> np.uint64(7 * b)) & np.uint64(127)).astype(np.uint8)
+        out[:, b] = chunk | np.where(b < length - 1, 128, 0).astype(np.uint8)
+    return out[np.arange(width)[None, :] < length[:, None]].tobytes()
+
+
+def read_varints(r: ByteReader, data: bytes, count: int) -> Array:
+    """(count,) unsigned integers of exactly `data` (CompressedFormatError otherwise)."""
+    if count == 0:
+        if data:
+            raise r.fail("coefficient bytes without coefficients")
+        return np.zeros(0, np.uint64)
+    b = np.frombuffer(data, np.uint8)
+    ends = np.flatnonzero(b < 128)
+    if len(ends) != count or (len(b) and ends[-1] != len(b) - 1):
+        raise r.fail(f"the coefficient stream holds {len(ends)} values, the tracks need {count}")
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    lengths = ends - starts + 1
+    if lengths.max() > 9:
+        raise r.fail("a coefficient is longer than 63 bits")
+    group = np.repeat(np.arange(count), lengths)
+    shift = (np.arange(len(b)) - starts[group]) * 7
+    parts = (b & 127).astype(np.uint64) << shift.astype(np.uint64)
+    return np.add.reduceat(parts, starts)
+
+
+def stream_cost(ints: Array) -> float:
+    """Estimated bits of quantised values (K, C) in a `write_deltas` stream after entropy
+    coding: about log2 of each zigzag difference, plus a little per value. Fitters compare
+    their options with it (the bits per value alone miss that fine steps of smooth motion
+    make small differences)."""
+    z = zigzag(np.diff(np.asarray(ints, np.int64), axis=0, prepend=0)).astype(np.float64)
+    return float(np.sum(np.log2(z + 1.0)) + 1.5 * z.size)
+
+
+def write_deltas(w: ByteWriter, tracks: list[Array]) -> None:
+    """Quantised tracks (K, C) each, as one stream: per track and component the differences
+    between successive values (the first against 0), zigzag, LEB128; its byte length (u32)
+    first. Neighbouring keys of smooth motion differ by little, so most take one byte."""
+    parts = [np.diff(t.astype(np.int64), axis=0, prepend=0).T.reshape(-1) for t in tracks]
+    data = varints(zigzag(np.concatenate(parts))) if parts else b""
+    w.u32(len(data))
+    w.raw(data)
+
+
+def read_deltas(r: ByteReader, shapes: list[tuple[int, int]], bits: list[int]) -> list[Array]:
+    """The tracks `write_deltas` wrote, of shapes (K, C), each value within `bits` bits."""
+    length = r.u32("value stream length")
+    count = sum(k * c for k, c in shapes)
+    flat = unzigzag(read_varints(r, r.take(length, "value stream"), count))
+    out = []
+    at = 0
+    for (k, c), b in zip(shapes, bits, strict=True):
+        v = np.cumsum(flat[at : at + k * c].reshape(c, k), axis=1).T
+        at += k * c
+        if np.any(v < 0) or np.any(v > (1 << b) - 1):
+            raise r.fail(f"a quantised value is outside {b} bits")
+        out.append(v.astype(np.uint64))
+    return out
 
 
 # --- value ranges and quantisation ----------------------------------------------------
@@ -301,9 +404,12 @@ def choose_bits(
 class TrackFitter(Protocol):
     """A codec's per-track approximation: fit within a local budget, evaluate anywhere."""
 
-    def fit(self, sub: int, raw: Array, budget: float, dist: float, smag: Array) -> Any:
+    def fit(
+        self, sub: int, raw: Array, budget: float, dist: float, smag: Array, previous: Any = None
+    ) -> Any:
         """A representation of `raw (S, C)` whose `track_error` stays within `budget`
-        (or the most accurate one it has when the budget is below reach)."""
+        (or the most accurate one it has when the budget is below reach). `previous` is the
+        track's fit at a looser budget of an earlier round, to start from (or None)."""
         ...
 
     def evaluate(self, rep: Any, pos: Array, interpolation: str = "nlerp") -> Array:
@@ -376,7 +482,7 @@ def fit_clip(
         exact[np.all(same0, axis=0), k] = CONSTANT
         exact[np.all(same_bind, axis=0), k] = DEFAULT
     share = np.maximum(np.sum(exact == ANIMATED, axis=1), 1)
-    budgets = np.repeat((lp / share)[:, None], 3, axis=1)
+    budgets = np.repeat((START_BUDGET * lp / share)[:, None], 3, axis=1)
     kinds = exact.copy()
     fixed = [b.copy() for b in binds]
     reps: dict[tuple[int, int], Any] = {}
@@ -423,7 +529,7 @@ def fit_clip(
 
 
 def _fit_one(fitter, j, k, raws, binds, exact, budgets, dist, smag, kinds, fixed, reps) -> None:
-    reps.pop((j, k), None)
+    previous = reps.pop((j, k), None)
     if exact[j, k] != ANIMATED:
         kinds[j, k] = exact[j, k]
         fixed[k][j] = binds[k][j] if exact[j, k] == DEFAULT else _constant_value(k, raws[k][:, j])
@@ -437,7 +543,7 @@ def _fit_one(fitter, j, k, raws, binds, exact, budgets, dist, smag, kinds, fixed
             fixed[k][j] = value
             return
     kinds[j, k] = ANIMATED
-    reps[(j, k)] = fitter.fit(k, raw, b, float(dist[j]), sm)
+    reps[(j, k)] = fitter.fit(k, raw, b, float(dist[j]), sm, previous)
 
 
 def _rebuild(clip: Clip, fitter: TrackFitter, kinds: Array, fixed, reps) -> Clip:
@@ -649,17 +755,18 @@ class KeyedTrack:
 
     keys: Array
     q: Quantised
+    hint: tuple = ()  # the fitter's choices, to start from in a later round (not stored)
 
     def values(self) -> Array:
         return self.q.values()
 
 
 def write_keyed(w: ByteWriter, num_samples: int, tracks: list[KeyedTrack]) -> None:
-    """Time markers, then every track. The markers are the union of all tracks' keys as a
-    bit per source sample; a track whose keys are the whole union says so with a flag bit,
-    any other carries one bit per union key. Per track: a byte (bits 0-4: bits per
-    component, bit 6: float32 range, bit 7: keys == union), [its union mask], the range
-    (lo[C], hi[C]), the key values packed at `bits` bits, key-major."""
+    """Time markers, then every track's head, then the key values of all tracks. The
+    markers are the union of all tracks' keys as a bit per source sample; a track whose keys
+    are the whole union says so with a flag bit, any other carries one bit per union key.
+    Per track: a byte (bits 0-4: bits per component, bit 6: float32 range, bit 7: keys ==
+    union), [its union mask], the range (lo[C], hi[C]). The values: `write_deltas`."""
     union = np.zeros(num_samples, dtype=np.uint64)
     for t in tracks:
         union[t.keys] = 1
@@ -671,7 +778,7 @@ def write_keyed(w: ByteWriter, num_samples: int, tracks: list[KeyedTrack]) -> No
         if not full:
             w.raw(pack_uint(np.isin(where, t.keys).astype(np.uint64), 1))
         write_range(w, t.q)
-        w.raw(pack_uint(t.q.ints.reshape(-1), t.q.bits))
+    write_deltas(w, [t.q.ints for t in tracks])
 
 
 def read_keyed(r: ByteReader, num_samples: int, subs: list[int]) -> list[KeyedTrack]:
@@ -680,7 +787,7 @@ def read_keyed(r: ByteReader, num_samples: int, subs: list[int]) -> list[KeyedTr
     where = np.flatnonzero(union)
     if subs and len(where) == 0:
         raise r.fail("animated tracks without a single key time")
-    out = []
+    heads = []
     for n, sub in enumerate(subs):
         flags = r.u8(f"flags of track {n}")
         bits = flags & 0x1F
@@ -689,24 +796,19 @@ def read_keyed(r: ByteReader, num_samples: int, subs: list[int]) -> list[KeyedTr
         if flags & 0x80:
             keys = where
         else:
-            mask = unpack_uint(
-                r.take(packed_size(len(where), 1), f"keys of track {n}"), len(where), 1
-            )
+            size = packed_size(len(where), 1)
+            mask = unpack_uint(r.take(size, f"keys of track {n}"), len(where), 1)
             keys = where[mask.astype(bool)]
             if len(keys) == 0:
                 raise r.fail(f"track {n} has no key")
-        c = WIDTHS[sub]
-        lo, hi = read_range(r, c, bool(flags & 0x40), f"range of track {n}")
-        ints = unpack_uint(
-            r.take(packed_size(len(keys) * c, bits), f"values of track {n}"), len(keys) * c, bits
-        )
-        out.append(
-            KeyedTrack(
-                keys.astype(np.int64),
-                Quantised(lo, hi, bool(flags & 0x40), bits, ints.reshape(len(keys), c)),
-            )
-        )
-    return out
+        lo, hi = read_range(r, WIDTHS[sub], bool(flags & 0x40), f"range of track {n}")
+        heads.append((keys.astype(np.int64), lo, hi, bool(flags & 0x40), bits))
+    shapes = [(len(h[0]), WIDTHS[sub]) for h, sub in zip(heads, subs, strict=True)]
+    values = read_deltas(r, shapes, [h[4] for h in heads])
+    return [
+        KeyedTrack(keys, Quantised(lo, hi, wide, bits, v))
+        for (keys, lo, hi, wide, bits), v in zip(heads, values, strict=True)
+    ]
 
 
 def animated_order(kinds: Array) -> list[tuple[int, int]]:

@@ -34,6 +34,7 @@ from codec.codecs.survey import (
     base_details,
     choose_bits,
     fit_clip,
+    stream_cost,
     strict_check,
     track_error,
 )
@@ -71,33 +72,46 @@ def refine(
 class CurveFitter:
     """survey.TrackFitter of Catmull-Rom knots."""
 
-    def fit(self, sub: int, raw: Array, budget: float, dist: float, smag: Array) -> KeyedTrack:
+    def fit(
+        self,
+        sub: int,
+        raw: Array,
+        budget: float,
+        dist: float,
+        smag: Array,
+        previous: KeyedTrack | None = None,
+    ) -> KeyedTrack:
         S = len(raw)
         best = None
-        for share in QUANT_SHARES if S > 2 else (1.0,):
+        shares = QUANT_SHARES if S > 2 else (1.0,)
+        starts: list = list(SPACINGS)
+        if previous is not None and previous.hint:
+            # a later round, at a tighter budget: the winning share, and its knots to add to
+            shares = (previous.hint[0],)
+            starts = [previous.keys]
+        for share in shares:
             q, err = choose_bits(sub, raw, dist, smag, share * budget)
             vals = q.values()
             b = max(budget, err)
             fewest = S + 1
-            for k in SPACINGS:
-                if k > 1 and k >= S:
+            for k in starts:
+                if isinstance(k, int) and k > 1 and k >= S:
                     break
+                first = grid(S, k) if isinstance(k, int) else k
                 knots = (
-                    refine(sub, raw, vals, grid(S, k), b, dist, smag)
-                    if S > 1
-                    else np.zeros(1, np.int64)
+                    refine(sub, raw, vals, first, b, dist, smag) if S > 1 else np.zeros(1, np.int64)
                 )
-                cost = len(knots) * (q.bits * raw.shape[1] + 1)
+                cost = stream_cost(q.ints[knots]) + len(knots)
                 if best is None or cost < best[0]:
-                    best = (cost, knots, q)
+                    best = (cost, knots, q, share)
                 if len(knots) > GIVE_UP * fewest:
                     break  # coarser grids only add refinement on this track
                 fewest = min(fewest, len(knots))
             if err > share * budget:
                 break
         assert best is not None
-        _, knots, q = best
-        return KeyedTrack(knots, Quantised(q.lo, q.hi, q.wide, q.bits, q.ints[knots]))
+        _, knots, q, share = best
+        return KeyedTrack(knots, Quantised(q.lo, q.hi, q.wide, q.bits, q.ints[knots]), (share,))
 
     def evaluate(self, rep: KeyedTrack, pos: Array, interpolation: str = "nlerp") -> Array:
         return layout.hermite(rep, rep.values(), pos)

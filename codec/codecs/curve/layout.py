@@ -1,13 +1,13 @@
 """The curve payload: bytes of a clip kept as per-track Catmull-Rom splines through knots.
 
-Little-endian. The payload is sealed (codec.codecs.survey.seal): what follows the seal is the
-body, deflated when that is smaller.
+Little-endian, sealed (codec.codecs.survey.seal): the body follows the seal, stored as it
+is, deflated or LZMA2-packed, whichever is smallest (the entropy coding).
 
 | bytes | field |
 |---|---|
 | 1 | layout version (1) |
 | 4 | CRC32 of the body |
-| 1 | 1 when the body is zlib-deflated, else 0 |
+| 1 | how the body is stored: 0 as it is, 1 zlib-deflated, 2 raw LZMA2 (1 MiB dictionary) |
 | 4 | joint count J (u32, must match the skeleton) |
 | 4 | source sample count S (u32) |
 | 8 | source sample rate (f64) |
@@ -15,11 +15,15 @@ body, deflated when that is smaller.
 | ceil(6J / 8) | sub-track kinds, 2 bits each (0 default, 1 constant, 2 animated), by joint: R T S |
 | 4 per component | every constant sub-track's value, float32 (rotation x y z w, else x y z) |
 | ceil(S / 8) | time markers: one bit per source sample, set where any animated track has a knot |
-| per animated track, joint-major | |
+| per animated track, joint-major: its head | |
 | 1 | bits 0-4: bits N per component (0..24); bit 6: float32 range; bit 7: keys = all markers |
 | ceil(U / 8) | (bit 7 clear) one bit per marker: the track's keys; U = markers set |
 | 2C x (2 or 4) | range: lo[C], then hi[C] (C = 4 rotation x y z w, 3 otherwise) |
-| ceil(K C N / 8) | key values, key-major, each round((v - lo) / (hi - lo) * (2^N - 1)) |
+| 4 | then: byte length L of the value stream (u32) |
+| L | key values q = round((v - lo) / (hi - lo) (2^N - 1)), see below |
+
+The value stream: per track (joint-major) and component, q[i] - q[i-1] (q[-1] = 0) as
+zigzag LEB128 varints: successive values of smooth motion differ by little.
 
 Choices: a knot is a source sample (its time is the marker, not stored as a number) and the
 curve passes through its value; between knots i and i + 1 every component follows the cubic

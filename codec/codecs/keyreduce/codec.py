@@ -30,6 +30,7 @@ from codec.codecs.survey import (
     base_details,
     choose_bits,
     fit_clip,
+    stream_cost,
     strict_check,
     track_error,
 )
@@ -120,23 +121,34 @@ def reduce_keys(
 class KeyFitter:
     """survey.TrackFitter of linear keys."""
 
-    def fit(self, sub: int, raw: Array, budget: float, dist: float, smag: Array) -> KeyedTrack:
+    def fit(
+        self,
+        sub: int,
+        raw: Array,
+        budget: float,
+        dist: float,
+        smag: Array,
+        previous: KeyedTrack | None = None,
+    ) -> KeyedTrack:
         best = None
-        for share in QUANT_SHARES if len(raw) > 2 else (1.0,):
+        shares = QUANT_SHARES if len(raw) > 2 else (1.0,)
+        if previous is not None and previous.hint:
+            shares = previous.hint  # a later round: the share that won before
+        for share in shares:
             q, err = choose_bits(sub, raw, dist, smag, share * budget)
             keys = (
                 reduce_keys(sub, raw, q.values(), max(budget, err), dist, smag)
                 if len(raw) > 1
                 else np.zeros(1, np.int64)
             )
-            cost = len(keys) * (q.bits * raw.shape[1] + 1)
+            cost = stream_cost(q.ints[keys]) + len(keys)
             if best is None or cost < best[0]:
-                best = (cost, keys, q)
+                best = (cost, keys, q, share)
             if err > share * budget:  # even the widest quantisation is over: no use trying more
                 break
         assert best is not None
-        _, keys, q = best
-        return KeyedTrack(keys, Quantised(q.lo, q.hi, q.wide, q.bits, q.ints[keys]))
+        _, keys, q, share = best
+        return KeyedTrack(keys, Quantised(q.lo, q.hi, q.wide, q.bits, q.ints[keys]), (share,))
 
     def evaluate(self, rep: KeyedTrack, pos: Array, interpolation: str = "nlerp") -> Array:
         return layout.lerp_keys(rep, rep.values(), pos)

@@ -80,7 +80,9 @@ class SubsampleFitter:
         self.num_samples = num_samples
         self.stored = stored
 
-    def fit(self, sub: int, raw: Array, budget: float, dist: float, smag: Array) -> Quantised:
+    def fit(
+        self, sub: int, raw: Array, budget: float, dist: float, smag: Array, previous: object = None
+    ) -> Quantised:
         S = len(raw)
         m = resample(raw, self.stored)
         if sub == 0:

@@ -1,13 +1,13 @@
 """The subsample payload: every animated sub-track at one lower uniform rate.
 
-Little-endian, sealed (codec.codecs.survey.seal): the body follows the seal, deflated when
-that is smaller.
+Little-endian, sealed (codec.codecs.survey.seal): the body follows the seal, stored as it
+is, deflated or LZMA2-packed, whichever is smallest (the entropy coding).
 
 | bytes | field |
 |---|---|
 | 1 | layout version (1) |
 | 4 | CRC32 of the body |
-| 1 | 1 when the body is zlib-deflated, else 0 |
+| 1 | how the body is stored: 0 as it is, 1 zlib-deflated, 2 raw LZMA2 (1 MiB dictionary) |
 | 4 | joint count J (u32, must match the skeleton) |
 | 4 | source sample count S (u32) |
 | 8 | source sample rate (f64) |
@@ -15,10 +15,14 @@ that is smaller.
 | ceil(6J / 8) | sub-track kinds, 2 bits each (0 default, 1 constant, 2 animated), by joint: R T S |
 | 4 per component | every constant sub-track's value, float32 |
 | 4 | stored sample count M (u32, 1 <= M <= S; M = 1 only when S = 1) |
-| per animated track, joint-major | |
+| per animated track, joint-major: its head | |
 | 1 | bits 0-4: bits per component N (0..24); bit 6: float32 range (else float16) |
 | 2C x (2 or 4) | range: lo[C], then hi[C] (C = 4 rotation x y z w, 3 otherwise) |
-| ceil(M C N / 8) | the M stored samples, sample-major: round((v - lo) / (hi - lo) (2^N - 1)) |
+| 4 | then: byte length L of the value stream (u32) |
+| L | the M stored values q = round((v - lo) / (hi - lo) (2^N - 1)), see below |
+
+The value stream: per track (joint-major) and component, q[i] - q[i-1] (q[-1] = 0) as
+zigzag LEB128 varints: successive values of smooth motion differ by little.
 
 Choices: the M stored samples sit evenly from the first source sample to the last, at
 positions i (S - 1) / (M - 1) in source samples, so the stored rate is
@@ -44,14 +48,13 @@ from codec.codecs.survey import (
     TrackDecoder,
     _clip_of,
     animated_order,
-    pack_uint,
-    packed_size,
+    read_deltas,
     read_header,
     read_kinds,
     read_range,
     seal,
-    unpack_uint,
     unseal,
+    write_deltas,
     write_header,
     write_kinds,
     write_range,
@@ -128,7 +131,7 @@ def write(
         q: Quantised = reps[jk]
         w.u8(q.bits | (0x40 if q.wide else 0))
         write_range(w, q)
-        w.raw(pack_uint(q.ints.reshape(-1), q.bits))
+    write_deltas(w, [reps[jk].ints for jk in animated_order(kinds)])
     return seal(LAYOUT_VERSION, bytes(w.buf))
 
 
@@ -139,17 +142,19 @@ def read(payload: bytes, skeleton: Skeleton) -> SubsampleDecoder:
     stored = r.u32("stored sample count")
     if not (1 <= stored <= S) or (stored == 1 and S > 1):
         raise r.fail(f"stored sample count {stored} for {S} source samples")
-    tracks = []
-    for n, (j, k) in enumerate(animated_order(kinds)):
+    heads = []
+    order = animated_order(kinds)
+    for n, (_, k) in enumerate(order):
         flags = r.u8(f"flags of track {n}")
         bits = flags & 0x1F
         if bits > MAX_BITS or flags & 0xA0:
             raise r.fail(f"track {n} has flags {flags:#x}")
-        c = WIDTHS[k]
-        lo, hi = read_range(r, c, bool(flags & 0x40), f"range of track {n}")
-        ints = unpack_uint(
-            r.take(packed_size(stored * c, bits), f"samples of track {n}"), stored * c, bits
-        )
-        tracks.append((j, k, Quantised(lo, hi, bool(flags & 0x40), bits, ints.reshape(stored, c))))
+        lo, hi = read_range(r, WIDTHS[k], bool(flags & 0x40), f"range of track {n}")
+        heads.append((lo, hi, bool(flags & 0x40), bits))
+    values = read_deltas(r, [(stored, WIDTHS[k]) for _, k in order], [h[3] for h in heads])
+    tracks = [
+        (j, k, Quantised(lo, hi, wide, bits, v))
+        for (j, k), (lo, hi, wide, bits), v in zip(order, heads, values, strict=True)
+    ]
     r.done()
     return SubsampleDecoder(skeleton, rate, S, looping, fixed, stored, tracks)

@@ -6,7 +6,7 @@ quantised with one step per track, finer for lower sub-bands (layout.py). The st
 largest (bisected on a log scale, float32 as stored) whose rebuilt track stays within the
 track's local budget on the joint's dominant shell; the budgets come from the object-space
 shell error of the whole clip (codec.codecs.survey.fit_clip). Entropy coding: zigzag varints,
-then deflate of the whole body.
+then deflate or LZMA2 of the whole body (codec.codecs.survey.seal).
 
 Compression time: per track STEP_ITERATIONS forward-quantise-inverse passes (one matrix
 product over all blocks each), times the budget rounds.
@@ -38,7 +38,9 @@ class WaveletFitter:
     def __init__(self, num_samples: int) -> None:
         self.num_samples = num_samples
 
-    def fit(self, sub: int, raw: Array, budget: float, dist: float, smag: Array) -> tuple:
+    def fit(
+        self, sub: int, raw: Array, budget: float, dist: float, smag: Array, previous: object = None
+    ) -> tuple:
         S = len(raw)
         offset = (0.5 * (raw.min(axis=0) + raw.max(axis=0))).astype(np.float32).astype(np.float64)
         coef = layout.coefficients(raw, offset)

@@ -1,25 +1,28 @@
 """The wavelet payload: D4 coefficients of every animated sub-track, sub-band quantised.
 
-Little-endian, sealed (codec.codecs.survey.seal): the body follows the seal, and is
-zlib-deflated when that is smaller (the entropy coding: quantised coefficients are mostly
-zero or near it, and their varints are runs of small bytes).
+Little-endian, sealed (codec.codecs.survey.seal): the body follows the seal, stored as it
+is, deflated or LZMA2-packed, whichever is smallest (the entropy coding: quantised
+coefficients are mostly zero or near it, and their varints are runs of small bytes).
 
 | bytes | field |
 |---|---|
 | 1 | layout version (1) |
 | 4 | CRC32 of the body |
-| 1 | 1 when the body is zlib-deflated, else 0 |
+| 1 | how the body is stored: 0 as it is, 1 zlib-deflated, 2 raw LZMA2 (1 MiB dictionary) |
 | 4 | joint count J (u32, must match the skeleton) |
 | 4 | source sample count S (u32) |
 | 8 | source sample rate (f64) |
 | 1 | source clip looping (0 or 1) |
 | ceil(6J / 8) | sub-track kinds, 2 bits each (0 default, 1 constant, 2 animated), by joint: R T S |
 | 4 per component | every constant sub-track's value, float32 |
-| per animated track, joint-major | |
+| per animated track, joint-major: its head | |
 | 4 | quantisation step D (float32, > 0) |
 | 4C | offset per component (float32), subtracted before the transform |
 | 4 | byte length L of the coefficient stream (u32) |
 | L | every coefficient, zigzag LEB128 varints; per track by sub-band (scaling first) |
+
+The value stream: per track (joint-major) and component, q[i] - q[i-1] (q[-1] = 0) as
+zigzag LEB128 varints: successive values of smooth motion differ by little.
 
 Choices: a track of S samples is cut into ceil(S / 16) blocks of 16 (the last padded by
 repeating the last sample); each block of each component goes through three levels of the
@@ -45,10 +48,14 @@ from codec.codecs.survey import (
     animated_order,
     read_header,
     read_kinds,
+    read_varints,
     seal,
     unseal,
+    unzigzag,
+    varints,
     write_header,
     write_kinds,
+    zigzag,
 )
 from codec.codecs.wavelet.transform import BANDS, BLOCK, LEVELS, forward, inverse
 
@@ -80,52 +87,6 @@ def from_coefficients(ints: Array, step: float, offset: Array, num_samples: int)
 
 def coefficients(values: Array, offset: Array) -> Array:
     return forward(to_blocks(values, offset))
-
-
-def zigzag(v: Array) -> Array:
-    v = np.asarray(v, np.int64)
-    return ((v << 1) ^ (v >> 63)).astype(np.uint64)
-
-
-def unzigzag(z: Array) -> Array:
-    z = np.asarray(z, np.uint64)
-    return ((z >> np.uint64(1)).astype(np.int64)) ^ (-(z & np.uint64(1)).astype(np.int64))
-
-
-def varints(z: Array) -> bytes:
-    """LEB128 bytes of unsigned integers (n,)."""
-    z = np.asarray(z, np.uint64)
-    if z.size == 0:
-        return b""
-    length = np.ones(z.shape, np.int64)
-    for b in range(1, 10):
-        length += (z >> np.uint64(7 * b)) > 0
-    width = int(length.max())
-    out = np.zeros((z.size, width), np.uint8)
-    for b in range(width):
-        chunk = ((z >> np.uint64(7 * b)) & np.uint64(127)).astype(np.uint8)
-        out[:, b] = chunk | np.where(b < length - 1, 128, 0).astype(np.uint8)
-    return out[np.arange(width)[None, :] < length[:, None]].tobytes()
-
-
-def read_varints(r: ByteReader, data: bytes, count: int) -> Array:
-    """(count,) unsigned integers of exactly `data` (CompressedFormatError otherwise)."""
-    if count == 0:
-        if data:
-            raise r.fail("coefficient bytes without coefficients")
-        return np.zeros(0, np.uint64)
-    b = np.frombuffer(data, np.uint8)
-    ends = np.flatnonzero(b < 128)
-    if len(ends) != count or (len(b) and ends[-1] != len(b) - 1):
-        raise r.fail(f"the coefficient stream holds {len(ends)} values, the tracks need {count}")
-    starts = np.concatenate(([0], ends[:-1] + 1))
-    lengths = ends - starts + 1
-    if lengths.max() > 9:
-        raise r.fail("a coefficient is longer than 63 bits")
-    group = np.repeat(np.arange(count), lengths)
-    shift = (np.arange(len(b)) - starts[group]) * 7
-    parts = (b & 127).astype(np.uint64) << shift.astype(np.uint64)
-    return np.add.reduceat(parts, starts)
 
 
 class WaveletDecoder(TrackDecoder):

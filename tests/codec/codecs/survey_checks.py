@@ -35,7 +35,7 @@ def outsider_errors(raw: Clip, lossy: Clip) -> np.ndarray:
     return np.linalg.norm(a - b, axis=-1).max(axis=(0, 2))
 
 
-STRICT_SAMPLES = 400  # longer clips are checked on their first samples (runtime)
+STRICT_SAMPLES = 300  # longer clips are checked on their first samples (runtime)
 
 
 @cache
