@@ -814,3 +814,87 @@ def read_keyed(r: ByteReader, num_samples: int, subs: list[int]) -> list[KeyedTr
 def animated_order(kinds: Array) -> list[tuple[int, int]]:
     """(joint, sub) of every animated sub-track, joint-major: the order tracks are written."""
     return [(int(j), int(k)) for j, k in np.argwhere(kinds == ANIMATED)]
+
+
+class KeyedTable:
+    """Every keyed track of a payload in flat arrays, so that a pose of all tracks is found
+    with one search instead of a Python loop over the tracks.
+
+    Track t's keys sit at flat rows start[t] .. start[t] + count[t] - 1; `values` (R, 4)
+    holds their values (three-component tracks padded with a zero), `search` (R,) their
+    times shifted by t * (S + 1) so one sorted array serves every track.
+    """
+
+    def __init__(self, tracks: list[tuple[int, int, KeyedTrack]], num_samples: int) -> None:
+        self.joint = np.array([j for j, _, _ in tracks], dtype=np.int64)
+        self.sub = np.array([k for _, k, _ in tracks], dtype=np.int64)
+        counts = np.array([len(t.keys) for _, _, t in tracks], dtype=np.int64)
+        self.start = (np.cumsum(counts) - counts).astype(np.int64)
+        self.last = self.start + counts - 1
+        self.keys = (
+            np.concatenate([t.keys for _, _, t in tracks]).astype(np.float64)
+            if tracks
+            else np.zeros(0)
+        )
+        self.values = np.zeros((len(self.keys), 4))
+        for (_, k, t), s in zip(tracks, self.start, strict=True):
+            self.values[s : s + len(t.keys), : WIDTHS[k]] = t.values()
+        self.span = float(num_samples + 1)
+        owner = np.repeat(np.arange(len(tracks)), counts)
+        self.search = self.keys + owner * self.span
+
+    def locate(self, pos: Array) -> tuple[Array, Array, Array]:
+        """Left and right key rows (N, T) around positions (N,) and the alpha between them
+        (0 on a one-key track; held at the first and last key)."""
+        t = np.arange(len(self.start))
+        q = np.asarray(pos, np.float64)[:, None] + t[None, :] * self.span
+        left = np.searchsorted(self.search, q, side="right") - 1
+        left = np.clip(left, self.start, np.maximum(self.last - 1, self.start))
+        right = np.minimum(left + 1, self.last)
+        gap = self.keys[right] - self.keys[left]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            alpha = np.where(
+                gap > 0, (pos[:, None] - self.keys[left]) / np.where(gap > 0, gap, 1.0), 0.0
+            )
+        return left, right, np.clip(alpha, 0.0, 1.0)
+
+    def scatter(self, out: Array, parts: list[Array]) -> None:
+        """Write track values (N, T, 4) into the pose arrays (N, J, C) of each kind."""
+        for k in range(3):
+            sel = self.sub == k
+            if np.any(sel):
+                parts[k][:, self.joint[sel]] = out[:, sel, : WIDTHS[k]]
+
+
+class GridTable:
+    """Tracks that share one grid of M values (subsample's stored samples, the wavelet's
+    rebuilt source samples), stacked: values (M, T, 4), three-component tracks padded."""
+
+    def __init__(self, tracks: list[tuple[int, int, Array]], length: int) -> None:
+        self.joint = np.array([j for j, _, _ in tracks], dtype=np.int64)
+        self.sub = np.array([k for _, k, _ in tracks], dtype=np.int64)
+        self.values = np.zeros((length, len(tracks), 4))
+        for n, (_, k, v) in enumerate(tracks):
+            self.values[:, n, : WIDTHS[k]] = v
+
+    def lerp(self, x: Array, slerp: bool = False) -> Array:
+        """(N, T, 4) at grid coordinates x (N,) (0 .. M - 1): the two grid values around each
+        blended linearly, rotations by slerp when asked."""
+        m = len(self.values)
+        x = np.clip(np.asarray(x, np.float64), 0.0, m - 1.0)
+        i = np.minimum(np.floor(x).astype(np.int64), max(m - 2, 0))
+        i1 = np.minimum(i + 1, m - 1)
+        a = (x - i)[:, None, None]
+        lo, hi = self.values[i], self.values[i1]
+        out = lo + (hi - lo) * a
+        if slerp:
+            rot = self.sub == 0
+            out[:, rot] = quat.slerp(lo[:, rot], hi[:, rot], a)
+        return out
+
+    def scatter(self, out: Array, parts: list[Array]) -> None:
+        """Write track values (N, T, 4) into the pose arrays (N, J, C) of each kind."""
+        for k in range(3):
+            sel = self.sub == k
+            if np.any(sel):
+                parts[k][:, self.joint[sel]] = out[:, sel, : WIDTHS[k]]

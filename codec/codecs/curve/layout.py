@@ -44,6 +44,7 @@ from codec.codecs.survey import (
     ANIMATED,
     ByteReader,
     ByteWriter,
+    KeyedTable,
     KeyedTrack,
     TrackDecoder,
     animated_order,
@@ -62,16 +63,25 @@ LAYOUT_VERSION = 1
 NAME = "curve"
 
 
+def tangents(keys: Array, values: Array) -> Array:
+    """(K, C) finite-difference tangents at the knots (one-sided at the ends; 0 alone)."""
+    m = np.zeros_like(values)
+    if len(keys) < 2:
+        return m
+    t = keys.astype(np.float64)
+    m[1:-1] = (values[2:] - values[:-2]) / (t[2:] - t[:-2])[:, None]
+    m[0] = (values[1] - values[0]) / (t[1] - t[0])
+    m[-1] = (values[-1] - values[-2]) / (t[-1] - t[-2])
+    return m
+
+
 def hermite(track: KeyedTrack, values: Array, pos: Array) -> Array:
     """Values (N, C) of the Catmull-Rom spline through the knots at positions (N,)."""
     keys = track.keys
     if len(keys) == 1:
         return np.repeat(values[:1], len(pos), axis=0)
     t = keys.astype(np.float64)
-    m = np.empty_like(values)
-    m[1:-1] = (values[2:] - values[:-2]) / (t[2:] - t[:-2])[:, None]
-    m[0] = (values[1] - values[0]) / (t[1] - t[0])
-    m[-1] = (values[-1] - values[-2]) / (t[-1] - t[-2])
+    m = tangents(keys, values)
     i = np.clip(np.searchsorted(keys, pos, side="right") - 1, 0, len(keys) - 2)
     h = (t[i + 1] - t[i])[:, None]
     u = np.clip((pos - t[i]) / (t[i + 1] - t[i]), 0.0, 1.0)[:, None]
@@ -99,10 +109,26 @@ class CurveDecoder(TrackDecoder):
     ) -> None:
         super().__init__(skeleton, rate, S, looping, fixed)
         self.tracks = [(j, k, t, t.values()) for j, k, t in tracks]
+        self.table = KeyedTable(tracks, S)
+        self.tangents = np.zeros_like(self.table.values)
+        for (_, _, t, v), s in zip(self.tracks, self.table.start, strict=True):
+            self.tangents[s : s + len(v), : v.shape[1]] = tangents(t.keys, v)
 
     def _fill(self, pos: Array, parts: list[Array], interpolation: str) -> None:
-        for j, k, t, v in self.tracks:
-            parts[k][:, j] = hermite(t, v, pos)
+        """Every track at once: the Hermite segment around each position."""
+        tab = self.table
+        left, right, u = tab.locate(pos)
+        h = (tab.keys[right] - tab.keys[left])[..., None]
+        u = u[..., None]
+        u2 = u * u
+        u3 = u2 * u
+        out = (
+            (2 * u3 - 3 * u2 + 1) * tab.values[left]
+            + (u3 - 2 * u2 + u) * h * self.tangents[left]
+            + (-2 * u3 + 3 * u2) * tab.values[right]
+            + (u3 - u2) * h * self.tangents[right]
+        )
+        tab.scatter(out, parts)
 
 
 def write(clip: Clip, kinds: Array, fixed: tuple[Array, Array, Array], reps: dict) -> bytes:

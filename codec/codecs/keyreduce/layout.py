@@ -43,6 +43,7 @@ from codec.codecs.survey import (
     ANIMATED,
     ByteReader,
     ByteWriter,
+    KeyedTable,
     KeyedTrack,
     TrackDecoder,
     animated_order,
@@ -94,10 +95,18 @@ class KeyDecoder(TrackDecoder):
     ) -> None:
         super().__init__(skeleton, rate, S, looping, fixed)
         self.tracks = [(j, k, t, t.values()) for j, k, t in tracks]
+        self.table = KeyedTable(tracks, S)
 
     def _fill(self, pos: Array, parts: list[Array], interpolation: str) -> None:
-        for j, k, t, v in self.tracks:
-            parts[k][:, j] = lerp_keys(t, v, pos, interpolation, k == 0)
+        """Every track at once: the keys around each position, lerped (or slerped)."""
+        tab = self.table
+        left, right, alpha = tab.locate(pos)
+        a, b = tab.values[left], tab.values[right]
+        out = a + (b - a) * alpha[..., None]
+        if interpolation == "slerp":
+            rot = tab.sub == 0
+            out[:, rot] = quat.slerp(a[:, rot], b[:, rot], alpha[:, rot, None])
+        tab.scatter(out, parts)
 
 
 def write(clip: Clip, kinds: Array, fixed: tuple[Array, Array, Array], reps: dict) -> bytes:

@@ -44,6 +44,7 @@ from codec.codecs.survey import (
     WIDTHS,
     ByteReader,
     ByteWriter,
+    GridTable,
     Quantised,
     TrackDecoder,
     _clip_of,
@@ -101,12 +102,13 @@ class SubsampleDecoder(TrackDecoder):
         super().__init__(skeleton, rate, S, looping, fixed)
         self.stored = stored
         self.tracks = [(j, k, q.values()) for j, k, q in tracks]
+        self.table = GridTable(self.tracks, stored)
 
     def _fill(self, pos: Array, parts: list[Array], interpolation: str) -> None:
-        for j, k, v in self.tracks:
-            parts[k][:, j] = interpolate(
-                v, self.num_samples, pos, k == 0 and interpolation == "slerp"
-            )
+        """Every track at once: the stored samples around each position, blended."""
+        m = self.stored
+        x = pos * ((m - 1) / (self.num_samples - 1)) if m > 1 else np.zeros_like(pos)
+        self.table.scatter(self.table.lerp(x, interpolation == "slerp"), parts)
 
     def decode_all(self) -> Clip:
         """The M stored samples as a clip at the stored rate."""

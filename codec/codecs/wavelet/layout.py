@@ -38,12 +38,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from codec import quat
 from codec.clip import Clip, Skeleton
 from codec.codecs.survey import (
     WIDTHS,
     ByteReader,
     ByteWriter,
+    GridTable,
     TrackDecoder,
     animated_order,
     read_header,
@@ -103,17 +103,11 @@ class WaveletDecoder(TrackDecoder):
     ) -> None:
         super().__init__(skeleton, rate, S, looping, fixed)
         self.tracks = tracks  # (joint, sub, every source sample (S, C))
+        self.table = GridTable(tracks, S)
 
     def _fill(self, pos: Array, parts: list[Array], interpolation: str) -> None:
-        S = self.num_samples
-        i = np.minimum(np.floor(pos).astype(np.int64), max(S - 2, 0))
-        i1 = np.minimum(i + 1, S - 1)
-        a = (pos - i)[:, None]
-        for j, k, v in self.tracks:
-            if k == 0 and interpolation == "slerp":
-                parts[k][:, j] = quat.slerp(v[i], v[i1], a)
-            else:
-                parts[k][:, j] = v[i] + (v[i1] - v[i]) * a
+        """Every track at once from the rebuilt source samples, blended between them."""
+        self.table.scatter(self.table.lerp(pos, interpolation == "slerp"), parts)
 
 
 def write(clip: Clip, kinds: Array, fixed: tuple[Array, Array, Array], reps: dict) -> bytes:
