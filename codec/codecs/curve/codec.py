@@ -3,7 +3,8 @@ knots), with knots added where the error needs them; budgets come from the objec
 shell error of the whole clip (codec.codecs.survey.fit_clip).
 
 Knot placement, per track: start from evenly spaced knots (every k-th sample and the last,
-for each k of SPACINGS: hand-keyed clips are keyed on such a grid), then repeatedly add, in
+for each k of SPACINGS at the first quantisation share, the winning k at the others:
+hand-keyed clips are keyed on such a grid), then repeatedly add, in
 every span between two knots where some sample is over the budget, a knot at that span's
 worst sample, until every sample is within; keep the k that needs the fewest knots. The
 quantisation is chosen first (the fewest bits within a share of the budget; several shares
@@ -85,6 +86,7 @@ class CurveFitter:
         best = None
         shares = QUANT_SHARES if S > 2 else (1.0,)
         starts: list = list(SPACINGS)
+        best_start: int | Array = 1
         if previous is not None and previous.hint:
             # a later round, at a tighter budget: the winning share, and its knots to add to
             shares = (previous.hint[0],)
@@ -104,11 +106,13 @@ class CurveFitter:
                 cost = stream_cost(q.ints[knots]) + len(knots)
                 if best is None or cost < best[0]:
                     best = (cost, knots, q, share)
+                    best_start = k
                 if len(knots) > GIVE_UP * fewest:
                     break  # coarser grids only add refinement on this track
                 fewest = min(fewest, len(knots))
             if err > share * budget:
                 break
+            starts = [best_start]  # the other shares start from the grid that won
         assert best is not None
         _, knots, q, share = best
         return KeyedTrack(knots, Quantised(q.lo, q.hi, q.wide, q.bits, q.ints[knots]), (share,))
