@@ -483,6 +483,20 @@ def fit_clip(
         exact[np.all(same_bind, axis=0), k] = DEFAULT
     share = np.maximum(np.sum(exact == ANIMATED, axis=1), 1)
     budgets = np.repeat((START_BUDGET * lp / share)[:, None], 3, axis=1)
+    # a sub-track that a fixed value holds within its share leaves the rest of the share to
+    # the joint's animated ones (an FBX joint's float-noise translation and scale would
+    # otherwise take two thirds of its rotation's budget)
+    held = np.zeros((J, 3))
+    for j, k in np.argwhere(exact == ANIMATED):
+        raw = raws[k][:, j]
+        held[j, k] = min(
+            float(track_error(k, raw, np.broadcast_to(v, raw.shape), dist[j], smag[:, j]).max())
+            for v in (binds[k][j], _constant_value(k, raw))
+        )
+    fixed_ok = (exact == ANIMATED) & (held <= budgets)
+    moving = (exact == ANIMATED) & ~fixed_ok
+    left = START_BUDGET * lp - np.sum(np.where(fixed_ok, held, 0.0), axis=1)
+    budgets = np.where(moving, (left / np.maximum(np.sum(moving, axis=1), 1))[:, None], budgets)
     kinds = exact.copy()
     fixed = [b.copy() for b in binds]
     reps: dict[tuple[int, int], Any] = {}

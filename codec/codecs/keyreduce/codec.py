@@ -3,13 +3,15 @@ interpolation between them holds within the track's budget; the budgets come fro
 object-space shell error of the whole clip (codec.codecs.survey.fit_clip), so the error is
 measured through the hierarchy, not per track against a fixed threshold.
 
-Key choice: from each key, the next one is the farthest sample (searched by doubling, then
-bisecting) such that the line between the two quantised keys stays within the budget at
-every sample between, measured on the joint's dominant shell. The quantisation is chosen
-first: the fewest bits whose error is within a share of the budget; several shares are tried
-and the cheapest track in bits is kept.
+Key choice: from each key, the next one is the farthest sample such that the line between
+the two quantised keys stays within the budget at every sample between, measured on the
+joint's dominant shell: every span up to TABLE_SPAN is tested in one batch (a longer span
+can hold where a shorter one fails), longer ones by doubling, then bisecting. The
+quantisation is chosen first: the fewest bits whose error is within a share of the budget;
+several shares are tried and the cheapest track (estimated stream bits) is kept.
 
-Compression time: per track O(K log L) small numpy evaluations (K keys, L the longest gap),
+Compression time: per track S TABLE_SPAN^2 / 2 point errors in batches (half the spans on
+clips over LONG_CLIP samples) plus O(log L) more where a gap is longer, per quantisation share,
 times at most MAX_ROUNDS budget rounds for the chains that fail in object space.
 """
 
@@ -39,32 +41,48 @@ from codec.settings import CompressionSettings
 Array = np.ndarray
 QUANT_SHARES = (0.1, 0.3, 0.6)  # parts of a track's budget its quantisation may take
 MAX_GAP = 4096  # samples between two keys, at most
-TABLE_SPAN = 16  # spans tested for every key at once
-PATIENCE = 4  # failed lengths in a row after which a key's longer lines are not tested
+TABLE_SPAN = 16  # spans tested at once from every key
+LONG_CLIP = 1000  # samples beyond which half the spans are tabled (time)
+ROW_BATCH = 65536  # (key, inner sample) pairs per batch
+
+
+def _triangle(longest: int) -> tuple[Array, Array, Array]:
+    """For spans L = 2..longest, every inner sample m (1..L-1): span (P,), m (P,) and the
+    first row of each span (longest - 1,), for np.maximum.reduceat."""
+    spans = np.concatenate([np.full(n - 1, n) for n in range(2, longest + 1)]).astype(np.int64)
+    inner = np.concatenate([np.arange(1, n) for n in range(2, longest + 1)]).astype(np.int64)
+    starts = (np.cumsum([n - 1 for n in range(2, longest + 1)]) - np.arange(1, longest)).astype(
+        np.int64
+    )
+    return spans, inner, starts
 
 
 def spans_within(
-    sub: int, raw: Array, vals: Array, budget: float, dist: float, smag: Array, longest: int
+    sub: int, raw: Array, vals: Array, budget: float, dist: float, smag: Array, tri
 ) -> Array:
-    """ok (S, longest + 1) bool: the line from key a to key a + L holds every sample between
-    within the budget (L = 1 always does). One batched evaluation per L, over the a whose
-    line held at one of the PATIENCE shorter lengths (past PATIENCE failures in a row a key's
-    longer lines are not tested; beyond the table a doubling search still finds long lines
-    on a track that has them)."""
+    """ok (S, L + 1) bool for every key a and span L up to the triangle's longest: the line
+    from a to a + L holds every sample between within the budget. Every (key, span, inner
+    sample) triple is evaluated, in batches of rows, so no span is skipped because a shorter
+    one failed (nlerp in-betweens: a line across two keys holds where a line to a sample
+    between them does not)."""
+    spans, inner, starts = tri
     S = len(raw)
+    longest = len(starts) + 1
     ok = np.zeros((S, longest + 1), dtype=bool)
-    ok[:, :2] = True
-    for span in range(2, longest + 1):
-        a = np.flatnonzero(np.any(ok[: S - span, max(0, span - PATIENCE) : span], axis=1))
-        if len(a) == 0:
-            break
-        m = np.arange(1, span)
-        idx = a[:, None] + m[None, :]
-        alpha = (m / span)[None, :, None]
-        approx = vals[a][:, None] + (vals[a + span] - vals[a])[:, None] * alpha
-        err = track_error(sub, raw[idx], approx, dist, smag[idx]).max(axis=1)
-        ok[a, span] = err <= budget
-    ok[:, 0] = False
+    ok[:, 1] = True
+    rows = max(1, ROW_BATCH // max(len(spans), 1))
+    for lo in range(0, S - 2, rows):
+        a = np.arange(lo, min(lo + rows, S - 2))
+        b = a[:, None] + spans[None, :]  # (R, P)
+        valid = b < S
+        bc = np.minimum(b, S - 1)
+        m = np.minimum(a[:, None] + inner[None, :], S - 1)
+        alpha = (inner / spans)[None, :, None]
+        approx = vals[a][:, None] + (vals[bc] - vals[a][:, None]) * alpha
+        err = track_error(sub, raw[m], approx, dist, smag[m])
+        err = np.where(valid, err, np.inf)
+        worst = np.maximum.reduceat(err, starts, axis=1)  # (R, longest - 1)
+        ok[a, 2:] = worst <= budget
     return ok
 
 
@@ -72,14 +90,14 @@ def reduce_keys(
     sub: int, raw: Array, vals: Array, budget: float, dist: float, smag: Array
 ) -> Array:
     """Key indices (K,) of a track: from each key, the farthest next key whose line holds
-    (a table of every span up to TABLE_SPAN, then doubling and bisection beyond)."""
+    (every span up to TABLE_SPAN tested at once, then doubling and bisection beyond)."""
     S = len(raw)
-    longest = min(TABLE_SPAN, S - 1)
-    table = spans_within(sub, raw, vals, budget, dist, smag, longest)
+    longest = max(min(TABLE_SPAN if S <= LONG_CLIP else TABLE_SPAN // 2, S - 1), 1)
+    table = None
+    if longest > 1:
+        table = spans_within(sub, raw, vals, budget, dist, smag, _triangle(longest))
 
     def ok(a: int, b: int) -> bool:
-        if b - a <= longest:
-            return bool(table[a, b - a])
         alpha = (np.arange(a, b + 1) - a) / (b - a)
         approx = vals[a] + (vals[b] - vals[a]) * alpha[:, None]
         err = track_error(sub, raw[a : b + 1], approx, dist, smag[a : b + 1])
@@ -89,7 +107,7 @@ def reduce_keys(
     a = 0
     while a < S - 1:
         reach = min(longest, S - 1 - a)
-        good = a + int(np.flatnonzero(table[a, 1 : reach + 1])[-1]) + 1
+        good = a + 1 if table is None else a + int(np.flatnonzero(table[a, 1 : reach + 1])[-1]) + 1
         if good == a + longest and good < S - 1:
             step, bad = 2 * longest, None
             while True:
