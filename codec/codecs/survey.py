@@ -47,7 +47,7 @@ SUB_NAMES = ("rotation", "translation", "scale")
 DEFAULT, CONSTANT, ANIMATED = 0, 1, 2
 LOOPING = ("clamp", "wrap")
 MAX_BITS = 24  # widest quantisation of one component
-MAX_BODY = 1 << 30  # bytes a deflated body may inflate to (a hostile payload stops there)
+MAX_BODY = 1 << 26  # bytes a packed body may unpack to (a hostile payload stops there)
 START_BUDGET = 1.0  # first local budgets, times the joint's local precision over its share
 MAX_ROUNDS = 10  # budget tightenings before the failing chains are stored at full precision
 STRICT_MARGIN = 1.0 - 1e-9  # the loop aims just under the precision (float64 reorderings)
@@ -188,7 +188,9 @@ def unseal(payload: bytes, layout_version: int, codec: str) -> bytes:
             raise CompressedFormatError(
                 f"{codec} payload: deflated body is corrupt ({e})"
             ) from None
-        if not d.eof or d.unused_data or d.unconsumed_tail:
+        if d.unconsumed_tail:
+            raise CompressedFormatError(f"{codec} payload: body unpacks to over {MAX_BODY} bytes")
+        if not d.eof or d.unused_data:
             raise CompressedFormatError(
                 f"{codec} payload: deflated body is cut or has bytes after it"
             )
@@ -198,6 +200,8 @@ def unseal(payload: bytes, layout_version: int, codec: str) -> bytes:
             body = x.decompress(body, MAX_BODY)
         except lzma.LZMAError as e:
             raise CompressedFormatError(f"{codec} payload: LZMA body is corrupt ({e})") from None
+        if not x.eof and not x.needs_input:
+            raise CompressedFormatError(f"{codec} payload: body unpacks to over {MAX_BODY} bytes")
         if not x.eof or x.unused_data:
             raise CompressedFormatError(f"{codec} payload: LZMA body is cut or has bytes after it")
     elif flag != RAW:
