@@ -710,7 +710,9 @@ class TrackDecoder:
         interpolation: str = "nlerp",
     ) -> Pose:
         """Pose at time `t` (seconds). looping 'wrap' blends the last sample into the
-        first over one more sample interval; per_track gives each joint a base mode."""
+        first over one more sample interval; per_track gives each joint a base mode.
+        interpolation 'slerp' blends rotations on the sphere where a codec blends two stored
+        values (subsample, keyreduce, wavelet); curve follows its spline either way."""
         if looping is not None and looping not in LOOPING:
             raise ValueError(f"unknown looping {looping!r}; use one of {LOOPING}")
         if interpolation not in INTERPOLATIONS:
