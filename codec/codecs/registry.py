@@ -6,11 +6,17 @@ from codec.codecs import container
 from codec.codecs.acl_style.codec import CODEC as ACL_STYLE
 from codec.codecs.base import Codec, Decoder
 from codec.codecs.container import Container
+from codec.codecs.curve import CurveCodec
+from codec.codecs.keyreduce import KeyReduceCodec
+from codec.codecs.subsample import SubsampleCodec
+from codec.codecs.wavelet import WaveletCodec
 from codec.errors import CompressedFormatError, SettingsError
 from codec.model.clip import Skeleton
 
 DEFAULT = "acl-style"
-CODECS: dict[str, Codec] = {c.name: c for c in (ACL_STYLE,)}
+CODECS: dict[str, Codec] = {
+    c.name: c for c in (ACL_STYLE, SubsampleCodec(), KeyReduceCodec(), CurveCodec(), WaveletCodec())
+}
 
 
 def names() -> tuple[str, ...]:

@@ -71,7 +71,8 @@ def measure(
     stats = build_stats(
         clip, settings, error, times, between, decoder.codec_name, sizes, compression_time
     )
-    stats.update(details or {})
+    # what was measured is the truth: a codec's details add keys, never replace one
+    stats.update({k: v for k, v in (details or {}).items() if k not in stats})
     vertex_error = None
     if settings.skin_error:
         vertex_error = skin_error(clip, lossy, error, decoder, times, settings.supersample)

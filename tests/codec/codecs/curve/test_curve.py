@@ -1,0 +1,70 @@
+"""curve: knots found where a clip was keyed with Catmull-Rom, strict from the bytes on every
+real clip, every rounding mode, corrupt payloads refused."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import codec
+from codec.codecs.curve import CurveCodec
+from tests.codec.codecs import survey_checks as checks
+from tests.codec.helpers import DATA
+
+CODEC = CurveCodec()
+
+
+def test_identity() -> None:
+    checks.check_identity(CODEC)
+
+
+def test_round_trip_real_and_hand_made() -> None:
+    checks.check_round_trip(CODEC, checks.load("acl/cmu_09_02.acl.sjson"))
+    checks.check_round_trip(CODEC, checks.chain_clip(np.sin(np.linspace(0.0, 4.0, 40))))
+
+
+def test_a_catmull_rom_keyed_track_keeps_exactly_its_keys() -> None:
+    """A track made the way tools/make_keyed_clips.py makes one (Hermite segments through
+    keys every 5 samples, finite-difference tangents): the knots are the keys."""
+    keys = np.arange(0, 46, 5)
+    rng = np.random.default_rng(5)
+    kv = rng.uniform(-1.0, 1.0, len(keys))
+    t = keys.astype(float)
+    m = np.empty_like(kv)
+    m[1:-1] = (kv[2:] - kv[:-2]) / (t[2:] - t[:-2])
+    m[0], m[-1] = (kv[1] - kv[0]) / 5.0, (kv[-1] - kv[-2]) / 5.0
+    s = np.arange(46)
+    i = np.minimum(s // 5, len(keys) - 2)
+    u = (s - t[i]) / 5.0
+    values = (
+        (2 * u**3 - 3 * u**2 + 1) * kv[i]
+        + (u**3 - 2 * u**2 + u) * 5.0 * m[i]
+        + (-2 * u**3 + 3 * u**2) * kv[i + 1]
+        + (u**3 - u**2) * 5.0 * m[i + 1]
+    )
+    clip = checks.chain_clip(values)
+    enc = CODEC.encode(clip, checks.SETTINGS)
+    assert enc.details["strict"]
+    dec = CODEC.decode(enc.payload, clip.skeleton)
+    knots = {(j, k): tr.keys.tolist() for j, k, tr, _ in dec.tracks}
+    assert knots[(0, 1)] == keys.tolist()  # the root's x translation, 10 * values
+
+
+def test_knots_every_four_are_found_on_a_keyed_clip() -> None:
+    clip = codec.load_clip(DATA / "keyed" / "cmu_13_07_keys4_catmull_rom.acl.sjson.xz")
+    enc = CODEC.encode(clip, checks.SETTINGS)
+    assert enc.details["strict"]
+    assert enc.details["num_knots"] / enc.details["num_animated_tracks"] <= 74  # the keys
+
+
+@pytest.mark.parametrize("item", checks.STRICT_IDS)
+def test_strict_on_every_real_clip_from_the_bytes(item: str) -> None:
+    checks.check_strict(CODEC, item)
+
+
+def test_every_rounding_mode() -> None:
+    checks.check_rounding(CODEC, checks.load("acl/cmu_09_02.acl.sjson"))
+
+
+def test_corrupt_and_truncated_payloads_are_refused() -> None:
+    checks.check_corrupt(CODEC, checks.load("acl/cmu_09_02.acl.sjson"))
