@@ -19,9 +19,11 @@ QApplication exists, hands a run that asks for exports to `run_headless`.
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import math
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
@@ -30,6 +32,7 @@ from app.exports import export_joint_csv, export_lossy, export_stats
 from app.sidecar import load_sidecar, read_sidecar_file, sidecar_path
 from codec import atomic
 from codec.errors import ShellscopeError
+from codec.overrides import JointOverride
 from codec.settings import LEVELS, CompressionSettings
 
 EXPORT_FLAGS = ("export_stats", "export_csv", "export_lossy")
@@ -137,12 +140,28 @@ def _check_exports(args: argparse.Namespace, clip_path: str) -> None:
                 same = os.path.samefile(path, i)
             if same:
                 raise _BadUse(f"{value}: is the input file {i}; refusing to overwrite it")
-        if path.is_dir():
-            raise _BadUse(f"{value}: cannot write: is a folder")
+        problem = atomic.target_problem(path)
+        if problem:
+            raise _BadUse(f"{value}: {problem}")
         if not path.parent.is_dir():
             raise _BadUse(f"{value}: cannot write: no such folder {str(path.parent)!r}")
         if not os.access(path.parent, os.W_OK | os.X_OK):
             raise _BadUse(f"{value}: cannot write: the folder is not writable")
+
+
+SHOWN_UNMATCHED = 2  # rules named one by one before the rest are counted
+
+
+def _warn_unmatched(rules: Sequence[JointOverride], names: tuple[str, ...], err: TextIO) -> None:
+    """A warning per rule that matches no joint, the first SHOWN_UNMATCHED of them by name
+    and the rest counted on one line: a 20,000-rule file makes three lines, not 20,000."""
+    lowered = [n.lower() for n in names]
+    unmatched = [r.pattern for r in rules if not fnmatch.filter(lowered, r.pattern.lower())]
+    for pattern in unmatched[:SHOWN_UNMATCHED]:
+        print(f"shellscope: warning: rule {pattern!r} matches no joint", file=err)
+    rest = len(unmatched) - SHOWN_UNMATCHED
+    if rest > 0:
+        print(f"shellscope: warning: {rest:,} more rules match no joint", file=err)
 
 
 def _one_line(error: BaseException) -> str:
@@ -198,9 +217,7 @@ def _run(args: argparse.Namespace, clip_path: str, out: TextIO, err: TextIO) -> 
         return 2
     doc = Document()
     doc.set_clip(clip, clip_path, rules, settings)
-    for rule in rules:
-        if not rule.matches(clip.skeleton.names).any():
-            print(f"shellscope: warning: rule {rule.pattern!r} matches no joint", file=err)
+    _warn_unmatched(rules, clip.skeleton.names, err)
     try:
         result = codec.compress(doc.compression_input(), CompressionSettings(level=settings.level))
         s = result.stats

@@ -18,11 +18,8 @@ so object space is the file's world space; translations go from the file's decla
 
 from __future__ import annotations
 
-import io
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -31,55 +28,24 @@ from codec import quat
 from codec.clip import Clip, Skeleton
 from codec.errors import ClipFormatError, ClipValidationError
 from codec.formats.compressed import inner_name
-from codec.formats.fbx_worker import EXIT_BAD_FILE
-from codec.limits import file_bytes, rate_problem, transform_budget
+from codec.limits import file_bytes, rate_problem, transform_budget, unit_problem
 from codec.mesh import SkinnedMesh, normalize_influences
 from codec.transforms import compose, decompose, qvv_to_matrix
 from codec.units import Units, unit_name_for_metres, user_units
 
 Array = np.ndarray
 
-WORKER_TIMEOUT = 600.0  # seconds; a huge file may take long, a stuck one must not hang us
-_ROOT = Path(__file__).resolve().parents[2]
-
 
 def _run_worker(path: object, data: bytes | None, request: dict) -> dict[str, Array]:
-    """Ask the worker; its .npz as a dict, or ClipFormatError naming the file."""
-    req = dict(request, path=None if data is not None else os.fspath(path))  # type: ignore[arg-type]
-    req["budget"] = transform_budget(file_bytes(path, data))
-    payload = json.dumps(req).encode() + b"\n" + (data or b"")
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_ROOT), env.get("PYTHONPATH")) if p)
-    try:
-        proc = subprocess.run(
-            [sys.executable, "-m", "codec.formats.fbx_worker"],
-            input=payload,
-            capture_output=True,
-            timeout=WORKER_TIMEOUT,
-            env=env,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        raise ClipFormatError(path, f"the FBX reader took over {WORKER_TIMEOUT:g} s") from None
-    except OSError as e:
-        raise ClipFormatError(path, f"cannot start the FBX reader: {e.strerror or e}") from None
-    message = proc.stderr.decode("utf-8", "replace").strip()
-    if proc.returncode == EXIT_BAD_FILE:
-        raise ClipFormatError(path, message)
-    if proc.returncode < 0:
-        raise ClipFormatError(
-            path, f"the FBX reader (ufbx) crashed on this file (signal {-proc.returncode})"
-        )
-    if proc.returncode != 0:
-        last = message.splitlines()[-1] if message else f"exit code {proc.returncode}"
-        raise ClipFormatError(path, f"internal error in the FBX reader ({last})")
-    try:
-        with np.load(io.BytesIO(proc.stdout), allow_pickle=False) as npz:
-            return {k: npz[k] for k in npz.files}
-    except (ValueError, OSError) as e:
-        raise ClipFormatError(
-            path, f"internal error: unreadable answer from the FBX reader ({e})"
-        ) from None
+    """Ask the worker (under codec.formats.reader_process's memory and time limits); its
+    .npz as a dict, or ClipFormatError naming the file."""
+    from codec.formats.fbx_scan import check_declared_sizes
+    from codec.formats.reader_process import run_reader
+
+    size = file_bytes(path, data)
+    check_declared_sizes(path, data)
+    req = dict(request, budget=transform_budget(size))
+    return run_reader(path, data, req, module="codec.formats.fbx_worker", library="ufbx")
 
 
 def list_fbx_animations(path: str | os.PathLike[str], *, data: bytes | None = None) -> list[str]:
@@ -113,6 +79,13 @@ def read_fbx(
     num = len(names)
     owners = out["fold_owner"]
     declared = _declared_units(meta)
+    problem = unit_problem(float(meta["unit_meters"]))
+    if problem and units in (None, "auto"):
+        raise ClipFormatError(
+            path,
+            f"UnitScaleFactor {float(meta['unit_meters']) * 100:g}: {problem}; "
+            "give the units to read it in",
+        )
     try:
         chosen = user_units(units, declared)
     except ValueError as e:

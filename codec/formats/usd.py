@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import stat
 import tempfile
 from pathlib import Path
@@ -42,6 +43,7 @@ from codec.limits import (
     over_budget,
     rate_problem,
     transform_budget,
+    unit_problem,
     value_problem,
 )
 from codec.mesh import SkinnedMesh, normalize_influences
@@ -56,6 +58,9 @@ def _open(path: str | os.PathLike[str], data: bytes | None) -> Any:
     """The stage (ClipFormatError naming the file when usd-core cannot open it)."""
     from pxr import Sdf, Tf, Usd
 
+    from codec.formats.usd_crate import check_crate
+
+    check_crate(path, data)
     try:
         if data is None:
             stage = Usd.Stage.Open(_checked_layer(path, os.fspath(path)))
@@ -74,7 +79,7 @@ def _open(path: str | os.PathLike[str], data: bytes | None) -> Any:
                 root = _checked_layer(path, str(file))
                 stage = Usd.Stage.Open(Usd.Stage.Open(root).Flatten())
     except Tf.ErrorException as e:
-        raise ClipFormatError(path, f"not a readable USD file ({_first_line(e)})") from None
+        raise _usd_error(path, e) from None
     except UnicodeDecodeError as e:
         raise ClipFormatError(path, "a .usda file that is not UTF-8 text", offset=e.start) from None
     if stage is None:
@@ -93,41 +98,95 @@ def _checked_layer(path: object, file: str) -> Any:
     return layer
 
 
+def _within(folder: str, file: str) -> bool:
+    return os.path.commonpath([folder, file]) == folder
+
+
 def _check_layers(path: object, root: Any) -> None:
-    """ClipFormatError when a layer `root` pulls in (sublayer, reference or payload, at any
-    depth) exists but is not a regular file: usd-core would block on a FIFO for ever.
-    Missing layers are left to usd-core, which composes without them."""
+    """The clip's folder is the sandbox: ClipFormatError naming the reference when a layer
+    `root` pulls in (sublayer, reference or payload, at any depth) is an absolute path,
+    leaves the clip's folder (`..`, or a symbolic link out of it), is not a regular file (a
+    FIFO would block usd-core for ever) or pulls in a layer that pulls it in (a cycle).
+    Missing layers are left to usd-core, which composes without them. Layers are opened
+    one at a time, each only after its own reference passed."""
     from pxr import Sdf
 
-    seen = {root.identifier}
-    todo = [root]
+    from codec.formats.usd_crate import check_crate
+
+    sandbox = os.path.realpath(os.path.dirname(os.path.abspath(os.fspath(path))))  # type: ignore[arg-type]
+    seen = {os.path.realpath(os.fspath(path))}  # type: ignore[arg-type]
+    # (layer, its folder, the files above it on this branch)
+    todo: list[tuple[Any, str, frozenset[str]]] = [(root, sandbox, frozenset(seen))]
     while todo:
-        layer = todo.pop()
+        layer, folder, chain = todo.pop()
+        shown = os.path.basename(layer.realPath or "") or inner_name(os.fspath(path))  # type: ignore[arg-type]
         for asset in layer.GetCompositionAssetDependencies():
-            file = layer.ComputeAbsolutePath(asset)
-            if not file or file in seen or "[" in file:  # "[...]": inside a .usdz package
-                continue
-            seen.add(file)
+            where = f"{shown} pulls in {asset!r}"
+            if (
+                os.path.isabs(asset)
+                or asset.startswith("~")
+                or re.match(r"[A-Za-z][\w+.-]*:", asset)
+            ):
+                raise ClipFormatError(
+                    path, f"{where}: an absolute path; only files in the clip's folder are read"
+                )
+            if "[" in layer.ComputeAbsolutePath(asset) and ".." not in Path(asset).parts:
+                continue  # inside a .usdz package
+            file = os.path.normpath(os.path.join(folder, asset))
+            if not _within(sandbox, file):
+                raise ClipFormatError(path, f"{where}, which is outside the clip's folder")
             try:
                 mode = os.stat(file).st_mode
             except OSError:
                 continue
+            real = os.path.realpath(file)
+            if not _within(sandbox, real):
+                raise ClipFormatError(
+                    path, f"{where}, a symbolic link to a file outside the clip's folder"
+                )
             if not stat.S_ISREG(mode):
                 raise ClipFormatError(
-                    path,
-                    f"layer {layer.identifier} pulls in {asset!r}, which is not a regular "
-                    "file (a directory, device or FIFO)",
+                    path, f"{where}, which is not a regular file (a directory, device or FIFO)"
                 )
+            if real in chain:
+                raise ClipFormatError(path, f"{where}, which pulls it in again (a cycle)")
+            if real in seen:
+                continue
+            seen.add(real)
             if len(seen) > MAX_LAYERS:
                 raise ClipFormatError(path, f"pulls in more than {MAX_LAYERS} layers")
-            child = Sdf.Layer.FindOrOpen(file)
+            check_crate(path, None, real)
+            child = Sdf.Layer.FindOrOpen(real)
             if child is not None:
-                todo.append(child)
+                todo.append((child, os.path.dirname(real), chain | {real}))
 
 
 def _first_line(e: Exception) -> str:
     lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
     return (lines[-1] if lines else type(e).__name__)[:300]
+
+
+_TF_ERROR = re.compile(
+    r"Error in '[^']*' at line \d+ in file [^:]*: '(.*?)'\s*(?=Error in|$)", re.S
+)
+
+
+def _usd_error(path: object, e: Exception) -> ClipFormatError:
+    """usd-core's first error as one line: a parse error with its line and column and what
+    was expected, anything else by its message without C++ namespaces."""
+    from codec.formats.reader_process import _NAMESPACE, _PARSE
+
+    text = str(e)
+    for raw in text.splitlines():
+        m = _PARSE.search(raw)
+        if m:
+            what = _NAMESPACE.sub("", m[3]).replace("parse error matching ", "expected ")
+            tail = (f" at {m[4]!r}" if m[4] else "") + (f" in <{m[5]}>" if m[5] else "")
+            return ClipFormatError(path, f"column {m[2]}: {what}{tail}", line=int(m[1]))
+    found = _TF_ERROR.findall(text)
+    first = " ".join((found[0] if found else _first_line(e)).split())
+    first = _NAMESPACE.sub("", first)[:300]
+    return ClipFormatError(path, f"not a readable USD file ({first or type(e).__name__})")
 
 
 def _skeletons(stage: Any) -> list[Any]:
@@ -147,7 +206,50 @@ def _animation_of(skel: Any) -> Any:
 
 
 def list_usd_animations(path: str | os.PathLike[str], *, data: bytes | None = None) -> list[str]:
-    """One entry per Skeleton: its prim path (the clip is the animation bound to it)."""
+    """One entry per Skeleton: its prim path (the clip is the animation bound to it).
+    Read by usd-core in a child process (codec.formats.usd_worker)."""
+    from codec.formats.reader_process import run_reader
+
+    out = run_reader(path, data, {"mode": "list", "name": os.fspath(path)}, **_WORKER)
+    return [str(n) for n in out["skeletons"]]
+
+
+def read_usd(
+    path: str | os.PathLike[str],
+    *,
+    animation: str | int | None = None,
+    sample_rate: float | None = None,
+    units: str | None = None,
+    data: bytes | None = None,
+) -> Clip:
+    """Read one Skeleton and its bound SkelAnimation into a clip in centimetres, with
+    usd-core in a child process (codec.formats.usd_worker): a crash, an abort or a runaway
+    allocation there is a ClipFormatError here.
+
+    `animation`: a Skeleton path (as `list_usd_animations` gives), its name, its animation's
+    path or name, an index, or None for the first Skeleton. `sample_rate` resamples at that
+    rate; `units` overrides metersPerUnit (a name of codec.units.UNIT_CM).
+    """
+    from codec.formats.clip_arrays import clip_from_arrays
+    from codec.formats.reader_process import run_reader
+
+    if sample_rate is not None and rate_problem(float(sample_rate)):
+        raise ValueError(f"sample_rate: {rate_problem(float(sample_rate))}")
+    request = {
+        "mode": "read",
+        "name": os.fspath(path),
+        "animation": animation,
+        "sample_rate": sample_rate,
+        "units": units,
+    }
+    return clip_from_arrays(run_reader(path, data, request, **_WORKER))
+
+
+_WORKER = {"module": "codec.formats.usd_worker", "library": "usd-core"}
+
+
+def list_usd_in_process(path: str | os.PathLike[str], *, data: bytes | None = None) -> list[str]:
+    """`list_usd_animations` in this process (the worker's half)."""
     stage = _open(path, data)
     return [str(s.GetPath()) for s in _skeletons(stage)]
 
@@ -258,7 +360,7 @@ def _time_codes_per_second(path: object, stage: Any) -> float:
     return tcps
 
 
-def read_usd(
+def read_usd_in_process(
     path: str | os.PathLike[str],
     *,
     animation: str | int | None = None,
@@ -266,12 +368,7 @@ def read_usd(
     units: str | None = None,
     data: bytes | None = None,
 ) -> Clip:
-    """Read one Skeleton and its bound SkelAnimation into a clip in centimetres.
-
-    `animation`: a Skeleton path (as `list_usd_animations` gives), its name, its animation's
-    path or name, an index, or None for the first Skeleton. `sample_rate` resamples at that
-    rate; `units` overrides metersPerUnit (a name of codec.units.UNIT_CM).
-    """
+    """`read_usd` in this process: only the worker calls it, since usd-core may crash."""
     from pxr import Usd, UsdGeom
 
     if sample_rate is not None and rate_problem(float(sample_rate)):
@@ -342,6 +439,12 @@ def read_usd(
         )
 
     declared = _declared_units(stage)
+    meters = float(UsdGeom.GetStageMetersPerUnit(stage))
+    problem = unit_problem(meters)
+    if problem and units in (None, "auto"):
+        raise ClipFormatError(
+            path, f"metersPerUnit {meters:g}: {problem}; give the units to read it in"
+        )
     try:
         chosen = user_units(units, declared)
     except ValueError as e:
