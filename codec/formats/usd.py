@@ -104,11 +104,11 @@ def _within(folder: str, file: str) -> bool:
 
 def _check_layers(path: object, root: Any) -> None:
     """The clip's folder is the sandbox: ClipFormatError naming the reference when a layer
-    `root` pulls in (sublayer, reference or payload, at any depth) is an absolute path,
-    leaves the clip's folder (`..`, or a symbolic link out of it), is not a regular file (a
-    FIFO would block usd-core for ever) or pulls in a layer that pulls it in (a cycle).
-    Missing layers are left to usd-core, which composes without them. Layers are opened
-    one at a time, each only after its own reference passed."""
+    `root` pulls in (sublayer, reference or payload, at any depth, or a value clip's asset)
+    is an absolute path, leaves the clip's folder (`..`, or a symbolic link out of it), is
+    not a regular file (a FIFO would block usd-core for ever) or pulls in a layer that pulls
+    it in (a cycle). Missing layers are left to usd-core, which composes without them.
+    Layers are opened one at a time, each only after its own reference passed."""
     from pxr import Sdf
 
     from codec.formats.usd_crate import check_crate
@@ -120,34 +120,13 @@ def _check_layers(path: object, root: Any) -> None:
     while todo:
         layer, folder, chain = todo.pop()
         shown = os.path.basename(layer.realPath or "") or inner_name(os.fspath(path))  # type: ignore[arg-type]
+        for asset in _clip_assets(layer):
+            _sandboxed(path, f"{shown}'s value clips use {asset!r}", asset, layer, folder, sandbox)
         for asset in layer.GetCompositionAssetDependencies():
             where = f"{shown} pulls in {asset!r}"
-            if (
-                os.path.isabs(asset)
-                or asset.startswith("~")
-                or re.match(r"[A-Za-z][\w+.-]*:", asset)
-            ):
-                raise ClipFormatError(
-                    path, f"{where}: an absolute path; only files in the clip's folder are read"
-                )
-            if "[" in layer.ComputeAbsolutePath(asset) and ".." not in Path(asset).parts:
-                continue  # inside a .usdz package
-            file = os.path.normpath(os.path.join(folder, asset))
-            if not _within(sandbox, file):
-                raise ClipFormatError(path, f"{where}, which is outside the clip's folder")
-            try:
-                mode = os.stat(file).st_mode
-            except OSError:
+            real = _sandboxed(path, where, asset, layer, folder, sandbox)
+            if real is None:
                 continue
-            real = os.path.realpath(file)
-            if not _within(sandbox, real):
-                raise ClipFormatError(
-                    path, f"{where}, a symbolic link to a file outside the clip's folder"
-                )
-            if not stat.S_ISREG(mode):
-                raise ClipFormatError(
-                    path, f"{where}, which is not a regular file (a directory, device or FIFO)"
-                )
             if real in chain:
                 raise ClipFormatError(path, f"{where}, which pulls it in again (a cycle)")
             if real in seen:
@@ -159,6 +138,64 @@ def _check_layers(path: object, root: Any) -> None:
             child = Sdf.Layer.FindOrOpen(real)
             if child is not None:
                 todo.append((child, os.path.dirname(real), chain | {real}))
+
+
+def _sandboxed(
+    path: object, where: str, asset: str, layer: Any, folder: str, sandbox: str
+) -> str | None:
+    """The real path of an existing regular file `asset` names inside the sandbox; None when
+    it is missing or inside a .usdz package; ClipFormatError naming `where` otherwise."""
+    if os.path.isabs(asset) or asset.startswith("~") or re.match(r"[A-Za-z][\w+.-]*:", asset):
+        raise ClipFormatError(
+            path, f"{where}: an absolute path; only files in the clip's folder are read"
+        )
+    if "[" in layer.ComputeAbsolutePath(asset) and ".." not in Path(asset).parts:
+        return None  # inside a .usdz package
+    file = os.path.normpath(os.path.join(folder, asset))
+    if not _within(sandbox, file):
+        raise ClipFormatError(path, f"{where}, which is outside the clip's folder")
+    try:
+        mode = os.stat(file).st_mode
+    except OSError:
+        return None
+    real = os.path.realpath(file)
+    if not _within(sandbox, real):
+        raise ClipFormatError(path, f"{where}, a symbolic link to a file outside the clip's folder")
+    if not stat.S_ISREG(mode):
+        raise ClipFormatError(
+            path, f"{where}, which is not a regular file (a directory, device or FIFO)"
+        )
+    return real
+
+
+def _clip_assets(layer: Any) -> list[str]:
+    """Every asset a layer's value clips name (assetPaths, manifestAssetPath and the
+    templateAssetPath pattern): usd-core opens those as it reads values."""
+    from pxr import Sdf
+
+    found: list[str] = []
+
+    def visit(spec_path: Any) -> None:
+        if not spec_path.IsPrimPath():
+            return
+        spec = layer.GetPrimAtPath(spec_path)
+        if not spec or not spec.HasInfo("clips"):
+            return
+        for clip_set in dict(spec.GetInfo("clips")).values():
+            if not isinstance(clip_set, dict):
+                continue
+            for key in ("assetPaths", "manifestAssetPath", "templateAssetPath"):
+                value = clip_set.get(key)
+                if value is None:
+                    continue
+                items = [value] if isinstance(value, str | Sdf.AssetPath) else list(value)
+                for item in items:
+                    text = item.path if isinstance(item, Sdf.AssetPath) else str(item or "")
+                    if text:
+                        found.append(text)
+
+    layer.Traverse(Sdf.Path.absoluteRootPath, visit)
+    return found
 
 
 def _first_line(e: Exception) -> str:

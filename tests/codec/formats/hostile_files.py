@@ -689,3 +689,24 @@ NATIVE_CASES: dict[str, tuple[Builder, tuple[str, ...]]] = {
 }
 MEMORY_CASES.update(NATIVE_CASES)
 CASES = {**MEMORY_CASES, **NUMBER_CASES}
+
+
+def usd_value_clip_outside(folder: Path) -> Path:
+    """The animation's value clips come from ../outside.usda: usd-core would read it."""
+    path = usd_outside_sublayer(folder, "../outside.usda")
+    clips = (
+        'def SkelAnimation "Anim" (\n clips = { dictionary default = {\n'
+        "  asset[] assetPaths = [@../outside.usda@]\n"
+        '  string primPath = "/Root/Skel/Anim"\n  double2[] active = [(0, 0)] } }\n)\n'
+    )
+    text = path.read_text().replace("subLayers = [@../outside.usda@]", "")
+    path.write_text(text.replace('def SkelAnimation "Anim"\n', clips))
+    return path
+
+
+NATIVE_CASES["usd_value_clip_outside"] = (
+    usd_value_clip_outside,
+    ("value clips use '../outside.usda'", "outside the clip's folder"),
+)
+MEMORY_CASES.update(NATIVE_CASES)
+CASES = {**MEMORY_CASES, **NUMBER_CASES}
