@@ -8,7 +8,9 @@ would have to be folded back; ufbx is also a pip wheel (no system package) and p
 files in 1-8 ms (geometry skipped) where assimp takes 6-120 ms. Starting the child process
 makes a load 0.13-0.2 s (bench/load_clips.py). Its one flaw (ufbx 0.0.5 frees objects too
 early and crashes at exit) is contained in codec.formats.fbx_worker, a child process: a
-crash there is a ClipFormatError here, never a dead window.
+crash there is a ClipFormatError here, never a dead window. The child runs under
+codec.formats.reader_process's memory and time limits, and codec.formats.fbx_scan checks
+the arrays the file declares (counts, zlib sizes) before ufbx inflates any of them.
 
 This module starts the worker, then builds the clip: each joint's local transform is its
 own with every non-joint node between it and its joint parent (or above a root) folded in,

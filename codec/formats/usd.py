@@ -11,13 +11,20 @@ timeCodesPerSecond; when the animation's time samples lie on one uniform grid th
 clip's samples, otherwise every time code is sampled (or `sample_rate`, with a warning).
 Units: the stage's metersPerUnit (USD's fallback, 0.01 m, when not authored) and upAxis.
 
-usd-core is read-only here and imported lazily: it takes ~0.3 s to import.
+usd-core runs in a child process (codec.formats.usd_worker, started through
+codec.formats.reader_process under memory and time limits): `read_usd` and
+`list_usd_animations` start it, the `*_in_process` functions below are what it runs. This
+process never imports pxr, so a usd-core crash is an error line and the window's UI thread
+never imports it while another thread imports numba.
 
-Hostile files: before the stage is composed, every layer it pulls in (sublayers,
-references, payloads, recursively) must be a regular file when it exists (a FIFO named by a
-sublayer would block usd-core forever); the number of samples x joints is checked against
-the file's transform budget (codec.limits) before any sample is allocated, and the stage's
-timeCodesPerSecond must be a usable rate.
+Hostile files: before usd-core parses a crate, its table of contents and section counts are
+checked (codec.formats.usd_crate); before the stage is composed, every layer it pulls in
+(sublayers, references, payloads, recursively, and value clips' assets) must stay in the
+clip's folder (no absolute path, no `..` out of it, no symbolic link out of it), be a
+regular file when it exists (a FIFO named by a sublayer would block usd-core forever) and
+not pull in a layer above it (a cycle); the number of samples x joints is checked against
+the file's transform budget (codec.limits) before any sample is allocated; the stage's
+timeCodesPerSecond must be a usable rate and its metersPerUnit a usable unit.
 """
 
 from __future__ import annotations
