@@ -710,3 +710,29 @@ NATIVE_CASES["usd_value_clip_outside"] = (
 )
 MEMORY_CASES.update(NATIVE_CASES)
 CASES = {**MEMORY_CASES, **NUMBER_CASES}
+
+
+def usd_crate_invalid_spec_usdz(folder: Path) -> Path:
+    """The aborting crate inside a .usdz package (stored, its data 64-byte aligned as
+    usdz requires)."""
+    import zipfile
+
+    name = "clip.usdc"
+    pad = (64 - (30 + len(name)) % 64) % 64
+    pad = pad + 64 if 0 < pad < 4 else pad
+    info = zipfile.ZipInfo(name)
+    info.compress_type = zipfile.ZIP_STORED
+    if pad:
+        info.extra = b"\x86\x15" + struct.pack("<H", pad - 4) + b"\0" * (pad - 4)
+    path = folder / "invalid_spec.usdz"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr(info, (HOSTILE_DATA / "usd_crate_invalid_spec.usdc").read_bytes())
+    return path
+
+
+NATIVE_CASES["usd_crate_invalid_spec_usdz"] = (
+    usd_crate_invalid_spec_usdz,
+    ("usd-core crashed while reading invalid_spec.usdz: SIGABRT", "invalid SdfPrimSpec"),
+)
+MEMORY_CASES.update(NATIVE_CASES)
+CASES = {**MEMORY_CASES, **NUMBER_CASES}
