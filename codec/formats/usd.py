@@ -45,6 +45,7 @@ from codec.errors import ClipFormatError
 from codec.formats.compressed import inner_name
 from codec.formats.key_grid import key_grid, nice_rate
 from codec.limits import (
+    MAX_MESH_ELEMENTS,
     file_bytes,
     first_out_of_range,
     over_budget,
@@ -650,9 +651,19 @@ def _mesh(
     if not prim.IsA(UsdGeom.Mesh):
         return None
     mesh = UsdGeom.Mesh(prim)
-    points = np.array(mesh.GetPointsAttr().Get() or [], dtype=np.float64).reshape(-1, 3)
-    counts = np.array(mesh.GetFaceVertexCountsAttr().Get() or [], dtype=np.int64)
-    indices = np.array(mesh.GetFaceVertexIndicesAttr().Get() or [], dtype=np.int64)
+    raw = [
+        a.Get() or []
+        for a in (
+            mesh.GetPointsAttr(),
+            mesh.GetFaceVertexCountsAttr(),
+            mesh.GetFaceVertexIndicesAttr(),
+        )
+    ]
+    if max(len(r) for r in raw) > MAX_MESH_ELEMENTS:  # before numpy copies and fans them
+        raise ValueError(f"over {MAX_MESH_ELEMENTS:,} points or face indices")
+    points = np.array(raw[0], dtype=np.float64).reshape(-1, 3)
+    counts = np.array(raw[1], dtype=np.int64)
+    indices = np.array(raw[2], dtype=np.int64)
     if len(points) == 0 or len(counts) == 0:
         return None
     if counts.sum() != len(indices) or np.any(counts < 3):
