@@ -19,7 +19,6 @@ QApplication exists, hands a run that asks for exports to `run_headless`.
 from __future__ import annotations
 
 import argparse
-import fnmatch
 import math
 import os
 import sys
@@ -155,8 +154,7 @@ SHOWN_UNMATCHED = 2  # rules named one by one before the rest are counted
 def _warn_unmatched(rules: Sequence[JointOverride], names: tuple[str, ...], err: TextIO) -> None:
     """A warning per rule that matches no joint, the first SHOWN_UNMATCHED of them by name
     and the rest counted on one line: a 20,000-rule file makes three lines, not 20,000."""
-    lowered = [n.lower() for n in names]
-    unmatched = [r.pattern for r in rules if not fnmatch.filter(lowered, r.pattern.lower())]
+    unmatched = [r.pattern for r in rules if not r.matches(names).any()]
     for pattern in unmatched[:SHOWN_UNMATCHED]:
         print(f"shellscope: warning: rule {pattern!r} matches no joint", file=err)
     rest = len(unmatched) - SHOWN_UNMATCHED
