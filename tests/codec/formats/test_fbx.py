@@ -532,3 +532,21 @@ def test_a_crash_of_the_reader_process_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ClipFormatError) as info:
         run_reader(path, None, request, module=module, library="ufbx")
     assert str(info.value) == f"{path}: ufbx crashed while reading crash.fbx: SIGSEGV"
+
+
+def test_an_ascii_array_count_over_the_budget_is_refused_with_its_line(tmp_path: Path) -> None:
+    """ASCII FBX declares array sizes as `*N`: checked against the file's budget before
+    ufbx reads (codec.formats.fbx_scan)."""
+    from tests.codec.formats import hostile_files as hf
+
+    text = (hf.HOSTILE_DATA / "fbx_unit_scale_zero.fbx").read_text()
+    text = text.replace(
+        "Objects:  {",
+        'Objects:  {\n\tGeometry: 5, "Geometry::g", "Mesh" {\n'
+        "\t\tVertices: *40000000 {\n\t\t\ta: 0\n\t\t}\n\t}",
+    )
+    path = tmp_path / "count.fbx"
+    path.write_text(text)
+    with pytest.raises(ClipFormatError) as info:
+        load_clip(path)
+    assert str(info.value).startswith(f"{path}:14: an array of 40,000,000 values is over")
