@@ -49,6 +49,28 @@ class _Run:
         self.last_progress = 0.0
 
 
+READER_MODULES = (
+    "codec.formats.bvh",
+    "codec.formats.gltf",
+    "codec.formats.acl_sjson",
+    "codec.formats.fbx",
+    "codec.formats.usd",
+    "codec.formats.reader_process",
+    "codec.formats.clip_arrays",
+)
+
+
+def import_readers() -> None:
+    """Import every reader on this (the UI) thread before the warm-up thread imports numba:
+    two threads importing at once once deadlocked the window (the UI thread importing pxr
+    while the warm-up imported numba). usd-core and ufbx themselves are only ever imported
+    by the reader's child process (codec.formats.reader_process), never here."""
+    import importlib
+
+    for name in READER_MODULES:
+        importlib.import_module(name)
+
+
 class Controller(QtCore.QObject):
     """Feeds the document: `load` reads, settings changes recompress (debounced), the
     views' intents edit the tuning (saved beside the clip) and write exports.
@@ -102,6 +124,7 @@ class Controller(QtCore.QObject):
             # kernels now, so the first clip does not wait
             from codec import warm_up
 
+            import_readers()
             threading.Thread(target=warm_up.warm_up, name="jit-warm-up", daemon=True).start()
 
     # --- opening ------------------------------------------------------------------------

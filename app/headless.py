@@ -22,6 +22,7 @@ import argparse
 import math
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
@@ -31,7 +32,7 @@ from codec.cli.flags import add_tuning_flags
 from codec.errors import ShellscopeError
 from codec.formats import atomic
 from codec.sidecar import load_tuning, sidecar_path
-from codec.tuning import GlobalSettings
+from codec.tuning import GlobalSettings, JointOverride
 
 EXPORT_FLAGS = ("export_stats", "export_csv", "export_lossy")
 
@@ -121,12 +122,27 @@ def _check_exports(args: argparse.Namespace, clip_path: str) -> None:
                 same = os.path.samefile(path, i)
             if same:
                 raise _BadUse(f"{value}: is the input file {i}; refusing to overwrite it")
-        if path.is_dir():
-            raise _BadUse(f"{value}: cannot write: is a folder")
+        problem = atomic.target_problem(path)
+        if problem:
+            raise _BadUse(f"{value}: {problem}")
         if not path.parent.is_dir():
             raise _BadUse(f"{value}: cannot write: no such folder {str(path.parent)!r}")
         if not os.access(path.parent, os.W_OK | os.X_OK):
             raise _BadUse(f"{value}: cannot write: the folder is not writable")
+
+
+SHOWN_UNMATCHED = 2  # rules named one by one before the rest are counted
+
+
+def _warn_unmatched(rules: Sequence[JointOverride], names: tuple[str, ...], err: TextIO) -> None:
+    """A warning per rule that matches no joint, the first SHOWN_UNMATCHED of them by name
+    and the rest counted on one line: a 20,000-rule file makes three lines, not 20,000."""
+    unmatched = [r.pattern for r in rules if not r.matches(names).any()]
+    for pattern in unmatched[:SHOWN_UNMATCHED]:
+        print(f"shellscope: warning: rule {pattern!r} matches no joint", file=err)
+    rest = len(unmatched) - SHOWN_UNMATCHED
+    if rest > 0:
+        print(f"shellscope: warning: {rest:,} more rules match no joint", file=err)
 
 
 def _one_line(error: BaseException) -> str:
@@ -178,9 +194,7 @@ def _run(args: argparse.Namespace, clip_path: str, out: TextIO, err: TextIO) -> 
         return 2
     doc = Document()
     doc.set_clip(clip, clip_path, rules, settings)
-    for rule in rules:
-        if not rule.matches(clip.skeleton.names).any():
-            print(f"shellscope: warning: rule {rule.pattern!r} matches no joint", file=err)
+    _warn_unmatched(rules, clip.skeleton.names, err)
     try:
         chosen = settings.compression_settings(codec=getattr(args, "codec", "acl-style"))
         result = codec.compress(doc.compression_input(), chosen)

@@ -42,8 +42,9 @@ def check_outputs(
             if real == os.path.realpath(i) or (path.exists() and _same_file(path, i)):
                 raise CliError(f"{out}: is the input file {i}; refusing to overwrite it")
         folder = path.parent
-        if path.is_dir():
-            raise CliError(f"{out}: cannot write: is a folder")
+        problem = atomic.target_problem(path)
+        if problem:
+            raise CliError(f"{out}: {problem}")
         if not folder.is_dir():
             raise CliError(f"{out}: cannot write: no such folder {str(folder)!r}")
         if not os.access(folder, os.W_OK | os.X_OK):

@@ -125,7 +125,8 @@ def load_clip(path: str | os.PathLike[str], **options: object) -> Clip:
     check_regular_file(path)
     try:
         data = read_decompressed(path) if compression_of(path) else None
-        clip = _read(fmt, path, data, kwargs)
+        with np.errstate(all="ignore"):  # a NaN is caught by check_clip, not printed
+            clip = _read(fmt, path, data, kwargs)
         if "units" not in _READ_OPTIONS[fmt]:
             clip = _apply_units(clip, fmt, options.get("units"))
         check_clip(path, clip)

@@ -12,6 +12,10 @@ killed writer is removed by the next write of the same target.
 `all_or_none()` makes a run's outputs one unit: every file written inside the block is
 staged, and only when the block ends without an exception are they all renamed into place;
 otherwise none is touched. Errors are OSError naming the user's path, never a temp file.
+
+Only a regular file (or nothing) is ever replaced: a device, FIFO, socket or folder at the
+target is refused, and a symbolic link is followed to the regular file it names (the link
+stays a link); `target_problem` says why a path may not be written, for checks up front.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import os
 import re
 import secrets
 import signal
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
@@ -34,10 +39,40 @@ _AT_EMPTY_PATH = 0x1000
 _TEMP = re.compile(r"\.(?P<name>.+)\.(?P<pid>\d+)-[0-9a-f]{8}\.tmp\Z")
 
 
+def target_problem(path: str | os.PathLike[str]) -> str | None:
+    """None when `path` may be replaced by a file we write, else why not: it is a folder, a
+    device, a FIFO or a socket (a rename would swap the node for a regular file, as it once
+    turned /dev/full into one), or a symbolic link to one of those or to nothing. A link to
+    a regular file is fine: the file it points to is written, the link stays."""
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):  # a missing folder is said elsewhere
+        if os.path.islink(path):
+            return "is a symbolic link to a file that does not exist"
+        return None
+    except OSError as e:
+        return f"cannot write: {e.strerror or e}"
+    if stat.S_ISDIR(mode):
+        return "cannot write: is a folder"
+    if not stat.S_ISREG(mode):
+        return "cannot write: is not a regular file (a device, FIFO or socket)"
+    return None
+
+
+def writable_target(path: str | os.PathLike[str]) -> Path:
+    """The file to replace for `path`: `path` itself, or the regular file a symbolic link
+    points to. OSError naming `path` when it may not be replaced (see `target_problem`)."""
+    problem = target_problem(path)
+    if problem:
+        raise OSError(errno.EINVAL, problem.removeprefix("cannot write: "), os.fspath(path))
+    return Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
+
+
 class _Staged:
     """One target's temporary file: an open descriptor, and its name once it has one."""
 
     def __init__(self, target: Path) -> None:
+        target = writable_target(target)
         self.target = target
         self.folder = target.parent
         self.temp: Path | None = None

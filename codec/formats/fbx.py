@@ -8,7 +8,9 @@ would have to be folded back; ufbx is also a pip wheel (no system package) and p
 files in 1-8 ms (geometry skipped) where assimp takes 6-120 ms. Starting the child process
 makes a load 0.13-0.2 s (bench/load_clips.py). Its one flaw (ufbx 0.0.5 frees objects too
 early and crashes at exit) is contained in codec.formats.fbx_worker, a child process: a
-crash there is a ClipFormatError here, never a dead window.
+crash there is a ClipFormatError here, never a dead window. The child runs under
+codec.formats.reader_process's memory and time limits, and codec.formats.fbx_scan checks
+the arrays the file declares (counts, zlib sizes) before ufbx inflates any of them.
 
 This module starts the worker, then builds the clip: each joint's local transform is its
 own with every non-joint node between it and its joint parent (or above a root) folded in,
@@ -18,11 +20,8 @@ so object space is the file's world space; translations go from the file's decla
 
 from __future__ import annotations
 
-import io
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -32,58 +31,24 @@ from codec.formats.compressed import inner_name
 from codec.formats.spec import FormatSpec
 from codec.model import quat
 from codec.model.clip import Clip, Skeleton
-from codec.model.limits import file_bytes, rate_problem, transform_budget
+from codec.model.limits import file_bytes, rate_problem, transform_budget, unit_problem
 from codec.model.mesh import SkinnedMesh, normalize_influences
 from codec.model.transforms import compose, decompose, qvv_to_matrix
 from codec.model.units import Units, unit_name_for_metres, user_units
 
 Array = np.ndarray
 
-WORKER_TIMEOUT = 600.0  # seconds; a huge file may take long, a stuck one must not hang us
-_ROOT = Path(__file__).resolve().parents[2]
-
 
 def _run_worker(path: object, data: bytes | None, request: dict) -> dict[str, Array]:
-    """Ask the worker; its .npz as a dict, or ClipFormatError naming the file."""
-    req = dict(request, path=None if data is not None else os.fspath(path))  # type: ignore[arg-type]
-    req["budget"] = transform_budget(file_bytes(path, data))
-    payload = json.dumps(req).encode() + b"\n" + (data or b"")
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_ROOT), env.get("PYTHONPATH")) if p)
-    try:
-        proc = subprocess.run(
-            [sys.executable, "-m", "codec.formats.fbx_worker"],
-            input=payload,
-            capture_output=True,
-            timeout=WORKER_TIMEOUT,
-            env=env,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        raise ClipFormatError(path, f"the FBX reader took over {WORKER_TIMEOUT:g} s") from None
-    except OSError as e:
-        raise ClipFormatError(path, f"cannot start the FBX reader: {e.strerror or e}") from None
-    # imported here: `python -m codec.formats.fbx_worker` imports codec.formats (and so this
-    # module) before it runs the worker, which must not be imported by then
-    from codec.formats.fbx_worker import EXIT_BAD_FILE
+    """Ask the worker (under codec.formats.reader_process's memory and time limits); its
+    .npz as a dict, or ClipFormatError naming the file."""
+    from codec.formats.fbx_scan import check_declared_sizes
+    from codec.formats.reader_process import run_reader
 
-    message = proc.stderr.decode("utf-8", "replace").strip()
-    if proc.returncode == EXIT_BAD_FILE:
-        raise ClipFormatError(path, message)
-    if proc.returncode < 0:
-        raise ClipFormatError(
-            path, f"the FBX reader (ufbx) crashed on this file (signal {-proc.returncode})"
-        )
-    if proc.returncode != 0:
-        last = message.splitlines()[-1] if message else f"exit code {proc.returncode}"
-        raise ClipFormatError(path, f"internal error in the FBX reader ({last})")
-    try:
-        with np.load(io.BytesIO(proc.stdout), allow_pickle=False) as npz:
-            return {k: npz[k] for k in npz.files}
-    except (ValueError, OSError) as e:
-        raise ClipFormatError(
-            path, f"internal error: unreadable answer from the FBX reader ({e})"
-        ) from None
+    size = file_bytes(path, data)
+    check_declared_sizes(path, data)
+    req = dict(request, budget=transform_budget(size))
+    return run_reader(path, data, req, module="codec.formats.fbx_worker", library="ufbx")
 
 
 def list_fbx_animations(path: str | os.PathLike[str], *, data: bytes | None = None) -> list[str]:
@@ -117,6 +82,13 @@ def read_fbx(
     num = len(names)
     owners = out["fold_owner"]
     declared = _declared_units(meta)
+    problem = unit_problem(float(meta["unit_meters"]))
+    if problem and units in (None, "auto"):
+        raise ClipFormatError(
+            path,
+            f"UnitScaleFactor {float(meta['unit_meters']) * 100:g}: {problem}; "
+            "give the units to read it in",
+        )
     try:
         chosen = user_units(units, declared)
     except ValueError as e:

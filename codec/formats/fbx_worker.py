@@ -13,7 +13,8 @@ Protocol: stdin holds one JSON line {"mode": "list" | "read", "path": str | null
 path is null, by the file's bytes. `budget` is how many transforms (frames x nodes) the file
 may make (codec.model.limits.transform_budget of its size), checked before any frame is evaluated.
 On success stdout holds an .npz (see `_read`) and the exit code is 0; on a file problem
-stderr holds the message and the exit code is EXIT_BAD_FILE.
+stderr holds the message (codec.formats.reader_process.child_message) and the exit
+code is EXIT_BAD_FILE.
 
 What is read: the joints are the bone nodes (FBX LimbNode / Root / Limb) and the nodes skin
 clusters deform with, in depth-first order; a joint's parent is its nearest joint ancestor.
@@ -35,9 +36,9 @@ from typing import Any
 
 import numpy as np
 
+from codec.formats.reader_process import EXIT_BAD_FILE, child_message
 from codec.model.limits import FREE_TRANSFORMS, over_budget, rate_problem
 
-EXIT_BAD_FILE = 3
 _KEEP: list[Any] = []  # every ufbx element fetched, alive until the process exits
 _AXIS = ("+X", "-X", "+Y", "-Y", "+Z", "-Z", None)
 
@@ -435,14 +436,15 @@ def main() -> None:
         out = (_list if request["mode"] == "list" else _read)(request, data)
         sys.stdout.buffer.write(out)
     except BadFile as e:
-        sys.stderr.write(str(e))
+        child_message(str(e))
         code = EXIT_BAD_FILE
     except MemoryError:
-        sys.stderr.write("too large to read into memory")
+        child_message("too large to read into memory")
         code = EXIT_BAD_FILE
-    except Exception as e:  # a reader bug: the caller shows it as an internal error
-        sys.stderr.write(f"{type(e).__name__}: {e}")
-        code = 1
+    except Exception as e:  # ufbx raising on a malformed value: still the file's doing
+        text = " ".join(str(e).split())[:200]
+        child_message(f"ufbx cannot read a value of it ({type(e).__name__}: {text})")
+        code = EXIT_BAD_FILE
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)  # skip the interpreter teardown that crashes in ufbx 0.0.5

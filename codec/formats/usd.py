@@ -11,19 +11,27 @@ timeCodesPerSecond; when the animation's time samples lie on one uniform grid th
 clip's samples, otherwise every time code is sampled (or `sample_rate`, with a warning).
 Units: the stage's metersPerUnit (USD's fallback, 0.01 m, when not authored) and upAxis.
 
-usd-core is read-only here and imported lazily: it takes ~0.3 s to import.
+usd-core runs in a child process (codec.formats.usd_worker, started through
+codec.formats.reader_process under memory and time limits): `read_usd` and
+`list_usd_animations` start it, the `*_in_process` functions below are what it runs. This
+process never imports pxr, so a usd-core crash is an error line and the window's UI thread
+never imports it while another thread imports numba.
 
-Hostile files: before the stage is composed, every layer it pulls in (sublayers,
-references, payloads, recursively) must be a regular file when it exists (a FIFO named by a
-sublayer would block usd-core forever); the number of samples x joints is checked against
-the file's transform budget (codec.model.limits) before any sample is allocated, and the stage's
-timeCodesPerSecond must be a usable rate.
+Hostile files: before usd-core parses a crate, its table of contents and section counts are
+checked (codec.formats.usd_crate); before the stage is composed, every layer it pulls in
+(sublayers, references, payloads, recursively, and value clips' assets) must stay in the
+clip's folder (no absolute path, no `..` out of it, no symbolic link out of it), be a
+regular file when it exists (a FIFO named by a sublayer would block usd-core forever) and
+not pull in a layer above it (a cycle); the number of samples x joints is checked against
+the file's transform budget (codec.model.limits) before any sample is allocated; the stage's
+timeCodesPerSecond must be a usable rate and its metersPerUnit a usable unit.
 """
 
 from __future__ import annotations
 
 import math
 import os
+import re
 import stat
 import tempfile
 from pathlib import Path
@@ -38,11 +46,13 @@ from codec.formats.spec import FormatSpec
 from codec.model import quat
 from codec.model.clip import Clip, Skeleton
 from codec.model.limits import (
+    MAX_MESH_ELEMENTS,
     file_bytes,
     first_out_of_range,
     over_budget,
     rate_problem,
     transform_budget,
+    unit_problem,
     value_problem,
 )
 from codec.model.mesh import SkinnedMesh, normalize_influences
@@ -57,6 +67,9 @@ def _open(path: str | os.PathLike[str], data: bytes | None) -> Any:
     """The stage (ClipFormatError naming the file when usd-core cannot open it)."""
     from pxr import Sdf, Tf, Usd
 
+    from codec.formats.usd_crate import check_crate
+
+    check_crate(path, data)
     try:
         if data is None:
             stage = Usd.Stage.Open(_checked_layer(path, os.fspath(path)))
@@ -75,7 +88,7 @@ def _open(path: str | os.PathLike[str], data: bytes | None) -> Any:
                 root = _checked_layer(path, str(file))
                 stage = Usd.Stage.Open(Usd.Stage.Open(root).Flatten())
     except Tf.ErrorException as e:
-        raise ClipFormatError(path, f"not a readable USD file ({_first_line(e)})") from None
+        raise _usd_error(path, e) from None
     except UnicodeDecodeError as e:
         raise ClipFormatError(path, "a .usda file that is not UTF-8 text", offset=e.start) from None
     if stage is None:
@@ -94,41 +107,132 @@ def _checked_layer(path: object, file: str) -> Any:
     return layer
 
 
+def _within(folder: str, file: str) -> bool:
+    return os.path.commonpath([folder, file]) == folder
+
+
 def _check_layers(path: object, root: Any) -> None:
-    """ClipFormatError when a layer `root` pulls in (sublayer, reference or payload, at any
-    depth) exists but is not a regular file: usd-core would block on a FIFO for ever.
-    Missing layers are left to usd-core, which composes without them."""
+    """The clip's folder is the sandbox: ClipFormatError naming the reference when a layer
+    `root` pulls in (sublayer, reference or payload, at any depth, or a value clip's asset)
+    is an absolute path, leaves the clip's folder (`..`, or a symbolic link out of it), is
+    not a regular file (a FIFO would block usd-core for ever) or pulls in a layer that pulls
+    it in (a cycle). Missing layers are left to usd-core, which composes without them.
+    Layers are opened one at a time, each only after its own reference passed."""
     from pxr import Sdf
 
-    seen = {root.identifier}
-    todo = [root]
+    from codec.formats.usd_crate import check_crate
+
+    sandbox = os.path.realpath(os.path.dirname(os.path.abspath(os.fspath(path))))  # type: ignore[arg-type]
+    seen = {os.path.realpath(os.fspath(path))}  # type: ignore[arg-type]
+    # (layer, its folder, the files above it on this branch)
+    todo: list[tuple[Any, str, frozenset[str]]] = [(root, sandbox, frozenset(seen))]
     while todo:
-        layer = todo.pop()
+        layer, folder, chain = todo.pop()
+        shown = os.path.basename(layer.realPath or "") or inner_name(os.fspath(path))  # type: ignore[arg-type]
+        for asset in _clip_assets(layer):
+            _sandboxed(path, f"{shown}'s value clips use {asset!r}", asset, layer, folder, sandbox)
         for asset in layer.GetCompositionAssetDependencies():
-            file = layer.ComputeAbsolutePath(asset)
-            if not file or file in seen or "[" in file:  # "[...]": inside a .usdz package
+            where = f"{shown} pulls in {asset!r}"
+            real = _sandboxed(path, where, asset, layer, folder, sandbox)
+            if real is None:
                 continue
-            seen.add(file)
-            try:
-                mode = os.stat(file).st_mode
-            except OSError:
+            if real in chain:
+                raise ClipFormatError(path, f"{where}, which pulls it in again (a cycle)")
+            if real in seen:
                 continue
-            if not stat.S_ISREG(mode):
-                raise ClipFormatError(
-                    path,
-                    f"layer {layer.identifier} pulls in {asset!r}, which is not a regular "
-                    "file (a directory, device or FIFO)",
-                )
+            seen.add(real)
             if len(seen) > MAX_LAYERS:
                 raise ClipFormatError(path, f"pulls in more than {MAX_LAYERS} layers")
-            child = Sdf.Layer.FindOrOpen(file)
+            check_crate(path, None, real)
+            child = Sdf.Layer.FindOrOpen(real)
             if child is not None:
-                todo.append(child)
+                todo.append((child, os.path.dirname(real), chain | {real}))
+
+
+def _sandboxed(
+    path: object, where: str, asset: str, layer: Any, folder: str, sandbox: str
+) -> str | None:
+    """The real path of an existing regular file `asset` names inside the sandbox; None when
+    it is missing or inside a .usdz package; ClipFormatError naming `where` otherwise."""
+    if os.path.isabs(asset) or asset.startswith("~") or re.match(r"[A-Za-z][\w+.-]*:", asset):
+        raise ClipFormatError(
+            path, f"{where}: an absolute path; only files in the clip's folder are read"
+        )
+    if "[" in layer.ComputeAbsolutePath(asset) and ".." not in Path(asset).parts:
+        return None  # inside a .usdz package
+    file = os.path.normpath(os.path.join(folder, asset))
+    if not _within(sandbox, file):
+        raise ClipFormatError(path, f"{where}, which is outside the clip's folder")
+    try:
+        mode = os.stat(file).st_mode
+    except OSError:
+        return None
+    real = os.path.realpath(file)
+    if not _within(sandbox, real):
+        raise ClipFormatError(path, f"{where}, a symbolic link to a file outside the clip's folder")
+    if not stat.S_ISREG(mode):
+        raise ClipFormatError(
+            path, f"{where}, which is not a regular file (a directory, device or FIFO)"
+        )
+    return real
+
+
+def _clip_assets(layer: Any) -> list[str]:
+    """Every asset a layer's value clips name (assetPaths, manifestAssetPath and the
+    templateAssetPath pattern): usd-core opens those as it reads values."""
+    from pxr import Sdf
+
+    found: list[str] = []
+
+    def visit(spec_path: Any) -> None:
+        if not spec_path.IsPrimPath():
+            return
+        spec = layer.GetPrimAtPath(spec_path)
+        if not spec or not spec.HasInfo("clips"):
+            return
+        for clip_set in dict(spec.GetInfo("clips")).values():
+            if not isinstance(clip_set, dict):
+                continue
+            for key in ("assetPaths", "manifestAssetPath", "templateAssetPath"):
+                value = clip_set.get(key)
+                if value is None:
+                    continue
+                items = [value] if isinstance(value, str | Sdf.AssetPath) else list(value)
+                for item in items:
+                    text = item.path if isinstance(item, Sdf.AssetPath) else str(item or "")
+                    if text:
+                        found.append(text)
+
+    layer.Traverse(Sdf.Path.absoluteRootPath, visit)
+    return found
 
 
 def _first_line(e: Exception) -> str:
     lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
     return (lines[-1] if lines else type(e).__name__)[:300]
+
+
+_TF_ERROR = re.compile(
+    r"Error in '[^']*' at line \d+ in file [^:]*: '(.*?)'\s*(?=Error in|$)", re.S
+)
+
+
+def _usd_error(path: object, e: Exception) -> ClipFormatError:
+    """usd-core's first error as one line: a parse error with its line and column and what
+    was expected, anything else by its message without C++ namespaces."""
+    from codec.formats.reader_process import _NAMESPACE, _PARSE
+
+    text = str(e)
+    for raw in text.splitlines():
+        m = _PARSE.search(raw)
+        if m:
+            what = _NAMESPACE.sub("", m[3]).replace("parse error matching ", "expected ")
+            tail = (f" at {m[4]!r}" if m[4] else "") + (f" in <{m[5]}>" if m[5] else "")
+            return ClipFormatError(path, f"column {m[2]}: {what}{tail}", line=int(m[1]))
+    found = _TF_ERROR.findall(text)
+    first = " ".join((found[0] if found else _first_line(e)).split())
+    first = _NAMESPACE.sub("", first)[:300]
+    return ClipFormatError(path, f"not a readable USD file ({first or type(e).__name__})")
 
 
 def _skeletons(stage: Any) -> list[Any]:
@@ -148,7 +252,50 @@ def _animation_of(skel: Any) -> Any:
 
 
 def list_usd_animations(path: str | os.PathLike[str], *, data: bytes | None = None) -> list[str]:
-    """One entry per Skeleton: its prim path (the clip is the animation bound to it)."""
+    """One entry per Skeleton: its prim path (the clip is the animation bound to it).
+    Read by usd-core in a child process (codec.formats.usd_worker)."""
+    from codec.formats.reader_process import run_reader
+
+    out = run_reader(path, data, {"mode": "list", "name": os.fspath(path)}, **_WORKER)
+    return [str(n) for n in out["skeletons"]]
+
+
+def read_usd(
+    path: str | os.PathLike[str],
+    *,
+    animation: str | int | None = None,
+    sample_rate: float | None = None,
+    units: str | None = None,
+    data: bytes | None = None,
+) -> Clip:
+    """Read one Skeleton and its bound SkelAnimation into a clip in centimetres, with
+    usd-core in a child process (codec.formats.usd_worker): a crash, an abort or a runaway
+    allocation there is a ClipFormatError here.
+
+    `animation`: a Skeleton path (as `list_usd_animations` gives), its name, its animation's
+    path or name, an index, or None for the first Skeleton. `sample_rate` resamples at that
+    rate; `units` overrides metersPerUnit (a name of codec.model.units.UNIT_CM).
+    """
+    from codec.formats.clip_arrays import clip_from_arrays
+    from codec.formats.reader_process import run_reader
+
+    if sample_rate is not None and rate_problem(float(sample_rate)):
+        raise ValueError(f"sample_rate: {rate_problem(float(sample_rate))}")
+    request = {
+        "mode": "read",
+        "name": os.fspath(path),
+        "animation": animation,
+        "sample_rate": sample_rate,
+        "units": units,
+    }
+    return clip_from_arrays(run_reader(path, data, request, **_WORKER))
+
+
+_WORKER = {"module": "codec.formats.usd_worker", "library": "usd-core"}
+
+
+def list_usd_in_process(path: str | os.PathLike[str], *, data: bytes | None = None) -> list[str]:
+    """`list_usd_animations` in this process (the worker's half)."""
     stage = _open(path, data)
     return [str(s.GetPath()) for s in _skeletons(stage)]
 
@@ -259,7 +406,7 @@ def _time_codes_per_second(path: object, stage: Any) -> float:
     return tcps
 
 
-def read_usd(
+def read_usd_in_process(
     path: str | os.PathLike[str],
     *,
     animation: str | int | None = None,
@@ -267,12 +414,7 @@ def read_usd(
     units: str | None = None,
     data: bytes | None = None,
 ) -> Clip:
-    """Read one Skeleton and its bound SkelAnimation into a clip in centimetres.
-
-    `animation`: a Skeleton path (as `list_usd_animations` gives), its name, its animation's
-    path or name, an index, or None for the first Skeleton. `sample_rate` resamples at that
-    rate; `units` overrides metersPerUnit (a name of codec.model.units.UNIT_CM).
-    """
+    """`read_usd` in this process: only the worker calls it, since usd-core may crash."""
     from pxr import Usd, UsdGeom
 
     if sample_rate is not None and rate_problem(float(sample_rate)):
@@ -343,6 +485,12 @@ def read_usd(
         )
 
     declared = _declared_units(stage)
+    meters = float(UsdGeom.GetStageMetersPerUnit(stage))
+    problem = unit_problem(meters)
+    if problem and units in (None, "auto"):
+        raise ClipFormatError(
+            path, f"metersPerUnit {meters:g}: {problem}; give the units to read it in"
+        )
     try:
         chosen = user_units(units, declared)
     except ValueError as e:
@@ -504,9 +652,19 @@ def _mesh(
     if not prim.IsA(UsdGeom.Mesh):
         return None
     mesh = UsdGeom.Mesh(prim)
-    points = np.array(mesh.GetPointsAttr().Get() or [], dtype=np.float64).reshape(-1, 3)
-    counts = np.array(mesh.GetFaceVertexCountsAttr().Get() or [], dtype=np.int64)
-    indices = np.array(mesh.GetFaceVertexIndicesAttr().Get() or [], dtype=np.int64)
+    raw = [
+        a.Get() or []
+        for a in (
+            mesh.GetPointsAttr(),
+            mesh.GetFaceVertexCountsAttr(),
+            mesh.GetFaceVertexIndicesAttr(),
+        )
+    ]
+    if max(len(r) for r in raw) > MAX_MESH_ELEMENTS:  # before numpy copies and fans them
+        raise ValueError(f"over {MAX_MESH_ELEMENTS:,} points or face indices")
+    points = np.array(raw[0], dtype=np.float64).reshape(-1, 3)
+    counts = np.array(raw[1], dtype=np.int64)
+    indices = np.array(raw[2], dtype=np.int64)
     if len(points) == 0 or len(counts) == 0:
         return None
     if counts.sum() != len(indices) or np.any(counts < 3):

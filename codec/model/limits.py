@@ -14,6 +14,19 @@ has bytes on disk (a transform costs several bytes in every raw format), never f
 FREE_TRANSFORMS (a small file may hold a long static pose) and never more than
 MAX_TRANSFORMS. Readers check the count before they allocate anything sized by it, so a
 669-byte file cannot ask for ten million samples.
+
+Native readers. usd-core and ufbx run in a child process (codec.formats.reader_process)
+that may hold `reader_memory(bytes)` resident (400 MiB, plus 16 bytes per byte of file, at
+most 4 GiB) inside an address space of READER_ADDRESS_SPACE more than that (usd-core reserves
+~1 GB it never touches), and run for `reader_seconds(bytes)`. Before the native reader sees
+a file, what it declares is checked: the arrays an FBX file declares and the sections of a
+USD crate may hold at most `declared_bytes_budget(bytes)` (16 MiB, plus 16 bytes per byte
+of file: the shared FBX files declare 1.6 to 4 bytes per byte of their .xz), and a mesh at most
+MAX_MESH_ELEMENTS vertices or indices.
+
+Units. A unit scale (FBX UnitScaleFactor, USD metersPerUnit) must be a positive number
+between MIN_METERS_PER_UNIT and MAX_METERS_PER_UNIT: 0 collapses a clip to a point, a
+negative one mirrors it, and beyond those a centimetre-precision budget means nothing.
 """
 
 from __future__ import annotations
@@ -33,6 +46,16 @@ MAX_TRANSFORMS = 1 << 22
 # a 640 KB glTF of 20,000 vertices and 262,144 samples would run for over an hour.
 FREE_VERTEX_SAMPLES = 1 << 23
 VERTEX_SAMPLES_PER_BYTE = 8
+FREE_READER_MEMORY = 400 << 20
+MAX_READER_MEMORY = 4 << 30
+READER_ADDRESS_SPACE = 3 << 29  # 1.5 GiB of reservations on top of the resident limit
+READER_SECONDS = 40.0
+MAX_READER_SECONDS = 600.0
+FREE_DECLARED_BYTES = 16 << 20
+DECLARED_BYTES_PER_BYTE = 16
+MAX_MESH_ELEMENTS = 1 << 25
+MIN_METERS_PER_UNIT = 1e-6
+MAX_METERS_PER_UNIT = 1e6
 
 
 def transform_budget(file_bytes: int) -> int:
@@ -47,6 +70,31 @@ def file_bytes(path: object, data: bytes | None = None) -> int:
         return os.stat(os.fspath(path)).st_size  # type: ignore[arg-type]
     except (OSError, TypeError, ValueError):
         return len(data) if data is not None else 0
+
+
+def reader_memory(file_bytes: int) -> int:
+    """Resident bytes a native reader's child process may use for a file of that size."""
+    return min(MAX_READER_MEMORY, FREE_READER_MEMORY + 16 * int(file_bytes))
+
+
+def reader_seconds(file_bytes: int) -> float:
+    """Seconds a native reader may take on a file of that size (READER_SECONDS plus one
+    per MB, at most MAX_READER_SECONDS)."""
+    return min(MAX_READER_SECONDS, READER_SECONDS + int(file_bytes) / 1e6)
+
+
+def declared_bytes_budget(file_bytes: int) -> int:
+    """How many bytes the arrays or sections a file declares may inflate to."""
+    return FREE_DECLARED_BYTES + DECLARED_BYTES_PER_BYTE * int(file_bytes)
+
+
+def unit_problem(meters: float) -> str | None:
+    """None for a usable size of one unit in metres, else what is wrong with it."""
+    if not math.isfinite(meters) or meters <= 0:
+        return "not a positive number (0 collapses the clip to a point, a negative one mirrors it)"
+    if not MIN_METERS_PER_UNIT <= meters <= MAX_METERS_PER_UNIT:
+        return f"outside {MIN_METERS_PER_UNIT:g}..{MAX_METERS_PER_UNIT:g} m per unit"
+    return None
 
 
 def vertex_sample_budget(file_bytes: int) -> int:

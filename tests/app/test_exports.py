@@ -88,3 +88,14 @@ def test_an_export_never_replaces_an_input(tmp_path: Path) -> None:
             call()
     assert clip.read_text() == "the user's clip"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link.acl.sjson", "walk.acl.sjson"]
+
+
+def test_an_export_over_a_fifo_is_refused_and_the_fifo_stays(tmp_path: Path) -> None:
+    import os
+    import stat
+
+    fifo = tmp_path / "stats.json"
+    os.mkfifo(fifo)
+    with pytest.raises(OSError, match="not a regular file"):
+        exports.export_stats(fifo, make_result())
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)

@@ -334,3 +334,36 @@ def test_shell_distance_mesh_without_a_window(tmp_path: Path) -> None:
     )
     assert code == 2 and "no skinned mesh" in err and not (tmp_path / "a.csv").exists()
     assert _parser().parse_args(["x", "--shell-distance", "MESH"]).shell_distance == "mesh"
+
+
+def test_a_flood_of_unmatched_rules_is_summarised(tmp_path: Path) -> None:
+    """20,000 rules that match no joint: two named, the rest counted on one line."""
+    rules = tmp_path / "rules.json"
+    many = [{"pattern": f"nope{i}*", "precision": 0.5} for i in range(20_000)]
+    rules.write_text(json.dumps(many))
+    code, _, err = _run(
+        [str(CLIP), "--overrides", str(rules), "--export-stats", str(tmp_path / "s.json")]
+    )
+    assert code == 0, err
+    lines = err.strip().splitlines()
+    assert lines == [
+        "shellscope: warning: rule 'nope0*' matches no joint",
+        "shellscope: warning: rule 'nope1*' matches no joint",
+        "shellscope: warning: 19,998 more rules match no joint",
+    ]
+
+
+@pytest.mark.parametrize("kind", ["device", "fifo", "folder", "link to a device"])
+def test_an_export_over_a_device_fifo_or_folder_is_refused(tmp_path: Path, kind: str) -> None:
+    import os
+
+    target = {"device": Path("/dev/null"), "folder": tmp_path}.get(kind, tmp_path / "t.json")
+    if kind == "fifo":
+        os.mkfifo(target)
+    if kind == "link to a device":
+        target.symlink_to("/dev/null")
+    code, _, err = _run([str(CLIP), "--export-stats", str(target)])
+    assert code == 2
+    assert err.strip().splitlines() == [f"shellscope: {target}: " + err.split(": ", 2)[2].strip()]
+    assert "cannot write" in err
+    assert Path("/dev/null").is_char_device()

@@ -252,3 +252,38 @@ def test_a_fifo_named_like_an_ssc_is_refused_without_blocking(tmp_path: Path, co
     code, _, err = run(command, tmp_path / "x.ssc", *extra)
     assert code == 2
     one_line(err, "x.ssc: is not a regular file")
+
+
+@pytest.mark.parametrize("kind", ["device", "fifo", "socket", "folder", "dangling link"])
+def test_json_over_a_node_that_is_not_a_regular_file_is_refused(work: Path, kind: str) -> None:
+    """A rename would replace the node with a regular file (it once turned /dev/full into
+    one): --json and -o refuse it in one line and the node stays what it was."""
+    import socket
+    import stat
+
+    target = work / "node"
+    if kind == "device":
+        target = Path("/dev/null")
+    elif kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "socket":
+        sock = socket.socket(socket.AF_UNIX)
+        sock.bind(str(target))
+    elif kind == "folder":
+        target.mkdir()
+    else:
+        target.symlink_to(work / "nothing.json")
+    mode = os.lstat(target).st_mode
+    code, _, err = run("compress", work / "clip.acl.sjson", "--json", target)
+    assert code == 2
+    one_line(err, f"{target}: ")
+    assert os.lstat(target).st_mode == mode
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+def test_a_link_to_a_regular_file_writes_the_file_and_keeps_the_link(work: Path) -> None:
+    (work / "link.json").symlink_to(work / "s.json")
+    code, _, err = run("compress", work / "clip.acl.sjson", "--json", work / "link.json")
+    assert code == 0, err
+    assert (work / "link.json").is_symlink()
+    assert json.loads((work / "s.json").read_text())["compressed_size"] > 0

@@ -502,3 +502,245 @@ NUMBER_CASES: dict[str, tuple[Builder, tuple[str, ...]]] = {
     "ssc_shell_huge": (ssc_shell_huge, ("joint 1 ('j1')", "shell distance 1e+308")),
 }
 CASES = {**MEMORY_CASES, **NUMBER_CASES}
+
+
+# --- native readers (usd-core, ufbx): crashes, bombs, the sandbox, units -----------------
+
+HOSTILE_DATA = Path(__file__).resolve().parents[2] / "data" / "hostile"
+
+
+def _stored(name: str) -> Builder:
+    """A builder copying tests/data/hostile/NAME (made by tools/make_hostile_files.py)."""
+
+    def build(folder: Path) -> Path:
+        path = folder / name
+        path.write_bytes((HOSTILE_DATA / name).read_bytes())
+        return path
+
+    build.__name__ = name
+    return build
+
+
+def _fbx_record(at: int, name: str, props: list[bytes], children: list[tuple]) -> bytes:
+    """One FBX 7.4 binary node record starting at file offset `at` (children as
+    (name, props, children) tuples)."""
+    head = 13 + len(name)
+    body = b"".join(props)
+    pos = at + head + len(body)
+    kids = b""
+    for child in children:
+        rec = _fbx_record(pos, *child)
+        kids += rec
+        pos += len(rec)
+    if children:
+        kids += b"\0" * 13
+    end = at + head + len(body) + len(kids)
+    return struct.pack("<IIIB", end, len(props), len(body), len(name)) + name.encode() + body + kids
+
+
+def fbx_binary(nodes: list[tuple]) -> bytes:
+    """A binary FBX 7400 file of the given top-level (name, props, children) records."""
+    out = b"Kaydara FBX Binary  \x00\x1a\x00" + struct.pack("<I", 7400)
+    for node in nodes:
+        out += _fbx_record(len(out), *node)
+    return out + b"\0" * 13
+
+
+def _fbx_array(code: str, values: np.ndarray) -> bytes:
+    packed = zlib.compress(values.tobytes(), 9)
+    return code.encode() + struct.pack("<III", len(values), 1, len(packed)) + packed
+
+
+def _fbx_str(text: str) -> bytes:
+    return b"S" + struct.pack("<I", len(text)) + text.encode()
+
+
+def fbx_index_bomb(folder: Path) -> Path:
+    """A ~80 KB binary FBX whose zlib-compressed PolygonVertexIndex inflates to 20 million
+    entries (80 MB; ufbx needed 1.8 GB for it)."""
+    geometry = (
+        "Geometry",
+        [b"L" + struct.pack("<q", 10), _fbx_str("Geometry::m\x00\x01Geometry"), _fbx_str("Mesh")],
+        [
+            ("Vertices", [_fbx_array("d", np.zeros(9))], []),
+            ("PolygonVertexIndex", [_fbx_array("i", np.zeros(20_000_000, np.int32))], []),
+        ],
+    )
+    path = folder / "index_bomb.fbx"
+    path.write_bytes(fbx_binary([("Objects", [], [geometry])]))
+    return path
+
+
+def fbx_key_bomb(folder: Path) -> Path:
+    """An animation curve whose KeyTime and KeyValueFloat inflate to 30 million keys each."""
+    keys = np.zeros(30_000_000, np.int64)
+    curve = (
+        "AnimationCurve",
+        [b"L" + struct.pack("<q", 20), _fbx_str("AnimCurve::\x00\x01AnimCurve"), _fbx_str("")],
+        [
+            ("KeyTime", [_fbx_array("l", keys)], []),
+            ("KeyValueFloat", [_fbx_array("f", keys.astype(np.float32))], []),
+        ],
+    )
+    path = folder / "key_bomb.fbx"
+    path.write_bytes(fbx_binary([("Objects", [], [curve])]))
+    return path
+
+
+def usd_outside_sublayer(folder: Path, reference: str, name: str = "clip.usda") -> Path:
+    """A clip in folder/clip/ whose sublayer is `reference`; folder/outside.usda holds a
+    readable skeleton, so reading it would succeed: only the sandbox refuses it."""
+    (folder / "clip").mkdir(exist_ok=True)
+    usda_text(folder, "outside.usda")
+    return usda_text(folder / "clip", name, sublayers=f"subLayers = [@{reference}@]")
+
+
+def usd_sublayer_absolute(folder: Path) -> Path:
+    return usd_outside_sublayer(folder, str(folder / "outside.usda"))
+
+
+def usd_sublayer_parent(folder: Path) -> Path:
+    return usd_outside_sublayer(folder, "../outside.usda")
+
+
+def usd_sublayer_parent_gz(folder: Path) -> Path:
+    import gzip
+
+    plain = usd_outside_sublayer(folder, "../outside.usda")
+    path = plain.with_name("clip.usda.gz")
+    path.write_bytes(gzip.compress(plain.read_bytes()))
+    plain.unlink()
+    return path
+
+
+def usd_sublayer_symlink_out(folder: Path) -> Path:
+    path = usd_outside_sublayer(folder, "link.usda")
+    (path.parent / "link.usda").symlink_to(folder / "outside.usda")
+    return path
+
+
+def usd_sublayer_cycle(folder: Path) -> Path:
+    usda_text(folder, "b.usda", sublayers="subLayers = [@./a.usda@]")
+    return usda_text(folder, "a.usda", sublayers="subLayers = [@b.usda@]")
+
+
+def usd_cesium_crate_lie(folder: Path) -> Path:
+    """CesiumMan.usdz with its crate's TOKENS section claiming 900 MB of tokens (a .usdz
+    stores its crate uncompressed, so the bytes are patched in place)."""
+    data = bytearray((HOSTILE_DATA.parent / "usd" / "CesiumMan.usdz").read_bytes())
+    start = data.index(b"PXR-USDC")
+    toc = struct.unpack_from("<Q", data, start + 16)[0]
+    for i in range(struct.unpack_from("<Q", data, start + toc)[0]):
+        name, at, _ = struct.unpack_from("<16sQQ", data, start + toc + 8 + i * 32)
+        if name.startswith(b"TOKENS\0"):
+            struct.pack_into("<Q", data, start + at + 8, 900_000_000)
+    path = folder / "CesiumMan_lie.usdz"
+    path.write_bytes(bytes(data))
+    return path
+
+
+NATIVE_CASES: dict[str, tuple[Builder, tuple[str, ...]]] = {
+    "usd_nested_xforms": (
+        _stored("usd_nested_xforms.usda.xz"),
+        ("usd-core crashed while reading usd_nested_xforms.usda.xz: SIGSEGV",),
+    ),
+    "usd_crate_invalid_spec": (
+        _stored("usd_crate_invalid_spec.usdc"),
+        ("usd-core crashed while reading", "SIGABRT", "Dereferenced an invalid SdfPrimSpec"),
+    ),
+    "usd_crate_corrupt_value": (_stored("usd_crate_corrupt_value.usdc"), ("Corrupt asset",)),
+    "usd_crate_section_lie": (
+        _stored("usd_crate_section_lie.usdc"),
+        ("(byte 1437)", "crate section SPECS claims bytes 1,197 to 1,099,511,628,973"),
+    ),
+    "usd_crate_tokens_lie": (
+        _stored("usd_crate_tokens_lie.usdc"),
+        ("(byte 600)", "TOKENS declares 28 tokens in 700,000,000 bytes", "limit"),
+    ),
+    "usd_cesium_crate_lie": (usd_cesium_crate_lie, ("TOKENS declares", "900,000,000 bytes")),
+    "usd_syntax_error": (
+        _stored("usd_syntax_error.usda"),
+        (":7: column 1: expected ListValueClose at '}' in </a.x>",),
+    ),
+    "usd_not_utf8": (_stored("usd_not_utf8.usda"), ("not UTF-8",)),
+    "usd_meters_per_unit_zero": (
+        _stored("usd_meters_per_unit_zero.usda"),
+        ("metersPerUnit 0: not a positive number",),
+    ),
+    "usd_meters_per_unit_negative": (
+        _stored("usd_meters_per_unit_negative.usda"),
+        ("metersPerUnit -1: not a positive number",),
+    ),
+    "usd_sublayer_absolute": (usd_sublayer_absolute, ("outside.usda'", "an absolute path")),
+    "usd_sublayer_parent": (
+        usd_sublayer_parent,
+        ("'../outside.usda'", "outside the clip's folder"),
+    ),
+    "usd_sublayer_parent_gz": (
+        usd_sublayer_parent_gz,
+        ("'../outside.usda'", "outside the clip's folder"),
+    ),
+    "usd_sublayer_symlink_out": (
+        usd_sublayer_symlink_out,
+        ("'link.usda'", "a symbolic link to a file outside the clip's folder"),
+    ),
+    "usd_sublayer_cycle": (usd_sublayer_cycle, ("'./a.usda'", "a cycle")),
+    "fbx_index_bomb": (
+        fbx_index_bomb,
+        ("PolygonVertexIndex: its arrays declare 80,000,", "limit of", "inflated"),
+    ),
+    "fbx_key_bomb": (fbx_key_bomb, ("KeyTime: its arrays declare 240,000,000 bytes", "limit")),
+    "fbx_unit_scale_zero": (
+        _stored("fbx_unit_scale_zero.fbx"),
+        ("UnitScaleFactor 0: not a positive number",),
+    ),
+}
+MEMORY_CASES.update(NATIVE_CASES)
+CASES = {**MEMORY_CASES, **NUMBER_CASES}
+
+
+def usd_value_clip_outside(folder: Path) -> Path:
+    """The animation's value clips come from ../outside.usda: usd-core would read it."""
+    path = usd_outside_sublayer(folder, "../outside.usda")
+    clips = (
+        'def SkelAnimation "Anim" (\n clips = { dictionary default = {\n'
+        "  asset[] assetPaths = [@../outside.usda@]\n"
+        '  string primPath = "/Root/Skel/Anim"\n  double2[] active = [(0, 0)] } }\n)\n'
+    )
+    text = path.read_text().replace("subLayers = [@../outside.usda@]", "")
+    path.write_text(text.replace('def SkelAnimation "Anim"\n', clips))
+    return path
+
+
+NATIVE_CASES["usd_value_clip_outside"] = (
+    usd_value_clip_outside,
+    ("value clips use '../outside.usda'", "outside the clip's folder"),
+)
+MEMORY_CASES.update(NATIVE_CASES)
+CASES = {**MEMORY_CASES, **NUMBER_CASES}
+
+
+def usd_crate_invalid_spec_usdz(folder: Path) -> Path:
+    """The aborting crate inside a .usdz package (stored, its data 64-byte aligned as
+    usdz requires)."""
+    import zipfile
+
+    name = "clip.usdc"
+    pad = (64 - (30 + len(name)) % 64) % 64
+    pad = pad + 64 if 0 < pad < 4 else pad
+    info = zipfile.ZipInfo(name)
+    info.compress_type = zipfile.ZIP_STORED
+    if pad:
+        info.extra = b"\x86\x15" + struct.pack("<H", pad - 4) + b"\0" * (pad - 4)
+    path = folder / "invalid_spec.usdz"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr(info, (HOSTILE_DATA / "usd_crate_invalid_spec.usdc").read_bytes())
+    return path
+
+
+NATIVE_CASES["usd_crate_invalid_spec_usdz"] = (
+    usd_crate_invalid_spec_usdz,
+    ("usd-core crashed while reading invalid_spec.usdz: SIGABRT", "invalid SdfPrimSpec"),
+)
+MEMORY_CASES.update(NATIVE_CASES)
+CASES = {**MEMORY_CASES, **NUMBER_CASES}

@@ -149,3 +149,29 @@ def test_a_stale_temp_of_a_live_process_is_kept(tmp_path: Path) -> None:
     other.write_text("not ours")
     atomic.write_text(tmp_path / "a.txt", "x")
     assert mine.exists() and other.exists()
+
+
+def test_a_device_fifo_or_folder_is_never_replaced(tmp_path: Path) -> None:
+    """Every write refuses a node that is not a regular file, naming the user's path."""
+    import stat
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    link = tmp_path / "to_null"
+    link.symlink_to("/dev/null")
+    for target in (Path("/dev/null"), fifo, tmp_path, link):
+        with pytest.raises(OSError) as info:
+            atomic.write_text(target, "x")
+        assert info.value.filename == str(target)
+        assert atomic.target_problem(target)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and link.is_symlink()
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+def test_a_symlink_to_a_regular_file_is_followed(tmp_path: Path) -> None:
+    real = tmp_path / "real.txt"
+    real.write_text("old")
+    link = tmp_path / "link.txt"
+    link.symlink_to(real)
+    atomic.write_text(link, "new")
+    assert link.is_symlink() and real.read_text() == "new"

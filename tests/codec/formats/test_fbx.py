@@ -520,15 +520,33 @@ def test_truncated_binary_fbx_is_an_error_or_a_clip(
         assert clip.num_joints > 0
 
 
-def test_a_crash_of_the_reader_process_is_a_clear_error(monkeypatch, tmp_path: Path) -> None:
-    """ufbx runs in a child process so that its crash cannot take the window down."""
-    import subprocess
+def test_a_crash_of_the_reader_process_is_a_clear_error(tmp_path: Path) -> None:
+    """ufbx runs in a child process (codec.formats.reader_process) so that its crash cannot
+    take the window down; a real child that dies of SIGSEGV is one line naming the file."""
+    from codec.formats.reader_process import run_reader
 
-    from codec.formats import fbx
+    path = tmp_path / "crash.fbx"
+    path.write_bytes(b"x")
+    request = {"how": "segv"}
+    module = "tests.codec.formats.misbehaving_reader"
+    with pytest.raises(ClipFormatError) as info:
+        run_reader(path, None, request, module=module, library="ufbx")
+    assert str(info.value) == f"{path}: ufbx crashed while reading crash.fbx: SIGSEGV"
 
-    def crashed(*args, **kwargs):
-        return subprocess.CompletedProcess(args, -11, b"", b"")
 
-    monkeypatch.setattr(fbx.subprocess, "run", crashed)
-    with pytest.raises(ClipFormatError, match=r"crashed on this file \(signal 11\)"):
-        load_clip(DATA / "cmu_07_01_blender.fbx.xz")
+def test_an_ascii_array_count_over_the_budget_is_refused_with_its_line(tmp_path: Path) -> None:
+    """ASCII FBX declares array sizes as `*N`: checked against the file's budget before
+    ufbx reads (codec.formats.fbx_scan)."""
+    from tests.codec.formats import hostile_files as hf
+
+    text = (hf.HOSTILE_DATA / "fbx_unit_scale_zero.fbx").read_text()
+    text = text.replace(
+        "Objects:  {",
+        'Objects:  {\n\tGeometry: 5, "Geometry::g", "Mesh" {\n'
+        "\t\tVertices: *40000000 {\n\t\t\ta: 0\n\t\t}\n\t}",
+    )
+    path = tmp_path / "count.fbx"
+    path.write_text(text)
+    with pytest.raises(ClipFormatError) as info:
+        load_clip(path)
+    assert str(info.value).startswith(f"{path}:14: an array of 40,000,000 values is over")

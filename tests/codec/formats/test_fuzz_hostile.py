@@ -65,7 +65,7 @@ HOSTILE_URIS = [
     "missing.bin",
     ".",
 ]
-CASES = {"bvh": 80, "sjson": 80, "gltf": 120, "ssc": 80, "usd": 16, "xz": 24}
+CASES = {"bvh": 80, "sjson": 80, "gltf": 120, "ssc": 80, "usd": 16, "fbx": 16, "xz": 24}
 _NUMBER = re.compile(rb"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 
 
@@ -190,6 +190,18 @@ def usd_case(rng: random.Random, folder: Path) -> Path:
     return path
 
 
+def fbx_case(rng: random.Random, folder: Path) -> Path:
+    """An ASCII FBX skeleton with a hostile unit scale or translation (UnitScaleFactor 0 or
+    1e308, a bone 1e39 away)."""
+    data = (hf.HOSTILE_DATA / "fbx_unit_scale_zero.fbx").read_bytes()
+    data = data.replace(b'"Number", "",0', b'"Number", "",1')
+    for _ in range(rng.randint(1, 2)):
+        data = _swap_number(rng, data, data.index(b"UnitScaleFactor"))
+    path = folder / "c.fbx"
+    path.write_bytes(data)
+    return path
+
+
 def xz_case(rng: random.Random, folder: Path) -> Path:
     inner = rng.choice([bvh_case, sjson_case])(rng, folder)
     packed = inner.with_name(inner.name + ".xz")
@@ -204,6 +216,7 @@ BUILDERS: dict[str, Callable[[random.Random, Path], Path]] = {
     "gltf": gltf_case,
     "ssc": ssc_case,
     "usd": usd_case,
+    "fbx": fbx_case,
     "xz": xz_case,
 }
 

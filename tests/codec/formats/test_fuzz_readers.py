@@ -429,3 +429,116 @@ def test_mutated_files_only_raise_clip_format_error(
     )
     assert total >= 500
     assert not failures, f"{len(failures)} of {total} cases failed:\n" + "\n".join(failures[:25])
+
+
+# ------------------------------------------------------------------ native readers (child process)
+
+# usd-core and ufbx run in a child process (codec.formats.reader_process): a mutation may
+# crash, abort or balloon it, and must still come back as one ClipFormatError line naming
+# the file, the child's peak resident memory under 500 MB. Each case starts a child
+# (~0.3 s), so there are fewer of them, and the whole run stops at NATIVE_BUDGET_S.
+NATIVE_PER_KIND = 3
+NATIVE_BUDGET_S = 150.0
+CHILD_RSS_LIMIT_MB = 500.0
+NATIVE_CASE_S = 60.0
+
+
+def lying_word(rng: random.Random, data: bytes) -> bytes:
+    """An absurd u32 or u64 at a random aligned offset: a length, count or offset that lies."""
+    out = bytearray(data)
+    width = rng.choice([4, 8])
+    at = width * rng.randrange(len(out) // width)
+    value = rng.choice([0xFFFFFFFF, 1 << 31, 700_000_000, 1 << 40, (1 << 64) - 1, 0])
+    out[at : at + width] = (value & ((1 << (8 * width)) - 1)).to_bytes(width, "little")
+    return bytes(out)
+
+
+BINARY_MUTATIONS: dict[str, Mutation] = {
+    "truncate": truncate,
+    "flip": flip_bytes,
+    "garbage": insert_garbage,
+    "lying": lying_word,
+}
+TEXT_MUTATIONS: dict[str, Mutation] = {
+    "truncate": truncate,
+    "flip": flip_bytes,
+    "delete": delete_token,
+    "garbage": insert_garbage,
+    "duplicate": duplicate_line,
+    "odd": odd_number,
+}
+
+
+def _native_bases() -> list[tuple[str, bytes, dict[str, Mutation]]]:
+    """(file name, bytes, mutations): a USD crate (CesiumMan's, out of its .usdz), a USDA
+    skeleton, a binary FBX (CMU 07_01) and an ASCII FBX."""
+    import io
+    import lzma
+    import zipfile
+
+    from tests.codec.formats import hostile_files as hf
+
+    with zipfile.ZipFile(DATA / "usd" / "CesiumMan.usdz") as z:
+        crate = z.read(next(n for n in z.namelist() if n.endswith(".usdc")))
+    ascii_fbx = (DATA / "hostile" / "fbx_unit_scale_zero.fbx").read_bytes()
+    ascii_fbx = ascii_fbx.replace(b'"Number", "",0', b'"Number", "",1')
+    binary_fbx = lzma.decompress((DATA / "fbx" / "cmu_07_01_blender.fbx.xz").read_bytes())
+    usda = hf.USDA.format(last=2, sublayers="").encode()
+    assert io.BytesIO(crate).read(8) == b"PXR-USDC"
+    return [
+        ("crate.usdc", crate, BINARY_MUTATIONS),
+        ("skel.usda", usda, TEXT_MUTATIONS),
+        ("cmu.fbx", binary_fbx, BINARY_MUTATIONS),
+        ("ascii.fbx", ascii_fbx, TEXT_MUTATIONS),
+    ]
+
+
+@pytest.mark.timeout(300)
+def test_native_reader_mutations_are_one_line_and_small(tmp_path: Path) -> None:
+    """Seeded mutations of USD (crate, usda) and FBX (binary, ASCII) files: a Clip, or one
+    ClipFormatError line naming the file (a crash included, never "internal error"), the
+    reader's child under 500 MB resident and its time limit."""
+    failures: list[str] = []
+    outcomes = {"clip": 0, "refused": 0, "crashed": 0}
+    started = time.perf_counter()
+    total = 0
+    for name, base, mutations in _native_bases():
+        load_clip(_write(tmp_path / "base", name, base))  # the unmutated base loads
+        for kind, mutate in mutations.items():
+            for i in range(NATIVE_PER_KIND):
+                if time.perf_counter() - started > NATIVE_BUDGET_S:
+                    break
+                total += 1
+                label = f"{name} {kind} #{i}"
+                data = mutate(random.Random(f"native:{name}:{kind}:{i}"), base)
+                path = _write(tmp_path / f"{total}", name, data)
+                before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+                t0 = time.perf_counter()
+                try:
+                    load_clip(path)
+                    outcomes["clip"] += 1
+                except ClipFormatError as exc:
+                    text = str(exc)
+                    outcomes["crashed" if "crashed" in text else "refused"] += 1
+                    if "\n" in text or not text.startswith(str(path)) or "internal error" in text:
+                        failures.append(f"{label}: {text[:300]!r}")
+                except Exception as exc:  # the point is to catch anything else
+                    failures.append(f"{label}: {type(exc).__name__}: {exc}"[:300])
+                if time.perf_counter() - t0 > NATIVE_CASE_S:
+                    failures.append(f"{label}: took {time.perf_counter() - t0:.0f} s")
+                after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+                if after > before and after / 1024 > CHILD_RSS_LIMIT_MB:
+                    failures.append(f"{label}: a child peaked at {after / 1024:.0f} MB")
+    print(
+        f"\nnative readers: {total} mutations in {time.perf_counter() - started:.1f} s, {outcomes}"
+    )
+    assert total >= 30
+    assert not failures, f"{len(failures)} of {total} cases failed:\n" + "\n".join(failures[:25])
+    assert outcomes["refused"] > 0 and outcomes["clip"] > 0, outcomes
+
+
+def _write(folder: Path, name: str, data: bytes) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_bytes(data)
+    return path

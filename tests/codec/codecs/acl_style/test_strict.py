@@ -26,7 +26,9 @@ def _clips(root: Path) -> list[tuple[Path, str | None]]:
     out: list[tuple[Path, str | None]] = []
     for path in sorted(root.rglob("*")):
         name = path.name.removesuffix(".xz")
-        if not name.endswith(SUFFIXES) or "licenses" in path.parts:
+        if not name.endswith(SUFFIXES) or {"licenses", "hostile"} & set(
+            path.relative_to(root).parts
+        ):
             continue
         if name.endswith(".acl.sjson") and ("track_list" in name or "format_reference" in name):
             continue  # scalar track lists and the commented format reference: not clips
