@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from codec.codecs import container, registry
-from codec.codecs.base import Progress
+from codec.codecs.base import Encoded, Progress
 from codec.measure.measure import measure
 from codec.model.clip import Clip, Skeleton
 from codec.result import Result
@@ -30,8 +30,8 @@ def compress(
     progress: Progress | None = None,
     cancel: Callable[[], bool] | None = None,
 ) -> Result:
-    """Compress `clip` with `settings.codec` and measure it. Raises Cancelled when
-    `cancel()` is True."""
+    """Compress `clip` with `settings.codec` (`auto`: the smallest strict encoding of every
+    codec) and measure it. Raises Cancelled when `cancel()` is True."""
     return Compression(clip).run(settings, progress, cancel)
 
 
@@ -57,15 +57,22 @@ class Compression:
         """Encode and measure; `skeleton` gives other per-joint precisions and shell
         distances (the same joints, parents and bind pose)."""
         settings = settings or CompressionSettings()
-        codec = registry.get(settings.codec)
+        codecs = registry.chosen(settings.codec)
         clip = self.clip if skeleton is None else _with_skeleton(self.clip, skeleton)
         clip = settings.apply(clip)
         start = time.perf_counter()
-        session = self._session(codec)
-        if session is not None:
-            encoded = session.run(settings, progress, cancel, skeleton)
-        else:
-            encoded = codec.encode(clip, settings, progress, cancel)
+        best: tuple[tuple[bool, int], Any, Encoded] | None = None
+        for codec in codecs:  # one, or every codec under `auto`
+            session = self._session(codec)
+            if session is not None:
+                encoded = session.run(settings, progress, cancel, skeleton)
+            else:
+                encoded = codec.encode(clip, settings, progress, cancel)
+            rank = (not encoded.details.get("strict", True), len(encoded.payload))
+            if best is None or rank < best[0]:
+                best = (rank, codec, encoded)
+        assert best is not None
+        _, codec, encoded = best
         seconds = time.perf_counter() - start
         frame = container.write(
             codec.codec_id, encoded.payload, clip.skeleton if settings.include_metadata else None
