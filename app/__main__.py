@@ -174,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         from codec.errors import SettingsError
 
         try:
-            registry.get(args.codec)
+            registry.chosen(args.codec)
         except SettingsError as exc:
             print(f"shellscope: --codec: {exc}", file=sys.stderr)
             return 2

@@ -8,6 +8,7 @@ what the window's re-tuning loop runs on.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from codec.codecs import container, registry
-from codec.codecs.base import Progress
+from codec.codecs.base import Encoded, Progress
 from codec.measure.measure import measure
 from codec.model.clip import Clip, Skeleton
 from codec.result import Result
@@ -30,8 +31,8 @@ def compress(
     progress: Progress | None = None,
     cancel: Callable[[], bool] | None = None,
 ) -> Result:
-    """Compress `clip` with `settings.codec` and measure it. Raises Cancelled when
-    `cancel()` is True."""
+    """Compress `clip` with `settings.codec` (`auto`: the smallest strict encoding of every
+    codec) and measure it. Raises Cancelled when `cancel()` is True."""
     return Compression(clip).run(settings, progress, cancel)
 
 
@@ -57,15 +58,29 @@ class Compression:
         """Encode and measure; `skeleton` gives other per-joint precisions and shell
         distances (the same joints, parents and bind pose)."""
         settings = settings or CompressionSettings()
-        codec = registry.get(settings.codec)
+        codecs = registry.chosen(settings.codec)
         clip = self.clip if skeleton is None else _with_skeleton(self.clip, skeleton)
         clip = settings.apply(clip)
         start = time.perf_counter()
-        session = self._session(codec)
-        if session is not None:
-            encoded = session.run(settings, progress, cancel, skeleton)
-        else:
-            encoded = codec.encode(clip, settings, progress, cancel)
+        best: tuple[tuple[bool, int], Any, Encoded] | None = None
+        tried: dict[str, dict[str, Any]] = {}
+        for codec in codecs:  # one, or every codec under `auto`
+            session = self._session(codec)
+            if session is not None:
+                encoded = session.run(settings, progress, cancel, skeleton)
+            else:
+                encoded = codec.encode(clip, settings, progress, cancel)
+            strict = bool(encoded.details.get("strict", True))
+            size = container.HEADER_SIZE + len(encoded.payload)
+            tried[codec.name] = {"compressed_size": size, "strict": strict}
+            rank = (not strict, len(encoded.payload))
+            if best is None or rank < best[0]:
+                best = (rank, codec, encoded)
+        assert best is not None
+        _, codec, encoded = best
+        if len(codecs) > 1:  # auto: say which codec won and what the others cost
+            auto = {"chosen": codec.name, "codecs": tried}
+            encoded = dataclasses.replace(encoded, details={**encoded.details, "auto": auto})
         seconds = time.perf_counter() - start
         frame = container.write(
             codec.codec_id, encoded.payload, clip.skeleton if settings.include_metadata else None

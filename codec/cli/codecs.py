@@ -17,9 +17,10 @@ def cmd_codecs(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """One line per codec: its name (the default marked) and its description."""
     from codec.codecs import registry
 
-    width = max(len(name) for name in registry.names())
+    width = max(len(name) for name in (*registry.names(), registry.AUTO))
     for name in registry.names():
         codec = registry.get(name)
         mark = " (default)" if name == registry.DEFAULT else ""
         out.write(f"{name:<{width}}  {codec.description}{mark}\n")
+    out.write(f"{registry.AUTO:<{width}}  {registry.AUTO_DESCRIPTION}\n")
     return EXIT_OK

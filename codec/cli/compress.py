@@ -108,11 +108,21 @@ def compress_summary(path: str, s: dict[str, Any], skeleton: Skeleton) -> str:
         f"  precision        {prec_text} cm, met: {met}",
         *([f"  segments         {s['num_segments']}"] if "num_segments" in s else []),
         *([f"  keyframes        {stripping_line(s)}"] if "keyframe_stripping" in s else []),
+        *([f"  auto             {auto_line(s['auto'])}"] if "auto" in s else []),
         f"  compression time {s['compression_time']:.3f} s",
     ]
     if "vertex_max_error" in s:
         lines += skin_summary(s, skeleton)
     return "\n".join(lines) + "\n"
+
+
+def auto_line(auto: dict[str, Any]) -> str:
+    """Which codec `auto` kept, and what every codec it tried costs (not strict: marked)."""
+    tried = ", ".join(
+        f"{name} {fmt_bytes(c['compressed_size'])}{'' if c['strict'] else ' (not strict)'}"
+        for name, c in auto["codecs"].items()
+    )
+    return f"chose {auto['chosen']} of {tried}"
 
 
 def stripping_line(s: dict[str, Any]) -> str:

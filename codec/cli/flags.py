@@ -158,7 +158,7 @@ def settings_from(args: argparse.Namespace, level: str | None = None) -> Compres
 
     codec = getattr(args, "codec", registry.DEFAULT)
     try:
-        registry.get(codec)
+        registry.chosen(codec)
     except ShellscopeError as e:
         raise CliError(f"--codec: {e}") from None
     return CompressionSettings(

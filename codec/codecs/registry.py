@@ -14,6 +14,8 @@ from codec.errors import CompressedFormatError, SettingsError
 from codec.model.clip import Skeleton
 
 DEFAULT = "acl-style"
+AUTO = "auto"  # every codec tries; the smallest strict encoding wins (codec.compression)
+AUTO_DESCRIPTION = "every codec tries; the smallest strict encoding wins"
 CODECS: dict[str, Codec] = {
     c.name: c for c in (ACL_STYLE, SubsampleCodec(), KeyReduceCodec(), CurveCodec(), WaveletCodec())
 }
@@ -24,13 +26,18 @@ def names() -> tuple[str, ...]:
     return tuple(CODECS)
 
 
+def chosen(name: str) -> tuple[Codec, ...]:
+    """The codecs a settings' `codec` names: one, or every codec for AUTO."""
+    return tuple(CODECS.values()) if name == AUTO else (get(name),)
+
+
 def get(name: str) -> Codec:
     """The codec called `name` (SettingsError naming the known ones otherwise)."""
     try:
         return CODECS[name]
     except KeyError:
         raise SettingsError(
-            f"unknown codec {name!r}; expected one of {', '.join(CODECS)}"
+            f"unknown codec {name!r}; expected one of {', '.join(CODECS)} or {AUTO}"
         ) from None
 
 

@@ -78,7 +78,7 @@ def test_cli_lists_the_codecs() -> None:
     code, out, err = run("codecs")
     assert code == 0 and err == ""
     lines = out.splitlines()
-    assert len(lines) == len(registry.names())
+    assert len(lines) == len(registry.names()) + 1 and lines[-1].startswith("auto ")
     assert lines[0].startswith("acl-style ") and "(default)" in lines[0]
     assert registry.get("acl-style").description in lines[0]
 
@@ -93,3 +93,58 @@ def test_cli_compress_chooses_a_codec_and_names_it(tmp_path) -> None:
     code, out, err = run("compress", clip, "--codec", "zip", "-o", tmp_path / "b.ssc")
     assert code == 2 and out == "" and len(err.splitlines()) == 1
     assert "--codec" in err and "acl-style" in err and not (tmp_path / "b.ssc").exists()
+
+
+class _Padded:
+    """A planted codec: acl-style's encoding with `pad` bytes more, strict or not."""
+
+    description = "test only"
+
+    def __init__(self, name: str, codec_id: int, pad: int, strict: bool) -> None:
+        self.name, self.codec_id, self.pad, self.strict = name, codec_id, pad, strict
+
+    def encode(self, clip, settings, progress=None, cancelled=None):  # type: ignore[no-untyped-def]
+        enc = registry.get("acl-style").encode(clip, settings, progress, cancelled)
+        payload = enc.payload[: len(enc.payload) + self.pad] + bytes(max(self.pad, 0))
+        return Encoded(payload, enc.decoder, {**enc.details, "strict": self.strict}, None)
+
+    def decode(self, payload, skeleton):  # type: ignore[no-untyped-def]
+        raise NotImplementedError
+
+
+def test_auto_keeps_the_smallest_strict_encoding(monkeypatch: pytest.MonkeyPatch) -> None:
+    clip = chain_clip(num_samples=20)
+    alone = codec.compress(clip, codec.CompressionSettings(codec="auto"))
+    assert alone.codec_name == "acl-style"
+    assert alone.data == codec.compress(clip).data
+    planted = {
+        **registry.CODECS,
+        "bigger": _Padded("bigger", 90, 50, True),
+        "loose": _Padded("loose", 91, -30, False),  # smaller, but not within the budget
+        "smaller": _Padded("smaller", 92, -5, True),
+    }
+    monkeypatch.setattr(registry, "CODECS", planted)
+    r = codec.compress(clip, codec.CompressionSettings(codec="auto"))
+    assert r.codec_name == "smaller"  # (its decoder is acl-style's, and says so in the stats)
+    assert r.stats["compressed_size"] == alone.stats["compressed_size"] - 5
+    assert container.read(r.data).codec_id == 92
+
+
+@pytest.mark.parametrize(
+    ("name", "winner"),
+    [("keyed/cmu_49_15_keys6_linear.acl.sjson.xz", "keyreduce"), ("acl/cmu_09_02.acl.sjson", None)],
+)
+def test_auto_on_real_clips_is_never_larger_than_acl_style_and_says_why(name, winner) -> None:
+    clip = codec.load_clip(DATA / name)
+    settings = codec.CompressionSettings(precision=0.01, shell_distance=3.0, skin_error=False)
+    alone = codec.compress(clip, settings)
+    auto = codec.compress(clip, settings.__class__(**{**settings.__dict__, "codec": "auto"}))
+    s = auto.stats
+    assert s["auto"]["chosen"] == auto.codec_name == s["codec"]
+    assert set(s["auto"]["codecs"]) == set(registry.names())
+    sizes = {n: c["compressed_size"] for n, c in s["auto"]["codecs"].items() if c["strict"]}
+    assert s["compressed_size"] == min(sizes.values()) == sizes[auto.codec_name]
+    assert s["auto"]["codecs"]["acl-style"]["compressed_size"] == alone.stats["compressed_size"]
+    assert s["compressed_size"] <= alone.stats["compressed_size"] and s["precision_met"]
+    if winner is not None:  # keyed with linear in-betweens: key reduction stores the keys
+        assert auto.codec_name == winner
