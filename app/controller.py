@@ -29,6 +29,7 @@ import codec
 from app import exports
 from app.document import Document, GlobalSettings, Status
 from app.sidecar import save_sidecar, sidecar_path
+from app.tuning_history import Tuning, TuningHistory
 from codec.clip import Clip
 from codec.overrides import JointOverride
 from codec.result import CompressionResult
@@ -63,6 +64,7 @@ class Controller(QtCore.QObject):
     progress = QtCore.Signal(float, str)
     busy_changed = QtCore.Signal(bool)
     exported = QtCore.Signal(str, str, str)
+    history_changed = QtCore.Signal()  # undo / redo became (un)available or changed labels
     # internal: worker threads -> UI thread
     _finished = QtCore.Signal(int, object, str)
     _progressed = QtCore.Signal(int, float, str)
@@ -94,6 +96,8 @@ class Controller(QtCore.QObject):
         self._pending = False  # a recompression waits for the edits to settle
         self._unsaved = False  # a tuning edit waits for the edits to settle to be saved
         self._opening = False
+        # every tuning edit goes through here; the sidecar saves its current state
+        self.history = TuningHistory(Tuning(document.settings, document.overrides))
         # hand the GIL back to the UI thread more often while a worker computes
         sys.setswitchinterval(min(sys.getswitchinterval(), 0.002))
         if compress is None:
@@ -143,6 +147,8 @@ class Controller(QtCore.QObject):
             raise
         finally:
             self._opening = False
+        self.history.reset(Tuning(self.document.settings, self.document.overrides))
+        self.history_changed.emit()
         self.cancel()
         self.compress_now()
 
@@ -290,14 +296,55 @@ class Controller(QtCore.QObject):
 
     def edit_settings(self, changes: dict[str, Any]) -> None:
         """The user changed global settings (precision, shell_distance, level,
-        shell_from_mesh): recompress, and save the tuning once the edits settle."""
-        self.document.update_settings(**changes)
-        self._edited()
+        shell_from_mesh): an undo step (a drag of one knob is one step), recompress, and save
+        the tuning once the edits settle."""
+        doc = self.document
+        settings = replace(doc.settings, **changes)
+        label = _settings_label(changes)
+        self._apply(Tuning(settings, doc.overrides), label, merge=",".join(sorted(changes)))
 
     def edit_overrides(self, rules: tuple[JointOverride, ...]) -> None:
-        """The user changed the per-joint rules: recompress when a precision or shell
-        changed, and save the tuning once the edits settle."""
-        self.document.set_overrides(rules)
+        """The user changed the per-joint rules: an undo step, recompress when a precision or
+        shell changed, and save the tuning once the edits settle."""
+        rules = tuple(rules)
+        label = _rules_label(self.document.overrides, rules)
+        self._apply(Tuning(self.document.settings, rules), label)
+
+    def reset_tuning(self) -> None:
+        """Edit > Reset tuning: default global settings and no rules (undoable)."""
+        self._apply(Tuning(GlobalSettings(), ()), "reset tuning")
+
+    def _apply(self, tuning: Tuning, label: str, merge: str | None = None) -> None:
+        if self.document.clip is None:
+            return
+        if self.history.push(tuning, label, merge):
+            self.history_changed.emit()
+        self._show(self.history.current)
+
+    def undo(self) -> bool:
+        """Edit > Undo: the tuning before the last edit comes back (and is saved)."""
+        tuning = self.history.undo()
+        if tuning is None:
+            return False
+        self._show(tuning)
+        self.history_changed.emit()
+        return True
+
+    def redo(self) -> bool:
+        """Edit > Redo: the last undone edit is done again (and saved)."""
+        tuning = self.history.redo()
+        if tuning is None:
+            return False
+        self._show(tuning)
+        self.history_changed.emit()
+        return True
+
+    def _show(self, tuning: Tuning) -> None:
+        """Put a tuning of the history into the document (recompresses as needed)."""
+        doc = self.document
+        if tuning == Tuning(doc.settings, doc.overrides):
+            return
+        self.document.set_tuning(tuning.settings, tuning.overrides)
         self._edited()
 
     def _edited(self) -> None:
@@ -318,8 +365,9 @@ class Controller(QtCore.QObject):
         doc = self.document
         if doc.path is None:
             return None
+        tuning = self.history.current
         try:
-            return save_sidecar(doc.path, doc.settings, doc.overrides)
+            return save_sidecar(doc.path, tuning.settings, tuning.overrides)
         except OSError as e:
             problem = f"could not save {sidecar_path(doc.path)}: {e.strerror or e}"
             doc.set_status(replace(doc.status, error=problem))
@@ -364,3 +412,18 @@ class Controller(QtCore.QObject):
             if r.thread is not None:
                 r.thread.join(max(0.0, deadline - time.monotonic()))
         self._runs.clear()
+
+
+def _settings_label(changes: dict[str, Any]) -> str:
+    """ "precision", "shell distance", ... for Edit > Undo <label>."""
+    names = {"shell_distance": "shell distance", "shell_from_mesh": "shells from mesh"}
+    return ", ".join(names.get(k, k) for k in changes) or "settings"
+
+
+def _rules_label(before: tuple[JointOverride, ...], after: tuple[JointOverride, ...]) -> str:
+    """What a rules edit did, in the words of the Joints panel."""
+    if len(after) > len(before):
+        return "add rule"
+    if len(after) < len(before):
+        return "remove rule"
+    return "edit rule"

@@ -289,6 +289,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._rebuild_recent()
         f.addSeparator()
         self._action(f, "&Quit", self.close, QtGui.QKeySequence.StandardKey.Quit)
+        self._edit_menu(mb.addMenu("&Edit"))
 
         v = mb.addMenu("&View")
         self._action(v, "&Frame clip", self.viewport.frame_all, "F")
@@ -321,6 +322,25 @@ class MainWindow(QtWidgets.QMainWindow):
         self.document.display_changed.connect(self._sync_view_menu)
         self.viewport.view_changed.connect(self._sync_view_menu)
         self._sync_view_menu()
+
+    def _edit_menu(self, e: QtWidgets.QMenu) -> None:
+        """Edit > Undo / Redo of every tuning edit (Ctrl+Z; Ctrl+Shift+Z and Ctrl+Y), and
+        Reset tuning. Text fields keep their own Ctrl+Z while they have the focus."""
+        c = self.controller
+        self.undo_action = self._action(e, "&Undo", c.undo, "Ctrl+Z")
+        self.redo_action = self._action(e, "&Redo", c.redo, ["Ctrl+Shift+Z", "Ctrl+Y"])
+        e.addSeparator()
+        self.reset_tuning_action = self._action(e, "Reset &tuning to defaults", c.reset_tuning)
+        c.history_changed.connect(self._sync_edit_menu)
+        self._sync_edit_menu()
+
+    def _sync_edit_menu(self) -> None:
+        h = self.controller.history
+        undo, redo = h.undo_label(), h.redo_label()
+        self.undo_action.setEnabled(undo is not None)
+        self.undo_action.setText(f"&Undo {undo}" if undo else "&Undo")
+        self.redo_action.setEnabled(redo is not None)
+        self.redo_action.setText(f"&Redo {redo}" if redo else "&Redo")
 
     def _camera_menus(self, v: QtWidgets.QMenu) -> None:
         """View > Camera, Views (Blender's numpad keys) and Up axis."""
