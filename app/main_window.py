@@ -231,6 +231,17 @@ class MainWindow(QtWidgets.QMainWindow):
         self.cancel_button.setToolTip("Stop this compression")
         self.cancel_button.clicked.connect(self.controller.cancel)
         bar.addWidget(self.status_label, 1)
+        # warnings about the open clip (and a clip that failed to open), beside the
+        # compression status rather than over it; all of them in its menu
+        self.notices: list[str] = []
+        self.notice_button = QtWidgets.QToolButton()
+        self.notice_button.setAutoRaise(True)
+        self.notice_button.setPopupMode(QtWidgets.QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.notice_button.setToolButtonStyle(QtCore.Qt.ToolButtonStyle.ToolButtonTextOnly)
+        self.notice_button.setStyleSheet("QToolButton { color: #d08020; }")
+        self.notice_button.setMenu(QtWidgets.QMenu(self.notice_button))
+        bar.addPermanentWidget(self.notice_button)
+        self.notice_button.hide()
         self.units_label = QtWidgets.QLabel()  # the clip's units and up axis, always in view
         bar.addPermanentWidget(self.units_label)
         bar.addPermanentWidget(self.progress_bar)
@@ -253,7 +264,37 @@ class MainWindow(QtWidgets.QMainWindow):
         self.progress_bar.setValue(int(round(s.progress * 1000)))
 
     def _on_failed(self, message: str) -> None:
-        self.statusBar().showMessage(f"Compression failed: {message}", 10000)
+        """The status label already says it in red; the message is also kept with the clip's
+        warnings so it can be read in full."""
+        self.notify(f"Compression failed: {message}")
+
+    def set_notices(self, notices: list[str]) -> None:
+        """Replace the warnings shown (a clip opened: its own warnings, nothing older)."""
+        self.notices = []
+        for n in notices:
+            self.notify(n)
+        self._show_notices()
+
+    def notify(self, text: str) -> None:
+        """Add a warning to the status bar's list (once)."""
+        if text not in self.notices:
+            self.notices.append(text)
+        self._show_notices()
+
+    def _show_notices(self) -> None:
+        notices, button = self.notices, self.notice_button
+        menu = button.menu()
+        menu.clear()
+        for n in notices:
+            act = menu.addAction(n)
+            act.setEnabled(False)
+        if notices:
+            menu.addSeparator()
+            menu.addAction("Clear warnings", lambda: self.set_notices([]))
+        count = len(notices)
+        button.setText(f"\u26a0 {count} warning{'s' if count != 1 else ''}")
+        button.setToolTip("\n".join(notices))
+        button.setVisible(bool(notices))
 
     # --- menus --------------------------------------------------------------------------
     def _action(
@@ -492,12 +533,14 @@ class MainWindow(QtWidgets.QMainWindow):
             clip = self.controller.load(path, **opts)
         except Exception as exc:  # the reader's message is the point
             self.dialogs.error(self, "Cannot open clip", str(exc))
-            self.statusBar().showMessage(f"Could not open {path.name}", 8000)
+            self.notify(f"Could not open {path.name}: {exc}")
             return False
+        notices = [f"{path.name}: {w}" for w in clip.warnings]
         try:
             saved, rules = load_sidecar(path)
         except SidecarError as exc:  # the clip is fine: open it untuned and say why
             self.dialogs.error(self, "Cannot use the saved tuning", str(exc))
+            notices.append(f"Saved tuning not used: {exc}")
             saved, rules = None, ()
         settings = saved or GlobalSettings()
         try:
@@ -512,12 +555,11 @@ class MainWindow(QtWidgets.QMainWindow):
             self.controller.open_clip(clip, path, tuple(rules), settings)
         except Exception as exc:  # a view failed on it: the open clip stays
             self.dialogs.error(self, "Cannot open clip", f"{path}: {type(exc).__name__}: {exc}")
-            self.statusBar().showMessage(f"Could not open {path.name}", 8000)
+            self.notify(f"Could not open {path.name}: {type(exc).__name__}: {exc}")
             return False
         if remember:
             self._add_recent(path)
-        for w in clip.warnings:
-            self.statusBar().showMessage(f"{path.name}: {w}", 8000)
+        self.set_notices(notices)  # the new clip's warnings; older ones were about other files
         return True
 
     def _show_skin_report(self) -> None:

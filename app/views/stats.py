@@ -135,6 +135,7 @@ class StatsPanel(QWidget):
 
         document.result_changed.connect(self._on_result)
         document.clip_changed.connect(self._on_result)
+        document.clip_changed.connect(self.export_error.clear)  # it was about the old clip
         self._on_result()
 
     def _sheet(self) -> QWidget:

@@ -184,3 +184,40 @@ def test_view_menu_toggles_flip_what_is_drawn(window) -> None:
         assert getattr(window.document.display, shown) is (not before)
         actions[text].trigger()
         assert getattr(window.document.display, shown) is before
+
+
+def test_warnings_sit_beside_the_status_and_belong_to_the_clip_they_are_about(
+    qtbot, window, dialogs, ui, tmp_path
+) -> None:
+    """A failed open and a clip's warnings are listed (all of them) beside "Compressed: ...",
+    never drawn over it, and go when another clip opens."""
+    broken = tmp_path / "broken.glb"
+    broken.write_bytes(b"glTF\x02\x00\x00\x00garbage")
+    ui.open(window, ui.data / "acl" / "cmu_09_02.acl.sjson")
+    compressed = window.status_label.text()
+    assert compressed.startswith("Compressed")
+    assert not window.open_file(broken)
+    assert [n.split(":")[0] for n in window.notices] == ["Could not open broken.glb"]
+    assert window.notice_button.isVisible() and "1 warning" in window.notice_button.text()
+    assert window.statusBar().currentMessage() == ""  # nothing hides the status label
+    assert window.status_label.isVisible() and window.status_label.text() == compressed
+    # a clip with several warnings shows every one of them
+    many = tmp_path / "many.bvh"
+    text = (ui.data / "bvh" / "makehuman_tpose.bvh").read_text()
+    head, _, motion = text.partition("MOTION")
+    lines = motion.strip().splitlines()
+    frames = [ln for ln in lines[2:] if ln.strip()]
+    many.write_text(f"{head}MOTION\nFrames: {len(frames) + 3}\n{lines[1]}\n" + "\n".join(frames))
+    clip_warnings = list(window.controller.load(many).warnings)
+    assert clip_warnings
+    ui.open(window, many)
+    assert window.notices == [f"many.bvh: {w}" for w in clip_warnings]  # broken.glb is gone
+    assert not window.open_file(broken)  # a second warning joins the first, both kept
+    assert len(window.notices) == len(clip_warnings) + 1
+    assert f"{len(window.notices)} warnings" in window.notice_button.text()
+    menu = [a.text() for a in window.notice_button.menu().actions() if a.text()]
+    assert menu[: len(window.notices)] == window.notices
+    assert window.notice_button.toolTip().splitlines() == window.notices
+    # a clean clip: no warnings at all
+    ui.open(window, ui.data / "acl" / "cmu_09_02.acl.sjson")
+    assert window.notices == [] and not window.notice_button.isVisible()
