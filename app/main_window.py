@@ -138,6 +138,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.panels: dict[str, QtWidgets.QWidget] = {}
         self.docks: dict[str, QtWidgets.QDockWidget] = {}
         self._add_panels()
+        self._route_time_keys()
         self._default_state = self.saveState(LAYOUT_VERSION)
         self.remember_layout = remember_layout
         self.layout_restored = remember_layout and self._restore_layout()
@@ -171,6 +172,36 @@ class MainWindow(QtWidgets.QMainWindow):
             self.panels[class_name] = widget
             self.docks[class_name] = dock
             self.panel_menu.addAction(dock.toggleViewAction())
+
+    def _route_time_keys(self) -> None:
+        """Left / Right step time even when a slider or the joint tree has the keyboard.
+
+        Qt gives a window's shortcuts first say only while the window is active and only
+        when the focused widget does not claim the key; sliders and tree views claim the
+        arrows (a precision slider would change the precision, a tree would fold its
+        branches), so their arrow keys are taken here. Text fields, spin boxes and tables
+        keep theirs (moving a cursor or a cell)."""
+        for w in self.findChildren(QtWidgets.QWidget):
+            if isinstance(w, QtWidgets.QAbstractSlider | QtWidgets.QTreeView) and not isinstance(
+                w, QtWidgets.QScrollBar
+            ):
+                w.installEventFilter(self)
+
+    def eventFilter(self, watched: QtCore.QObject, event: QtCore.QEvent) -> bool:
+        kind = event.type()
+        if kind in (QtCore.QEvent.Type.KeyPress, QtCore.QEvent.Type.ShortcutOverride):
+            key_event = event  # a QKeyEvent for both kinds
+            assert isinstance(key_event, QtGui.QKeyEvent)
+            mods = key_event.modifiers() & ~QtCore.Qt.KeyboardModifier.KeypadModifier
+            step = {QtCore.Qt.Key.Key_Left.value: -1, QtCore.Qt.Key.Key_Right.value: 1}.get(
+                int(key_event.key())
+            )
+            if step is not None and mods == QtCore.Qt.KeyboardModifier.NoModifier:
+                if kind == QtCore.QEvent.Type.ShortcutOverride:
+                    return False  # not claimed: the window's shortcut (Playback) acts
+                self.timeline.step(step)
+                return True
+        return super().eventFilter(watched, event)
 
     def _size_docks(self) -> None:
         """Docks in proportion to the window, so a large screen gives the panels room too;

@@ -107,3 +107,38 @@ def test_segment_boundaries_come_from_the_result(loaded) -> None:
     x = round(tl.bar.time_to_x(segs[0][0] / doc.clip.sample_rate))
     c = img.pixelColor(x, 6)
     assert c.red() > 200 and c.blue() < 120  # the orange boundary line
+
+
+@pytest.mark.parametrize("active", [True, False], ids=["active", "inactive-window"])
+def test_left_right_step_time_from_the_precision_slider_and_the_joint_tree(
+    loaded, qtbot, active: bool
+) -> None:
+    """A slider or the joint tree with the keyboard does not eat Left / Right: they step time
+    (also when the window is not the active one and its shortcuts are asleep). Up / Down
+    still walk the tree, and a spin box keeps its arrows for its text cursor."""
+    doc = loaded.document
+    rate = doc.clip.sample_rate
+    if active:
+        activate(loaded, qtbot)
+    settings = loaded.panels["SettingsPanel"]
+    joints = loaded.panels["JointsPanel"]
+    precision = doc.settings.precision
+    for widget in (settings.slider, joints.tree, joints.values):
+        widget.setFocus()
+        t = doc.time
+        QTest.keyClick(widget, Qt.Key.Key_Right)
+        QTest.keyClick(widget, Qt.Key.Key_Right)
+        QTest.keyClick(widget, Qt.Key.Key_Left)
+        assert doc.time == pytest.approx(t + 1 / rate), type(widget).__name__
+    assert doc.settings.precision == precision  # the slider did not move
+    doc.set_selection(0)
+    joints.tree.setFocus()
+    QTest.keyClick(joints.tree, Qt.Key.Key_Down)
+    assert doc.selection == 1  # the tree still walks its rows
+    assert all(item.isExpanded() for item in joints.items if item.childCount())
+    spin = settings.precision
+    spin.setFocus()
+    spin.lineEdit().setCursorPosition(0)
+    t = doc.time
+    QTest.keyClick(spin, Qt.Key.Key_Right)
+    assert doc.time == t and spin.lineEdit().cursorPosition() == 1
