@@ -367,7 +367,8 @@ class Controller(QtCore.QObject):
             return None
         tuning = self.history.current
         try:
-            return save_sidecar(doc.path, tuning.settings, tuning.overrides)
+            animation = doc.clip.name if doc.clip is not None else None
+            return save_sidecar(doc.path, tuning.settings, tuning.overrides, animation)
         except OSError as e:
             problem = f"could not save {sidecar_path(doc.path)}: {e.strerror or e}"
             doc.set_status(replace(doc.status, error=problem))

@@ -182,7 +182,7 @@ def _run(args: argparse.Namespace, clip_path: str, out: TextIO, err: TextIO) -> 
         if overrides_file:
             saved, rules = read_sidecar_file(overrides_file)
         else:
-            saved, rules = load_sidecar(clip_path)
+            saved, rules = load_sidecar(clip_path, clip.name)
             if rules or saved:
                 print(f"using {sidecar_path(clip_path)}", file=out)
         settings = _settings(args, saved)

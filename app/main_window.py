@@ -568,7 +568,7 @@ class MainWindow(QtWidgets.QMainWindow):
             return False
         notices = [f"{path.name}: {w}" for w in clip.warnings]
         try:
-            saved, rules = load_sidecar(path)
+            saved, rules = load_sidecar(path, clip.name)  # this animation's tuning
         except SidecarError as exc:  # the clip is fine: open it untuned and say why
             self.dialogs.error(self, "Cannot use the saved tuning", str(exc))
             notices.append(f"Saved tuning not used: {exc}")

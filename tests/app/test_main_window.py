@@ -221,3 +221,30 @@ def test_warnings_sit_beside_the_status_and_belong_to_the_clip_they_are_about(
     # a clean clip: no warnings at all
     ui.open(window, ui.data / "acl" / "cmu_09_02.acl.sjson")
     assert window.notices == [] and not window.notice_button.isVisible()
+
+
+def test_tuning_is_kept_per_animation_of_a_file(qtbot, window, tmp_path) -> None:
+    """Fox Walk's tuning is not applied to Survey; each animation gets its own back."""
+    import shutil
+
+    from app.document import GlobalSettings
+    from tests.app.conftest import DATA
+
+    fox = tmp_path / "Fox.glb"
+    shutil.copy(DATA / "gltf" / "Fox.glb", fox)
+    ctl, doc = window.controller, window.document
+    with qtbot.waitSignal(ctl.result_ready, timeout=60_000):
+        assert window.open_file(fox, animation="Walk")
+    window.panels["SettingsPanel"].precision.setValue(0.004)
+    assert doc.settings.precision == 0.004
+    with qtbot.waitSignal(ctl.result_ready, timeout=60_000):
+        assert window.open_file(fox, animation="Survey")  # saves Walk's edit first
+    assert doc.clip.name == "Survey" and doc.settings == GlobalSettings()
+    window.panels["SettingsPanel"].level.setCurrentText("low")
+    with qtbot.waitSignal(ctl.result_ready, timeout=60_000):
+        assert window.open_file(fox, animation="Walk")
+    assert doc.settings == GlobalSettings(precision=0.004)
+    assert not window.undo_action.isEnabled()  # reopening is a new undo history
+    with qtbot.waitSignal(ctl.result_ready, timeout=60_000):
+        assert window.open_file(fox, animation="Survey")
+    assert doc.settings == GlobalSettings(level="low")
