@@ -31,7 +31,7 @@ from app.document import Document, GlobalSettings, Status
 from app.sidecar import save_sidecar, sidecar_path
 from app.tuning_history import Tuning, TuningHistory
 from codec.clip import Clip
-from codec.overrides import JointOverride
+from codec.overrides import JointOverride, exact_pattern
 from codec.result import CompressionResult
 from codec.settings import CompressionSettings
 
@@ -307,7 +307,9 @@ class Controller(QtCore.QObject):
         """The user changed the per-joint rules: an undo step, recompress when a precision or
         shell changed, and save the tuning once the edits settle."""
         rules = tuple(rules)
-        label = _rules_label(self.document.overrides, rules)
+        clip = self.document.clip
+        names = tuple(clip.skeleton.names) if clip is not None else ()
+        label = _rules_label(self.document.overrides, rules, names)
         self._apply(Tuning(self.document.settings, rules), label)
 
     def reset_tuning(self) -> None:
@@ -421,10 +423,25 @@ def _settings_label(changes: dict[str, Any]) -> str:
     return ", ".join(names.get(k, k) for k in changes) or "settings"
 
 
-def _rules_label(before: tuple[JointOverride, ...], after: tuple[JointOverride, ...]) -> str:
-    """What a rules edit did, in the words of the Joints panel."""
+def _rules_label(
+    before: tuple[JointOverride, ...],
+    after: tuple[JointOverride, ...],
+    names: tuple[str, ...] = (),
+) -> str:
+    """What a rules edit did, in the words of the Joints panel: "add rule *Hand*", "remove
+    rule root", "edit rule *IK*", or for a joint's own values "edit joint LeftHand" and
+    "reset joint LeftHand"."""
+    gone = [r for r in before if r not in after]
+    new = [r for r in after if r not in before]
+    changed = (new or gone or [None])[0]
+    own = {exact_pattern(n).lower(): n for n in names}
+    joint = own.get(changed.pattern.lower()) if changed is not None else None
+    if joint is not None:
+        mine = [r for r in after if r.pattern.lower() == changed.pattern.lower()]
+        return f"{'edit' if mine else 'reset'} joint {joint}"
+    pattern = f" {changed.pattern}" if changed is not None else ""
     if len(after) > len(before):
-        return "add rule"
+        return f"add rule{pattern}"
     if len(after) < len(before):
-        return "remove rule"
-    return "edit rule"
+        return f"remove rule{pattern}"
+    return f"edit rule{pattern}" if new else "reorder rules"

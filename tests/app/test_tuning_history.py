@@ -218,3 +218,18 @@ def test_set_tuning_tells_the_views_once(field: str) -> None:
     calls.clear()
     doc.set_tuning(GlobalSettings(precision=0.02), (rule,))
     assert calls == []
+
+
+def test_undo_names_what_it_undoes() -> None:
+    from app.controller import _rules_label
+
+    names = ("root", "LeftHand", "weird*name")
+    hand = JointOverride("*Hand*", precision=0.002)
+    own = JointOverride("LeftHand", precision=0.001)
+    assert _rules_label((), (hand,), names) == "add rule *Hand*"
+    assert _rules_label((hand,), (), names) == "remove rule *Hand*"
+    assert _rules_label((hand,), (JointOverride("*Hand*", 0.5),), names) == "edit rule *Hand*"
+    assert _rules_label((hand,), (hand, own), names) == "edit joint LeftHand"
+    assert _rules_label((hand, own), (hand,), names) == "reset joint LeftHand"
+    odd = JointOverride("weird[*]name", shell_distance=2.0)
+    assert _rules_label((), (odd,), names) == "edit joint weird*name"
