@@ -45,6 +45,7 @@ CLIP_SUFFIXES = (
     + tuple(p[1:] for p in _PACKED)
 )
 MAX_RECENT = 8
+FAILED = "Compression failed: "  # a warning about one run, dropped when a run succeeds
 RECENT_KEY = "recent_files"
 GEOMETRY_KEY = "window/geometry"
 STATE_KEY = "window/state"
@@ -148,6 +149,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.document.clip_changed.connect(self._update_title)
         self.document.clip_changed.connect(self._show_skin_report)
         self.controller.failed.connect(self._on_failed)
+        self.controller.result_ready.connect(self._drop_failures)
         # keys go to the 3D view first (text fields in panels keep their own keys)
         self.viewport.scene.setFocus()
 
@@ -297,7 +299,12 @@ class MainWindow(QtWidgets.QMainWindow):
     def _on_failed(self, message: str) -> None:
         """The status label already says it in red; the message is also kept with the clip's
         warnings so it can be read in full."""
-        self.notify(f"Compression failed: {message}")
+        self.notify(f"{FAILED}{message}")
+
+    def _drop_failures(self) -> None:
+        """A run succeeded: an earlier run's failure is no longer about what is shown."""
+        if any(n.startswith(FAILED) for n in self.notices):
+            self.set_notices([n for n in self.notices if not n.startswith(FAILED)])
 
     def set_notices(self, notices: list[str]) -> None:
         """Replace the warnings shown (a clip opened: its own warnings, nothing older)."""

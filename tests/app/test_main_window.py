@@ -248,3 +248,36 @@ def test_tuning_is_kept_per_animation_of_a_file(qtbot, window, tmp_path) -> None
     with qtbot.waitSignal(ctl.result_ready, timeout=60_000):
         assert window.open_file(fox, animation="Survey")
     assert doc.settings == GlobalSettings(level="low")
+
+
+def test_a_failed_run_is_a_warning_until_a_run_succeeds(qtbot, dialogs, tmp_path) -> None:
+    import shutil
+
+    import codec
+    from app.controller import Controller
+    from app.document import Document
+    from app.main_window import MainWindow
+    from tests.app.conftest import ACL_CLIP
+
+    def compress(clip, settings, progress, cancel):
+        if clip.skeleton.precision[0] == 0.5:
+            raise RuntimeError("out of bits")
+        return codec.compress(clip, settings, progress=progress, cancel=cancel)
+
+    doc = Document()
+    window = MainWindow(doc, Controller(doc, compress=compress), dialogs, remember_layout=False)
+    qtbot.addWidget(window)
+    window.show()
+    ctl = window.controller
+    clip = tmp_path / ACL_CLIP.name  # edits save a sidecar beside it
+    shutil.copy(ACL_CLIP, clip)
+    with qtbot.waitSignal(ctl.result_ready, timeout=60_000):
+        window.open_file(clip, remember=False)
+    with qtbot.waitSignal(ctl.failed, timeout=60_000):
+        ctl.edit_settings({"precision": 0.5})
+    assert window.notices == ["Compression failed: RuntimeError: out of bits"]
+    assert "out of bits" in window.status_label.text()
+    with qtbot.waitSignal(ctl.result_ready, timeout=60_000):
+        ctl.undo()
+    assert window.notices == [] and window.status_label.text().startswith("Compressed")
+    window.close()
