@@ -142,3 +142,11 @@ def test_left_right_step_time_from_the_precision_slider_and_the_joint_tree(
     t = doc.time
     QTest.keyClick(spin, Qt.Key.Key_Right)
     assert doc.time == t and spin.lineEdit().cursorPosition() == 1
+
+
+def test_a_rate_within_float_noise_of_an_integer_reads_as_that_integer(window, ui) -> None:
+    """cmu_02_03_run_ccrig.bvh stores a frame time of 0.016667 s: 59.9988 Hz, shown as 60."""
+    ui.open(window, ui.data / "bvh" / "cmu_02_03_run_ccrig.bvh")
+    assert window.document.clip.sample_rate == pytest.approx(59.9988, abs=1e-4)
+    text = window.timeline.readout.text()
+    assert text.endswith("60 Hz") and "59.99" not in text
