@@ -27,7 +27,7 @@ from typing import TextIO
 
 from app.document import Document, GlobalSettings
 from app.exports import export_joint_csv, export_lossy, export_stats
-from app.sidecar import load_sidecar, read_sidecar_file, sidecar_path
+from app.sidecar import animation_key, load_sidecar, read_sidecar_file, sidecar_path
 from codec import atomic
 from codec.errors import ShellscopeError
 from codec.settings import LEVELS, CompressionSettings
@@ -180,7 +180,8 @@ def _run(args: argparse.Namespace, clip_path: str, out: TextIO, err: TextIO) -> 
         clip = codec.load_clip(clip_path, **options)
         overrides_file = getattr(args, "overrides", None)
         if overrides_file:
-            saved, rules = read_sidecar_file(overrides_file)
+            key = animation_key(clip_path, clip.name)  # a sidecar's entry for it
+            saved, rules = read_sidecar_file(overrides_file, key)
         else:
             saved, rules = load_sidecar(clip_path, clip.name)
             if rules or saved:
