@@ -317,7 +317,8 @@ class Controller(QtCore.QObject):
         self._apply(Tuning(GlobalSettings(), ()), "reset tuning")
 
     def _apply(self, tuning: Tuning, label: str, merge: str | None = None) -> None:
-        if self.document.clip is None:
+        if self.document.clip is None:  # nothing open: nothing to undo nor to save
+            self.document.set_tuning(tuning.settings, tuning.overrides)
             return
         if self.history.push(tuning, label, merge):
             self.history_changed.emit()
