@@ -323,9 +323,9 @@ class MainWindow(QtWidgets.QMainWindow):
         notices, button = self.notices, self.notice_button
         menu = button.menu()
         menu.clear()
-        for n in notices:
-            act = menu.addAction(n)
-            act.setEnabled(False)
+        for n in notices:  # readable (not greyed out); a click copies the text
+            act = menu.addAction(n, partial(QtWidgets.QApplication.clipboard().setText, n))
+            act.setToolTip("Click to copy this warning")
         if notices:
             menu.addSeparator()
             menu.addAction("Clear warnings", lambda: self.set_notices([]))
@@ -573,7 +573,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self.dialogs.error(self, "Cannot open clip", str(exc))
             self.notify(f"Could not open {path.name}: {exc}")
             return False
-        notices = [f"{path.name}: {w}" for w in clip.warnings]
+        notices = [w if w.startswith(path.name) else f"{path.name}: {w}" for w in clip.warnings]
         try:
             saved, rules = load_sidecar(path, clip.name)  # this animation's tuning
         except SidecarError as exc:  # the clip is fine: open it untuned and say why

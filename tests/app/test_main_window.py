@@ -6,7 +6,7 @@ import shutil
 import time
 
 import pytest
-from PySide6 import QtCore, QtGui
+from PySide6 import QtCore, QtGui, QtWidgets
 
 import codec
 
@@ -211,13 +211,19 @@ def test_warnings_sit_beside_the_status_and_belong_to_the_clip_they_are_about(
     clip_warnings = list(window.controller.load(many).warnings)
     assert clip_warnings
     ui.open(window, many)
-    assert window.notices == [f"many.bvh: {w}" for w in clip_warnings]  # broken.glb is gone
+    named = [w if w.startswith("many.bvh") else f"many.bvh: {w}" for w in clip_warnings]
+    assert window.notices == named  # broken.glb is gone; the file is named once
+    assert not any(n.startswith("many.bvh: many.bvh") for n in window.notices)
     assert not window.open_file(broken)  # a second warning joins the first, both kept
     assert len(window.notices) == len(clip_warnings) + 1
     assert f"{len(window.notices)} warnings" in window.notice_button.text()
     menu = [a.text() for a in window.notice_button.menu().actions() if a.text()]
     assert menu[: len(window.notices)] == window.notices
     assert window.notice_button.toolTip().splitlines() == window.notices
+    first = window.notice_button.menu().actions()[0]
+    assert first.isEnabled()  # readable, and a click copies it
+    first.trigger()
+    assert QtWidgets.QApplication.clipboard().text() == window.notices[0]
     # a clean clip: no warnings at all
     ui.open(window, ui.data / "acl" / "cmu_09_02.acl.sjson")
     assert window.notices == [] and not window.notice_button.isVisible()
