@@ -184,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
         from codec.sidecar import SidecarError, read_sidecar_file
 
         try:
-            _, overrides = read_sidecar_file(args.overrides)
+            _, overrides = read_sidecar_file(args.overrides, args.animation)
         except SidecarError as exc:
             print(f"shellscope: {exc}", file=sys.stderr)
             return 2

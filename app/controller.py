@@ -28,11 +28,12 @@ from PySide6 import QtCore
 import codec
 from app import exports
 from app.document import Document, Status
+from app.tuning_history import Tuning, TuningHistory
 from codec.model.clip import Clip
 from codec.result import Result
 from codec.settings import CompressionSettings
 from codec.sidecar import save_sidecar, sidecar_path
-from codec.tuning import GlobalSettings, JointOverride
+from codec.tuning import GlobalSettings, JointOverride, exact_pattern
 
 CompressFn = Callable[..., Result]
 LoadFn = Callable[..., Clip]
@@ -85,6 +86,7 @@ class Controller(QtCore.QObject):
     progress = QtCore.Signal(float, str)
     busy_changed = QtCore.Signal(bool)
     exported = QtCore.Signal(str, str, str)
+    history_changed = QtCore.Signal()  # undo / redo became (un)available or changed labels
     # internal: worker threads -> UI thread
     _finished = QtCore.Signal(int, object, str)
     _progressed = QtCore.Signal(int, float, str)
@@ -117,6 +119,8 @@ class Controller(QtCore.QObject):
         self._pending = False  # a recompression waits for the edits to settle
         self._unsaved = False  # a tuning edit waits for the edits to settle to be saved
         self._opening = False
+        # every tuning edit goes through here; the sidecar saves its current state
+        self.history = TuningHistory(Tuning(document.settings, document.overrides))
         # hand the GIL back to the UI thread more often while a worker computes
         sys.setswitchinterval(min(sys.getswitchinterval(), 0.002))
         if compress is None:
@@ -167,6 +171,8 @@ class Controller(QtCore.QObject):
             raise
         finally:
             self._opening = False
+        self.history.reset(Tuning(self.document.settings, self.document.overrides))
+        self.history_changed.emit()
         self.cancel()
         self.compress_now()
 
@@ -315,14 +321,58 @@ class Controller(QtCore.QObject):
 
     def edit_settings(self, changes: dict[str, Any]) -> None:
         """The user changed global settings (precision, shell_distance, level,
-        shell_from_mesh): recompress, and save the tuning once the edits settle."""
-        self.document.update_settings(**changes)
-        self._edited()
+        shell_from_mesh): an undo step (a drag of one knob is one step), recompress, and save
+        the tuning once the edits settle."""
+        doc = self.document
+        settings = replace(doc.settings, **changes)
+        label = _settings_label(changes)
+        self._apply(Tuning(settings, doc.overrides), label, merge=",".join(sorted(changes)))
 
     def edit_overrides(self, rules: tuple[JointOverride, ...]) -> None:
-        """The user changed the per-joint rules: recompress when a precision or shell
-        changed, and save the tuning once the edits settle."""
-        self.document.set_overrides(rules)
+        """The user changed the per-joint rules: an undo step, recompress when a precision or
+        shell changed, and save the tuning once the edits settle."""
+        rules = tuple(rules)
+        clip = self.document.clip
+        names = tuple(clip.skeleton.names) if clip is not None else ()
+        label = _rules_label(self.document.overrides, rules, names)
+        self._apply(Tuning(self.document.settings, rules), label)
+
+    def reset_tuning(self) -> None:
+        """Edit > Reset tuning: default global settings and no rules (undoable)."""
+        self._apply(Tuning(GlobalSettings(), ()), "reset tuning")
+
+    def _apply(self, tuning: Tuning, label: str, merge: str | None = None) -> None:
+        if self.document.clip is None:  # nothing open: nothing to undo nor to save
+            self.document.set_tuning(tuning.settings, tuning.overrides)
+            return
+        if self.history.push(tuning, label, merge):
+            self.history_changed.emit()
+        self._show(self.history.current)
+
+    def undo(self) -> bool:
+        """Edit > Undo: the tuning before the last edit comes back (and is saved)."""
+        tuning = self.history.undo()
+        if tuning is None:
+            return False
+        self._show(tuning)
+        self.history_changed.emit()
+        return True
+
+    def redo(self) -> bool:
+        """Edit > Redo: the last undone edit is done again (and saved)."""
+        tuning = self.history.redo()
+        if tuning is None:
+            return False
+        self._show(tuning)
+        self.history_changed.emit()
+        return True
+
+    def _show(self, tuning: Tuning) -> None:
+        """Put a tuning of the history into the document (recompresses as needed)."""
+        doc = self.document
+        if tuning == Tuning(doc.settings, doc.overrides):
+            return
+        self.document.set_tuning(tuning.settings, tuning.overrides)
         self._edited()
 
     def _edited(self) -> None:
@@ -343,8 +393,10 @@ class Controller(QtCore.QObject):
         doc = self.document
         if doc.path is None:
             return None
+        tuning = self.history.current
         try:
-            return save_sidecar(doc.path, doc.settings, doc.overrides)
+            animation = doc.clip.name if doc.clip is not None else None
+            return save_sidecar(doc.path, tuning.settings, tuning.overrides, animation)
         except OSError as e:
             problem = f"could not save {sidecar_path(doc.path)}: {e.strerror or e}"
             doc.set_status(replace(doc.status, error=problem))
@@ -389,3 +441,33 @@ class Controller(QtCore.QObject):
             if r.thread is not None:
                 r.thread.join(max(0.0, deadline - time.monotonic()))
         self._runs.clear()
+
+
+def _settings_label(changes: dict[str, Any]) -> str:
+    """ "precision", "shell distance", ... for Edit > Undo <label>."""
+    names = {"shell_distance": "shell distance", "shell_from_mesh": "shells from mesh"}
+    return ", ".join(names.get(k, k) for k in changes) or "settings"
+
+
+def _rules_label(
+    before: tuple[JointOverride, ...],
+    after: tuple[JointOverride, ...],
+    names: tuple[str, ...] = (),
+) -> str:
+    """What a rules edit did, in the words of the Joints panel: "add rule *Hand*", "remove
+    rule root", "edit rule *IK*", or for a joint's own values "edit joint LeftHand" and
+    "reset joint LeftHand"."""
+    gone = [r for r in before if r not in after]
+    new = [r for r in after if r not in before]
+    changed = (new or gone or [None])[0]
+    own = {exact_pattern(n).lower(): n for n in names}
+    joint = own.get(changed.pattern.lower()) if changed is not None else None
+    if joint is not None:
+        mine = [r for r in after if r.pattern.lower() == changed.pattern.lower()]
+        return f"{'edit' if mine else 'reset'} joint {joint}"
+    pattern = f" {changed.pattern}" if changed is not None else ""
+    if len(after) > len(before):
+        return f"add rule{pattern}"
+    if len(after) < len(before):
+        return f"remove rule{pattern}"
+    return f"edit rule{pattern}" if new else "reorder rules"

@@ -247,6 +247,34 @@ class Document:
                 self.settings_changed.emit()
             self.rounding_changed.emit()
 
+    def set_tuning(
+        self,
+        settings: GlobalSettings,
+        overrides: tuple[JointOverride, ...] | list[JointOverride],
+    ) -> None:
+        """Global settings and rules at once (an undo step may change both): one
+        `settings_changed` when anything the codec sees changed, `rounding_changed` when the
+        rules did."""
+        overrides = tuple(overrides)
+        new_settings, new_rules = settings != self.settings, overrides != self.overrides
+        if not (new_settings or new_rules):
+            return
+        before = self.resolved_joints()
+        self.settings, self.overrides = settings, overrides
+        after = self.resolved_joints()
+        if (
+            new_settings
+            or before is None
+            or after is None
+            or not (
+                np.array_equal(before.precision, after.precision)
+                and np.array_equal(before.shell_distance, after.shell_distance)
+            )
+        ):
+            self.settings_changed.emit()
+        if new_rules:
+            self.rounding_changed.emit()
+
     def resolved_joints(self) -> ResolvedJoints | None:
         """Per-joint precision, shell distance and rounding after global values and rules
         (the global shell distance per joint from the mesh when the settings ask for it)."""

@@ -75,19 +75,69 @@ def legend_stops() -> list[tuple[float, tuple[float, float, float]]]:
 MINUS = "\u2212"
 
 
-def eng(value: float, digits: int = 3) -> str:
-    """Engineering notation with `digits` significant digits: 84.5e-6, 9.99e-3, 0.25 stays
-    250e-3, 42.1, 1.23e3. Zero is "0"; a real minus sign."""
+def _exp3(value: float, digits: int) -> tuple[int, str]:
+    """(exponent, mantissa text) of `value` in engineering notation, the mantissa rounded to
+    `digits` significant digits and kept in [1, 1000) after that rounding."""
     v = float(value)
-    if v == 0.0 or not math.isfinite(v):
-        return "0" if v == 0.0 else str(v)
     exp3 = int(math.floor(math.log10(abs(v)) / 3.0)) * 3
     text = f"{v / 10.0**exp3:.{digits}g}"
     if abs(float(text)) >= 1000:  # 999.96e-6 rounds up to 1.00e-3
         exp3 += 3
         text = f"{v / 10.0**exp3:.{digits}g}"
+    return exp3, text
+
+
+def eng(value: float, digits: int = 3) -> str:
+    """Engineering notation with `digits` significant digits: 84.5e-6, 9.99e-3, 42.1, 1.23e3;
+    from 0.1 to 1 a plain decimal (0.25, 0.9995: "999.5e-3 cm" reads badly for a length just
+    under a centimetre). Zero is "0"; a real minus sign."""
+    v = float(value)
+    if v == 0.0 or not math.isfinite(v):
+        return "0" if v == 0.0 else str(v)
+    exp3, text = _exp3(v, digits)
+    if exp3 == -3 and abs(float(text)) >= 100:
+        text, exp3 = f"{v:.{digits}g}", 0
     out = text if exp3 == 0 else f"{text}e{exp3}"
     return out.replace("-", MINUS)
+
+
+def eng_ticks(values: list[float], spacing: float) -> list[str]:
+    """Axis labels sharing one exponent, with as many decimals as the tick spacing needs:
+    0, 0.2 ... 1 at a 1 cm budget (not 800e-3), 2e-3 ... 12e-3 at 0.01 cm."""
+    finite = [abs(float(v)) for v in values if math.isfinite(v) and v != 0]
+    if not finite:
+        return ["0" for _ in values]
+    top = max(finite)
+    exp3 = _exp3(top, 3)[0]
+    if exp3 == -3 and top >= 0.1 * (1 - 1e-9):
+        exp3 = 0
+    scale = 10.0**exp3
+    step = abs(float(spacing)) / scale if spacing else 1.0
+    decimals = max(0, -math.floor(math.log10(step) + 1e-9)) if step > 0 else 0
+    out = []
+    for v in values:
+        m = float(v) / scale
+        if abs(m) < 0.5 * 10.0**-decimals:
+            out.append("0")
+            continue
+        text = f"{m:.{decimals}f}"
+        if "." in text:
+            text = text.rstrip("0").rstrip(".")
+        out.append((text if exp3 == 0 else f"{text}e{exp3}").replace("-", MINUS))
+    return out
+
+
+def format_rate(hz: float) -> str:
+    """A sample rate as the file means it: "60 Hz" for 59.9988 (float noise of a frame
+    time), "29.97 Hz", "23.976 Hz" (three decimals at most)."""
+    v = float(hz)
+    if not math.isfinite(v):
+        return f"{v} Hz"
+    nearest = round(v)
+    if nearest and abs(v - nearest) <= 0.005:
+        return f"{nearest:d} Hz"
+    text = f"{v:.3f}".rstrip("0").rstrip(".")
+    return f"{text} Hz"
 
 
 def format_cm(value: float, signed: bool = False, digits: int = 4) -> str:

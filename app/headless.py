@@ -178,7 +178,7 @@ def _run(args: argparse.Namespace, clip_path: str, out: TextIO, err: TextIO) -> 
         keys = ("units", "animation", "sample_rate")
         options = {k: getattr(args, k) for k in keys if getattr(args, k, None)}
         clip = codec.load_clip(clip_path, **options)
-        saved, rules, source = load_tuning(clip_path, getattr(args, "overrides", None))
+        saved, rules, source = load_tuning(clip_path, getattr(args, "overrides", None), clip.name)
         if source is not None and not getattr(args, "overrides", None):
             print(f"using {source}", file=out)
         settings = _settings(args, saved)

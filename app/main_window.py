@@ -44,6 +44,7 @@ CLIP_SUFFIXES = (
     + tuple(p[1:] for p in _PACKED)
 )
 MAX_RECENT = 8
+FAILED = "Compression failed: "  # a warning about one run, dropped when a run succeeds
 RECENT_KEY = "recent_files"
 GEOMETRY_KEY = "window/geometry"
 STATE_KEY = "window/state"
@@ -137,6 +138,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.panels: dict[str, QtWidgets.QWidget] = {}
         self.docks: dict[str, QtWidgets.QDockWidget] = {}
         self._add_panels()
+        self._route_time_keys()
         self._default_state = self.saveState(LAYOUT_VERSION)
         self.remember_layout = remember_layout
         self.layout_restored = remember_layout and self._restore_layout()
@@ -146,6 +148,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.document.clip_changed.connect(self._update_title)
         self.document.clip_changed.connect(self._show_skin_report)
         self.controller.failed.connect(self._on_failed)
+        self.controller.result_ready.connect(self._drop_failures)
         # keys go to the 3D view first (text fields in panels keep their own keys)
         self.viewport.scene.setFocus()
 
@@ -170,6 +173,36 @@ class MainWindow(QtWidgets.QMainWindow):
             self.panels[class_name] = widget
             self.docks[class_name] = dock
             self.panel_menu.addAction(dock.toggleViewAction())
+
+    def _route_time_keys(self) -> None:
+        """Left / Right step time even when a slider or the joint tree has the keyboard.
+
+        Qt gives a window's shortcuts first say only while the window is active and only
+        when the focused widget does not claim the key; sliders and tree views claim the
+        arrows (a precision slider would change the precision, a tree would fold its
+        branches), so their arrow keys are taken here. Text fields, spin boxes and tables
+        keep theirs (moving a cursor or a cell)."""
+        for w in self.findChildren(QtWidgets.QWidget):
+            if isinstance(w, QtWidgets.QAbstractSlider | QtWidgets.QTreeView) and not isinstance(
+                w, QtWidgets.QScrollBar
+            ):
+                w.installEventFilter(self)
+
+    def eventFilter(self, watched: QtCore.QObject, event: QtCore.QEvent) -> bool:
+        kind = event.type()
+        if kind in (QtCore.QEvent.Type.KeyPress, QtCore.QEvent.Type.ShortcutOverride):
+            key_event = event  # a QKeyEvent for both kinds
+            assert isinstance(key_event, QtGui.QKeyEvent)
+            mods = key_event.modifiers() & ~QtCore.Qt.KeyboardModifier.KeypadModifier
+            step = {QtCore.Qt.Key.Key_Left.value: -1, QtCore.Qt.Key.Key_Right.value: 1}.get(
+                int(key_event.key())
+            )
+            if step is not None and mods == QtCore.Qt.KeyboardModifier.NoModifier:
+                if kind == QtCore.QEvent.Type.ShortcutOverride:
+                    return False  # not claimed: the window's shortcut (Playback) acts
+                self.timeline.step(step)
+                return True
+        return super().eventFilter(watched, event)
 
     def _size_docks(self) -> None:
         """Docks in proportion to the window, so a large screen gives the panels room too;
@@ -230,6 +263,17 @@ class MainWindow(QtWidgets.QMainWindow):
         self.cancel_button.setToolTip("Stop this compression")
         self.cancel_button.clicked.connect(self.controller.cancel)
         bar.addWidget(self.status_label, 1)
+        # warnings about the open clip (and a clip that failed to open), beside the
+        # compression status rather than over it; all of them in its menu
+        self.notices: list[str] = []
+        self.notice_button = QtWidgets.QToolButton()
+        self.notice_button.setAutoRaise(True)
+        self.notice_button.setPopupMode(QtWidgets.QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.notice_button.setToolButtonStyle(QtCore.Qt.ToolButtonStyle.ToolButtonTextOnly)
+        self.notice_button.setStyleSheet("QToolButton { color: #d08020; }")
+        self.notice_button.setMenu(QtWidgets.QMenu(self.notice_button))
+        bar.addPermanentWidget(self.notice_button)
+        self.notice_button.hide()
         self.units_label = QtWidgets.QLabel()  # the clip's units and up axis, always in view
         bar.addPermanentWidget(self.units_label)
         bar.addPermanentWidget(self.progress_bar)
@@ -252,7 +296,42 @@ class MainWindow(QtWidgets.QMainWindow):
         self.progress_bar.setValue(int(round(s.progress * 1000)))
 
     def _on_failed(self, message: str) -> None:
-        self.statusBar().showMessage(f"Compression failed: {message}", 10000)
+        """The status label already says it in red; the message is also kept with the clip's
+        warnings so it can be read in full."""
+        self.notify(f"{FAILED}{message}")
+
+    def _drop_failures(self) -> None:
+        """A run succeeded: an earlier run's failure is no longer about what is shown."""
+        if any(n.startswith(FAILED) for n in self.notices):
+            self.set_notices([n for n in self.notices if not n.startswith(FAILED)])
+
+    def set_notices(self, notices: list[str]) -> None:
+        """Replace the warnings shown (a clip opened: its own warnings, nothing older)."""
+        self.notices = []
+        for n in notices:
+            self.notify(n)
+        self._show_notices()
+
+    def notify(self, text: str) -> None:
+        """Add a warning to the status bar's list (once)."""
+        if text not in self.notices:
+            self.notices.append(text)
+        self._show_notices()
+
+    def _show_notices(self) -> None:
+        notices, button = self.notices, self.notice_button
+        menu = button.menu()
+        menu.clear()
+        for n in notices:  # readable (not greyed out); a click copies the text
+            act = menu.addAction(n, partial(QtWidgets.QApplication.clipboard().setText, n))
+            act.setToolTip("Click to copy this warning")
+        if notices:
+            menu.addSeparator()
+            menu.addAction("Clear warnings", lambda: self.set_notices([]))
+        count = len(notices)
+        button.setText(f"\u26a0 {count} warning{'s' if count != 1 else ''}")
+        button.setToolTip("\n".join(notices))
+        button.setVisible(bool(notices))
 
     # --- menus --------------------------------------------------------------------------
     def _action(
@@ -288,6 +367,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._rebuild_recent()
         f.addSeparator()
         self._action(f, "&Quit", self.close, QtGui.QKeySequence.StandardKey.Quit)
+        self._edit_menu(mb.addMenu("&Edit"))
 
         v = mb.addMenu("&View")
         self._action(v, "&Frame clip", self.viewport.frame_all, "F")
@@ -320,6 +400,25 @@ class MainWindow(QtWidgets.QMainWindow):
         self.document.display_changed.connect(self._sync_view_menu)
         self.viewport.view_changed.connect(self._sync_view_menu)
         self._sync_view_menu()
+
+    def _edit_menu(self, e: QtWidgets.QMenu) -> None:
+        """Edit > Undo / Redo of every tuning edit (Ctrl+Z; Ctrl+Shift+Z and Ctrl+Y), and
+        Reset tuning. Text fields keep their own Ctrl+Z while they have the focus."""
+        c = self.controller
+        self.undo_action = self._action(e, "&Undo", c.undo, "Ctrl+Z")
+        self.redo_action = self._action(e, "&Redo", c.redo, ["Ctrl+Shift+Z", "Ctrl+Y"])
+        e.addSeparator()
+        self.reset_tuning_action = self._action(e, "Reset &tuning to defaults", c.reset_tuning)
+        c.history_changed.connect(self._sync_edit_menu)
+        self._sync_edit_menu()
+
+    def _sync_edit_menu(self) -> None:
+        h = self.controller.history
+        undo, redo = h.undo_label(), h.redo_label()
+        self.undo_action.setEnabled(undo is not None)
+        self.undo_action.setText(f"&Undo {undo}" if undo else "&Undo")
+        self.redo_action.setEnabled(redo is not None)
+        self.redo_action.setText(f"&Redo {redo}" if redo else "&Redo")
 
     def _camera_menus(self, v: QtWidgets.QMenu) -> None:
         """View > Camera, Views (Blender's numpad keys) and Up axis."""
@@ -471,12 +570,14 @@ class MainWindow(QtWidgets.QMainWindow):
             clip = self.controller.load(path, **opts)
         except Exception as exc:  # the reader's message is the point
             self.dialogs.error(self, "Cannot open clip", str(exc))
-            self.statusBar().showMessage(f"Could not open {path.name}", 8000)
+            self.notify(f"Could not open {path.name}: {exc}")
             return False
+        notices = [w if w.startswith(path.name) else f"{path.name}: {w}" for w in clip.warnings]
         try:
-            saved, rules = load_sidecar(path)
+            saved, rules = load_sidecar(path, clip.name)  # this animation's tuning
         except SidecarError as exc:  # the clip is fine: open it untuned and say why
             self.dialogs.error(self, "Cannot use the saved tuning", str(exc))
+            notices.append(f"Saved tuning not used: {exc}")
             saved, rules = None, ()
         settings = saved or GlobalSettings()
         try:
@@ -491,12 +592,11 @@ class MainWindow(QtWidgets.QMainWindow):
             self.controller.open_clip(clip, path, tuple(rules), settings)
         except Exception as exc:  # a view failed on it: the open clip stays
             self.dialogs.error(self, "Cannot open clip", f"{path}: {type(exc).__name__}: {exc}")
-            self.statusBar().showMessage(f"Could not open {path.name}", 8000)
+            self.notify(f"Could not open {path.name}: {type(exc).__name__}: {exc}")
             return False
         if remember:
             self._add_recent(path)
-        for w in clip.warnings:
-            self.statusBar().showMessage(f"{path.name}: {w}", 8000)
+        self.set_notices(notices)  # the new clip's warnings; older ones were about other files
         return True
 
     def _show_skin_report(self) -> None:

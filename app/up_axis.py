@@ -1,7 +1,7 @@
 """Which way is up in a clip, and the rotation that stands it up in the 3D view (Z up).
 
-Formats that declare an up axis win: glTF is Y-up by its specification, and a reader that
-knows better (FBX's and USD's axis settings) may set `clip.up_axis` to "X", "Y" or "Z". BVH and
+Formats that declare an up axis win: glTF is Y-up by its specification, and the FBX and USD
+readers put the file's axis settings in `clip.units.up_axis` ("+Y", "+Z", ...). BVH and
 ACL SJSON say nothing, and both Y-up (CMU, Daz, MakeHuman) and Z-up (3ds Max, iClone, Blender)
 exports exist, so for them the axis is read off the motion: a character's head is above the
 middle of its body (when the rig names a head), and a standing body is taller than it is wide
@@ -36,8 +36,10 @@ TO_DISPLAY = {
 
 
 def declared_up_axis(clip: Clip, path: str | Path | None = None) -> str | None:
-    """The up axis the file states, if it states one."""
-    axis = getattr(clip, "up_axis", None)
+    """The up axis the file states, if it states a positive one ("+Y" or "Y" -> "Y"; a
+    downward axis is left to the motion, the view has no upside-down frame)."""
+    units = getattr(clip, "units", None)
+    axis = getattr(units, "up_axis", None)
     if isinstance(axis, str) and axis.strip().upper().lstrip("+") in AXES:
         return axis.strip().upper().lstrip("+")
     if path is not None and str(path).lower().endswith(Y_UP_SUFFIXES):

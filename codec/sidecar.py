@@ -5,15 +5,24 @@ clip is opened again and lets the command lines use it (`python -m codec compres
 `shellscope CLIP --export-...`): `load_tuning` reads it for both. Qt-free.
 
 Who reads and writes it: the main window (and `shellscope --export-*`) reads it when a clip
-opens, `settings, overrides = load_sidecar(path)` (a `SidecarError` is shown to the user and
-the clip opens without it); the controller writes it once the user's tuning edits settle
-(app.controller.Controller.save_tuning).
+opens, `settings, overrides = load_sidecar(path, animation)` (a `SidecarError` is shown to the
+user and the clip opens without it); the controller writes it once the user's tuning edits
+settle (app.controller.Controller.save_tuning).
 
-Layout (version 1)::
+Layout (version 1, a file holding one clip: BVH, ACL SJSON, .ssc)::
 
     {"format": "shellscope-sidecar", "version": 1, "clip": "walk.acl.sjson",
      "settings": {"precision": 0.01, "shell_distance": 3.0, "level": "automatic"},
      "overrides": [{"pattern": "*Hand*", "precision": 0.001}, ...]}
+
+A glTF, FBX or USD file holds several animations (Fox: Survey, Walk, Run; an FBX: one per
+stack) and each is tuned on its own (version 2)::
+
+    {"format": "shellscope-sidecar", "version": 2, "clip": "Fox.glb",
+     "animations": {"Walk": {"settings": {...}, "overrides": [...]}, "Run": {...}}}
+
+An animation without an entry takes the file-wide "settings" / "overrides" if there are any
+(what a version-1 sidecar of such a file holds, so older sidecars still read).
 
 "settings" also holds `"shell_from_mesh": true` when shell distances come from the clip's
 mesh, and the keyframe stripping settings `"strip_trivial"` (true or false),
@@ -39,7 +48,8 @@ from codec.tuning import GlobalSettings, JointOverride
 
 SUFFIX = ".shellscope.json"
 FORMAT = "shellscope-sidecar"
-VERSION = 1
+VERSION = 2  # the newest layout this module reads; it writes 1 unless there are animations
+VERSIONS = (1, 2)
 _RULE_KEYS = ("pattern", "precision", "shell_distance", "rounding")
 _SETTING_KEYS = (
     "precision",
@@ -133,85 +143,131 @@ def _rules(path: Path, place: str, items: Any) -> tuple[JointOverride, ...]:
     return tuple(_rule(path, f"{place}[{i}]", item) for i, item in enumerate(items))
 
 
-def _settings(path: Path, data: Any) -> GlobalSettings | None:
+def _settings(path: Path, data: Any, place: str = "settings") -> GlobalSettings | None:
     if data is None:
         return None
     if not isinstance(data, dict):
-        raise SidecarError(path, "settings", f"expected an object, got {type(data).__name__}")
+        raise SidecarError(path, place, f"expected an object, got {type(data).__name__}")
     extra = set(data) - set(_SETTING_KEYS)
     if extra:
-        raise SidecarError(path, "settings", f"unknown keys {sorted(extra)}")
+        raise SidecarError(path, place, f"unknown keys {sorted(extra)}")
     for key in ("precision", "shell_distance", "strip_proportion", "strip_threshold"):
         v = data.get(key)
         if key in data and (isinstance(v, bool) or not isinstance(v, int | float)):
-            raise SidecarError(path, f"settings.{key}", f"expected a number, got {_show(v)}")
+            raise SidecarError(path, f"{place}.{key}", f"expected a number, got {_show(v)}")
     for key in ("shell_from_mesh", "strip_trivial"):
         flag = data.get(key, False)
         if not isinstance(flag, bool):
-            raise SidecarError(path, f"settings.{key}", f"expected true or false: {_show(flag)}")
+            raise SidecarError(path, f"{place}.{key}", f"expected true or false: {_show(flag)}")
     try:
         return GlobalSettings(**data)
     except (TypeError, ValueError) as e:
-        raise SidecarError(path, "settings", str(e)) from None
+        raise SidecarError(path, place, str(e)) from None
 
 
-def read_sidecar_file(
-    path: str | os.PathLike[str],
-) -> tuple[GlobalSettings | None, tuple[JointOverride, ...]]:
-    """Parse one sidecar (or overrides) file; SidecarError on anything unusable."""
-    path = Path(path)
+Tuning = tuple[GlobalSettings | None, tuple[JointOverride, ...]]
+
+
+def animation_key(clip_path: str | os.PathLike[str], animation: str | None) -> str | None:
+    """The name a clip's tuning is kept under in its sidecar: the animation's name for the
+    formats that hold several (glTF, FBX, USD), None (file-wide) for the others."""
+    from codec.formats import format_of, multi_animation
+
+    try:
+        fmt = format_of(clip_path)
+    except Exception:  # an unknown kind of file holds one clip
+        return None
+    return animation if multi_animation(fmt) and animation else None
+
+
+def _document(path: Path) -> dict[str, Any] | list[Any]:
+    """The checked top level of a sidecar: a dict (format, version, keys) or a list of rules."""
     data = _read_json(path)
     if isinstance(data, list):
-        return None, _rules(path, "top level", data)
+        return data
     if not isinstance(data, dict):
         raise SidecarError(path, "top level", "expected an object or a list of rules")
     fmt = data.get("format", FORMAT)
     if fmt != FORMAT:
         raise SidecarError(path, "format", f"expected {FORMAT!r}, got {_show(fmt)}")
-    version = data.get("version", VERSION)
-    if version != VERSION:
+    version = data.get("version", 1)
+    if version not in VERSIONS:
         raise SidecarError(
-            path, "version", f"this Shellscope reads version {VERSION}, not {_show(version)}"
+            path, "version", f"this Shellscope reads versions 1 and 2, not {_show(version)}"
         )
-    extra = set(data) - {"format", "version", "clip", "settings", "overrides"}
+    extra = set(data) - {"format", "version", "clip", "settings", "overrides", "animations"}
     if extra:
         raise SidecarError(path, "top level", f"unknown keys {sorted(extra)}")
-    return _settings(path, data.get("settings")), _rules(
-        path, "overrides", data.get("overrides", [])
-    )
+    return data
 
 
-def load_sidecar(
-    clip_path: str | os.PathLike[str],
-) -> tuple[GlobalSettings | None, tuple[JointOverride, ...]]:
-    """The tuning saved for a clip: (settings or None, overrides); (None, ()) without a sidecar."""
+def _tuning(path: Path, place: str, data: dict[str, Any]) -> Tuning:
+    prefix = f"{place}." if place else ""
+    settings = _settings(path, data.get("settings"), f"{prefix}settings")
+    return settings, _rules(path, f"{prefix}overrides", data.get("overrides", []))
+
+
+def _animations(path: Path, data: dict[str, Any]) -> dict[str, Tuning]:
+    items = data.get("animations", {})
+    if not isinstance(items, dict):
+        raise SidecarError(path, "animations", f"expected an object, got {type(items).__name__}")
+    out = {}
+    for name, entry in items.items():
+        place = f"animations[{name!r}]"
+        if not isinstance(entry, dict):
+            raise SidecarError(path, place, f"expected an object, got {type(entry).__name__}")
+        extra = set(entry) - {"settings", "overrides"}
+        if extra:
+            raise SidecarError(path, place, f"unknown keys {sorted(extra)}")
+        out[name] = _tuning(path, place, entry)
+    return out
+
+
+def read_sidecar_file(path: str | os.PathLike[str], animation: str | None = None) -> Tuning:
+    """Parse one sidecar (or overrides) file; SidecarError on anything unusable. With
+    `animation`, that animation's own tuning when the file has one (else the file-wide)."""
+    path = Path(path)
+    data = _document(path)
+    if isinstance(data, list):
+        return None, _rules(path, "top level", data)
+    animations = _animations(path, data)
+    file_wide = _tuning(path, "", data)
+    if animation is not None and animation in animations:
+        return animations[animation]
+    return file_wide
+
+
+def load_sidecar(clip_path: str | os.PathLike[str], animation: str | None = None) -> Tuning:
+    """The tuning saved for a clip: (settings or None, overrides); (None, ()) without a
+    sidecar. `animation`: the name of the clip's animation (see `animation_key`)."""
     path = sidecar_path(clip_path)
     if not path.is_file():
         return None, ()
-    return read_sidecar_file(path)
+    return read_sidecar_file(path, animation_key(clip_path, animation))
 
 
 def load_tuning(
-    clip_path: str | os.PathLike[str], overrides_file: str | os.PathLike[str] | None = None
+    clip_path: str | os.PathLike[str],
+    overrides_file: str | os.PathLike[str] | None = None,
+    animation: str | None = None,
 ) -> tuple[GlobalSettings | None, tuple[JointOverride, ...], Path | None]:
     """A clip's tuning as the command line and the window take it: `overrides_file` when
-    given, else the sidecar beside the clip; (settings or None, rules, the file read or
-    None). SidecarError on a file that cannot be used."""
+    given, else the sidecar beside the clip, each for `animation` (its own entry in a
+    multi-animation file's sidecar); (settings or None, rules, the file read or None).
+    SidecarError on a file that cannot be used."""
+    key = animation_key(clip_path, animation)
     if overrides_file:
-        settings, rules = read_sidecar_file(overrides_file)
+        settings, rules = read_sidecar_file(overrides_file, key)
         return settings, rules, Path(overrides_file)
-    settings, rules = load_sidecar(clip_path)
+    settings, rules = load_sidecar(clip_path, animation)
     if settings is None and not rules:
         return None, (), None
     return settings, rules, sidecar_path(clip_path)
 
 
-def sidecar_text(
-    clip_name: str, settings: GlobalSettings | None, overrides: tuple[JointOverride, ...] | list
-) -> str:
-    """The JSON text of a sidecar (fixed key order keeps version-control diffs small)."""
+def _tuning_json(settings: GlobalSettings | None, overrides: Any) -> dict[str, Any]:
     rules = [{k: getattr(r, k) for k in _RULE_KEYS if getattr(r, k) is not None} for r in overrides]
-    data: dict[str, Any] = {"format": FORMAT, "version": VERSION, "clip": clip_name}
+    data: dict[str, Any] = {}
     if settings is not None:
         data["settings"] = {k: getattr(settings, k) for k in _SETTING_KEYS}
         default = GlobalSettings()
@@ -219,6 +275,22 @@ def sidecar_text(
             if getattr(settings, k) == getattr(default, k):
                 del data["settings"][k]
     data["overrides"] = rules
+    return data
+
+
+def sidecar_text(
+    clip_name: str,
+    settings: GlobalSettings | None,
+    overrides: tuple[JointOverride, ...] | list,
+    animations: dict[str, Tuning] | None = None,
+) -> str:
+    """The JSON text of a sidecar (fixed key order keeps version-control diffs small): the
+    file-wide tuning, and with `animations` each animation's own (version 2)."""
+    data: dict[str, Any] = {"format": FORMAT, "version": 2 if animations else 1, "clip": clip_name}
+    if settings is not None or overrides or not animations:
+        data.update(_tuning_json(settings, overrides))
+    if animations:
+        data["animations"] = {name: _tuning_json(*animations[name]) for name in sorted(animations)}
     return json.dumps(data, indent=2) + "\n"
 
 
@@ -226,8 +298,29 @@ def save_sidecar(
     clip_path: str | os.PathLike[str],
     settings: GlobalSettings | None,
     overrides: tuple[JointOverride, ...] | list[JointOverride],
+    animation: str | None = None,
 ) -> Path:
-    """Write the clip's sidecar whole or not at all; returns its path."""
+    """Write the clip's sidecar whole or not at all; returns its path. With `animation` (a
+    glTF, FBX or USD file's animation) only that animation's entry changes: the other
+    animations' and any file-wide tuning already there are kept (a sidecar that cannot be
+    read is replaced)."""
     path = sidecar_path(clip_path)
-    write_text(path, sidecar_text(Path(clip_path).name, settings, overrides))
+    key = animation_key(clip_path, animation)
+    if key is None:
+        text = sidecar_text(Path(clip_path).name, settings, overrides)
+    else:
+        file_settings: GlobalSettings | None = None
+        file_rules: tuple[JointOverride, ...] = ()
+        animations: dict[str, Tuning] = {}
+        if path.is_file():
+            try:
+                data = _document(path)
+                if isinstance(data, dict):
+                    animations = _animations(path, data)
+                    file_settings, file_rules = _tuning(path, "", data)
+            except SidecarError:
+                pass  # unusable (the user was told when the clip opened): start afresh
+        animations[key] = (settings, tuple(overrides))
+        text = sidecar_text(Path(clip_path).name, file_settings, file_rules, animations)
+    write_text(path, text)
     return path

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.document import Document
-from app.error_scale import eng, format_cm, format_percent
+from app.error_scale import eng_ticks, format_cm, format_percent
 from app.views.time_cursor import TimeCursor
 
 MAX_COLOUR = (214, 64, 40)
@@ -43,7 +43,7 @@ class EngineeringAxis(pg.AxisItem):
     """Tick labels in engineering notation (2e-3, 10e-3), the unit in the axis label."""
 
     def tickStrings(self, values: list, scale: float, spacing: float) -> list[str]:
-        return [eng(v * scale, 3) if abs(v) > spacing * 1e-6 else "0" for v in values]
+        return eng_ticks([v * scale for v in values], spacing * scale)
 
 
 def _swatch(rgb: tuple[int, int, int], dotted: bool = False, dashed: bool = False) -> str:

@@ -13,7 +13,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import (
+    QAbstractItemModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    Qt,
+    QTimer,
+    Signal,
+)
 from PySide6.QtGui import QAction, QBrush, QColor, QFont, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -168,6 +175,7 @@ class JointsPanel(QWidget):
         self.syncing = SyncGuard()
         self.items: list[QTreeWidgetItem] = []
         self._table_rules: tuple[JointOverride, ...] | None = None
+        self._draft_row: int | None = None  # a rule being added: not a rule until it has a name
 
         self.filter = QLineEdit()
         self.filter.setPlaceholderText("Filter joints (text or glob such as *Hand*)")
@@ -242,6 +250,14 @@ class JointsPanel(QWidget):
             "Empty cells keep the value from earlier rules or the global settings."
         )
         self.rules.itemChanged.connect(self._on_rule_item_changed)
+        self.rules.itemDelegate().closeEditor.connect(self._on_rule_editor_closed)
+        # a few rules always in view, so an added rule cannot hide below the header
+        rows = 4
+        self.rules.setMinimumHeight(
+            self.rules.horizontalHeader().sizeHint().height()
+            + rows * self.rules.verticalHeader().defaultSectionSize()
+            + 2 * self.rules.frameWidth()
+        )
         self.add_button = QPushButton("Add rule")
         self.add_button.clicked.connect(self._on_add_clicked)
         self.remove_button = QPushButton("Remove")
@@ -416,6 +432,7 @@ class JointsPanel(QWidget):
                         cell.setFlags(cell.flags() & ~Qt.ItemFlag.ItemIsEditable)
                     self.rules.setItem(row, c, cell)
             self._table_rules = rules
+            self._draft_row = None
         self.rule_error.setText("")
 
     def _apply_filter(self) -> None:
@@ -485,15 +502,48 @@ class JointsPanel(QWidget):
         self._commit((*self.document.overrides, JointOverride(pattern, **fields)))  # type: ignore[arg-type]
 
     def _on_add_clicked(self) -> None:
-        self.add_rule("*", precision=self.document.settings.precision)
-        row = self.rules.rowCount() - 1
+        """A new empty row with its pattern being typed: it becomes a rule (matching nothing
+        else, pinning nothing) once a pattern is entered; Esc or an empty pattern drops it."""
+        if self._draft_row is not None:
+            row = self._draft_row
+        else:
+            row = self.rules.rowCount()
+            with self.syncing:
+                self.rules.insertRow(row)
+                for c in range(len(RULE_COLUMNS)):
+                    cell = QTableWidgetItem("")
+                    if c == len(RULE_COLUMNS) - 1:
+                        cell.setFlags(cell.flags() & ~Qt.ItemFlag.ItemIsEditable)
+                    self.rules.setItem(row, c, cell)
+            self._draft_row = row
         self.rules.setCurrentCell(row, 0)
-        self.rules.editItem(self.rules.item(row, 0))  # type the pattern straight away
+        self.rules.scrollToItem(self.rules.item(row, 0))
+        self.rules.editItem(self.rules.item(row, 0))
+
+    def _on_rule_editor_closed(self, _editor: QWidget, _hint: object) -> None:
+        """Leaving the new row's pattern empty (Esc, or Enter on nothing) cancels it."""
+        row = self._draft_row
+        if row is None:
+            return
+        cell = self.rules.item(row, 0)
+        if cell is None or not cell.text().strip():
+            self._drop_draft()
+
+    def _drop_draft(self) -> None:
+        if self._draft_row is None:
+            return
+        with self.syncing:
+            self.rules.removeRow(self._draft_row)
+        self._draft_row = None
+        self.rule_error.setText("")
 
     def remove_selected_rules(self) -> None:
         rows = {i.row() for i in self.rules.selectionModel().selectedRows()}
         if not rows and self.rules.currentRow() >= 0:
             rows = {self.rules.currentRow()}
+        if self._draft_row is not None and self._draft_row in rows:
+            rows.discard(self._draft_row)
+            self._drop_draft()
         self._commit(tuple(r for i, r in enumerate(self.document.overrides) if i not in rows))
 
     def _rule_from_row(self, row: int) -> JointOverride:
@@ -520,15 +570,31 @@ class JointsPanel(QWidget):
     def _on_rule_item_changed(self, _item: QTableWidgetItem) -> None:
         if self.syncing:
             return
+        draft = self._draft_row
+        named = draft is not None and bool(self.rules.item(draft, 0).text().strip())
+        rows = [r for r in range(self.rules.rowCount()) if r != draft or named]
         try:
-            rules = tuple(self._rule_from_row(r) for r in range(self.rules.rowCount()))
+            rules = tuple(self._rule_from_row(r) for r in rows)
         except ValueError as e:
             self.rule_error.setText(str(e))  # keep the table as typed; the model keeps its rules
             return
         self.rule_error.setText("")
         self._table_rules = rules  # the table already shows them: no rebuild under the editor
-        self._commit(rules)
+        if named:  # the new rule has its pattern: now its precision is typed
+            self._draft_row = None
+            precision = self.rules.item(draft, 1)  # type: ignore[arg-type]
+            self.rules.setCurrentItem(precision)
+            QTimer.singleShot(0, lambda: self._edit_if_current(precision))
+        if rules != self.document.overrides:
+            self._commit(rules)
         self._refresh_match_counts()
+
+    def _edit_if_current(self, cell: QTableWidgetItem) -> None:
+        if (
+            self.rules.currentItem() is cell
+            and self.rules.state() != QAbstractItemView.State.EditingState
+        ):
+            self.rules.editItem(cell)
 
     def _refresh_match_counts(self) -> None:
         clip = self.document.clip

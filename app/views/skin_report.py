@@ -153,6 +153,7 @@ class SkinReportPanel(QWidget):
         layout.addWidget(self.message)
         document.result_changed.connect(self._on_result)
         document.clip_changed.connect(self._on_result)
+        document.clip_changed.connect(self.message.clear)  # an export message is the old clip's
         document.settings_changed.connect(self._sync_button)
         self._on_result()
 
@@ -202,7 +203,15 @@ class SkinReportPanel(QWidget):
             f" (lowest ratio {s['shell_to_vertex_ratio_min']:.3g} at "
             f"{s['shell_to_vertex_ratio_min_joint']})"
         )
-        source = "from the mesh" if self.document.mesh_shells() is not None else "one value"
+        from_mesh = self.document.mesh_shells() is not None
+        source = "from the mesh" if from_mesh else "one value"
+        hint = ""
+        if not from_mesh and (under or not s["vertex_precision_met"]):
+            hint = (
+                f"<br><span style='color:{BAD}'>The shells under-estimate the skin.</span> "
+                "<a href='mesh:on'><b>Use shells from the mesh</b></a>: every joint's shell "
+                "distance measured on its vertices, then compress again."
+            )
         return (
             f"<b>Skin</b>: {s['num_meshes']} mesh(es), {s['num_vertices']:,} vertices. "
             f"<b>True error</b> {s['vertex_max_error']:.4g} cm at vertex "
@@ -211,7 +220,7 @@ class SkinReportPanel(QWidget):
             f"<a href='worst:{joint}:{worst_time!r}'>t = {worst_time:.3f} s</a>), "
             f"p99 {s['vertex_error_p99']:.4g} cm, between samples "
             f"{s['vertex_max_error_between_samples']:.4g} cm.<br>"
-            f"<b>Within budget</b>: {budget}. <b>Shells</b> ({source}): {honest}."
+            f"<b>Within budget</b>: {budget}. <b>Shells</b> ({source}): {honest}.{hint}"
         )
 
     def _fill(self) -> None:
@@ -270,6 +279,8 @@ class SkinReportPanel(QWidget):
         kind, _, value = link.partition(":")
         if kind == "joint":
             self.document.set_selection(int(value))
+        elif kind == "mesh":
+            self.settings_edited.emit({"shell_from_mesh": True})
         elif kind == "worst":
             joint, _, t = value.partition(":")
             self.document.set_selection(int(joint))

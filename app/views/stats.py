@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.document import Document
-from app.error_scale import MINUS, format_cm
+from app.error_scale import MINUS, format_cm, format_rate
 from codec.codecs.acl_style.bit_rates import SUB_TRACKS
 from codec.result import Result
 
@@ -137,6 +137,7 @@ class StatsPanel(QWidget):
 
         document.result_changed.connect(self._on_result)
         document.clip_changed.connect(self._on_result)
+        document.clip_changed.connect(self.export_error.clear)  # it was about the old clip
         self._on_result()
 
     def _sheet(self) -> QWidget:
@@ -238,7 +239,7 @@ class StatsPanel(QWidget):
         if key == "duration":
             return f"{float(value):.3f} s"
         if key == "sample_rate":
-            return f"{float(value):g} Hz"
+            return format_rate(float(value))
         if isinstance(value, bool | np.bool_):
             return "yes" if value else "no"
         if isinstance(value, float | np.floating):

@@ -15,6 +15,7 @@ import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from app.document import Document
+from app.error_scale import format_rate
 from codec.model.sampling import BASE_ROUNDING, ROUNDING_MODES, sample_keys
 from codec.tuning import JointOverride, set_joint_override
 
@@ -380,5 +381,5 @@ class TimelineWidget(QtWidgets.QWidget):
                 text += f" (selected: {m})"
         elif doc.rounding != "none":
             text += f" \u2192 {alpha:.0f}"
-        text += f"   {rate:g} Hz"
+        text += f"   {format_rate(rate)}"
         self.readout.setText(text)

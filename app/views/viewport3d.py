@@ -73,6 +73,12 @@ def swatch(rgba: tuple[float, ...]) -> QtGui.QIcon:
     return QtGui.QIcon(pm)
 
 
+def all_shells_alpha(count: int) -> float:
+    """Opacity of each outline when `count` shells are drawn at once: a handful keep half
+    their strength, a hundred-joint rig a tenth, so together they never hide the character."""
+    return float(np.clip(1.6 / np.sqrt(max(count, 1)), 0.1, 0.5))
+
+
 class Viewport3D(QtWidgets.QWidget):
     """Toolbar and readout over the GL scene. Exposes what it last drew for tests and tools:
     `raw_positions`, `lossy_positions` (J, 3) in display space (Z up; lossy as magnified),
@@ -572,8 +578,13 @@ class Viewport3D(QtWidgets.QWidget):
             if not many:  # one shell: a translucent ball with its outline
                 rgba = np.tile(np.array(colors.DOMINANT_SHELL), (1, 1))
                 self.shells.set_soup(*self.shell_mesh.build(centres, radii, rgba, eye))
-            # every shell's outline; many nested balls would only fog the skeleton over
-            self._outline_shells(centres, radii, eye, 0.5 if many else 1.0)
+            # every shell's outline; many nested balls would only fog the skeleton over, and
+            # many bright rings hide the character: with all shells on they are faint (the
+            # more, the fainter), the selected joint's stays bright
+            alpha = np.full(len(idx), all_shells_alpha(len(idx)) if many else 1.0)
+            if many and sel is not None:
+                alpha[idx == sel] = 1.0
+            self._outline_shells(centres, radii, eye, alpha)
         self.shells.setVisible(have_dominant and not many)
         self.shell_outlines.setVisible(have_dominant)
         # the joint's own shell (where its error is measured): the selected joint's only,
@@ -586,9 +597,10 @@ class Viewport3D(QtWidgets.QWidget):
             set_lines(self.own_shells, ring)
         self.own_shells.setVisible(own)
 
-    def _outline_shells(self, centres: Array, radii: Array, eye: Array, alpha: float) -> None:
+    def _outline_shells(self, centres: Array, radii: Array, eye: Array, alpha: Array) -> None:
         """Outlines with as many segments as their size on screen needs (software GL pays
-        per segment): small circles 16, large ones 64."""
+        per segment): small circles 16, large ones 64; `alpha` (N,) scales each one's
+        opacity."""
         s = self.scene
         ortho_dir = s.view_direction() if s.ortho else None
         if s.ortho:
@@ -597,14 +609,17 @@ class Viewport3D(QtWidgets.QWidget):
             dist = np.linalg.norm(centres - eye, axis=1)
         pixel = dist * 2.0 * np.tan(np.radians(s.opts["fov"]) / 2.0) / max(s.width(), 1)
         big = radii / np.maximum(pixel, 1e-12) > 60.0
-        parts = [
-            silhouette_circles(centres[sel], radii[sel], eye, ortho_dir, n)
-            for sel, n in ((~big, 16), (big, 64))
-            if sel.any()
-        ]
-        pts = np.concatenate(parts) if parts else np.zeros((0, 3), np.float32)
         r, g, b, a = colors.DOMINANT_SHELL_OUTLINE
-        rgba = np.tile([r, g, b, a * alpha], (len(pts), 1))
+        parts, tints = [], []
+        for level in np.unique(alpha):
+            for sel, n in ((~big, 16), (big, 64)):
+                group = sel & (alpha == level)
+                if group.any():
+                    pts = silhouette_circles(centres[group], radii[group], eye, ortho_dir, n)
+                    parts.append(pts)
+                    tints.append(np.tile([r, g, b, a * level], (len(pts), 1)))
+        pts = np.concatenate(parts) if parts else np.zeros((0, 3), np.float32)
+        rgba = np.concatenate(tints) if tints else np.zeros((0, 4))
         set_lines(self.shell_outlines, pts, rgba)
 
     def _update_info(self) -> None:

@@ -60,7 +60,7 @@ def cmd_compress(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         clip.name = Path(args.clip).name
     warn_unused_reader_flags(args, err)
     clip, level = tuned(clip, args, args.clip, err)
-    note = tuning_note(args.clip, args)
+    note = tuning_note(args.clip, args, clip.name)
     result = compress(clip, settings_from(args, level))
     check_finite_error(args.clip, result.stats)
     write_outputs(

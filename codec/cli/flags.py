@@ -172,6 +172,9 @@ def settings_from(args: argparse.Namespace, level: str | None = None) -> Compres
     )
 
 
+SHOWN_UNMATCHED = 2  # rules named one by one before the rest are counted
+
+
 def tune(
     clip: Clip,
     path: str,
@@ -187,7 +190,7 @@ def tune(
     from codec.tuning import merged, tuned_clip
 
     try:
-        saved, rules, _ = load_tuning(path, overrides)
+        saved, rules, _ = load_tuning(path, overrides, clip.name)
     except ShellscopeError as e:
         raise CliError(str(e)) from None
     settings = merged(saved, precision, shell_distance, None)
@@ -205,16 +208,20 @@ def tuned(clip: Clip, args: argparse.Namespace, path: str, err: TextIO) -> tuple
     clip, level, unmatched = tune(
         clip, path, args.precision, args.shell_distance, getattr(args, "overrides", None)
     )
-    for pattern in unmatched:
+    for pattern in unmatched[:SHOWN_UNMATCHED]:
         err.write(f"warning: {path}: rule {pattern!r} matches no joint\n")
+    if len(unmatched) > SHOWN_UNMATCHED:  # a file of 20,000 rules: three lines, not 20,000
+        err.write(
+            f"warning: {path}: {len(unmatched) - SHOWN_UNMATCHED:,} more rules match no joint\n"
+        )
     return clip, level
 
 
-def tuning_note(path: str, args: argparse.Namespace) -> str | None:
+def tuning_note(path: str, args: argparse.Namespace, animation: str | None = None) -> str | None:
     """The one line saying which tuning file a run applied (None: none)."""
     from codec.sidecar import load_tuning
 
-    _, rules, source = load_tuning(path, getattr(args, "overrides", None))
+    _, rules, source = load_tuning(path, getattr(args, "overrides", None), animation)
     if source is None:
         return None
     return f"tuning           {source} ({len(rules)} rule{'s' if len(rules) != 1 else ''})"

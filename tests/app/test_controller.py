@@ -288,7 +288,7 @@ def test_a_burst_of_edits_is_saved_once_when_it_settles(qtbot, tmp_path: Path, m
     saves = []
     real = controller_module.save_sidecar
     monkeypatch.setattr(
-        controller_module, "save_sidecar", lambda *a: (saves.append(a[1:]), real(*a))[1]
+        controller_module, "save_sidecar", lambda *a: (saves.append(a[1:3]), real(*a))[1]
     )
     doc, _, view = _opened(qtbot, tmp_path / "walk.bvh", debounce_ms=150)
     for p in (0.02, 0.03, 0.04):

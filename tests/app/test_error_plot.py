@@ -91,6 +91,8 @@ def test_legend_sits_outside_the_plot_and_the_axis_is_in_cm(qtbot) -> None:
     axis = panel.plot.getAxis("left")
     assert axis.labelText == "error (cm)" and not axis.autoSIPrefix
     assert axis.tickStrings([0.0, 0.002, 0.01], 1.0, 0.002) == ["0", "2e\u22123", "10e\u22123"]
+    ticks = [0.0, 0.2, 0.4, 0.6, 0.8]  # a 1 cm budget: decimals, not 800e-3
+    assert axis.tickStrings(ticks, 1.0, 0.2) == ["0", "0.2", "0.4", "0.6", "0.8"]
     # the error axis starts at zero and shows the budget line
     lo, hi = panel.plot.getViewBox().viewRange()[1]
     assert lo == 0.0 and hi >= max(doc.settings.precision, doc.result.error.max())

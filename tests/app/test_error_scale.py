@@ -7,11 +7,14 @@ import pytest
 
 from app.error_scale import (
     LEGEND_MAX,
+    MINUS,
     budget_fraction,
     eng,
+    eng_ticks,
     error_colors,
     format_cm,
     format_percent,
+    format_rate,
     legend_stops,
 )
 
@@ -52,7 +55,10 @@ def test_budget_fraction_and_legend() -> None:
         (421.3, "421"),
         (1234.0, "1.23e3"),
         (-8.453e-05, "\u221284.5e\u22126"),
-        (0.25, "250e\u22123"),
+        (0.25, "0.25"),
+        (0.9995, "1"),  # three digits: rounds up to one centimetre, not 1e3e-3
+        (0.0999, "99.9e\u22123"),
+        (0.09996, "0.1"),
         (0.0, "0"),
         (0.00099996, "1e\u22123"),
     ],
@@ -68,3 +74,45 @@ def test_errors_in_cm_and_percent_never_round_up_to_the_budget() -> None:
     assert format_percent(0.41) == "41 %" and format_percent(0.075) == "7.5 %"
     assert format_percent(0.9996) == "99.9 %"  # under budget never reads as 100 %
     assert format_percent(1.0) == "100 %" and format_percent(1.2) == "120 %"
+
+
+def test_lengths_just_under_a_centimetre_read_as_decimals_not_999e_3() -> None:
+    assert format_cm(0.9995) == "0.9995 cm"
+    assert format_cm(0.99996) == "1 cm"  # the mantissa never shows as 1000
+    assert format_cm(0.25) == "0.25 cm" and format_cm(0.0025) == "2.5e\u22123 cm"
+    for v in np.geomspace(1e-7, 1e4, 2000):  # the mantissa stays in [1, 1000) after rounding
+        for digits in (3, 4):
+            text = eng(v, digits).replace(MINUS, "-")
+            mantissa = float(text.split("e")[0])
+            assert 1 <= mantissa < 1000 or 0.1 <= mantissa < 1, (v, text)
+            assert float(text) == pytest.approx(v, rel=10 ** (1 - digits))
+
+
+@pytest.mark.parametrize(
+    ("values", "spacing", "labels"),
+    [
+        ([0.0, 0.2, 0.4, 0.6, 0.8, 1.0], 0.2, ["0", "0.2", "0.4", "0.6", "0.8", "1"]),
+        ([0.0, 0.002, 0.004, 0.01, 0.012], 0.002, ["0", "2e-3", "4e-3", "10e-3", "12e-3"]),
+        ([0.0, 0.05, 0.1, 0.15], 0.05, ["0", "0.05", "0.1", "0.15"]),
+        ([0.0, 0.5e-5, 1e-5], 0.5e-5, ["0", "5e-6", "10e-6"]),
+        ([0.0, 5.0, 10.0, 15.0], 5.0, ["0", "5", "10", "15"]),
+        ([2000.0, 4000.0], 2000.0, ["2e3", "4e3"]),
+    ],
+)
+def test_axis_labels_share_one_exponent(values, spacing, labels) -> None:
+    assert [t.replace(MINUS, "-") for t in eng_ticks(values, spacing)] == labels
+
+
+@pytest.mark.parametrize(
+    ("hz", "text"),
+    [
+        (59.9988, "60 Hz"),
+        (30.0, "30 Hz"),
+        (120.00000001, "120 Hz"),
+        (29.97002997, "29.97 Hz"),
+        (23.976023976, "23.976 Hz"),
+        (12.5, "12.5 Hz"),
+    ],
+)
+def test_sample_rates_read_as_the_file_means_them(hz: float, text: str) -> None:
+    assert format_rate(hz) == text

@@ -25,7 +25,8 @@ CLIP = DATA / "cmu_09_02.acl.sjson"
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="shellscope")
     p.add_argument("clip", nargs="?")
-    p.add_argument("--precision", type=float)  # as app/__main__.py has it
+    p.add_argument("--precision", type=float)  # as app/__main__.py has them
+    p.add_argument("--animation")
     add_export_arguments(p)
     return p
 
@@ -301,7 +302,6 @@ def test_shell_distance_mesh_without_a_window(tmp_path: Path) -> None:
 
     fox = Path(__file__).parents[1] / "data" / "gltf" / "Fox.glb"
     parser = _parser()
-    parser.add_argument("--animation")  # as app/__main__.py has it
     args = parser.parse_args(
         [
             str(fox),
@@ -367,3 +367,19 @@ def test_an_export_over_a_device_fifo_or_folder_is_refused(tmp_path: Path, kind:
     assert err.strip().splitlines() == [f"shellscope: {target}: " + err.split(": ", 2)[2].strip()]
     assert "cannot write" in err
     assert Path("/dev/null").is_char_device()
+
+
+def test_each_animation_uses_its_own_sidecar_entry(tmp_path: Path) -> None:
+    """Fox's sidecar tunes Walk only: Walk is compressed with it, Run with the defaults."""
+    fox = tmp_path / "Fox.glb"
+    fox.write_bytes((CLIP.parents[1] / "gltf" / "Fox.glb").read_bytes())
+    walk = GlobalSettings(precision=0.002)
+    save_sidecar(fox, walk, (), animation="Walk")
+    for name, settings in (("Walk", walk), ("Run", GlobalSettings())):
+        out = tmp_path / f"{name}.json"
+        code, _, err = _run([str(fox), "--animation", name, "--export-stats", str(out)])
+        assert code == 0, err
+        doc = Document()
+        doc.set_clip(codec.load_clip(fox, animation=name), fox, (), settings)
+        want = codec.compress(doc.compression_input(), CompressionSettings(level=settings.level))
+        assert json.loads(out.read_text())["compressed_size"] == want.stats["compressed_size"]

@@ -132,7 +132,7 @@ def test_pattern_rules_add_edit_remove(qtbot, tmp_path: Path) -> None:
     panel.rules.item(0, 3).setText("ceil")
     assert doc.overrides == (JointOverride("root", precision=0.5, rounding="ceil"),)
     assert panel.rule_error.text() == ""
-    qtbot.mouseClick(panel.add_button, Qt.MouseButton.LeftButton)
+    panel.add_rule("*", precision=0.01)
     assert len(doc.overrides) == 2 and doc.overrides[1].pattern == "*"
     panel.rules.selectRow(0)
     qtbot.mouseClick(panel.remove_button, Qt.MouseButton.LeftButton)
@@ -149,7 +149,7 @@ def test_pattern_rules_add_edit_remove(qtbot, tmp_path: Path) -> None:
 def test_reopening_a_clip_rebuilds_the_tree(qtbot) -> None:
     panel, doc, _ = _panel(qtbot)
     doc.set_clip(doc.clip, None, [JointOverride("Head", precision=0.3)])
-    assert len(panel.items) == 5 and panel.items[4].text(C_PREC) == "300e\u22123"
+    assert len(panel.items) == 5 and panel.items[4].text(C_PREC) == "0.3"
     assert panel.items[4].text(C_ROT) == ""  # no result for the reopened clip yet
     assert panel.rules.rowCount() == 1
 
@@ -199,3 +199,48 @@ def test_lowering_then_raising_a_joints_precision_end_to_end(qtbot, tmp_path: Pa
     assert joints.items[head].text(C_ERR) == eng(doc.result.error[:, head].max(), 4)
     controller.shutdown()  # what closing the window does: a pending save is written
     assert load_sidecar(path)[1] == (JointOverride("head", precision=0.01),)
+
+
+def _editor(panel: JointsPanel):
+    """The open editor of the rules table's current cell (None when none is open)."""
+    return panel.rules.indexWidget(panel.rules.currentIndex())
+
+
+def test_add_rule_pins_nothing_until_a_pattern_is_typed_and_esc_cancels(
+    qtbot, tmp_path: Path
+) -> None:
+    """Add rule opens an empty row with its pattern being typed: no rule exists (no joint is
+    pinned) until a pattern is entered; Esc leaves no rule behind; the new rule's precision is
+    typed next, and several rules stay in view."""
+    panel, doc, counter = _panel(qtbot, tmp_path)
+    panel.show()
+    qtbot.waitExposed(panel)
+    qtbot.mouseClick(panel.add_button, Qt.MouseButton.LeftButton)
+    assert panel.rules.rowCount() == 1 and doc.overrides == () and counter.count == 0
+    editor = _editor(panel)
+    assert editor is not None and editor.text() == ""
+    qtbot.keyClick(editor, Qt.Key.Key_Escape)
+    assert panel.rules.rowCount() == 0 and doc.overrides == ()
+    # an empty pattern entered is the same as Esc
+    qtbot.mouseClick(panel.add_button, Qt.MouseButton.LeftButton)
+    qtbot.keyClick(_editor(panel), Qt.Key.Key_Return)  # committed on the next loop turn
+    qtbot.waitUntil(lambda: panel.rules.rowCount() == 0)
+    assert doc.overrides == () and panel.rule_error.text() == ""
+    # a pattern makes it a rule that changes nothing yet; its precision is asked for next
+    qtbot.mouseClick(panel.add_button, Qt.MouseButton.LeftButton)
+    qtbot.keyClicks(_editor(panel), "*Hand*")
+    qtbot.keyClick(_editor(panel), Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: doc.overrides == (JointOverride("*Hand*"),))
+    assert doc.resolved_joints().precision.tolist() == [0.01] * 5 and counter.count == 0
+    assert panel.rules.item(0, 4).text() == "2"
+    qtbot.waitUntil(lambda: panel.rules.currentColumn() == 1 and _editor(panel) is not None)
+    qtbot.keyClicks(_editor(panel), "0.002")
+    qtbot.keyClick(_editor(panel), Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: doc.overrides == (JointOverride("*Hand*", precision=0.002),))
+    assert counter.count == 1
+    # later global edits still move every other joint
+    doc.update_settings(precision=0.05)
+    assert doc.resolved_joints().precision.tolist() == [0.05, 0.05, 0.002, 0.002, 0.05]
+    assert _saved(qtbot, doc) == doc.overrides
+    # room for more than one rule
+    assert panel.rules.minimumHeight() >= 4 * panel.rules.verticalHeader().defaultSectionSize()

@@ -6,7 +6,7 @@ import shutil
 import time
 
 import pytest
-from PySide6 import QtCore, QtGui
+from PySide6 import QtCore, QtGui, QtWidgets
 
 import codec
 
@@ -183,3 +183,106 @@ def test_view_menu_toggles_flip_what_is_drawn(window) -> None:
         assert getattr(window.document.display, shown) is (not before)
         actions[text].trigger()
         assert getattr(window.document.display, shown) is before
+
+
+def test_warnings_sit_beside_the_status_and_belong_to_the_clip_they_are_about(
+    qtbot, window, dialogs, ui, tmp_path
+) -> None:
+    """A failed open and a clip's warnings are listed (all of them) beside "Compressed: ...",
+    never drawn over it, and go when another clip opens."""
+    broken = tmp_path / "broken.glb"
+    broken.write_bytes(b"glTF\x02\x00\x00\x00garbage")
+    ui.open(window, ui.data / "acl" / "cmu_09_02.acl.sjson")
+    compressed = window.status_label.text()
+    assert compressed.startswith("Compressed")
+    assert not window.open_file(broken)
+    assert [n.split(":")[0] for n in window.notices] == ["Could not open broken.glb"]
+    assert window.notice_button.isVisible() and "1 warning" in window.notice_button.text()
+    assert window.statusBar().currentMessage() == ""  # nothing hides the status label
+    assert window.status_label.isVisible() and window.status_label.text() == compressed
+    # a clip with several warnings shows every one of them
+    many = tmp_path / "many.bvh"
+    text = (ui.data / "bvh" / "makehuman_tpose.bvh").read_text()
+    head, _, motion = text.partition("MOTION")
+    lines = motion.strip().splitlines()
+    frames = [ln for ln in lines[2:] if ln.strip()]
+    many.write_text(f"{head}MOTION\nFrames: {len(frames) + 3}\n{lines[1]}\n" + "\n".join(frames))
+    clip_warnings = list(window.controller.load(many).warnings)
+    assert clip_warnings
+    ui.open(window, many)
+    named = [w if w.startswith("many.bvh") else f"many.bvh: {w}" for w in clip_warnings]
+    assert window.notices == named  # broken.glb is gone; the file is named once
+    assert not any(n.startswith("many.bvh: many.bvh") for n in window.notices)
+    assert not window.open_file(broken)  # a second warning joins the first, both kept
+    assert len(window.notices) == len(clip_warnings) + 1
+    assert f"{len(window.notices)} warnings" in window.notice_button.text()
+    menu = [a.text() for a in window.notice_button.menu().actions() if a.text()]
+    assert menu[: len(window.notices)] == window.notices
+    assert window.notice_button.toolTip().splitlines() == window.notices
+    first = window.notice_button.menu().actions()[0]
+    assert first.isEnabled()  # readable, and a click copies it
+    first.trigger()
+    assert QtWidgets.QApplication.clipboard().text() == window.notices[0]
+    # a clean clip: no warnings at all
+    ui.open(window, ui.data / "acl" / "cmu_09_02.acl.sjson")
+    assert window.notices == [] and not window.notice_button.isVisible()
+
+
+def test_tuning_is_kept_per_animation_of_a_file(qtbot, window, tmp_path) -> None:
+    """Fox Walk's tuning is not applied to Survey; each animation gets its own back."""
+    import shutil
+
+    from codec.tuning import GlobalSettings
+    from tests.app.conftest import DATA
+
+    fox = tmp_path / "Fox.glb"
+    shutil.copy(DATA / "gltf" / "Fox.glb", fox)
+    ctl, doc = window.controller, window.document
+    with qtbot.waitSignal(ctl.result_ready, timeout=60_000):
+        assert window.open_file(fox, animation="Walk")
+    window.panels["SettingsPanel"].precision.setValue(0.004)
+    assert doc.settings.precision == 0.004
+    with qtbot.waitSignal(ctl.result_ready, timeout=60_000):
+        assert window.open_file(fox, animation="Survey")  # saves Walk's edit first
+    assert doc.clip.name == "Survey" and doc.settings == GlobalSettings()
+    window.panels["SettingsPanel"].level.setCurrentText("low")
+    with qtbot.waitSignal(ctl.result_ready, timeout=60_000):
+        assert window.open_file(fox, animation="Walk")
+    assert doc.settings == GlobalSettings(precision=0.004)
+    assert not window.undo_action.isEnabled()  # reopening is a new undo history
+    with qtbot.waitSignal(ctl.result_ready, timeout=60_000):
+        assert window.open_file(fox, animation="Survey")
+    assert doc.settings == GlobalSettings(level="low")
+
+
+def test_a_failed_run_is_a_warning_until_a_run_succeeds(qtbot, dialogs, tmp_path) -> None:
+    import shutil
+
+    import codec
+    from app.controller import Controller
+    from app.document import Document
+    from app.main_window import MainWindow
+    from tests.app.conftest import ACL_CLIP
+
+    def compress(clip, settings, progress, cancel):
+        if clip.skeleton.precision[0] == 0.5:
+            raise RuntimeError("out of bits")
+        return codec.compress(clip, settings, progress=progress, cancel=cancel)
+
+    doc = Document()
+    window = MainWindow(doc, Controller(doc, compress=compress), dialogs, remember_layout=False)
+    qtbot.addWidget(window)
+    window.show()
+    ctl = window.controller
+    clip = tmp_path / ACL_CLIP.name  # edits save a sidecar beside it
+    shutil.copy(ACL_CLIP, clip)
+    with qtbot.waitSignal(ctl.result_ready, timeout=60_000):
+        window.open_file(clip, remember=False)
+    with qtbot.waitSignal(ctl.failed, timeout=60_000):
+        ctl.edit_settings({"precision": 0.5})
+    assert window.notices == ["Compression failed: RuntimeError: out of bits"]
+    assert "out of bits" in window.status_label.text()
+    with qtbot.waitSignal(ctl.result_ready, timeout=60_000):
+        ctl.undo()
+    assert window.notices == [] and window.status_label.text().startswith("Compressed")
+    window.close()

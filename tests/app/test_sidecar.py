@@ -13,6 +13,7 @@ from codec.sidecar import (
     read_sidecar_file,
     save_sidecar,
     sidecar_path,
+    sidecar_text,
 )
 from codec.tuning import GlobalSettings, JointOverride
 
@@ -154,3 +155,43 @@ def test_shells_from_the_mesh_are_saved_only_when_on(tmp_path: Path) -> None:
     written.write_text(json.dumps({"settings": {"shell_from_mesh": "yes"}}))
     with pytest.raises(SidecarError, match="settings.shell_from_mesh"):
         load_sidecar(clip)
+
+
+# ------------------------------------------------------------------ per animation
+def test_each_animation_of_a_file_keeps_its_own_tuning_and_old_sidecars_still_read(
+    tmp_path: Path,
+) -> None:
+    fox = tmp_path / "Fox.glb"
+    walk = (GlobalSettings(precision=0.002), (JointOverride("*Head*", precision=0.001),))
+    survey = (GlobalSettings(level="high"), ())
+    save_sidecar(fox, *walk, animation="Walk")
+    assert load_sidecar(fox, "Walk") == walk
+    assert load_sidecar(fox, "Survey") == (None, ())  # nothing of Walk's leaks to Survey
+    save_sidecar(fox, *survey, animation="Survey")
+    assert load_sidecar(fox, "Walk") == walk and load_sidecar(fox, "Survey") == survey
+    data = json.loads(sidecar_path(fox).read_text())
+    assert data["version"] == 2 and sorted(data["animations"]) == ["Survey", "Walk"]
+    # a version-1 sidecar of a multi-animation file: every animation reads it until it has
+    # its own entry, and writing one animation keeps it for the others
+    old = GlobalSettings(precision=0.05)
+    sidecar_path(fox).write_text(sidecar_text("Fox.glb", old, ()))
+    assert json.loads(sidecar_path(fox).read_text())["version"] == 1
+    assert load_sidecar(fox, "Walk") == (old, ()) == load_sidecar(fox, "Run")
+    save_sidecar(fox, *walk, animation="Walk")
+    assert load_sidecar(fox, "Walk") == walk and load_sidecar(fox, "Run") == (old, ())
+    # a single-clip format keeps the version-1 layout, whatever the clip calls itself
+    bvh = tmp_path / "walk.bvh"
+    save_sidecar(bvh, *walk, animation="walk")
+    data = json.loads(sidecar_path(bvh).read_text())
+    assert data["version"] == 1 and "animations" not in data
+    assert load_sidecar(bvh, "walk") == walk == load_sidecar(bvh)
+
+
+def test_a_broken_animation_entry_names_its_place(tmp_path: Path) -> None:
+    fox = tmp_path / "Fox.glb"
+    sidecar_path(fox).write_text(
+        '{"version": 2, "animations": {"Walk": {"settings": {"precision": "x"}}}}'
+    )
+    with pytest.raises(SidecarError) as e:
+        load_sidecar(fox, "Walk")
+    assert "animations['Walk'].settings.precision" in str(e.value)

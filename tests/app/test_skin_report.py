@@ -89,7 +89,8 @@ def test_shells_from_the_mesh_button_recompresses_with_a_shell_per_joint(
     sidecar = tmp_path / "CesiumMan.glb.shellscope.json"
     qtbot.waitUntil(sidecar.exists)
     saved = json.loads(sidecar.read_text())
-    assert saved["settings"]["shell_from_mesh"] is True
+    own = saved["animations"][doc.clip.name]  # a glTF keeps each animation's tuning
+    assert own["settings"]["shell_from_mesh"] is True
     # and the settings box turns it off again
     with qtbot.waitSignal(cesium.controller.result_ready, timeout=60_000):
         settings_box.setChecked(False)
@@ -129,3 +130,31 @@ def test_a_clip_without_mesh_has_no_report(loaded, tmp_path: Path) -> None:
     # the joints CSV keeps exactly today's columns
     text = exports.joint_csv_text(loaded.document.result)
     assert text.splitlines()[0].split(",") == list(tables.JOINT_COLUMNS)
+
+
+def test_an_under_estimating_skin_offers_shells_from_the_mesh(cesium, qtbot) -> None:
+    """CesiumMan's one shell distance under-estimates its skin: the summary says so and its
+    link turns shells from the mesh on (and the hint goes once they are)."""
+    doc = cesium.document
+    panel = cesium.panels["SkinReportPanel"]
+    assert doc.result.stats["shell_underestimating_joints"]
+    assert "Use shells from the mesh" in panel.summary.text() and "href='mesh:on'" in (
+        panel.summary.text()
+    )
+    with qtbot.waitSignal(cesium.controller.result_ready, timeout=60_000):
+        panel.summary.linkActivated.emit("mesh:on")
+    assert doc.settings.shell_from_mesh and panel.mesh_shells.isChecked()
+    assert "Use shells from the mesh" not in panel.summary.text()
+    cesium.controller.undo()  # an ordinary tuning edit: undone like any other
+    assert not doc.settings.shell_from_mesh
+
+
+def test_export_messages_belong_to_the_clip_they_were_about(cesium, ui, tmp_path: Path) -> None:
+    stats = cesium.panels["StatsPanel"]
+    panel = cesium.panels["SkinReportPanel"]
+    assert stats.export_to("stats", tmp_path / "missing" / "s.json") is None
+    assert panel.export_to(tmp_path / "missing" / "s.csv") is None
+    assert "Export failed" in stats.export_error.text()
+    assert "Export failed" in panel.message.text()
+    ui.open(cesium, ui.data / "gltf" / "RiggedSimple.glb")
+    assert stats.export_error.text() == "" and panel.message.text() == ""

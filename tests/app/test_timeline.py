@@ -136,3 +136,46 @@ def test_stripped_keyframes_get_violet_ticks(qtbot) -> None:
 
     assert violet(3) and violet(12)
     assert not violet(5) and not violet(10)  # stored keys: the short grey tick only
+
+
+@pytest.mark.parametrize("active", [True, False], ids=["active", "inactive-window"])
+def test_left_right_step_time_from_the_precision_slider_and_the_joint_tree(
+    loaded, qtbot, active: bool
+) -> None:
+    """A slider or the joint tree with the keyboard does not eat Left / Right: they step time
+    (also when the window is not the active one and its shortcuts are asleep). Up / Down
+    still walk the tree, and a spin box keeps its arrows for its text cursor."""
+    doc = loaded.document
+    rate = doc.clip.sample_rate
+    if active:
+        activate(loaded, qtbot)
+    settings = loaded.panels["SettingsPanel"]
+    joints = loaded.panels["JointsPanel"]
+    precision = doc.settings.precision
+    for widget in (settings.slider, joints.tree, joints.values):
+        widget.setFocus()
+        t = doc.time
+        QTest.keyClick(widget, Qt.Key.Key_Right)
+        QTest.keyClick(widget, Qt.Key.Key_Right)
+        QTest.keyClick(widget, Qt.Key.Key_Left)
+        assert doc.time == pytest.approx(t + 1 / rate), type(widget).__name__
+    assert doc.settings.precision == precision  # the slider did not move
+    doc.set_selection(0)
+    joints.tree.setFocus()
+    QTest.keyClick(joints.tree, Qt.Key.Key_Down)
+    assert doc.selection == 1  # the tree still walks its rows
+    assert all(item.isExpanded() for item in joints.items if item.childCount())
+    spin = settings.precision
+    spin.setFocus()
+    spin.lineEdit().setCursorPosition(0)
+    t = doc.time
+    QTest.keyClick(spin, Qt.Key.Key_Right)
+    assert doc.time == t and spin.lineEdit().cursorPosition() == 1
+
+
+def test_a_rate_within_float_noise_of_an_integer_reads_as_that_integer(window, ui) -> None:
+    """cmu_02_03_run_ccrig.bvh stores a frame time of 0.016667 s: 59.9988 Hz, shown as 60."""
+    ui.open(window, ui.data / "bvh" / "cmu_02_03_run_ccrig.bvh")
+    assert window.document.clip.sample_rate == pytest.approx(59.9988, abs=1e-4)
+    text = window.timeline.readout.text()
+    assert text.endswith("60 Hz") and "59.99" not in text

@@ -18,6 +18,7 @@ from app.skeleton_mesh import (
     unit_sphere,
 )
 from app.up_axis import to_display
+from app.views import colors
 from codec.measure.error_metric import shell_error
 from codec.model.transforms import object_space
 
@@ -353,3 +354,31 @@ def _wheel(widget, delta: int):
         Qt.ScrollPhase.NoScrollPhase,
         False,
     )
+
+
+def test_all_shells_stay_faint_so_the_character_shows_through(loaded, ui) -> None:
+    """With every shell drawn the rings are faint (the more joints, the fainter), the selected
+    joint's ring stays bright, and the skeleton's own pixels are barely touched."""
+    from app.views.viewport3d import all_shells_alpha
+
+    doc, vp = loaded.document, loaded.viewport
+    assert all_shells_alpha(4) == 0.5 and all_shells_alpha(400) == 0.1
+    assert all_shells_alpha(25) > all_shells_alpha(100)
+    vp.shells_mode.setCurrentText("none")
+    ui.draw(vp)
+    off = vp.grab_scene(overlay=False).astype(int)
+    vp.shells_mode.setCurrentText("all")
+    ui.draw(vp)
+    every = vp.grab_scene(overlay=False).astype(int)
+    rgba = np.asarray(vp.shell_outlines.color)
+    full = colors.DOMINANT_SHELL_OUTLINE[3]
+    assert rgba[:, 3].max() <= full * all_shells_alpha(doc.clip.num_joints) + 1e-6
+    # a pixel under the rings changes by little: the character reads through them
+    diff = np.abs(every - off)[..., :3].sum(axis=-1)
+    touched = diff > 12
+    assert touched.sum() > 200 and np.percentile(diff[touched], 90) < 150
+    sel = doc.clip.skeleton.names.index("rForeArm")
+    doc.set_selection(sel)
+    ui.draw(vp)
+    rgba = np.asarray(vp.shell_outlines.color)
+    assert np.isclose(rgba[:, 3].max(), full)  # the selected joint's ring stands out
