@@ -19,6 +19,7 @@ from app.camera import MODE_LABELS
 from app.controller import Controller
 from app.document import Document, GlobalSettings
 from app.sidecar import SidecarError, load_sidecar
+from app.views.handler_guard import survives
 from app.views.timeline import TimelineWidget
 from app.views.viewport3d import Viewport3D
 from codec.overrides import JointOverride
@@ -191,6 +192,7 @@ class MainWindow(QtWidgets.QMainWindow):
             if docks:
                 self.resizeDocks(docks[:1], [size], orient)
 
+    @survives
     def showEvent(self, ev: QtGui.QShowEvent) -> None:
         super().showEvent(ev)
         if not self._sized:  # first show without a remembered layout: fit the docks
@@ -544,10 +546,12 @@ class MainWindow(QtWidgets.QMainWindow):
                 return url.toLocalFile()
         return None
 
+    @survives
     def dragEnterEvent(self, ev: QtGui.QDragEnterEvent) -> None:
         if self._dropped_path(ev.mimeData()):
             ev.acceptProposedAction()
 
+    @survives
     def dropEvent(self, ev: QtGui.QDropEvent) -> None:
         path = self._dropped_path(ev.mimeData())
         if path:

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 from app.document import Document
 from app.error_scale import budget_fraction, error_colors_u8, format_cm, format_percent
 from app.views.color_bar import ColorBar
+from app.views.handler_guard import survives, survives_event
 
 INDENT = 8
 CURSOR = QColor(255, 120, 0)
@@ -93,6 +94,7 @@ class HeatmapCanvas(QWidget):
     def sizeHint(self) -> QSize:
         return QSize(self.name_width() + 300, self.row_height * max(len(self.panel.order), 1))
 
+    @survives
     def paintEvent(self, event: QPaintEvent) -> None:
         p = self.panel
         painter = QPainter(self)
@@ -132,6 +134,7 @@ class HeatmapCanvas(QWidget):
         painter.drawLine(int(round(x)), 0, int(round(x)), self.height())
 
     # --- interaction --------------------------------------------------------------------
+    @survives_event
     def event(self, e: QEvent) -> bool:
         if e.type() == QEvent.Type.ToolTip:
             hit = self.cell_at(e.pos())
@@ -143,6 +146,7 @@ class HeatmapCanvas(QWidget):
             return True
         return super().event(e)
 
+    @survives
     def mousePressEvent(self, e: QMouseEvent) -> None:
         if e.button() != Qt.MouseButton.LeftButton:
             return super().mousePressEvent(e)
@@ -155,10 +159,12 @@ class HeatmapCanvas(QWidget):
             self._dragging = True
             self._scrub(e.position().x())
 
+    @survives
     def mouseMoveEvent(self, e: QMouseEvent) -> None:
         if self._dragging:
             self._scrub(e.position().x())
 
+    @survives
     def mouseReleaseEvent(self, e: QMouseEvent) -> None:
         self._dragging = False
 
@@ -177,6 +183,7 @@ class TimeRuler(QWidget):
         self.panel = panel
         self.setFixedHeight(self.fontMetrics().height() + 8)
 
+    @survives
     def paintEvent(self, _e: QPaintEvent) -> None:
         p = self.panel
         canvas = p.canvas

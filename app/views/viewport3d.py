@@ -132,6 +132,7 @@ class Viewport3D(QtWidgets.QWidget):
         self.up = "Y"
         self.up_reason = ""
         self.rotation = to_display("Y")
+        self._geometry_clip: object | None = None  # the clip the meshes below were built for
         self.raw_mesh: BoneMesh | None = None
         self.lossy_mesh: BoneMesh | None = None
         self.shell_mesh = ShellMesh(16, 10)
@@ -281,6 +282,7 @@ class Viewport3D(QtWidgets.QWidget):
     def _on_clip(self) -> None:
         doc = self.document
         clip = doc.clip
+        self._geometry_clip = clip
         self.raw_positions = self.lossy_positions = self.current_error = None
         self.raw_matrices = self.lossy_matrices = None
         self.skin.set_meshes(clip.meshes if clip is not None else ())
@@ -431,7 +433,8 @@ class Viewport3D(QtWidgets.QWidget):
             s.height(),
             s.ortho,
         )
-        if not self._dirty and key == self._camera_key:
+        fresh = self._geometry_clip is self.document.clip
+        if not self._dirty and key == self._camera_key and fresh:
             self.frames += 1
             return
         self._dirty = False
@@ -455,6 +458,11 @@ class Viewport3D(QtWidgets.QWidget):
 
     def _rebuild(self) -> None:
         doc = self.document
+        if self._geometry_clip is not doc.clip:
+            # a repaint came before clip_changed reached us (another listener's relayout
+            # paints the GL widget at once): never pose the old clip's meshes with the new
+            # clip's joints
+            self._on_clip()
         disp = doc.display
         items = (
             self.lossy_bones,
