@@ -2,9 +2,12 @@
 
 Views only draw the document and emit the user's intents as signals (`settings_edited`,
 `overrides_edited`, `export_requested`); `attach` routes them here. The controller changes the
-document, recompresses, and keeps the clip's sidecar in step with the tuning: one debounce
-(`debounce`) lets a burst of edits (a slider drag) settle before the newest settings run and
-before the sidecar is written; opening another clip and closing write a pending save at once.
+document, recompresses, and keeps the clip's sidecar in step with the tuning. Edits are
+throttled, not debounced (`throttle`): the first edit runs at once, and during a burst (a
+slider drag) the newest settings start again as soon as the run in flight is done, or, when
+it takes longer than the last compression did, it is cancelled as stale, so results keep
+coming while the user drags. The sidecar waits for the edits to settle (`debounce`); opening
+another clip and closing write a pending save at once.
 
 Compression runs on a daemon thread per request. Each run has its own cancel flag that the
 codec polls through its `cancel` callback; a newer request raises the flag of the older
@@ -37,7 +40,10 @@ from codec.settings import CompressionSettings
 CompressFn = Callable[..., CompressionResult]
 LoadFn = Callable[..., Clip]
 
-DEBOUNCE_MS = 200
+DEBOUNCE_MS = 200  # edits settle this long before the tuning is saved
+# a burst of edits starts a compression at most once per this interval: as long as the last
+# compression took (so a run usually ends before the next edit supersedes it), in bounds
+THROTTLE_MS = (30, 150, 1000)  # (least, before the first run is timed, most)
 PROGRESS_INTERVAL = 0.05  # s between progress signals from one run
 
 
@@ -45,12 +51,13 @@ class _Run:
     def __init__(self, generation: int) -> None:
         self.generation = generation
         self.cancel = threading.Event()
+        self.started = time.monotonic()
         self.thread: threading.Thread | None = None
         self.last_progress = 0.0
 
 
 class Controller(QtCore.QObject):
-    """Feeds the document: `load` reads, settings changes recompress (debounced), the
+    """Feeds the document: `load` reads, settings changes recompress (throttled), the
     views' intents edit the tuning (saved beside the clip) and write exports.
 
     Signals: `result_ready(result)` after the document got a new result, `failed(message)`
@@ -86,12 +93,16 @@ class Controller(QtCore.QObject):
         self.debounce.setSingleShot(True)
         self.debounce.setInterval(debounce_ms)
         self.debounce.timeout.connect(self._on_debounce)
+        self.throttle = QtCore.QTimer(self)
+        self.throttle.setSingleShot(True)
+        self.throttle.setInterval(THROTTLE_MS[1])
+        self.throttle.timeout.connect(self._on_throttle)
         self._finished.connect(self._on_finished, QtCore.Qt.ConnectionType.QueuedConnection)
         self._progressed.connect(self._on_progress, QtCore.Qt.ConnectionType.QueuedConnection)
         self.level_override: str | None = None
         document.settings_changed.connect(self.schedule)
         self._compressor: Any = None  # codec.compressor.Compressor of the document's clip
-        self._pending = False  # a recompression waits for the edits to settle
+        self._pending = False  # an edit waits for the throttle (or the run in flight)
         self._unsaved = False  # a tuning edit waits for the edits to settle to be saved
         self._opening = False
         # hand the GIL back to the UI thread more often while a worker computes
@@ -139,7 +150,7 @@ class Controller(QtCore.QObject):
             self.document.set_clip(clip, path, overrides, settings)
         except BaseException:
             self._pending = False  # the restored tuning is not an edit: nothing to redo
-            self.debounce.stop()
+            self.throttle.stop()
             raise
         finally:
             self._opening = False
@@ -152,31 +163,30 @@ class Controller(QtCore.QObject):
         return self._run is not None
 
     def schedule(self) -> None:
-        """Recompress after a settings edit: at once when nothing is compressing; edits
-        that arrive while a run is in flight (a slider drag) wait until they settle, then
-        the newest one runs (and cancels the stale run)."""
+        """Recompress after a settings edit: at once, unless a run started less than one
+        compression time ago is in flight; then the newest edit waits for that run to
+        finish, or for the throttle to run out (and cancels the run, stale by then)."""
         if self.document.clip is None or self._opening:
             return
-        if not self.running and not self._pending:
-            self.compress_now()
+        if self.running and self.throttle.isActive():
+            self._pending = True
             return
-        self._pending = True
-        self.debounce.start()
+        self.compress_now()
+
+    def _on_throttle(self) -> None:
+        if self._pending:
+            self.compress_now()
 
     def settings(self) -> CompressionSettings:
         return CompressionSettings(level=self.document.settings.level)
 
     def _on_debounce(self) -> None:
-        if self._pending:
-            self.compress_now()
         if self._unsaved:
             self.save_tuning()
 
     def compress_now(self) -> None:
         """Start compressing the document's clip, cancelling any run in flight."""
         self._pending = False
-        if not self._unsaved:
-            self.debounce.stop()
         clip = self.document.compression_input()
         if clip is None:
             return
@@ -184,6 +194,7 @@ class Controller(QtCore.QObject):
         self._generation += 1
         run = _Run(self._generation)
         self._run = run
+        self.throttle.start()
         self._runs = [r for r in self._runs if r.thread is not None and r.thread.is_alive()]
         self._runs.append(run)
         settings = self.settings()
@@ -231,8 +242,7 @@ class Controller(QtCore.QObject):
     def cancel(self) -> None:
         """Stop the run in flight (its result, if any, is dropped)."""
         self._pending = False
-        if not self._unsaved:
-            self.debounce.stop()
+        self.throttle.stop()
         if self._run is not None:
             self._cancel_current()
             self.document.set_status(Status(message="Compression cancelled"))
@@ -249,8 +259,12 @@ class Controller(QtCore.QObject):
     def _on_finished(self, generation: int, payload: object, message: str) -> None:
         if self._run is None or generation != self._run.generation:
             return  # stale or cancelled
+        run_started = self._run.started
         self._run = None
         self.busy_changed.emit(False)
+        wall_ms = 1e3 * (time.monotonic() - run_started)
+        if self._pending:  # an edit waited for this run: the newest settings go now
+            self.compress_now()
         if isinstance(payload, CompressionResult) or (
             payload is not None and not isinstance(payload, BaseException)
         ):
@@ -262,8 +276,15 @@ class Controller(QtCore.QObject):
                 text += f": {size:,} bytes"
             if secs is not None:
                 text += f" in {secs:.2f} s"
+            lo, _, hi = THROTTLE_MS
+            self.throttle.setInterval(int(min(max(wall_ms, lo), hi)))
             self.document.set_result(payload)  # type: ignore[arg-type]
-            self.document.set_status(Status(progress=1.0, message=text))
+            if self._run is None:
+                self.document.set_status(Status(progress=1.0, message=text))
+            else:  # shown while the newest edit compresses
+                self.document.set_status(
+                    Status(running=True, message=f"{text}; compressing the newest edit\u2026")
+                )
             self.result_ready.emit(payload)
         elif isinstance(payload, BaseException):
             self.document.set_status(Status(message="Compression failed", error=message))
@@ -313,8 +334,7 @@ class Controller(QtCore.QObject):
         if not self._unsaved:
             return None
         self._unsaved = False
-        if not self._pending:
-            self.debounce.stop()
+        self.debounce.stop()
         doc = self.document
         if doc.path is None:
             return None
@@ -355,7 +375,7 @@ class Controller(QtCore.QObject):
         notice (they are daemons)."""
         self.save_tuning()
         self._pending = False
-        self.debounce.stop()
+        self.throttle.stop()
         self._cancel_current()
         for r in self._runs:
             r.cancel.set()

@@ -73,6 +73,19 @@ AREAS = {
 }
 
 
+class LazyProgressBar(QtWidgets.QProgressBar):
+    """A progress bar that repaints with the next frame: QProgressBar.setValue repaints at
+    once, and in a window holding a GL view every repaint composes the whole window again
+    (about 20 ms on software GL, for each progress step of a compression)."""
+
+    def setValue(self, value: int) -> None:
+        if value == self.value():
+            return
+        self.setUpdatesEnabled(False)  # setValue's own repaint() does nothing now
+        super().setValue(value)
+        self.setUpdatesEnabled(True)  # schedules an ordinary update()
+
+
 class Dialogs:
     """Every question the window asks the user; tests swap in canned answers."""
 
@@ -224,7 +237,7 @@ class MainWindow(QtWidgets.QMainWindow):
     def _build_status_bar(self) -> None:
         bar = self.statusBar()
         self.status_label = QtWidgets.QLabel()
-        self.progress_bar = QtWidgets.QProgressBar()
+        self.progress_bar = LazyProgressBar()
         self.progress_bar.setRange(0, 1000)
         self.progress_bar.setMaximumWidth(200)
         self.progress_bar.setTextVisible(False)
