@@ -49,7 +49,7 @@ MAX_RECENT = 8
 RECENT_KEY = "recent_files"
 GEOMETRY_KEY = "window/geometry"
 STATE_KEY = "window/state"
-LAYOUT_VERSION = 2  # bump when the docks change so an old saved layout is not applied
+LAYOUT_VERSION = 3  # bump when the docks change so an old saved layout is not applied
 DEFAULT_CLIP = Path(__file__).resolve().parent.parent / "resources" / "cmu_09_02.acl.sjson"
 
 # ---- the docked panels. Edit this list to add or move a panel. ------------------------
@@ -146,6 +146,11 @@ class MainWindow(QtWidgets.QMainWindow):
             QtWidgets.QMainWindow.DockOption.AnimatedDocks
             | QtWidgets.QMainWindow.DockOption.AllowTabbedDocks
         )
+        # the side docks run the full height (the joint tree shows three times the rows);
+        # the plots dock under the 3D view only
+        corners = QtCore.Qt.Corner
+        self.setCorner(corners.BottomLeftCorner, QtCore.Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.setCorner(corners.BottomRightCorner, QtCore.Qt.DockWidgetArea.RightDockWidgetArea)
 
         self._build_status_bar()
         self._build_menus()
@@ -191,10 +196,10 @@ class MainWindow(QtWidgets.QMainWindow):
         the 3D view keeps the lion's share."""
         w, h = max(self.width(), 800), max(self.height(), 600)
         horizontal, vertical = QtCore.Qt.Orientation.Horizontal, QtCore.Qt.Orientation.Vertical
-        sizes = (
-            ("bottom", min(max(int(0.27 * h), 200), 380), vertical),
-            ("left", min(max(int(0.25 * w), 300), 520), horizontal),
-            ("right", min(max(int(0.24 * w), 300), 480), horizontal),
+        sizes = (  # at 1280x800: joints 397, settings 256, plots 184 px; the 3D view the rest
+            ("bottom", min(max(int(0.23 * h), 180), 380), vertical),
+            ("left", min(max(int(0.31 * w), 340), 560), horizontal),
+            ("right", min(max(int(0.2 * w), 256), 440), horizontal),
         )
         for area, size, orient in sizes:
             docks = [

@@ -193,7 +193,7 @@ class JointsPanel(QWidget):
             | QAbstractItemView.EditTrigger.SelectedClicked
         )
         self.tree.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.tree.setIndentation(10)
+        self.tree.setIndentation(8)  # a 10-deep CC rig keeps its names whole
         for view in (self.tree, self.values):
             view.setUniformRowHeights(True)
             view.setAlternatingRowColors(True)
@@ -327,12 +327,16 @@ class JointsPanel(QWidget):
         self._split_by_hand = True
 
     def _fit_split(self) -> None:
-        """Names get what they need up to 58 % of the width; the values the rest."""
+        """Names get what they need, leaving the values at least their first two columns
+        (max error and its share of the budget); the values the rest."""
         if self._split_by_hand:
             return
         total = max(self.table_split.width(), 1)
         names = self.tree.sizeHintForColumn(C_NAME) + 6 if self.items else 120
-        first = int(min(names, 0.58 * total))
+        header = self.values.header()
+        bar = self.values.verticalScrollBar().sizeHint().width()
+        values = header.sectionSize(C_ERR) + header.sectionSize(C_USED) + bar + 6
+        first = int(max(min(names, total - values), 0.4 * total))
         self.table_split.setSizes([first, max(total - first, 1)])
 
     @survives
@@ -452,6 +456,7 @@ class JointsPanel(QWidget):
             want = max(self.values.sizeHintForColumn(c), header.sectionSizeHint(c))
             if header.sectionSize(c) != want:
                 header.resizeSection(c, want)
+        self._fit_split()
 
     def _refresh_rules(self) -> None:
         rules = self.document.overrides
