@@ -196,10 +196,10 @@ class MainWindow(QtWidgets.QMainWindow):
         the 3D view keeps the lion's share."""
         w, h = max(self.width(), 800), max(self.height(), 600)
         horizontal, vertical = QtCore.Qt.Orientation.Horizontal, QtCore.Qt.Orientation.Vertical
-        sizes = (  # at 1280x800: joints 397, settings 256, plots 184 px; the 3D view the rest
+        sizes = (  # at 1280x800: joints 397, settings 272, plots 184 px; the 3D view the rest
             ("bottom", min(max(int(0.23 * h), 180), 380), vertical),
             ("left", min(max(int(0.31 * w), 340), 560), horizontal),
-            ("right", min(max(int(0.2 * w), 256), 440), horizontal),
+            ("right", min(max(int(0.2125 * w), 272), 440), horizontal),
         )
         for area, size, orient in sizes:
             docks = [

@@ -89,10 +89,8 @@ class SettingsPanel(QWidget):
         level_row.addWidget(self.resolved, 1)
         form = QFormLayout()
         form.addRow("Precision", row)
-        shell_row = QHBoxLayout()
-        shell_row.addWidget(self.shell)
-        shell_row.addWidget(self.shell_from_mesh, 1)
-        form.addRow("Shell distance", shell_row)
+        form.addRow("Shell distance", self.shell)
+        form.addRow("", self.shell_from_mesh)  # its own row: the dock can be narrower
         form.addRow("Level", level_row)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)

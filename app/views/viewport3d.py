@@ -221,13 +221,10 @@ class Viewport3D(QtWidgets.QWidget):
         row.addSpacing(4)
         row.addWidget(QtWidgets.QLabel("Shells"))
         row.addWidget(self.shells_mode)
-        row.addWidget(QtWidgets.QLabel("Camera"))
-        row.addWidget(self.camera_mode)
+        row.addWidget(self.camera_mode)  # "Follow root", "Whole clip": no label needed
         row.addWidget(QtWidgets.QLabel("Error"))
         row.addWidget(self.magnify)
         row.addWidget(self.frame_button)
-        self.skin_controls = SkinControls(self.document)  # hidden for clips without a mesh
-        row.addWidget(self.skin_controls)
         row.addStretch(1)
         self.show_raw.toggled.connect(lambda on: self.document.update_display(show_raw=on))
         self.show_lossy.toggled.connect(lambda on: self.document.update_display(show_lossy=on))
@@ -249,6 +246,10 @@ class Viewport3D(QtWidgets.QWidget):
         self.info.setToolTip("Error of the selected joint at the pose on screen")
         self.info.setWordWrap(True)  # a long joint name wraps; it never widens the window
         self.color_bar = ColorBar()
+        # the skin's menu beside the skin's readout, not in the toolbar: the toolbar's width
+        # is the 3D column's least width, which the joint names' dock pays for
+        self.skin_controls = SkinControls(self.document)  # hidden for clips without a mesh
+        r2.addWidget(self.skin_controls)
         r2.addWidget(self.info, 1)
         r2.addWidget(self.color_bar)
 
