@@ -255,8 +255,13 @@ class MainWindow(QtWidgets.QMainWindow):
         bar.addPermanentWidget(self.units_label)
         bar.addPermanentWidget(self.progress_bar)
         bar.addPermanentWidget(self.cancel_button)
-        self.progress_bar.hide()
-        self.cancel_button.hide()
+        for w in (self.progress_bar, self.cancel_button):
+            # showing them must not re-lay out the window: that resizes the GL view, which
+            # repaints at once (tens of ms on software GL) on every compression's start and end
+            policy = w.sizePolicy()
+            policy.setRetainSizeWhenHidden(True)
+            w.setSizePolicy(policy)
+            w.hide()
 
     def _on_status(self) -> None:
         s = self.document.status

@@ -162,9 +162,9 @@ class Viewport3D(QtWidgets.QWidget):
             d.time_changed,
             d.rounding_changed,
             d.selection_changed,
-            d.settings_changed,
         ):
             sig.connect(self.invalidate)
+        d.settings_changed.connect(self._on_settings)
         d.display_changed.connect(self._on_display)
         self._last_display = d.display
         self._on_display()
@@ -279,6 +279,13 @@ class Viewport3D(QtWidgets.QWidget):
     def invalidate(self) -> None:
         self._dirty = True
         self.scene.update()
+
+    def _on_settings(self) -> None:
+        """A tuning edit changes nothing drawn but the selected joint's own shell (colours
+        and readouts come with the result): no frame for it otherwise, so the new result
+        does not wait behind a redundant one."""
+        if self.document.selection is not None and self.document.display.shells != "none":
+            self.invalidate()
 
     def _on_clip(self) -> None:
         doc = self.document
