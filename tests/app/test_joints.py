@@ -7,7 +7,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QDoubleSpinBox
 
-from app.error_scale import eng
+from app.error_scale import eng, format_percent
 from app.sidecar import load_sidecar, sidecar_path
 from app.views.joints import (
     C_DOM,
@@ -199,3 +199,25 @@ def test_lowering_then_raising_a_joints_precision_end_to_end(qtbot, tmp_path: Pa
     assert joints.items[head].text(C_ERR) == eng(doc.result.error[:, head].max(), 4)
     controller.shutdown()  # what closing the window does: a pending save is written
     assert load_sidecar(path)[1] == (JointOverride("head", precision=0.01),)
+
+
+def test_a_new_result_rewrites_only_its_columns_and_sizes_them_to_fit(qtbot) -> None:
+    """A result changes the error columns and nothing else; every value column ends as wide
+    as its widest cell (sized once, not by Qt re-measuring on every cell written)."""
+    panel, doc, _ = _panel(qtbot)
+    panel.show()
+    qtbot.waitExposed(panel)
+    written: list[tuple[int, int]] = []
+    panel.tree.itemChanged.connect(lambda item, col: written.append((id(item), col)))
+    doc.set_result(make_result(doc.clip, scale=4.0))  # 4x the error, same bits and shells
+    columns = {col for _, col in written}
+    assert columns and columns <= {C_ERR, C_USED}, columns
+    assert len(written) <= 6 * len(panel.items)  # per joint: its texts, brushes and tooltips
+    err = doc.result.error[:, 2].max()
+    assert panel.items[2].text(C_USED) == format_percent(err / 0.01)
+    header = panel.values.header()
+    for c in (C_ERR, C_USED, C_PREC, C_SHELL, C_DOM, C_ROT):
+        assert header.sectionSize(c) >= panel.values.sizeHintForColumn(c), c
+    written.clear()
+    doc.set_result(doc.result)  # the same numbers again: nothing to write
+    assert written == []
