@@ -21,8 +21,10 @@ import sys
 import threading
 import time
 import traceback
+import weakref
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +47,28 @@ DEBOUNCE_MS = 200  # edits settle this long before the tuning is saved
 # compression took (so a run usually ends before the next edit supersedes it), in bounds
 THROTTLE_MS = (30, 150, 1000)  # (least, before the first run is timed, most)
 PROGRESS_INTERVAL = 0.05  # s between progress signals from one run
+
+
+class _CompressorCache:
+    """The open clip's codec.compressor.Compressor, made by the first run that needs it (in
+    the worker, off the UI thread). A plain object: workers reach it without holding the
+    Controller, whose QTimers must die on the UI thread."""
+
+    def __init__(self) -> None:
+        self.compressor: Any = None
+
+    def compress(
+        self, source: Clip, clip: Clip, settings: CompressionSettings, **kwargs: Any
+    ) -> CompressionResult:
+        """codec's compression of `clip` (`source` with the resolved per-joint values):
+        what does not depend on the settings is computed once per source, and segments
+        whose inputs did not change are reused."""
+        from codec.compressor import Compressor
+
+        c = self.compressor
+        if c is None or c.clip is not source:
+            c = self.compressor = Compressor(source)
+        return c.run(settings, skeleton=clip.skeleton, **kwargs)
 
 
 class _Run:
@@ -101,7 +125,7 @@ class Controller(QtCore.QObject):
         self._progressed.connect(self._on_progress, QtCore.Qt.ConnectionType.QueuedConnection)
         self.level_override: str | None = None
         document.settings_changed.connect(self.schedule)
-        self._compressor: Any = None  # codec.compressor.Compressor of the document's clip
+        self._cache = _CompressorCache()
         self._pending = False  # an edit waits for the throttle (or the run in flight)
         self._unsaved = False  # a tuning edit waits for the edits to settle to be saved
         self._opening = False
@@ -196,43 +220,56 @@ class Controller(QtCore.QObject):
         self._run = run
         self.throttle.start()
         self._runs = [r for r in self._runs if r.thread is not None and r.thread.is_alive()]
+        # runs share the clip's Compressor (its caches are not for two threads at once): this
+        # one starts when the stale one, cancelled above, has stopped at its next poll
+        before = self._runs[-1].thread if self._runs else None
         self._runs.append(run)
         settings = self.settings()
-        fn = self._compress if self._compress is not None else self._codec_compress
+        if self._compress is not None:
+            fn = self._compress
+        else:
+            fn = partial(self._cache.compress, self.document.clip)
+        # the worker holds the Controller weakly: were its last reference dropped on the
+        # worker thread, its QTimers would be destroyed there (Qt forbids it; it can crash)
+        owner = weakref.ref(self)
+
+        def emit(signal: str, *args: object) -> None:
+            ctl = owner()
+            if ctl is not None:
+                getattr(ctl, signal).emit(*args)
 
         def work() -> None:
             def progress(fraction: float, message: str = "") -> None:
                 now = time.monotonic()
                 if now - run.last_progress >= PROGRESS_INTERVAL:
                     run.last_progress = now
-                    self._progressed.emit(run.generation, float(fraction), str(message))
+                    emit("_progressed", run.generation, float(fraction), str(message))
 
+            if before is not None:
+                before.join()
+            if run.cancel.is_set():  # superseded while it waited
+                emit("_finished", run.generation, None, "")
+                return
             try:
                 result = fn(clip, settings, progress=progress, cancel=run.cancel.is_set)
             except codec.Cancelled:
-                self._finished.emit(run.generation, None, "")
+                emit("_finished", run.generation, None, "")
             except Exception as exc:  # any failure is shown, the app lives on
                 msg = f"{type(exc).__name__}: {exc}"
                 traceback.print_exc()
-                self._finished.emit(run.generation, exc, msg)
+                emit("_finished", run.generation, exc, msg)
             else:
-                self._finished.emit(run.generation, result, "")
+                emit("_finished", run.generation, result, "")
 
         run.thread = threading.Thread(target=work, name=f"compress-{run.generation}", daemon=True)
         self.document.set_status(Status(running=True, progress=0.0, message="Compressing\u2026"))
         self.busy_changed.emit(True)
         run.thread.start()
 
-    def _codec_compress(self, clip: Clip, settings: CompressionSettings, **kwargs: Any) -> Any:
-        """codec's compression through one Compressor per open clip: what does not depend on
-        the settings is computed once, and segments whose inputs did not change are reused."""
-        from codec.compressor import Compressor
-
-        source = self.document.clip
-        c = self._compressor
-        if c is None or c.clip is not source:
-            c = self._compressor = Compressor(source)
-        return c.run(settings, skeleton=clip.skeleton, **kwargs)
+    @property
+    def _compressor(self) -> Any:
+        """The open clip's Compressor (None before the first run)."""
+        return self._cache.compressor
 
     def _cancel_current(self) -> None:
         if self._run is not None:
@@ -265,6 +302,8 @@ class Controller(QtCore.QObject):
         wall_ms = 1e3 * (time.monotonic() - run_started)
         if self._pending:  # an edit waited for this run: the newest settings go now
             self.compress_now()
+        else:  # nothing in flight: the next edit starts at once (and no timer outlives it)
+            self.throttle.stop()
         if isinstance(payload, CompressionResult) or (
             payload is not None and not isinstance(payload, BaseException)
         ):
