@@ -116,6 +116,23 @@ def _need_display(args: argparse.Namespace) -> int | None:
     return None
 
 
+def _log_uncaught() -> None:
+    """Errors the window survives (a failing paint, a slot raising) go to stderr through the
+    "shellscope" log; an exception Qt hands back to Python is logged the same way."""
+    import logging
+
+    logging.basicConfig(level=logging.WARNING, format="shellscope: %(levelname)s %(message)s")
+    log = logging.getLogger("shellscope")
+
+    def hook(kind: type[BaseException], error: BaseException, trace: object) -> None:
+        if issubclass(kind, KeyboardInterrupt):
+            sys.__excepthook__(kind, error, trace)  # type: ignore[arg-type]
+            return
+        log.error("uncaught %s; the window carries on", kind.__name__, exc_info=error)
+
+    sys.excepthook = hook
+
+
 def _size(text: str) -> tuple[int, int]:
     w, h = (int(v) for v in text.lower().split("x"))
     return max(w, 320), max(h, 240)
@@ -138,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     code = _need_display(args)
     if code is not None:
         return code
+    _log_uncaught()
     if sys.platform.startswith("linux"):
         os.environ.setdefault("PYOPENGL_PLATFORM", "glx")
     from PySide6 import QtCore, QtWidgets

@@ -2,9 +2,12 @@
 
 Views only draw the document and emit the user's intents as signals (`settings_edited`,
 `overrides_edited`, `export_requested`); `attach` routes them here. The controller changes the
-document, recompresses, and keeps the clip's sidecar in step with the tuning: one debounce
-(`debounce`) lets a burst of edits (a slider drag) settle before the newest settings run and
-before the sidecar is written; opening another clip and closing write a pending save at once.
+document, recompresses, and keeps the clip's sidecar in step with the tuning. Edits are
+throttled, not debounced (`throttle`): the first edit runs at once, and during a burst (a
+slider drag) the newest settings start again as soon as the run in flight is done, or, when
+it takes longer than the last compression did, it is cancelled as stale, so results keep
+coming while the user drags. The sidecar waits for the edits to settle (`debounce`); opening
+another clip and closing write a pending save at once.
 
 Compression runs on a daemon thread per request. Each run has its own cancel flag that the
 codec polls through its `cancel` callback; a newer request raises the flag of the older
@@ -18,8 +21,10 @@ import sys
 import threading
 import time
 import traceback
+import weakref
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -38,14 +43,40 @@ from codec.tuning import GlobalSettings, JointOverride, exact_pattern
 CompressFn = Callable[..., Result]
 LoadFn = Callable[..., Clip]
 
-DEBOUNCE_MS = 200
+DEBOUNCE_MS = 200  # edits settle this long before the tuning is saved
+# a burst of edits starts a compression at most once per this interval: as long as the last
+# compression took (so a run usually ends before the next edit supersedes it), in bounds
+THROTTLE_MS = (30, 150, 1000)  # (least, before the first run is timed, most)
 PROGRESS_INTERVAL = 0.05  # s between progress signals from one run
+
+
+class _CompressorCache:
+    """The open clip's codec.compression.Compression, made by the first run that needs it
+    (in the worker, off the UI thread). A plain object: workers reach it without holding the
+    Controller, whose QTimers must die on the UI thread."""
+
+    def __init__(self) -> None:
+        self.compressor: Any = None
+
+    def compress(
+        self, source: Clip, clip: Clip, settings: CompressionSettings, **kwargs: Any
+    ) -> Result:
+        """codec's compression of `clip` (`source` with the resolved per-joint values):
+        what does not depend on the settings is computed once per source, and (acl-style)
+        segments whose inputs did not change are reused."""
+        from codec.compression import Compression
+
+        c = self.compressor
+        if c is None or c.clip is not source:
+            c = self.compressor = Compression(source)
+        return c.run(settings, skeleton=clip.skeleton, **kwargs)
 
 
 class _Run:
     def __init__(self, generation: int) -> None:
         self.generation = generation
         self.cancel = threading.Event()
+        self.started = time.monotonic()
         self.thread: threading.Thread | None = None
         self.last_progress = 0.0
 
@@ -73,7 +104,7 @@ def import_readers() -> None:
 
 
 class Controller(QtCore.QObject):
-    """Feeds the document: `load` reads, settings changes recompress (debounced), the
+    """Feeds the document: `load` reads, settings changes recompress (throttled), the
     views' intents edit the tuning (saved beside the clip) and write exports.
 
     Signals: `result_ready(result)` after the document got a new result, `failed(message)`
@@ -110,13 +141,17 @@ class Controller(QtCore.QObject):
         self.debounce.setSingleShot(True)
         self.debounce.setInterval(debounce_ms)
         self.debounce.timeout.connect(self._on_debounce)
+        self.throttle = QtCore.QTimer(self)
+        self.throttle.setSingleShot(True)
+        self.throttle.setInterval(THROTTLE_MS[1])
+        self.throttle.timeout.connect(self._on_throttle)
         self._finished.connect(self._on_finished, QtCore.Qt.ConnectionType.QueuedConnection)
         self._progressed.connect(self._on_progress, QtCore.Qt.ConnectionType.QueuedConnection)
         self.level_override: str | None = None
         self.codec_name = "acl-style"  # `shellscope --codec NAME` (codec.codecs.registry)
         document.settings_changed.connect(self.schedule)
-        self._compression: Any = None  # codec.compression.Compression of the document's clip
-        self._pending = False  # a recompression waits for the edits to settle
+        self._cache = _CompressorCache()
+        self._pending = False  # an edit waits for the throttle (or the run in flight)
         self._unsaved = False  # a tuning edit waits for the edits to settle to be saved
         self._opening = False
         # every tuning edit goes through here; the sidecar saves its current state
@@ -167,7 +202,7 @@ class Controller(QtCore.QObject):
             self.document.set_clip(clip, path, overrides, settings)
         except BaseException:
             self._pending = False  # the restored tuning is not an edit: nothing to redo
-            self.debounce.stop()
+            self.throttle.stop()
             raise
         finally:
             self._opening = False
@@ -182,31 +217,30 @@ class Controller(QtCore.QObject):
         return self._run is not None
 
     def schedule(self) -> None:
-        """Recompress after a settings edit: at once when nothing is compressing; edits
-        that arrive while a run is in flight (a slider drag) wait until they settle, then
-        the newest one runs (and cancels the stale run)."""
+        """Recompress after a settings edit: at once, unless a run started less than one
+        compression time ago is in flight; then the newest edit waits for that run to
+        finish, or for the throttle to run out (and cancels the run, stale by then)."""
         if self.document.clip is None or self._opening:
             return
-        if not self.running and not self._pending:
-            self.compress_now()
+        if self.running and self.throttle.isActive():
+            self._pending = True
             return
-        self._pending = True
-        self.debounce.start()
+        self.compress_now()
+
+    def _on_throttle(self) -> None:
+        if self._pending:
+            self.compress_now()
 
     def settings(self) -> CompressionSettings:
         return self.document.settings.compression_settings(codec=self.codec_name)
 
     def _on_debounce(self) -> None:
-        if self._pending:
-            self.compress_now()
         if self._unsaved:
             self.save_tuning()
 
     def compress_now(self) -> None:
         """Start compressing the document's clip, cancelling any run in flight."""
         self._pending = False
-        if not self._unsaved:
-            self.debounce.stop()
         clip = self.document.compression_input()
         if clip is None:
             return
@@ -214,45 +248,58 @@ class Controller(QtCore.QObject):
         self._generation += 1
         run = _Run(self._generation)
         self._run = run
+        self.throttle.start()
         self._runs = [r for r in self._runs if r.thread is not None and r.thread.is_alive()]
+        # runs share the clip's Compressor (its caches are not for two threads at once): this
+        # one starts when the stale one, cancelled above, has stopped at its next poll
+        before = self._runs[-1].thread if self._runs else None
         self._runs.append(run)
         settings = self.settings()
-        fn = self._compress if self._compress is not None else self._codec_compress
+        if self._compress is not None:
+            fn = self._compress
+        else:
+            fn = partial(self._cache.compress, self.document.clip)
+        # the worker holds the Controller weakly: were its last reference dropped on the
+        # worker thread, its QTimers would be destroyed there (Qt forbids it; it can crash)
+        owner = weakref.ref(self)
+
+        def emit(signal: str, *args: object) -> None:
+            ctl = owner()
+            if ctl is not None:
+                getattr(ctl, signal).emit(*args)
 
         def work() -> None:
             def progress(fraction: float, message: str = "") -> None:
                 now = time.monotonic()
                 if now - run.last_progress >= PROGRESS_INTERVAL:
                     run.last_progress = now
-                    self._progressed.emit(run.generation, float(fraction), str(message))
+                    emit("_progressed", run.generation, float(fraction), str(message))
 
+            if before is not None:
+                before.join()
+            if run.cancel.is_set():  # superseded while it waited
+                emit("_finished", run.generation, None, "")
+                return
             try:
                 result = fn(clip, settings, progress=progress, cancel=run.cancel.is_set)
             except codec.Cancelled:
-                self._finished.emit(run.generation, None, "")
+                emit("_finished", run.generation, None, "")
             except Exception as exc:  # any failure is shown, the app lives on
                 msg = f"{type(exc).__name__}: {exc}"
                 traceback.print_exc()
-                self._finished.emit(run.generation, exc, msg)
+                emit("_finished", run.generation, exc, msg)
             else:
-                self._finished.emit(run.generation, result, "")
+                emit("_finished", run.generation, result, "")
 
         run.thread = threading.Thread(target=work, name=f"compress-{run.generation}", daemon=True)
         self.document.set_status(Status(running=True, progress=0.0, message="Compressing\u2026"))
         self.busy_changed.emit(True)
         run.thread.start()
 
-    def _codec_compress(self, clip: Clip, settings: CompressionSettings, **kwargs: Any) -> Any:
-        """codec's compression through one Compression per open clip: what does not depend on
-        the settings is computed once, and (acl-style) segments whose inputs did not change
-        are reused."""
-        from codec.compression import Compression
-
-        source = self.document.clip
-        c = self._compression
-        if c is None or c.clip is not source:
-            c = self._compression = Compression(source)
-        return c.run(settings, skeleton=clip.skeleton, **kwargs)
+    @property
+    def _compressor(self) -> Any:
+        """The open clip's Compressor (None before the first run)."""
+        return self._cache.compressor
 
     def _cancel_current(self) -> None:
         if self._run is not None:
@@ -262,8 +309,7 @@ class Controller(QtCore.QObject):
     def cancel(self) -> None:
         """Stop the run in flight (its result, if any, is dropped)."""
         self._pending = False
-        if not self._unsaved:
-            self.debounce.stop()
+        self.throttle.stop()
         if self._run is not None:
             self._cancel_current()
             self.document.set_status(Status(message="Compression cancelled"))
@@ -280,8 +326,14 @@ class Controller(QtCore.QObject):
     def _on_finished(self, generation: int, payload: object, message: str) -> None:
         if self._run is None or generation != self._run.generation:
             return  # stale or cancelled
+        run_started = self._run.started
         self._run = None
         self.busy_changed.emit(False)
+        wall_ms = 1e3 * (time.monotonic() - run_started)
+        if self._pending:  # an edit waited for this run: the newest settings go now
+            self.compress_now()
+        else:  # nothing in flight: the next edit starts at once (and no timer outlives it)
+            self.throttle.stop()
         if isinstance(payload, Result) or (
             payload is not None and not isinstance(payload, BaseException)
         ):
@@ -293,8 +345,15 @@ class Controller(QtCore.QObject):
                 text += f": {size:,} bytes"
             if secs is not None:
                 text += f" in {secs:.2f} s"
+            lo, _, hi = THROTTLE_MS
+            self.throttle.setInterval(int(min(max(wall_ms, lo), hi)))
             self.document.set_result(payload)  # type: ignore[arg-type]
-            self.document.set_status(Status(progress=1.0, message=text))
+            if self._run is None:
+                self.document.set_status(Status(progress=1.0, message=text))
+            else:  # shown while the newest edit compresses
+                self.document.set_status(
+                    Status(running=True, message=f"{text}; compressing the newest edit\u2026")
+                )
             self.result_ready.emit(payload)
         elif isinstance(payload, BaseException):
             self.document.set_status(Status(message="Compression failed", error=message))
@@ -388,8 +447,7 @@ class Controller(QtCore.QObject):
         if not self._unsaved:
             return None
         self._unsaved = False
-        if not self._pending:
-            self.debounce.stop()
+        self.debounce.stop()
         doc = self.document
         if doc.path is None:
             return None
@@ -432,7 +490,7 @@ class Controller(QtCore.QObject):
         notice (they are daemons)."""
         self.save_tuning()
         self._pending = False
-        self.debounce.stop()
+        self.throttle.stop()
         self._cancel_current()
         for r in self._runs:
             r.cancel.set()

@@ -18,6 +18,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from app.camera import MODE_LABELS
 from app.controller import Controller
 from app.document import Document
+from app.views.handler_guard import survives
 from app.views.timeline import TimelineWidget
 from app.views.viewport3d import Viewport3D
 from codec.formats import SPECS
@@ -48,7 +49,7 @@ FAILED = "Compression failed: "  # a warning about one run, dropped when a run s
 RECENT_KEY = "recent_files"
 GEOMETRY_KEY = "window/geometry"
 STATE_KEY = "window/state"
-LAYOUT_VERSION = 2  # bump when the docks change so an old saved layout is not applied
+LAYOUT_VERSION = 3  # bump when the docks change so an old saved layout is not applied
 DEFAULT_CLIP = Path(__file__).resolve().parent.parent / "resources" / "cmu_09_02.acl.sjson"
 
 # ---- the docked panels. Edit this list to add or move a panel. ------------------------
@@ -70,6 +71,19 @@ AREAS = {
     "top": QtCore.Qt.DockWidgetArea.TopDockWidgetArea,
     "bottom": QtCore.Qt.DockWidgetArea.BottomDockWidgetArea,
 }
+
+
+class LazyProgressBar(QtWidgets.QProgressBar):
+    """A progress bar that repaints with the next frame: QProgressBar.setValue repaints at
+    once, and in a window holding a GL view every repaint composes the whole window again
+    (about 20 ms on software GL, for each progress step of a compression)."""
+
+    def setValue(self, value: int) -> None:
+        if value == self.value():
+            return
+        self.setUpdatesEnabled(False)  # setValue's own repaint() does nothing now
+        super().setValue(value)
+        self.setUpdatesEnabled(True)  # schedules an ordinary update()
 
 
 class Dialogs:
@@ -132,6 +146,11 @@ class MainWindow(QtWidgets.QMainWindow):
             QtWidgets.QMainWindow.DockOption.AnimatedDocks
             | QtWidgets.QMainWindow.DockOption.AllowTabbedDocks
         )
+        # the side docks run the full height (the joint tree shows three times the rows);
+        # the plots dock under the 3D view only
+        corners = QtCore.Qt.Corner
+        self.setCorner(corners.BottomLeftCorner, QtCore.Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.setCorner(corners.BottomRightCorner, QtCore.Qt.DockWidgetArea.RightDockWidgetArea)
 
         self._build_status_bar()
         self._build_menus()
@@ -209,10 +228,10 @@ class MainWindow(QtWidgets.QMainWindow):
         the 3D view keeps the lion's share."""
         w, h = max(self.width(), 800), max(self.height(), 600)
         horizontal, vertical = QtCore.Qt.Orientation.Horizontal, QtCore.Qt.Orientation.Vertical
-        sizes = (
-            ("bottom", min(max(int(0.27 * h), 200), 380), vertical),
-            ("left", min(max(int(0.25 * w), 300), 520), horizontal),
-            ("right", min(max(int(0.24 * w), 300), 480), horizontal),
+        sizes = (  # at 1280x800: joints 397, settings 272, plots 184 px; the 3D view the rest
+            ("bottom", min(max(int(0.23 * h), 180), 380), vertical),
+            ("left", min(max(int(0.31 * w), 340), 560), horizontal),
+            ("right", min(max(int(0.2125 * w), 272), 440), horizontal),
         )
         for area, size, orient in sizes:
             docks = [
@@ -223,6 +242,7 @@ class MainWindow(QtWidgets.QMainWindow):
             if docks:
                 self.resizeDocks(docks[:1], [size], orient)
 
+    @survives
     def showEvent(self, ev: QtGui.QShowEvent) -> None:
         super().showEvent(ev)
         if not self._sized:  # first show without a remembered layout: fit the docks
@@ -254,7 +274,7 @@ class MainWindow(QtWidgets.QMainWindow):
     def _build_status_bar(self) -> None:
         bar = self.statusBar()
         self.status_label = QtWidgets.QLabel()
-        self.progress_bar = QtWidgets.QProgressBar()
+        self.progress_bar = LazyProgressBar()
         self.progress_bar.setRange(0, 1000)
         self.progress_bar.setMaximumWidth(200)
         self.progress_bar.setTextVisible(False)
@@ -278,8 +298,13 @@ class MainWindow(QtWidgets.QMainWindow):
         bar.addPermanentWidget(self.units_label)
         bar.addPermanentWidget(self.progress_bar)
         bar.addPermanentWidget(self.cancel_button)
-        self.progress_bar.hide()
-        self.cancel_button.hide()
+        for w in (self.progress_bar, self.cancel_button):
+            # showing them must not re-lay out the window: that resizes the GL view, which
+            # repaints at once (tens of ms on software GL) on every compression's start and end
+            policy = w.sizePolicy()
+            policy.setRetainSizeWhenHidden(True)
+            w.setSizePolicy(policy)
+            w.hide()
 
     def _on_status(self) -> None:
         s = self.document.status
@@ -643,10 +668,12 @@ class MainWindow(QtWidgets.QMainWindow):
                 return url.toLocalFile()
         return None
 
+    @survives
     def dragEnterEvent(self, ev: QtGui.QDragEnterEvent) -> None:
         if self._dropped_path(ev.mimeData()):
             ev.acceptProposedAction()
 
+    @survives
     def dropEvent(self, ev: QtGui.QDropEvent) -> None:
         path = self._dropped_path(ev.mimeData())
         if path:

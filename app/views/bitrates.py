@@ -16,6 +16,7 @@ from PySide6.QtGui import QColor, QFont, QMouseEvent, QPainter, QPaintEvent
 from PySide6.QtWidgets import QLabel, QScrollArea, QToolTip, QVBoxLayout, QWidget
 
 from app.document import Document
+from app.views.handler_guard import survives, survives_event
 from codec.codecs.acl_style.bit_rates import CONSTANT_BITS, SUB_TRACKS, TrackKind
 from codec.codecs.acl_style.tables import cell_bytes, segment_errors
 
@@ -150,6 +151,7 @@ class BitRateCanvas(QWidget):
         return f"{head}{body}<br>joint error here: {err:.5g}"
 
     # --- drawing ------------------------------------------------------------------------
+    @survives
     def paintEvent(self, event: QPaintEvent) -> None:
         p = QPainter(self)
         p.fillRect(self.rect(), self.palette().base())
@@ -232,6 +234,7 @@ class BitRateCanvas(QWidget):
         p.drawText(QRect(2, top, NAME_WIDTH - 4, HEADER_HEIGHT - 2), bottom_left, "segment \u2192")
 
     # --- interaction --------------------------------------------------------------------
+    @survives_event
     def event(self, e: QEvent) -> bool:
         if e.type() == QEvent.Type.ToolTip:
             g, j, k = self.cell_at(e.pos())
@@ -243,6 +246,7 @@ class BitRateCanvas(QWidget):
             return True
         return super().event(e)
 
+    @survives
     def mousePressEvent(self, e: QMouseEvent) -> None:
         g, j, _ = self.cell_at(e.position().toPoint())
         if j is None:

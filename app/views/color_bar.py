@@ -6,6 +6,7 @@ from __future__ import annotations
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from app.error_scale import LEGEND_MAX, eng, legend_stops
+from app.views.handler_guard import survives
 
 
 class ColorBar(QtWidgets.QWidget):
@@ -42,6 +43,7 @@ class ColorBar(QtWidgets.QWidget):
     def sizeHint(self) -> QtCore.QSize:
         return QtCore.QSize(max(self._min_width(), 220), self.height())
 
+    @survives
     def paintEvent(self, _ev: QtGui.QPaintEvent) -> None:
         p = QtGui.QPainter(self)
         fm = p.fontMetrics()

@@ -3,8 +3,10 @@ budget it uses.
 
 The error plot says *when* the clip is wrong; this says *where* at the same time. Colours are
 the one error scale (neutral below half the budget, amber to orange towards it, red only over
-it), so a red cell here is a red bone in the 3D view. Every row is at least one line of text
-high and the rows scroll, so every joint name is readable; the time ruler stays on top.
+it), so a red cell here is a red bone in the 3D view. *Fit rows* (on by default) shrinks the
+rows, down to MIN_ROW pixels, until every joint is in view at once, naming as many rows as a
+small font fits (hover names every cell); off, every row is a line of text and the rows
+scroll. The time ruler stays on top.
 Clicking selects the joint and jumps to that time, dragging scrubs, hovering tells the error.
 """
 
@@ -14,11 +16,21 @@ import math
 
 import numpy as np
 from PySide6.QtCore import QEvent, QPoint, QRect, QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QImage, QMouseEvent, QPainter, QPaintEvent, QPen
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontMetrics,
+    QImage,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QPen,
+    QResizeEvent,
+)
 from PySide6.QtWidgets import (
     QHBoxLayout,
-    QLabel,
     QScrollArea,
+    QToolButton,
     QToolTip,
     QVBoxLayout,
     QWidget,
@@ -26,9 +38,10 @@ from PySide6.QtWidgets import (
 
 from app.document import Document
 from app.error_scale import budget_fraction, error_colors_u8, format_cm, format_percent
-from app.views.color_bar import ColorBar
+from app.views.handler_guard import survives, survives_event
 
 INDENT = 8
+MIN_ROW = 2  # px: the least a fitted row gets (44 joints in the 1280x800 window's plots dock)
 CURSOR = QColor(255, 120, 0)
 SELECTION = QColor(255, 40, 240)
 
@@ -55,12 +68,38 @@ class HeatmapCanvas(QWidget):
         self._dragging = False
 
     @property
-    def row_height(self) -> int:
+    def text_row(self) -> int:
         return self.fontMetrics().height() + 2
+
+    @property
+    def row_height(self) -> int:
+        """A line of text; with Fit rows, less (down to MIN_ROW) so every row is in view."""
+        p = self.panel
+        line = self.text_row
+        n = len(p.order)
+        if not n or not p.fit_rows.isChecked():
+            return line
+        room = p.scroll.viewport().height()
+        return max(MIN_ROW, min(line, room // n))
+
+    def label_font(self) -> QFont:
+        """The names' font: the widget's own for rows a line high, else a smaller one."""
+        if self.row_height >= self.text_row:
+            return self.font()
+        small = QFont(self.font())
+        small.setPixelSize(max(8, min(10, self.fontMetrics().height() - 4)))
+        return small
+
+    def label_every(self) -> int:
+        """Name every k-th row so the labels do not overlap."""
+        rh = self.row_height
+        if rh >= self.text_row:
+            return 1
+        return max(1, math.ceil((QFontMetrics(self.label_font()).height() + 1) / rh))
 
     def name_width(self) -> int:
         p = self.panel
-        fm = self.fontMetrics()
+        fm = QFontMetrics(self.label_font())
         if not len(p.order):
             return 120
         widths = [fm.horizontalAdvance(p.names[j]) + INDENT * int(p.depth[j]) for j in p.order]
@@ -93,6 +132,7 @@ class HeatmapCanvas(QWidget):
     def sizeHint(self) -> QSize:
         return QSize(self.name_width() + 300, self.row_height * max(len(self.panel.order), 1))
 
+    @survives
     def paintEvent(self, event: QPaintEvent) -> None:
         p = self.panel
         painter = QPainter(self)
@@ -108,20 +148,28 @@ class HeatmapCanvas(QWidget):
         rh = self.row_height
         sel = p.document.selection
         ink = self.palette().text().color()
+        painter.setFont(self.label_font())
+        every = self.label_every()
+        lh = rh * every  # a label's box: its row and the unlabelled ones under it
         y0, y1 = event.rect().top(), event.rect().bottom()
+        sel_row = int(p.row_of[sel]) if sel is not None and sel < len(p.row_of) else -1
         for row, joint in enumerate(p.order):
             y = row * rh
-            if y + rh < y0 or y > y1:
+            if y + lh < y0 or y > y1:
                 continue
             if joint == sel:
-                painter.fillRect(0, y, cells.left() - 2, rh, self.palette().highlight())
+                box = QRect(0, y + rh // 2 - lh // 2, cells.left() - 2, lh)
+                painter.fillRect(box, self.palette().highlight())
                 painter.setPen(self.palette().highlightedText().color())
+            elif row % every or abs(row - sel_row) < every:
+                continue  # unlabelled, or under the selection's label
             else:
+                box = QRect(0, y, cells.left() - 2, lh)
                 painter.setPen(ink)
             x = 4 + INDENT * int(p.depth[joint])
-            painter.drawText(
-                QRect(x, y, cells.left() - x, rh), Qt.AlignmentFlag.AlignVCenter, p.names[joint]
-            )
+            box.setLeft(x)
+            align = Qt.AlignmentFlag.AlignVCenter if every == 1 else Qt.AlignmentFlag.AlignTop
+            painter.drawText(box, align, p.names[joint])
         if sel is not None and sel < len(p.row_of):
             y = int(p.row_of[sel]) * rh
             painter.setPen(QPen(SELECTION, 1.5))
@@ -132,6 +180,7 @@ class HeatmapCanvas(QWidget):
         painter.drawLine(int(round(x)), 0, int(round(x)), self.height())
 
     # --- interaction --------------------------------------------------------------------
+    @survives_event
     def event(self, e: QEvent) -> bool:
         if e.type() == QEvent.Type.ToolTip:
             hit = self.cell_at(e.pos())
@@ -143,6 +192,7 @@ class HeatmapCanvas(QWidget):
             return True
         return super().event(e)
 
+    @survives
     def mousePressEvent(self, e: QMouseEvent) -> None:
         if e.button() != Qt.MouseButton.LeftButton:
             return super().mousePressEvent(e)
@@ -155,10 +205,12 @@ class HeatmapCanvas(QWidget):
             self._dragging = True
             self._scrub(e.position().x())
 
+    @survives
     def mouseMoveEvent(self, e: QMouseEvent) -> None:
         if self._dragging:
             self._scrub(e.position().x())
 
+    @survives
     def mouseReleaseEvent(self, e: QMouseEvent) -> None:
         self._dragging = False
 
@@ -177,6 +229,7 @@ class TimeRuler(QWidget):
         self.panel = panel
         self.setFixedHeight(self.fontMetrics().height() + 8)
 
+    @survives
     def paintEvent(self, _e: QPaintEvent) -> None:
         p = self.panel
         canvas = p.canvas
@@ -191,7 +244,9 @@ class TimeRuler(QWidget):
         cells = canvas.cells_rect()
         right = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
         first = fm.horizontalAdvance("0.0") // 2 + 10  # clear of the first tick's label
-        painter.drawText(QRect(0, 0, off + cells.left() - first, self.height()), right, "time (s)")
+        room = off + cells.left() - first
+        if room >= fm.horizontalAdvance("time (s)"):  # the names may leave it no room
+            painter.drawText(QRect(0, 0, room, self.height()), right, "time (s)")
         dur = p.document.duration
         step = nice_step(max(dur, 1e-6), cells.width(), fm.horizontalAdvance("00.00") + 16)
         digits = max(0, -int(math.floor(math.log10(step)))) if step < 1 else 0
@@ -224,23 +279,36 @@ class ErrorHeatmapPanel(QWidget):
         self.num_samples = 0
         self.rate = 1.0
 
-        self.caption = QLabel("Error of every joint over time, as a share of its own budget")
-        self.caption.setWordWrap(True)
-        self.color_bar = ColorBar()
-        top = QHBoxLayout()
-        top.addWidget(self.caption, 1)
-        top.addWidget(self.color_bar)
+        self.fit_rows = QToolButton()
+        self.fit_rows.setText("Fit rows")
+        self.fit_rows.setCheckable(True)
+        self.fit_rows.setChecked(True)
+        self.fit_rows.setToolTip(
+            "On: every joint in view at once (thin rows, names where they fit, hover for the "
+            "rest). Off: one line of text per row, scrolling."
+        )
+        self.fit_rows.toggled.connect(self._relayout)
         self.canvas = HeatmapCanvas(self)
+        self.canvas.setToolTip("")  # cells answer with their own tooltip
+        self.setToolTip(
+            "Error of every joint over time, as a share of its own budget (the colour scale "
+            "of the 3D view's bar)"
+        )
         self.ruler = TimeRuler(self)
         self.scroll = QScrollArea()
         self.scroll.setWidgetResizable(True)
         self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.scroll.setWidget(self.canvas)
+        # one header row: the toggle over the names, the ruler over the cells (the colour
+        # scale is the 3D view's, always in sight), so the rows get the panel's height
+        top = QHBoxLayout()
+        top.setSpacing(2)
+        top.addWidget(self.fit_rows)
+        top.addWidget(self.ruler, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.setSpacing(2)
         layout.addLayout(top)
-        layout.addWidget(self.ruler)
         layout.addWidget(self.scroll, 1)
 
         document.result_changed.connect(self._on_result)
@@ -273,9 +341,19 @@ class ErrorHeatmapPanel(QWidget):
             self.image = QImage(rgba.data, w, h, 4 * w, QImage.Format.Format_RGBA8888).copy()
         self.row_of = np.empty(len(self.order), dtype=np.int64)
         self.row_of[self.order] = np.arange(len(self.order))
+        self._relayout()
+        self._on_selection()
+
+    def _relayout(self) -> None:
+        """The canvas as tall as its rows (the scroll area's height decides fitted rows)."""
         self.canvas.setMinimumHeight(self.canvas.row_height * max(len(self.order), 1))
         self.canvas.updateGeometry()
-        self._on_selection()
+        self._repaint()
+
+    @survives
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._relayout()
 
     def _on_selection(self) -> None:
         j = self.document.selection

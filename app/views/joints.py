@@ -46,6 +46,7 @@ from PySide6.QtWidgets import (
 
 from app.document import Document
 from app.error_scale import budget_fraction, eng, error_colors, format_percent, is_over
+from app.views.handler_guard import survives
 from app.views.sync_guard import SyncGuard
 from codec.codecs.acl_style.bit_rates import TrackKind
 from codec.model.sampling import BASE_ROUNDING
@@ -200,7 +201,7 @@ class JointsPanel(QWidget):
             | QAbstractItemView.EditTrigger.SelectedClicked
         )
         self.tree.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.tree.setIndentation(10)
+        self.tree.setIndentation(8)  # a 10-deep CC rig keeps its names whole
         for view in (self.tree, self.values):
             view.setUniformRowHeights(True)
             view.setAlternatingRowColors(True)
@@ -210,7 +211,9 @@ class JointsPanel(QWidget):
             # both always keep a horizontal bar, so their rows stay level when scrolled
             view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
             header = view.header()
-            header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+            # sized once per refresh (`_size_columns`): ResizeToContents would measure every
+            # row again on each cell written, a cost in the square of the joints
+            header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
             header.setStretchLastSection(False)
         self.tree.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         for c in range(1, len(COLUMNS)):
@@ -295,7 +298,7 @@ class JointsPanel(QWidget):
         document.clip_changed.connect(self._build_tree)
         document.settings_changed.connect(self._on_settings)
         document.rounding_changed.connect(self._on_settings)  # rounding-only rule edits
-        document.result_changed.connect(self._refresh_values)
+        document.result_changed.connect(self._refresh_result)
         document.selection_changed.connect(self._on_selection)
         self._build_tree()
 
@@ -304,6 +307,11 @@ class JointsPanel(QWidget):
         with self.syncing:
             self.tree.clear()
             self.items = []
+            self._cells: list[dict[tuple[int, str], object]] = []
+            self._bold = QFont(self.tree.font())
+            self._bold.setBold(True)
+            self._plain = QFont(self.tree.font())
+            self._ink = self.tree.palette().text()
             clip = self.document.clip
             if clip is not None:
                 sk = clip.skeleton
@@ -319,12 +327,15 @@ class JointsPanel(QWidget):
                             c, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
                         )
                     self.items.append(item)
+                    self._cells.append({})
                     if p < 0:
                         self.tree.addTopLevelItem(item)
                 self.tree.expandAll()
                 self.values.expandAll()
+            self.tree.resizeColumnToContents(C_NAME)  # names never change with the tuning
             self._fit_split()
-        self._on_settings()
+        self._refresh_values()
+        self._refresh_rules()
         self._apply_filter()
         self._on_selection()
 
@@ -332,59 +343,110 @@ class JointsPanel(QWidget):
         self._split_by_hand = True
 
     def _fit_split(self) -> None:
-        """Names get what they need up to 58 % of the width; the values the rest."""
+        """Names get what they need, leaving the values at least their first two columns
+        (max error and its share of the budget); the values the rest."""
         if self._split_by_hand:
             return
         total = max(self.table_split.width(), 1)
         names = self.tree.sizeHintForColumn(C_NAME) + 6 if self.items else 120
-        first = int(min(names, 0.58 * total))
+        header = self.values.header()
+        bar = self.values.verticalScrollBar().sizeHint().width()
+        values = header.sectionSize(C_ERR) + header.sectionSize(C_USED) + bar + 6
+        first = int(max(min(names, total - values), 0.4 * total))
         self.table_split.setSizes([first, max(total - first, 1)])
 
+    @survives
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self._fit_split()
 
     def _on_settings(self) -> None:
-        self._refresh_values()
+        self._refresh_tuning()
+        self._size_columns()
         self._refresh_rules()
 
     def _refresh_values(self) -> None:
+        """Every cell from the document (after the tree is built)."""
+        self._refresh_tuning()
+        self._refresh_result()
+
+    def _put(self, j: int, column: int, role: str, value: object) -> None:
+        """Write one cell's text, tooltip, font or brush only when it changes: each write
+        makes Qt re-lay out the row, and Qt's own getters (a QFont, a QBrush compared) cost
+        as much as the write, so the last values written are remembered here."""
+        cache = self._cells[j]
+        key = (column, role)
+        if key in cache and cache[key] == value:
+            return
+        cache[key] = value
+        item = self.items[j]
+        if role == "text":
+            item.setText(column, value)  # type: ignore[arg-type]
+        elif role == "tip":
+            item.setToolTip(column, value)  # type: ignore[arg-type]
+        elif role == "bold":
+            item.setFont(column, self._bold if value else self._plain)
+        elif role == "background":
+            item.setBackground(column, QBrush(QColor(*value)) if value else QBrush())  # type: ignore[misc]
+        elif role == "foreground":
+            item.setForeground(column, QBrush(QColor(*value)) if value else self._ink)  # type: ignore[misc]
+
+    def _refresh_tuning(self) -> None:
+        """Precision, shell and rounding of every joint, bold where its own rule sets them:
+        what a settings or rule edit changes before any result comes back."""
         r = self.document.resolved_joints()
         if r is None or not self.items:
             return
-        result = self.document.result
-        costs = result.costs if result is not None else None
-        same = costs is not None and costs.kinds.shape[0] == len(self.items)
         exact = {rule.pattern.lower(): rule for rule in self.document.overrides}
-        err = np.asarray(result.error).max(axis=0) if same and result.error.size else None
-        bold = QFont(self.tree.font())
-        bold.setBold(True)
-        plain = QFont(self.tree.font())
-        ink = self.tree.palette().text()
-        for j, item in enumerate(self.items):
-            own = exact.get(exact_pattern(item.text(C_NAME)).lower())
-            item.setText(C_PREC, eng(r.precision[j]))
-            item.setText(C_SHELL, eng(r.shell_distance[j]))
-            item.setText(C_ROUND, str(r.rounding[j]))
+        names = self.document.clip.skeleton.names if self.document.clip is not None else ()
+        put = self._put
+        for j in range(len(self.items)):
+            own = exact.get(exact_pattern(names[j]).lower())
+            put(j, C_PREC, "text", eng(r.precision[j]))
+            put(j, C_SHELL, "text", eng(r.shell_distance[j]))
+            put(j, C_ROUND, "text", str(r.rounding[j]))
             for c, field in (
                 (C_PREC, "precision"),
                 (C_SHELL, "shell_distance"),
                 (C_ROUND, "rounding"),
             ):
-                item.setFont(
-                    c, bold if own is not None and getattr(own, field) is not None else plain
-                )
-            item.setFont(C_NAME, bold if r.overridden[j] else plain)
-            item.setToolTip(C_NAME, "set by override rules" if r.overridden[j] else "")
+                put(j, c, "bold", own is not None and getattr(own, field) is not None)
+            put(j, C_NAME, "bold", bool(r.overridden[j]))
+            put(j, C_NAME, "tip", "set by override rules" if r.overridden[j] else "")
+
+    def _refresh_result(self) -> None:
+        """Kinds and bits, dominant shell, max error and its share of the budget; then the
+        columns are sized once. Linear in the joints."""
+        if not self.items:
+            return
+        result = self.document.result
+        costs = result.costs if result is not None else None
+        same = costs is not None and costs.kinds.shape[0] == len(self.items)
+        fits = result is not None and result.error.ndim == 2
+        fits = fits and result.error.shape[1] == len(self.items) and result.error.size > 0
+        err = np.asarray(result.error).max(axis=0) if fits else None  # type: ignore[union-attr]
+        put = self._put
+        if same:
+            assert costs is not None
+            all_bits = costs.bits_per_component  # (G, J, 3)
+            ds = costs.dominant_shells
+        if err is not None:
+            assert result is not None
+            budget = np.asarray(result.clip.skeleton.precision, dtype=np.float64)
+            fraction = np.asarray(budget_fraction(err, budget), dtype=np.float64)  # (J,)
+            over = np.asarray(is_over(fraction))
+            used_rgb = np.round(np.asarray(error_colors(fraction))[:, :3] * 255).astype(int)
+        red = (OVER_BUDGET.red(), OVER_BUDGET.green(), OVER_BUDGET.blue())
+        for j in range(len(self.items)):
             if same:
-                assert costs is not None
-                bits = costs.bits_per_component[:, j, :]
                 for k, c in enumerate((C_ROT, C_TRANS, C_SCALE)):
-                    item.setText(c, subtrack_text(int(costs.kinds[j, k]), bits[:, k]))
-                ds = costs.dominant_shells
-                item.setText(C_DOM, eng(ds.distance[j]) if ds is not None else "")
-                item.setToolTip(
+                    text = subtrack_text(int(costs.kinds[j, k]), all_bits[:, j, k])  # type: ignore[union-attr]
+                    put(j, c, "text", text)
+                put(j, C_DOM, "text", eng(ds.distance[j]) if ds is not None else "")
+                put(
+                    j,
                     C_DOM,
+                    "tip",
                     f"dominant shell {eng(ds.distance[j], 6)} cm, "
                     f"its precision {eng(ds.precision[j], 6)} cm"
                     if ds is not None
@@ -392,24 +454,30 @@ class JointsPanel(QWidget):
                 )
             else:
                 for c in (C_ROT, C_TRANS, C_SCALE, C_DOM):
-                    item.setText(c, "")
+                    put(j, c, "text", "")
             if err is not None:
-                budget = float(result.clip.skeleton.precision[j])
-                frac = float(budget_fraction(err[j], budget))
-                over = bool(is_over(frac))
-                item.setText(C_ERR, eng(err[j], 4))
-                item.setForeground(C_ERR, QBrush(OVER_BUDGET) if over else ink)
-                item.setText(C_USED, format_percent(frac))
-                rgb = error_colors(frac)[:3]
-                item.setBackground(C_USED, QBrush(QColor.fromRgbF(*map(float, rgb))))
-                item.setForeground(C_USED, QBrush(QColor(20, 20, 20)))
-                tip = f"{eng(err[j])} cm of a {eng(budget)} cm budget"
-                item.setToolTip(C_ERR, tip + (": over budget" if over else ""))
-                item.setToolTip(C_USED, tip)
+                put(j, C_ERR, "text", eng(err[j], 4))
+                put(j, C_ERR, "foreground", red if over[j] else None)
+                put(j, C_USED, "text", format_percent(float(fraction[j])))
+                put(j, C_USED, "background", tuple(int(v) for v in used_rgb[j]))
+                put(j, C_USED, "foreground", (20, 20, 20))
+                tip = f"{eng(err[j])} cm of a {eng(float(budget[j]))} cm budget"
+                put(j, C_ERR, "tip", tip + (": over budget" if over[j] else ""))
+                put(j, C_USED, "tip", tip)
             else:
                 for c in (C_ERR, C_USED):
-                    item.setText(c, "")
-                    item.setBackground(c, QBrush())
+                    put(j, c, "text", "")
+                    put(j, c, "background", None)
+        self._size_columns()
+
+    def _size_columns(self) -> None:
+        """Every value column as wide as its widest cell or its title, measured once."""
+        header = self.values.header()
+        for c in range(1, len(COLUMNS)):
+            want = max(self.values.sizeHintForColumn(c), header.sectionSizeHint(c))
+            if header.sectionSize(c) != want:
+                header.resizeSection(c, want)
+        self._fit_split()
 
     def _refresh_rules(self) -> None:
         rules = self.document.overrides

@@ -18,6 +18,8 @@ import pyqtgraph.opengl as gl
 from OpenGL import GL
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from app.views.handler_guard import report, survives
+
 Array = np.ndarray
 
 SAMPLES = 4  # multisample anti-aliasing (SHELLSCOPE_MSAA=0 turns it off on slow software GL)
@@ -82,9 +84,13 @@ class SceneView(gl.GLViewWidget):
         return -self.view_rotation()[2]
 
     # --- painting -----------------------------------------------------------------------
+    @survives
     def paintGL(self) -> None:
         if self.before_paint is not None:
-            self.before_paint()
+            try:
+                self.before_paint()
+            except Exception as exc:  # draw what the items already hold, log why
+                report("SceneView.before_paint", exc)
         super().paintGL()
         if self.overlay is not None:
             painter = QtGui.QPainter(self)
@@ -103,15 +109,18 @@ class SceneView(gl.GLViewWidget):
         GL.glClear(GL.GL_DEPTH_BUFFER_BIT | GL.GL_COLOR_BUFFER_BIT)
         self.drawItemTree(useItemNames=useItemNames)
 
+    @survives
     def resizeGL(self, w: int, h: int) -> None:
         super().resizeGL(w, h)
         self.resized.emit()
 
     # --- mouse --------------------------------------------------------------------------
+    @survives
     def wheelEvent(self, ev: QtGui.QWheelEvent) -> None:
         super().wheelEvent(ev)
         self.camera_touched.emit("zoom")
 
+    @survives
     def mouseMoveEvent(self, ev: QtGui.QMouseEvent) -> None:
         buttons = ev.buttons()
         if self._press is not None and (ev.position() - self._press).manhattanLength() <= 4:
@@ -125,10 +134,12 @@ class SceneView(gl.GLViewWidget):
         orbit = buttons == QtCore.Qt.MouseButton.LeftButton and not ctrl
         self.camera_touched.emit("orbit" if orbit else "pan")
 
+    @survives
     def mousePressEvent(self, ev: QtGui.QMouseEvent) -> None:
         self._press = ev.position()
         super().mousePressEvent(ev)
 
+    @survives
     def mouseReleaseEvent(self, ev: QtGui.QMouseEvent) -> None:
         p = ev.position()
         if ev.button() == QtCore.Qt.MouseButton.LeftButton and self._press is not None:

@@ -86,17 +86,17 @@ class SettingsPanel(QWidget):
             "joint's precision (ACL 2.1's default)"
         )
         self.strip_proportion = QDoubleSpinBox()
-        self.strip_proportion.setRange(0.0, 1.0)
-        self.strip_proportion.setDecimals(2)
-        self.strip_proportion.setSingleStep(0.05)
+        self.strip_proportion.setRange(0.0, 100.0)  # shown in %, the setting is 0..1
+        self.strip_proportion.setDecimals(0)
+        self.strip_proportion.setSingleStep(5.0)
         self.strip_proportion.setKeyboardTracking(False)
-        self.strip_proportion.setSuffix(" share")
+        self.strip_proportion.setSuffix(" %")
         self.strip_proportion.setToolTip(
-            "DESTRUCTIVE: strip at least this share (0..1) of the keyframes, even past the "
+            "DESTRUCTIVE: strip at least this share of the keyframes, even past the "
             "precision (lost momentum, missed contacts and apexes)"
         )
         self.strip_threshold = QDoubleSpinBox()
-        self.strip_threshold.setRange(0.0, 100.0)
+        self.strip_threshold.setRange(0.0, 99.0)
         self.strip_threshold.setDecimals(3)
         self.strip_threshold.setStepType(QAbstractSpinBox.StepType.AdaptiveDecimalStepType)
         self.strip_threshold.setKeyboardTracking(False)
@@ -120,10 +120,8 @@ class SettingsPanel(QWidget):
         level_row.addWidget(self.resolved, 1)
         form = QFormLayout()
         form.addRow("Precision", row)
-        shell_row = QHBoxLayout()
-        shell_row.addWidget(self.shell)
-        shell_row.addWidget(self.shell_from_mesh, 1)
-        form.addRow("Shell distance", shell_row)
+        form.addRow("Shell distance", self.shell)
+        form.addRow("", self.shell_from_mesh)  # its own row: the dock can be narrower
         form.addRow("Level", level_row)
         form.addRow("Keyframes", self.strip_trivial)
         more_row = QHBoxLayout()
@@ -144,7 +142,9 @@ class SettingsPanel(QWidget):
         self.shell_from_mesh.toggled.connect(self._on_shell_from_mesh)
         self.level.currentTextChanged.connect(self._on_level)
         self.strip_trivial.toggled.connect(lambda on: self._edit(strip_trivial=bool(on)))
-        self.strip_proportion.valueChanged.connect(lambda v: self._edit(strip_proportion=float(v)))
+        self.strip_proportion.valueChanged.connect(
+            lambda v: self._edit(strip_proportion=float(v) / 100.0)
+        )
         self.strip_threshold.valueChanged.connect(lambda v: self._edit(strip_threshold=float(v)))
         document.settings_changed.connect(self._on_settings)
         document.result_changed.connect(self._on_result)
@@ -164,7 +164,7 @@ class SettingsPanel(QWidget):
             self.shell.setValue(s.shell_distance)
             self.level.setCurrentText(s.level)
             self.strip_trivial.setChecked(s.strip_trivial)
-            self.strip_proportion.setValue(s.strip_proportion)
+            self.strip_proportion.setValue(100.0 * s.strip_proportion)
             self.strip_threshold.setValue(s.strip_threshold)
             self._sync_shell_source()
         destructive = s.strip_proportion > 0 or s.strip_threshold > 0

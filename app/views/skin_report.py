@@ -132,7 +132,8 @@ class SkinReportPanel(QWidget):
             self.table.horizontalHeaderItem(i).setToolTip(tip)
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
-        self.table.setMinimumHeight(8 * (self.fontMetrics().height() + 6))
+        # header and three rows: the plots dock (and so the 3D view) is not held taller for it
+        self.table.setMinimumHeight(4 * (self.fontMetrics().height() + 6))
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)

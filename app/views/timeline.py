@@ -16,6 +16,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from app.document import Document
 from app.error_scale import format_rate
+from app.views.handler_guard import survives
 from codec.model.sampling import BASE_ROUNDING, ROUNDING_MODES, sample_keys
 from codec.tuning import JointOverride, set_joint_override
 
@@ -59,20 +60,24 @@ class ScrubBar(QtWidgets.QWidget):
         w = max(self.width() - 2 * self.MARGIN, 1)
         return min(max((x - self.MARGIN) / w, 0.0), 1.0) * dur
 
+    @survives
     def mousePressEvent(self, ev: QtGui.QMouseEvent) -> None:
         if ev.button() == QtCore.Qt.MouseButton.LeftButton:
             self._dragging = True
             self.scrubbed.emit(self.x_to_time(ev.position().x()))
 
+    @survives
     def mouseMoveEvent(self, ev: QtGui.QMouseEvent) -> None:
         if self._dragging:
             self.scrubbed.emit(self.x_to_time(ev.position().x()))
 
+    @survives
     def mouseReleaseEvent(self, ev: QtGui.QMouseEvent) -> None:
         if self._dragging:
             self.scrubbed.emit(self.x_to_time(ev.position().x()))
         self._dragging = False
 
+    @survives
     def paintEvent(self, _ev: QtGui.QPaintEvent) -> None:
         doc = self.document
         p = QtGui.QPainter(self)

@@ -138,6 +138,7 @@ class Viewport3D(QtWidgets.QWidget):
         self.up = "Y"
         self.up_reason = ""
         self.rotation = to_display("Y")
+        self._geometry_clip: object | None = None  # the clip the meshes below were built for
         self.raw_mesh: BoneMesh | None = None
         self.lossy_mesh: BoneMesh | None = None
         self.shell_mesh = ShellMesh(16, 10)
@@ -167,9 +168,9 @@ class Viewport3D(QtWidgets.QWidget):
             d.time_changed,
             d.rounding_changed,
             d.selection_changed,
-            d.settings_changed,
         ):
             sig.connect(self.invalidate)
+        d.settings_changed.connect(self._on_settings)
         d.display_changed.connect(self._on_display)
         self._last_display = d.display
         self._on_display()
@@ -226,13 +227,10 @@ class Viewport3D(QtWidgets.QWidget):
         row.addSpacing(4)
         row.addWidget(QtWidgets.QLabel("Shells"))
         row.addWidget(self.shells_mode)
-        row.addWidget(QtWidgets.QLabel("Camera"))
-        row.addWidget(self.camera_mode)
+        row.addWidget(self.camera_mode)  # "Follow root", "Whole clip": no label needed
         row.addWidget(QtWidgets.QLabel("Error"))
         row.addWidget(self.magnify)
         row.addWidget(self.frame_button)
-        self.skin_controls = SkinControls(self.document)  # hidden for clips without a mesh
-        row.addWidget(self.skin_controls)
         row.addStretch(1)
         self.show_raw.toggled.connect(lambda on: self.document.update_display(show_raw=on))
         self.show_lossy.toggled.connect(lambda on: self.document.update_display(show_lossy=on))
@@ -254,6 +252,10 @@ class Viewport3D(QtWidgets.QWidget):
         self.info.setToolTip("Error of the selected joint at the pose on screen")
         self.info.setWordWrap(True)  # a long joint name wraps; it never widens the window
         self.color_bar = ColorBar()
+        # the skin's menu beside the skin's readout, not in the toolbar: the toolbar's width
+        # is the 3D column's least width, which the joint names' dock pays for
+        self.skin_controls = SkinControls(self.document)  # hidden for clips without a mesh
+        r2.addWidget(self.skin_controls)
         r2.addWidget(self.info, 1)
         r2.addWidget(self.color_bar)
 
@@ -284,9 +286,17 @@ class Viewport3D(QtWidgets.QWidget):
         self._dirty = True
         self.scene.update()
 
+    def _on_settings(self) -> None:
+        """A tuning edit changes nothing drawn but the selected joint's own shell (colours
+        and readouts come with the result): no frame for it otherwise, so the new result
+        does not wait behind a redundant one."""
+        if self.document.selection is not None and self.document.display.shells != "none":
+            self.invalidate()
+
     def _on_clip(self) -> None:
         doc = self.document
         clip = doc.clip
+        self._geometry_clip = clip
         self.raw_positions = self.lossy_positions = self.current_error = None
         self.raw_matrices = self.lossy_matrices = None
         self.skin.set_meshes(clip.meshes if clip is not None else ())
@@ -437,7 +447,8 @@ class Viewport3D(QtWidgets.QWidget):
             s.height(),
             s.ortho,
         )
-        if not self._dirty and key == self._camera_key:
+        fresh = self._geometry_clip is self.document.clip
+        if not self._dirty and key == self._camera_key and fresh:
             self.frames += 1
             return
         self._dirty = False
@@ -461,6 +472,11 @@ class Viewport3D(QtWidgets.QWidget):
 
     def _rebuild(self) -> None:
         doc = self.document
+        if self._geometry_clip is not doc.clip:
+            # a repaint came before clip_changed reached us (another listener's relayout
+            # paints the GL widget at once): never pose the old clip's meshes with the new
+            # clip's joints
+            self._on_clip()
         disp = doc.display
         items = (
             self.lossy_bones,

@@ -135,7 +135,7 @@ def test_heat_map_shows_budget_fractions_in_readable_rows(qtbot) -> None:
     np.testing.assert_allclose(panel.ratio[:, 2], doc.result.error[:, 2] / 0.01)
     canvas = panel.canvas
     fm = canvas.fontMetrics()
-    assert canvas.row_height >= fm.height()  # every row is a line of text
+    assert canvas.row_height >= fm.height()  # 5 rows fit: every row is a line of text
     names = [doc.clip.skeleton.names[j] for j in panel.order]
     widest = max(
         fm.horizontalAdvance(n) + 8 * int(panel.depth[j])

@@ -7,7 +7,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QDoubleSpinBox
 
-from app.error_scale import eng
+from app.error_scale import eng, format_percent
 from app.views.joints import (
     C_DOM,
     C_ERR,
@@ -244,3 +244,25 @@ def test_add_rule_pins_nothing_until_a_pattern_is_typed_and_esc_cancels(
     assert _saved(qtbot, doc) == doc.overrides
     # room for more than one rule
     assert panel.rules.minimumHeight() >= 4 * panel.rules.verticalHeader().defaultSectionSize()
+
+
+def test_a_new_result_rewrites_only_its_columns_and_sizes_them_to_fit(qtbot) -> None:
+    """A result changes the error columns and nothing else; every value column ends as wide
+    as its widest cell (sized once, not by Qt re-measuring on every cell written)."""
+    panel, doc, _ = _panel(qtbot)
+    panel.show()
+    qtbot.waitExposed(panel)
+    written: list[tuple[int, int]] = []
+    panel.tree.itemChanged.connect(lambda item, col: written.append((id(item), col)))
+    doc.set_result(make_result(doc.clip, scale=4.0))  # 4x the error, same bits and shells
+    columns = {col for _, col in written}
+    assert columns and columns <= {C_ERR, C_USED}, columns
+    assert len(written) <= 6 * len(panel.items)  # per joint: its texts, brushes and tooltips
+    err = doc.result.error[:, 2].max()
+    assert panel.items[2].text(C_USED) == format_percent(err / 0.01)
+    header = panel.values.header()
+    for c in (C_ERR, C_USED, C_PREC, C_SHELL, C_DOM, C_ROT):
+        assert header.sectionSize(c) >= panel.values.sizeHintForColumn(c), c
+    written.clear()
+    doc.set_result(doc.result)  # the same numbers again: nothing to write
+    assert written == []

@@ -268,3 +268,64 @@ def test_views_are_cleared_for_a_new_clip_while_it_compresses(loaded, qtbot) -> 
     with qtbot.waitSignal(window.controller.result_ready, timeout=60_000):
         pass
     assert np.asarray(p["BitRatePanel"].bits).size > 0
+
+
+def _joints_fit(window) -> tuple[int, int, int, int]:
+    """(names pane width, widest name, values pane width, Max error + Used widths)."""
+    from app.views.joints import C_ERR, C_NAME, C_USED
+
+    p = window.panels["JointsPanel"]
+    h = p.values.header()
+    return (
+        p.tree.viewport().width(),
+        p.tree.sizeHintForColumn(C_NAME),
+        p.values.viewport().width(),
+        h.sectionSize(C_ERR) + h.sectionSize(C_USED),
+    )
+
+
+@pytest.mark.parametrize(
+    ("clip", "animation", "size"),
+    [
+        ("usd/CesiumMan.usdz", None, (1280, 800)),  # leg_joint_L_5 / _R_5: L/R at the end
+        ("gltf/Fox.glb", "Walk", (1280, 800)),  # skinned: the Skin button and report
+        ("bvh/makehuman_face_poseunits.bvh.xz", None, (1280, 800)),
+        ("bvh/cmu_02_03_run_ccrig.bvh", None, (1920, 1080)),
+    ],
+    ids=["usd-1280", "fox-1280", "face-1280", "ccrig-1920"],
+)
+def test_joint_names_and_their_error_columns_are_whole(
+    ui, window, dialogs, qtbot, clip, animation, size
+) -> None:
+    """The default layout gives every name its width and keeps Max error and Used in view
+    (they were cut to 'CC_Base_L...' and '25 9' before)."""
+    window.resize(*size)
+    window.reset_layout()
+    dialogs.animation = animation
+    ui.open(window, DATA / clip)
+    qtbot.wait(50)
+    names, widest, values, columns = _joints_fit(window)
+    assert names >= widest, f"names pane {names} px, widest name {widest} px"
+    assert values >= columns, f"values pane {values} px, Max error + Used {columns} px"
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_the_3d_view_and_the_heat_map_get_the_room(ui, window, qtbot, size) -> None:
+    """At 1280x800 the 3D view is larger than the 650x390 it had, and the heat map shows
+    every row of a 44-joint clip at once (it showed 7)."""
+    window.resize(*size)
+    window.reset_layout()
+    ui.open(window, DATA / "acl" / "cmu_13_07.acl.sjson.xz")
+    heat = window.panels["ErrorHeatmapPanel"]
+    window.docks["ErrorHeatmapPanel"].raise_()
+    qtbot.wait(50)
+    scene = window.viewport.scene
+    assert scene.width() * scene.height() > 650 * 390
+    assert scene.height() > 390
+    canvas = heat.canvas
+    rows_in_view = heat.scroll.viewport().height() // canvas.row_height
+    assert rows_in_view >= window.document.clip.num_joints == 44
+    heat.fit_rows.setChecked(False)  # one line of text per row: the rows scroll instead
+    qtbot.wait(20)
+    assert canvas.row_height == canvas.text_row
+    assert canvas.height() >= 44 * canvas.row_height > heat.scroll.viewport().height()

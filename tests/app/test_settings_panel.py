@@ -90,7 +90,7 @@ def test_keyframe_stripping_knobs_edit_the_model_warn_and_persist(qtbot, tmp_pat
     panel.strip_trivial.setChecked(False)
     assert doc.settings.strip_trivial is False
     assert doc.settings.compression_settings().strip_trivial is False
-    panel.strip_proportion.setValue(0.25)
+    panel.strip_proportion.setValue(25)  # shown in %
     assert doc.settings.strip_proportion == 0.25
     assert "destructive" in panel.strip_warning.text()
     panel.strip_threshold.setValue(0.5)
@@ -98,7 +98,7 @@ def test_keyframe_stripping_knobs_edit_the_model_warn_and_persist(qtbot, tmp_pat
     panel.strip_proportion.setValue(0.0)
     panel.strip_threshold.setValue(0.0)
     assert panel.strip_warning.text() == ""
-    panel.strip_proportion.setValue(0.3)
+    panel.strip_proportion.setValue(30)
     qtbot.waitUntil(lambda: sidecar_path(doc.path).exists())
     qtbot.waitUntil(lambda: load_sidecar(doc.path)[0] == doc.settings)
     saved = load_sidecar(doc.path)[0]
