@@ -217,8 +217,11 @@ class Controller(QtCore.QObject):
     def _codec_compress(self, clip: Clip, settings: CompressionSettings, **kwargs: Any) -> Any:
         """codec's compression through one Compressor per open clip: what does not depend on
         the settings is computed once, and segments whose inputs did not change are reused."""
+        from app.comparison import DEFAULT_CODEC, compress_with
         from codec.codecs.acl_style.encoder import Compressor
 
+        if self.document.codec != DEFAULT_CODEC:
+            return compress_with(self.document.codec, clip, settings, **kwargs)
         source = self.document.clip
         c = self._compressor
         if c is None or c.clip is not source:
@@ -272,6 +275,38 @@ class Controller(QtCore.QObject):
             self.failed.emit(message)
         else:
             self.document.set_status(Status(message="Compression cancelled"))
+
+    # --- A/B comparison -----------------------------------------------------------------
+    def pin_a(self) -> bool:
+        """Compare: pin the result on screen as A (False, with a status line, before there
+        is one). Later edits recompress B as usual; A stays."""
+        try:
+            self.document.pin_a()
+        except ValueError as e:
+            self.document.set_status(Status(message=str(e)))
+            return False
+        self.document.set_status(Status(message="Pinned as A: edits now make B"))
+        return True
+
+    def swap_comparison(self) -> None:
+        """Swap A and B. Both results exist already, so nothing recompresses (a run of B in
+        flight is cancelled: its edit now belongs to A's tuning, which is shown)."""
+        if self.document.comparison.a is None:
+            return
+        self.cancel()
+        self._opening = True  # the tuning swap is not an edit
+        try:
+            self.document.swap_comparison()
+        finally:
+            self._opening = False
+        self._edited()
+
+    def clear_comparison(self) -> None:
+        self.document.clear_comparison()
+
+    def set_codec(self, name: str) -> None:
+        """Compress with codec `name` (ValueError for an unknown one); B recompresses."""
+        self.document.set_codec(name)
 
     # --- the views' intents -------------------------------------------------------------
     def attach(self, view: QtCore.QObject) -> None:

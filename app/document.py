@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from app.comparison import DEFAULT_CODEC, Comparison, Pinned, check_codec, pose_of
 from codec.measure.pose_error import pose_error
 from codec.model.clip import Clip
 from codec.model.limits import distance_problem
@@ -144,6 +145,7 @@ class Document:
         self.selection_changed = Signal()
         self.display_changed = Signal()
         self.status_changed = Signal()
+        self.comparison_changed = Signal()  # A pinned, swapped, cleared, or what is drawn
 
         self.path: Path | None = None
         self.clip: Clip | None = None
@@ -156,6 +158,8 @@ class Document:
         self.selection: int | None = None
         self.display = DisplayOptions()
         self.status = Status()
+        self.codec = DEFAULT_CODEC  # the codec B (the current result) is compressed with
+        self.comparison = Comparison()
         self._shown: tuple[tuple[Any, ...], ShownPose] | None = None
         self._levels: tuple[Clip, list[np.ndarray]] | None = None
         self._mesh_shells: tuple[tuple[int, float], np.ndarray] | None = None
@@ -183,6 +187,7 @@ class Document:
             self.settings = settings
         self.result = None
         self.previous_result = None
+        self.comparison = Comparison()  # A belongs to the clip it was pinned on
         self.time = 0.0
         self.selection = None
         try:
@@ -198,6 +203,7 @@ class Document:
         "settings",
         "result",
         "previous_result",
+        "comparison",
         "time",
         "selection",
     )
@@ -206,6 +212,7 @@ class Document:
         return {name: getattr(self, name) for name in self._OPENED}
 
     def _announce_open(self) -> None:
+        self.comparison_changed.emit()
         self.clip_changed.emit()
         self.time_changed.emit()
         self.selection_changed.emit()
@@ -222,6 +229,7 @@ class Document:
             self.selection_changed,
             self.settings_changed,
             self.result_changed,
+            self.comparison_changed,
         ):
             try:
                 signal.emit()
@@ -302,6 +310,82 @@ class Document:
             self.previous_result = self.result
         self.result = result
         self.result_changed.emit()
+
+    def set_codec(self, name: str) -> None:
+        """Compress with the registered codec `name` from now on (ValueError if unknown)."""
+        if check_codec(name) != self.codec:
+            self.codec = name
+            self.settings_changed.emit()
+
+    # --- A/B comparison ---------------------------------------------------------------
+    def pin_a(self) -> None:
+        """Compare: the result on screen becomes A (kept through every later edit); the next
+        results are B. ValueError while there is no result of this clip."""
+        if not self.has_lossy():
+            raise ValueError("nothing to compare yet: wait for the first compression")
+        assert self.result is not None
+        a = Pinned(self.result, self.settings, self.overrides, self.codec)
+        self.comparison = replace(self.comparison, a=a)
+        self.comparison_changed.emit()
+
+    def swap_comparison(self) -> None:
+        """A becomes the current result (with its tuning, which the editors then show) and
+        the current result becomes A. The result on screen already matches the tuning: the
+        controller swaps without recompressing. A side's own rounding goes with it."""
+        a = self.comparison.a
+        if a is None or self.result is None:
+            return
+        own = self.rounding if a.rounding is not None else None
+        new_a = Pinned(self.result, self.settings, self.overrides, self.codec, own)
+        self.settings, self.overrides, self.codec = a.settings, a.overrides, a.codec
+        self.comparison = replace(self.comparison, a=new_a)
+        self.previous_result = self.result
+        self.result = a.result
+        if a.rounding is not None:
+            self.rounding = a.rounding
+        self.settings_changed.emit()
+        self.rounding_changed.emit()
+        self.result_changed.emit()
+        self.comparison_changed.emit()
+
+    def clear_comparison(self) -> None:
+        """Drop A: back to one result."""
+        if self.comparison.a is not None:
+            self.comparison = Comparison()
+            self.comparison_changed.emit()
+
+    def set_comparison_view(self, **changes: Any) -> None:
+        """show_a, show_b, panel_source (what is drawn, not what is compressed)."""
+        if any(getattr(self.comparison, k) != v for k, v in changes.items()):
+            self.comparison = self.comparison.with_view(**changes)
+            self.comparison_changed.emit()
+
+    def side_result(self, side: str) -> CompressionResult | None:
+        """A's result ('A') or B's ('B': the current one, when it belongs to this clip)."""
+        if side == "A":
+            return self.comparison.a.result if self.comparison.a is not None else None
+        return self.result if self.has_lossy() else None
+
+    def side_rounding(self, side: str) -> str:
+        """The rounding a side is sampled with: its own when the comparison sets one."""
+        c = self.comparison
+        own = c.a.rounding if side == "A" and c.a is not None else None
+        return own or self.rounding
+
+    def side_pose(self, side: str) -> Pose | None:
+        """A's or B's lossy pose now, under that side's rounding, as the 3D view draws it."""
+        r = self.side_result(side)
+        if r is None:
+            return None
+        if r.compressed is None:  # a result without its decoder: the decoded clip
+            return self._sample_clip(r.lossy, None)
+        return pose_of(
+            r,
+            self.time,
+            self.side_rounding(side),
+            per_track=self.per_track_rounding(),
+            interpolation=self.display.interpolation,
+        )
 
     def set_status(self, status: Status) -> None:
         if status != self.status:
