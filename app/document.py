@@ -161,6 +161,7 @@ class Document:
         self.codec = DEFAULT_CODEC  # the codec B (the current result) is compressed with
         self.comparison = Comparison()
         self._shown: tuple[tuple[Any, ...], ShownPose] | None = None
+        self._shown_a: tuple[tuple[Any, ...], tuple[np.ndarray, np.ndarray]] | None = None
         self._levels: tuple[Clip, list[np.ndarray]] | None = None
         self._mesh_shells: tuple[tuple[int, float], np.ndarray] | None = None
 
@@ -386,6 +387,46 @@ class Document:
             per_track=self.per_track_rounding(),
             interpolation=self.display.interpolation,
         )
+
+    def side_shown(self, side: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """A's or B's object-space matrices (J, 3, 4) now, in the clip's axes, and their
+        error (J,) against the raw pose under the same rounding; None without that side.
+        B is exactly `shown_pose()`; A is cached until time, rounding or A change."""
+        if side == "B":
+            shown = self.shown_pose()
+            if shown is None or shown.lossy is None or shown.error is None:
+                return None
+            return shown.lossy, shown.error
+        r = self.side_result("A")
+        clip = self.clip
+        if r is None or clip is None or r.clip.num_joints != clip.num_joints:
+            return None
+        rounding = self.side_rounding("A")
+        key = (self.time, rounding, r, self.overrides, self.display.interpolation)
+        cached = self._shown_a
+        if cached is not None and all(
+            a is b or a == b for a, b in zip(cached[0], key, strict=True)
+        ):
+            return cached[1]
+        if self._levels is None or self._levels[0] is not clip:
+            self._levels = (clip, clip.skeleton.depth_levels())
+        raw = sample_dense(
+            clip.rotations,
+            clip.translations,
+            clip.scales,
+            clip.sample_rate,
+            self.time,
+            rounding,
+            False,
+            self.per_track_rounding(),
+            self.display.interpolation,
+        )
+        lossy = self.side_pose("A")
+        sk = r.clip.skeleton
+        pe = pose_error(raw, lossy, sk.parents, sk.shell_distance, self._levels[1])
+        assert pe.lossy is not None and pe.error is not None
+        self._shown_a = (key, (pe.lossy, pe.error))
+        return self._shown_a[1]
 
     def set_status(self, status: Status) -> None:
         if status != self.status:
