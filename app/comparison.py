@@ -221,14 +221,16 @@ def error_difference(a: CompressionResult, b: CompressionResult) -> np.ndarray |
 
 
 def bits_difference(a: CompressionResult, b: CompressionResult) -> np.ndarray | None:
-    """(G, J, 3) B's bits per component minus A's where both animate the sub-track in the same
-    segment layout; None when the layouts differ (other segments, or a codec without)."""
+    """(G, J, 3) B's bits per component minus A's (0 where a side does not animate the
+    sub-track) when both share their segments; None when the layouts differ (another level,
+    or a codec without bit rates)."""
     ba, bb = bits_of(a), bits_of(b)
     if ba is None or bb is None or ba.shape != bb.shape:
         return None
     if not np.array_equal(segments_of(a), segments_of(b)):
         return None
-    return np.where((ba >= 0) & (bb >= 0), bb - ba, np.where(bb >= 0, bb, -ba))
+    # a side that does not animate the sub-track there stores 0 bits per component
+    return np.maximum(bb, 0) - np.maximum(ba, 0)
 
 
 def stat_change(key: str, a: Any, b: Any) -> str:
