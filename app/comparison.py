@@ -88,6 +88,34 @@ def kinds_of(result: CompressionResult) -> np.ndarray | None:
     return None if kinds is None else np.asarray(kinds)
 
 
+def stored_keys_of(result: CompressionResult, joint: int, sub_track: int) -> np.ndarray | None:
+    """Sample indices (K,) the codec stores for one sub-track (0 rotation, 1 translation,
+    2 scale): a result's own key list when its codec strips keys, else every sample of an
+    animated sub-track, the first of a constant one, none of a default one; None when the
+    result says nothing about it."""
+    keys = getattr(result, "stored_keys", None)  # a key-reducing codec's detail
+    if keys is not None:
+        return np.asarray(keys[joint][sub_track], dtype=np.int64)
+    kinds = kinds_of(result)
+    if kinds is None:
+        return None
+    kind = int(kinds[joint, sub_track])
+    if kind == 0:
+        return np.zeros(0, dtype=np.int64)
+    if kind == 1:
+        return np.zeros(1, dtype=np.int64)
+    return np.arange(result.lossy.num_samples, dtype=np.int64)
+
+
+KIND_NAMES = ("default", "constant", "animated")
+
+
+def kind_name(result: CompressionResult, joint: int, sub_track: int) -> str | None:
+    """'default', 'constant' or 'animated' for one sub-track; None when the codec does not say."""
+    kinds = kinds_of(result)
+    return None if kinds is None else KIND_NAMES[int(kinds[joint, sub_track])]
+
+
 def settings_label(result: CompressionResult) -> str:
     """`codec · precision · level` of a result, for legends."""
     s = stats_of(result)

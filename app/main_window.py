@@ -48,7 +48,7 @@ MAX_RECENT = 8
 RECENT_KEY = "recent_files"
 GEOMETRY_KEY = "window/geometry"
 STATE_KEY = "window/state"
-LAYOUT_VERSION = 2  # bump when the docks change so an old saved layout is not applied
+LAYOUT_VERSION = 3  # bump when the docks change so an old saved layout is not applied
 DEFAULT_CLIP = Path(__file__).resolve().parent.parent / "resources" / "cmu_09_02.acl.sjson"
 
 # ---- the docked panels. Edit this list to add or move a panel. ------------------------
@@ -60,6 +60,7 @@ PANELS: list[tuple[str, str, str, str]] = [
     ("app.views.stats", "StatsPanel", "Stats", "right"),
     ("app.views.joints", "JointsPanel", "Joints", "left"),
     ("app.views.error_plot", "ErrorPlotPanel", "Error", "bottom"),
+    ("app.views.curves", "CurvesPanel", "Curves", "bottom-tab"),
     ("app.views.error_heatmap", "ErrorHeatmapPanel", "Error heat map", "bottom-tab"),
     ("app.views.bitrates", "BitRatePanel", "Bit rates", "bottom-tab"),
     ("app.views.skin_report", "SkinReportPanel", "Skin report", "bottom-tab"),

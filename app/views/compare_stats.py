@@ -59,9 +59,10 @@ def text_of(key: str, value: Any, stats: dict[str, Any]) -> str:
     if value is None:
         return "\u2013"
     if key in SIZE_KEYS:
-        return f"{int(value):,} B"
+        n = int(value)
+        return f"{n / 1024:.1f} KiB" if n >= 10 * 1024 else f"{n:,} B"
     if key in ERROR_KEYS:
-        return format_cm(float(value), digits=4)
+        return format_cm(float(value), digits=3)
     if key == "compression_ratio":
         return f"{float(value):.2f} : 1"
     if key == "worst_track":
@@ -82,23 +83,30 @@ class CompareStatsTable(QTableWidget):
 
     def __init__(self, document: Document) -> None:
         self.keys = rows()
-        super().__init__(len(self.keys), 3)
+        super().__init__(len(self.keys), 4)
         self.document = document
-        self.setHorizontalHeaderLabels(["A", "B", "change"])
-        self.setVerticalHeaderLabels([label for _, label in self.keys])
+        self.setHorizontalHeaderLabels(["", "A", "B", "change"])
+        self.verticalHeader().hide()
+        self.verticalHeader().setDefaultSectionSize(20)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
-        self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
-        self.verticalHeader().setDefaultSectionSize(20)
+        header = self.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(True)
+        for row, (_, label) in enumerate(self.keys):
+            self.setItem(row, 0, QTableWidgetItem(label))
         self.cellDoubleClicked.connect(self._on_double_click)
         document.comparison_changed.connect(self.refresh)
         document.result_changed.connect(self.refresh)
         self.refresh()
 
-    def cell_text(self, key: str, column: int) -> str:
-        """What row `key` shows in column 0 (A), 1 (B) or 2 (change), for tests and tools."""
-        item = self.item([k for k, _ in self.keys].index(key), column)
-        return item.text() if item is not None else ""
+    def cell_text(self, key: str, column: int, tip: bool = False) -> str:
+        """What row `key` shows in column 0 (A), 1 (B) or 2 (change), or its tooltip (the
+        full value; for the change, the signed difference), for tests and tools."""
+        item = self.item([k for k, _ in self.keys].index(key), column + 1)
+        if item is None:
+            return ""
+        return item.toolTip() if tip else item.text()
 
     def refresh(self) -> None:
         doc = self.document
@@ -108,9 +116,12 @@ class CompareStatsTable(QTableWidget):
             change = stat_change(key, va, vb) if sa and sb else ""
             if key in ("worst_track", "level") and va is not None and vb is not None:
                 change = "" if va == vb else "changed"
-            texts = (text_of(key, va, sa), text_of(key, vb, sb), change)
+            short = change.rsplit("(", 1)[-1].rstrip(")") if "%" in change else change
+            texts = (text_of(key, va, sa), text_of(key, vb, sb), short)
+            tips = (str(va), str(vb), change)  # the full values and the signed difference
             for col, text in enumerate(texts):
                 item = QTableWidgetItem(text)
+                item.setToolTip(tips[col])
                 item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 if col == 2 and isinstance(va, int | float) and isinstance(vb, int | float):
                     better = (key in LOWER_IS_BETTER and vb < va) or (
@@ -121,11 +132,11 @@ class CompareStatsTable(QTableWidget):
                     )
                     if better or worse:
                         item.setForeground(QBrush(GOOD if better else BAD))
-                self.setItem(row, col, item)
+                self.setItem(row, col + 1, item)
 
     def _on_double_click(self, row: int, column: int) -> None:
         key = self.keys[row][0]
-        side = "A" if column == 0 else "B"
+        side = "A" if column == 1 else "B"
         stats = stats_of(self.document.side_result(side))
         if key == "worst_time" and stats.get("worst_time") is not None:
             self.document.set_time(float(stats["worst_time"]))

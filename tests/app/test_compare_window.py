@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from tests.app.conftest import RESULT_TIMEOUT_MS
+from tests.app.test_layout import cut_texts
 
 
 def _pin_and_loosen(qtbot, window, precision: float = 0.2) -> None:
@@ -71,11 +72,11 @@ def test_error_plot_stats_heat_map_and_bit_rates_show_both(qtbot, loaded) -> Non
 
     assert not stats.compare_table.isHidden() and stats.sheet_scroll.isHidden()
     t = stats.compare_table
-    assert t.cell_text("compressed_size", 0) == f"{a.stats['compressed_size']:,} B"
-    assert t.cell_text("compressed_size", 1) == f"{b.stats['compressed_size']:,} B"
-    assert t.cell_text("compressed_size", 2).startswith(
-        f"{b.stats['compressed_size'] - a.stats['compressed_size']:+d}"
-    )
+    ca, cb = a.stats["compressed_size"], b.stats["compressed_size"]
+    assert t.cell_text("compressed_size", 0, tip=True) == str(ca)
+    assert t.cell_text("compressed_size", 1, tip=True) == str(cb)
+    assert t.cell_text("compressed_size", 2, tip=True).startswith(f"{cb - ca:+d}")
+    assert t.cell_text("compressed_size", 2) == f"{100 * (cb - ca) / ca:+.1f}%"
 
     precision = np.asarray(b.clip.skeleton.precision)
     b_ratio = heat.ratio.copy()
@@ -96,3 +97,18 @@ def test_error_plot_stats_heat_map_and_bit_rates_show_both(qtbot, loaded) -> Non
     assert doc.side_result("A") is b and doc.side_result("B") is a
     a_budget = np.asarray(a.clip.skeleton.precision)  # the budget of what is now B
     np.testing.assert_allclose(heat.ratio, ((a.error - b.error) / a_budget)[:, order])
+
+
+def test_nothing_is_cut_while_comparing_at_1280x800(qtbot, loaded) -> None:
+    loaded.resize(1280, 800)
+    loaded.reset_layout()
+    _pin_and_loosen(qtbot, loaded, 0.1)
+    loaded.document.set_selection(3)
+    qtbot.wait(50)
+    problems = []
+    for name in ("StatsPanel", "CurvesPanel", "ErrorPlotPanel"):
+        loaded.docks[name].raise_()
+        qtbot.wait(20)
+        problems += cut_texts(loaded.docks[name])
+    problems += cut_texts(loaded.compare_bar)
+    assert not problems, "\n".join(problems)
