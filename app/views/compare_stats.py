@@ -28,6 +28,14 @@ LOWER_IS_BETTER = {
     "compression_time",
 }
 HIGHER_IS_BETTER = {"compression_ratio"}
+SHORT = {  # the table is three values wide in a narrow dock: shorter row names
+    "compressed_size": "Compressed",
+    "file_size": ".ssc file",
+    "max_error_between_samples": "Max between",
+    "error_p99": "99th pct.",
+    "compression_time": "Time",
+    "precision_met": "Precision met",
+}
 SIZE_KEYS = {"raw_size", "compressed_size", "metadata_size", "file_size"}
 ERROR_KEYS = {"max_error", "error_p99", "max_error_between_samples"}
 
@@ -36,7 +44,7 @@ def rows() -> list[tuple[str, str]]:
     """(key, label) of every row: the Stats sheet's keys, then sub-track counts."""
     from app.views.stats import LABELS, SECTIONS
 
-    out = [(key, LABELS[key]) for keys in SECTIONS.values() for key in keys]
+    out = [(key, SHORT.get(key, LABELS[key])) for keys in SECTIONS.values() for key in keys]
     for sub in ("rotation", "translation", "scale"):
         for kind in ("default", "constant", "animated"):
             out.append((f"sub_tracks/{sub}/{kind}", f"{sub} {kind}"))
@@ -61,8 +69,8 @@ def text_of(key: str, value: Any, stats: dict[str, Any]) -> str:
     if key in SIZE_KEYS:
         n = int(value)
         return f"{n / 1024:.1f} KiB" if n >= 10 * 1024 else f"{n:,} B"
-    if key in ERROR_KEYS:
-        return format_cm(float(value), digits=3)
+    if key in ERROR_KEYS:  # cm, as the column header says
+        return format_cm(float(value), digits=3).removesuffix(" cm")
     if key == "compression_ratio":
         return f"{float(value):.2f} : 1"
     if key == "worst_track":
@@ -85,7 +93,7 @@ class CompareStatsTable(QTableWidget):
         self.keys = rows()
         super().__init__(len(self.keys), 4)
         self.document = document
-        self.setHorizontalHeaderLabels(["", "A", "B", "change"])
+        self.setHorizontalHeaderLabels(["errors in cm", "A", "B", "change"])
         self.verticalHeader().hide()
         self.verticalHeader().setDefaultSectionSize(20)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
