@@ -289,11 +289,10 @@ class Controller(QtCore.QObject):
         return True
 
     def swap_comparison(self) -> None:
-        """Swap A and B. Both results exist already, so nothing recompresses (a run of B in
-        flight is cancelled: its edit now belongs to A's tuning, which is shown)."""
-        if self.document.comparison.a is None:
+        """Swap A and B. Both results exist already, so nothing recompresses. Not while B is
+        compressing (or an edit waits to be): the result on screen is not yet the tuning's."""
+        if self.document.comparison.a is None or self.running or self._pending:
             return
-        self.cancel()
         self._opening = True  # the tuning swap is not an edit
         try:
             self.document.swap_comparison()

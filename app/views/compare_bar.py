@@ -86,6 +86,7 @@ class CompareBar(QtWidgets.QToolBar):
         doc.result_changed.connect(self.sync)
         doc.display_changed.connect(self.sync)
         doc.settings_changed.connect(self.sync)
+        doc.status_changed.connect(self.sync)
         self.sync()
 
     def actions_for_menu(self) -> list[QtGui.QAction]:
@@ -111,7 +112,8 @@ class CompareBar(QtWidgets.QToolBar):
         with self.guard:
             self.pin_action.setEnabled(doc.has_lossy())
             self.pin_action.setText("Re-pin A" if c.active else "Compare")
-            self.swap_action.setEnabled(c.active and doc.result is not None)
+            busy = doc.status.running  # B is not yet what the editors say
+            self.swap_action.setEnabled(c.active and doc.result is not None and not busy)
             self.clear_action.setEnabled(c.active)
             self.codec_box.setCurrentText(doc.codec)
             self.show_boxes["raw"].setChecked(doc.display.show_raw)

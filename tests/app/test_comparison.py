@@ -55,6 +55,8 @@ def test_a_is_kept_while_b_recompresses_and_after(qtbot) -> None:
     assert ctl.running
     # while B compresses, A is the pinned result and B the one on screen before the edit
     assert doc.side_result("A") is first and doc.side_result("B") is first
+    ctl.swap_comparison()  # refused while B compresses: the result is not the edit's yet
+    assert doc.side_result("A") is first and doc.settings.precision == 0.05
     with qtbot.waitSignal(ctl.result_ready, timeout=30_000):
         gate.set()
     b = doc.side_result("B")
