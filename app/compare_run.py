@@ -56,13 +56,8 @@ class PairRun(QtCore.QObject):
             return
         doc = self.controller.document
         self._stage = "pinning"
-        if self.a.rounding:
-            doc.set_rounding(self.a.rounding)
         self.controller.pin_a()
-        if self.a.rounding:  # A keeps its own rounding; the window's is now B's
-            a = doc.comparison.a
-            assert a is not None
-            doc.comparison = replace(doc.comparison, a=replace(a, rounding=self.a.rounding))
+        doc.set_a_rounding(self.a.rounding)  # A keeps its own; the window's is B's
         if self.b.rounding:
             doc.set_rounding(self.b.rounding)
         self._stage = "B"

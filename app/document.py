@@ -361,6 +361,15 @@ class Document:
             self.comparison = self.comparison.with_view(**changes)
             self.comparison_changed.emit()
 
+    def set_a_rounding(self, mode: str | None) -> None:
+        """A's own sample-time rounding (None: follow the window's, as B does)."""
+        a = self.comparison.a
+        if mode is not None and mode not in ROUNDING_MODES:
+            raise ValueError(f"unknown rounding mode {mode!r}")
+        if a is not None and a.rounding != mode:
+            self.comparison = replace(self.comparison, a=replace(a, rounding=mode))
+            self.comparison_changed.emit()
+
     def side_result(self, side: str) -> CompressionResult | None:
         """A's result ('A') or B's ('B': the current one, when it belongs to this clip)."""
         if side == "A":

@@ -4,10 +4,14 @@ B - A switch."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from tests.app.conftest import RESULT_TIMEOUT_MS
 from tests.app.test_layout import cut_texts
+
+BVH_NAME = "cmu_02_02_walk_daz.bvh"
 
 
 def _pin_and_loosen(qtbot, window, precision: float = 0.2) -> None:
@@ -112,3 +116,32 @@ def test_nothing_is_cut_while_comparing_at_1280x800(qtbot, loaded) -> None:
         problems += cut_texts(loaded.docks[name])
     problems += cut_texts(loaded.compare_bar)
     assert not problems, "\n".join(problems)
+
+
+def test_a_command_line_pair_in_the_window_keeps_each_sides_tuning(qtbot, window, tmp_path):
+    import shutil
+
+    from app.compare_run import PairRun
+    from app.comparison import parse_variant
+
+    clip = tmp_path / "walk.bvh"
+    shutil.copy(Path(__file__).resolve().parents[1] / "data" / "bvh" / BVH_NAME, clip)
+    pair = PairRun(
+        window.controller,
+        parse_variant("precision=0.01 rounding=floor", "--a"),
+        parse_variant("precision=0.05 level=medium", "--b"),
+    )
+    pair.start()
+    with qtbot.waitSignal(pair.finished, timeout=2 * RESULT_TIMEOUT_MS):
+        assert window.open_file(clip, remember=False)
+    doc = window.document
+    a, b = doc.comparison.a, doc.side_result("B")
+    assert pair.done and a is not None and b is not None
+    assert a.settings.precision == 0.01 and a.settings.level == "automatic"
+    assert doc.settings.precision == 0.05 and doc.settings.level == "medium"
+    assert float(a.result.clip.skeleton.precision[0]) == 0.01
+    assert float(b.clip.skeleton.precision[0]) == 0.05
+    assert b.stats["compressed_size"] < a.result.stats["compressed_size"]
+    assert doc.side_rounding("A") == "floor" and doc.side_rounding("B") == "none"
+    window.close()
+    assert not list(tmp_path.glob("*.shellscope.json"))  # a command-line pair saves nothing
