@@ -368,7 +368,7 @@ class Controller(QtCore.QObject):
         doc = self.document
         r = doc.result
         writers: dict[str, Callable[[], Path]] = {
-            "stats": lambda: exports.export_stats(path, r, doc.overrides),
+            "stats": lambda: self._export_stats(path),
             "csv": lambda: exports.export_joint_csv(path, r),
             "lossy": lambda: exports.export_lossy(path, r, source=doc.path),
             "screenshot": lambda: exports.export_screenshot(path, png or b""),
@@ -385,6 +385,27 @@ class Controller(QtCore.QObject):
             return None
         self.exported.emit(kind, str(out), "")
         return out
+
+    def _export_stats(self, path: str) -> Path:
+        """The stats JSON; while comparing, A's and B's under `a` and `b` with their change
+        (what `shellscope CLIP --a .. --b .. --export-stats` writes)."""
+        from app.comparison import exported_pair
+
+        doc = self.document
+        a = doc.comparison.a
+        b = doc.side_result("B")
+        if a is None or b is None:
+            assert doc.result is not None
+            return exports.export_stats(path, doc.result, doc.overrides)
+        sides = []
+        for result, overrides, name in (
+            (a.result, a.overrides, a.codec),
+            (b, doc.overrides, doc.codec),
+        ):
+            d = exports.stats_dict(result, overrides)
+            d.setdefault("codec", name)
+            sides.append(d)
+        return exports.write_json(path, exported_pair(sides[0], sides[1]))
 
     def shutdown(self, timeout: float = 1.5) -> None:
         """Save a pending tuning edit, cancel everything and give the workers a moment to

@@ -145,3 +145,18 @@ def test_a_command_line_pair_in_the_window_keeps_each_sides_tuning(qtbot, window
     assert doc.side_rounding("A") == "floor" and doc.side_rounding("B") == "none"
     window.close()
     assert not list(tmp_path.glob("*.shellscope.json"))  # a command-line pair saves nothing
+
+
+def test_the_stats_export_holds_both_sides_while_comparing(qtbot, loaded, tmp_path) -> None:
+    import json
+
+    ctl = loaded.controller
+    single = ctl.export("stats", str(tmp_path / "one.json"))
+    assert "compressed_size" in json.loads(single.read_text())
+    _pin_and_loosen(qtbot, loaded, 0.1)
+    pair = json.loads(ctl.export("stats", str(tmp_path / "ab.json")).read_text())
+    a, b = loaded.document.side_result("A"), loaded.document.side_result("B")
+    assert pair["a"]["compressed_size"] == a.stats["compressed_size"]
+    assert pair["b"]["compressed_size"] == b.stats["compressed_size"]
+    assert pair["a"]["codec"] == pair["b"]["codec"] == "acl-style"
+    assert pair["change"]["max_error"] == b.stats["max_error"] - a.stats["max_error"]
