@@ -13,11 +13,18 @@ import argparse
 import atexit
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from app.camera import MODES as CAMERA_MODES
 from app.camera import VIEWS
-from app.headless import add_export_arguments, run_headless, tuning_from, wants_headless
+from app.headless import (
+    add_export_arguments,
+    run_headless,
+    tuning_from,
+    variants_from,
+    wants_headless,
+)
 from codec.model.sampling import ROUNDING_MODES
 from codec.settings import LEVELS
 
@@ -140,9 +147,16 @@ def _size(text: str) -> tuple[int, int]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    if wants_headless(args):
-        return run_headless(args)
     shooting = bool(args.screenshot or args.screenshot_view)
+    try:
+        variants = variants_from(args)
+    except ValueError as exc:
+        print(f"shellscope: {exc}", file=sys.stderr)
+        return 2
+    if wants_headless(args):
+        code = run_headless(args)
+        if code or not shooting:  # exports and a screenshot: the window follows the exports
+            return code
     if args.size is not None:
         try:
             _size(args.size)
@@ -196,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
         except SettingsError as exc:
             print(f"shellscope: --codec: {exc}", file=sys.stderr)
             return 2
-        window.controller.codec_name = args.codec
+        window.document.set_codec(args.codec)
     overrides = None
     if args.overrides:
         from codec.sidecar import SidecarError, read_sidecar_file
@@ -226,6 +240,12 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"shellscope: {exc}", file=sys.stderr)
         return 2
+    pair = None
+    if variants is not None:  # A's tuning goes in as the clip opens, B's once A is in
+        from app.compare_run import PairRun
+
+        pair = PairRun(window.controller, *variants)
+        pair.start()
     path = Path(args.clip) if args.clip else DEFAULT_CLIP
     if not window.open_file(
         path, animation=args.animation, tuning=tuning, overrides=overrides, remember=not shooting
@@ -258,6 +278,9 @@ def main(argv: list[str] | None = None) -> int:
     window.show()
     if shooting:
         shot = _screenshot_class()(window, args.screenshot, args.screenshot_view)
+        if pair is not None:
+            shot.ready = lambda: pair.done
+            pair.finished.connect(shot.arm_later)
         shot.start()
     code = app.exec()
     if _PRIVATE_X:
@@ -285,6 +308,10 @@ def _screenshot_class() -> type:
             self.code = 0
             self._frames = 0
             self._armed = False
+            self.ready: Callable[[], bool] = lambda: True  # e.g. an A/B pair compressed
+
+        def arm_later(self) -> None:
+            QtCore.QTimer.singleShot(0, self._arm)
 
         def start(self) -> None:
             c = self.window.controller
@@ -305,7 +332,7 @@ def _screenshot_class() -> type:
             self._grab()
 
         def _arm(self) -> None:
-            if self._armed:
+            if self._armed or not (self.ready() or self.code):
                 return
             self._armed = True
             vp = self.window.viewport

@@ -148,7 +148,6 @@ class Controller(QtCore.QObject):
         self._finished.connect(self._on_finished, QtCore.Qt.ConnectionType.QueuedConnection)
         self._progressed.connect(self._on_progress, QtCore.Qt.ConnectionType.QueuedConnection)
         self.level_override: str | None = None
-        self.codec_name = "acl-style"  # `shellscope --codec NAME` (codec.codecs.registry)
         document.settings_changed.connect(self.schedule)
         self._cache = _CompressorCache()
         self._pending = False  # an edit waits for the throttle (or the run in flight)
@@ -232,7 +231,7 @@ class Controller(QtCore.QObject):
             self.compress_now()
 
     def settings(self) -> CompressionSettings:
-        return self.document.settings.compression_settings(codec=self.codec_name)
+        return self.document.settings.compression_settings(codec=self.document.codec)
 
     def _on_debounce(self) -> None:
         if self._unsaved:
@@ -361,6 +360,37 @@ class Controller(QtCore.QObject):
         else:
             self.document.set_status(Status(message="Compression cancelled"))
 
+    # --- A/B comparison -----------------------------------------------------------------
+    def pin_a(self) -> bool:
+        """Compare: pin the result on screen as A (False, with a status line, before there
+        is one). Later edits recompress B as usual; A stays."""
+        try:
+            self.document.pin_a()
+        except ValueError as e:
+            self.document.set_status(Status(message=str(e)))
+            return False
+        self.document.set_status(Status(message="Pinned as A: edits now make B"))
+        return True
+
+    def swap_comparison(self) -> None:
+        """Swap A and B. Both results exist already, so nothing recompresses. Not while B is
+        compressing (or an edit waits to be): the result on screen is not yet the tuning's."""
+        if self.document.comparison.a is None or self.running or self._pending:
+            return
+        self._opening = True  # the tuning swap is not an edit
+        try:
+            self.document.swap_comparison()
+        finally:
+            self._opening = False
+        self._edited()
+
+    def clear_comparison(self) -> None:
+        self.document.clear_comparison()
+
+    def set_codec(self, name: str) -> None:
+        """Compress with codec `name` (ValueError for an unknown one); B recompresses."""
+        self.document.set_codec(name)
+
     # --- the views' intents -------------------------------------------------------------
     def attach(self, view: QtCore.QObject) -> None:
         """Route a view's intents here: whichever of the signals `settings_edited(changes)`,
@@ -467,7 +497,7 @@ class Controller(QtCore.QObject):
         doc = self.document
         r = doc.result
         writers: dict[str, Callable[[], Path]] = {
-            "stats": lambda: exports.export_stats(path, r, doc.overrides),
+            "stats": lambda: self._export_stats(path),
             "csv": lambda: exports.export_joint_csv(path, r),
             "lossy": lambda: exports.export_lossy(path, r, source=doc.path),
             "screenshot": lambda: exports.export_screenshot(path, png or b""),
@@ -484,6 +514,27 @@ class Controller(QtCore.QObject):
             return None
         self.exported.emit(kind, str(out), "")
         return out
+
+    def _export_stats(self, path: str) -> Path:
+        """The stats JSON; while comparing, A's and B's under `a` and `b` with their change
+        (what `shellscope CLIP --a .. --b .. --export-stats` writes)."""
+        from app.comparison import exported_pair
+
+        doc = self.document
+        a = doc.comparison.a
+        b = doc.side_result("B")
+        if a is None or b is None:
+            assert doc.result is not None
+            return exports.export_stats(path, doc.result, doc.overrides)
+        sides = []
+        for result, overrides, name in (
+            (a.result, a.overrides, a.codec),
+            (b, doc.overrides, doc.codec),
+        ):
+            d = exports.stats_dict(result, overrides)
+            d.setdefault("codec", name)
+            sides.append(d)
+        return exports.write_json(path, exported_pair(sides[0], sides[1]))
 
     def shutdown(self, timeout: float = 1.5) -> None:
         """Save a pending tuning edit, cancel everything and give the workers a moment to

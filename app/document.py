@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from app.comparison import DEFAULT_CODEC, Comparison, Pinned, check_codec, pose_of
 from codec.measure.pose_error import pose_error
 from codec.model.clip import Clip
 from codec.model.sampling import ROUNDING_MODES, Pose, SampleKeys, sample_dense, sample_keys
@@ -121,6 +122,7 @@ class Document:
         self.selection_changed = Signal()
         self.display_changed = Signal()
         self.status_changed = Signal()
+        self.comparison_changed = Signal()  # A pinned, swapped, cleared, or what is drawn
 
         self.path: Path | None = None
         self.clip: Clip | None = None
@@ -133,7 +135,10 @@ class Document:
         self.selection: int | None = None
         self.display = DisplayOptions()
         self.status = Status()
+        self.codec = DEFAULT_CODEC  # the codec B (the current result) is compressed with
+        self.comparison = Comparison()
         self._shown: tuple[tuple[Any, ...], ShownPose] | None = None
+        self._shown_a: tuple[tuple[Any, ...], tuple[np.ndarray, np.ndarray]] | None = None
         self._levels: tuple[Clip, list[np.ndarray]] | None = None
         self._mesh_shells: tuple[tuple[int, float], np.ndarray] | None = None
 
@@ -160,6 +165,7 @@ class Document:
             self.settings = settings
         self.result = None
         self.previous_result = None
+        self.comparison = Comparison()  # A belongs to the clip it was pinned on
         self.time = 0.0
         self.selection = None
         try:
@@ -175,6 +181,7 @@ class Document:
         "settings",
         "result",
         "previous_result",
+        "comparison",
         "time",
         "selection",
     )
@@ -183,6 +190,7 @@ class Document:
         return {name: getattr(self, name) for name in self._OPENED}
 
     def _announce_open(self) -> None:
+        self.comparison_changed.emit()
         self.clip_changed.emit()
         self.time_changed.emit()
         self.selection_changed.emit()
@@ -199,6 +207,7 @@ class Document:
             self.selection_changed,
             self.settings_changed,
             self.result_changed,
+            self.comparison_changed,
         ):
             try:
                 signal.emit()
@@ -306,6 +315,131 @@ class Document:
             self.previous_result = self.result
         self.result = result
         self.result_changed.emit()
+
+    def set_codec(self, name: str) -> None:
+        """Compress with the registered codec `name` from now on (ValueError if unknown)."""
+        if check_codec(name) != self.codec:
+            self.codec = name
+            self.settings_changed.emit()
+
+    # --- A/B comparison ---------------------------------------------------------------
+    def pin_a(self) -> None:
+        """Compare: the result on screen becomes A (kept through every later edit); the next
+        results are B. ValueError while there is no result of this clip."""
+        if not self.has_lossy():
+            raise ValueError("nothing to compare yet: wait for the first compression")
+        assert self.result is not None
+        a = Pinned(self.result, self.settings, self.overrides, self.codec)
+        self.comparison = replace(self.comparison, a=a)
+        self.comparison_changed.emit()
+
+    def swap_comparison(self) -> None:
+        """A becomes the current result (with its tuning, which the editors then show) and
+        the current result becomes A. The result on screen already matches the tuning: the
+        controller swaps without recompressing. A side's own rounding goes with it."""
+        a = self.comparison.a
+        if a is None or self.result is None:
+            return
+        own = self.rounding if a.rounding is not None else None
+        new_a = Pinned(self.result, self.settings, self.overrides, self.codec, own)
+        self.settings, self.overrides, self.codec = a.settings, a.overrides, a.codec
+        self.comparison = replace(self.comparison, a=new_a)
+        self.previous_result = self.result
+        self.result = a.result
+        if a.rounding is not None:
+            self.rounding = a.rounding
+        self.settings_changed.emit()
+        self.rounding_changed.emit()
+        self.result_changed.emit()
+        self.comparison_changed.emit()
+
+    def clear_comparison(self) -> None:
+        """Drop A: back to one result."""
+        if self.comparison.a is not None:
+            self.comparison = Comparison()
+            self.comparison_changed.emit()
+
+    def set_comparison_view(self, **changes: Any) -> None:
+        """show_a, show_b, panel_source (what is drawn, not what is compressed)."""
+        if any(getattr(self.comparison, k) != v for k, v in changes.items()):
+            self.comparison = self.comparison.with_view(**changes)
+            self.comparison_changed.emit()
+
+    def set_a_rounding(self, mode: str | None) -> None:
+        """A's own sample-time rounding (None: follow the window's, as B does)."""
+        a = self.comparison.a
+        if mode is not None and mode not in ROUNDING_MODES:
+            raise ValueError(f"unknown rounding mode {mode!r}")
+        if a is not None and a.rounding != mode:
+            self.comparison = replace(self.comparison, a=replace(a, rounding=mode))
+            self.comparison_changed.emit()
+
+    def side_result(self, side: str) -> Result | None:
+        """A's result ('A') or B's ('B': the current one, when it belongs to this clip)."""
+        if side == "A":
+            return self.comparison.a.result if self.comparison.a is not None else None
+        return self.result if self.has_lossy() else None
+
+    def side_rounding(self, side: str) -> str:
+        """The rounding a side is sampled with: its own when the comparison sets one."""
+        c = self.comparison
+        own = c.a.rounding if side == "A" and c.a is not None else None
+        return own or self.rounding
+
+    def side_pose(self, side: str) -> Pose | None:
+        """A's or B's lossy pose now, under that side's rounding, as the 3D view draws it."""
+        r = self.side_result(side)
+        if r is None:
+            return None
+        if r.decoder is None:  # a result without its decoder: the decoded clip
+            return self._sample_clip(r.lossy, None)
+        return pose_of(
+            r,
+            self.time,
+            self.side_rounding(side),
+            per_track=self.per_track_rounding(),
+            interpolation=self.display.interpolation,
+        )
+
+    def side_shown(self, side: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """A's or B's object-space matrices (J, 3, 4) now, in the clip's axes, and their
+        error (J,) against the raw pose under the same rounding; None without that side.
+        B is exactly `shown_pose()`; A is cached until time, rounding or A change."""
+        if side == "B":
+            shown = self.shown_pose()
+            if shown is None or shown.lossy is None or shown.error is None:
+                return None
+            return shown.lossy, shown.error
+        r = self.side_result("A")
+        clip = self.clip
+        if r is None or clip is None or r.clip.num_joints != clip.num_joints:
+            return None
+        rounding = self.side_rounding("A")
+        key = (self.time, rounding, r, self.overrides, self.display.interpolation)
+        cached = self._shown_a
+        if cached is not None and all(
+            a is b or a == b for a, b in zip(cached[0], key, strict=True)
+        ):
+            return cached[1]
+        if self._levels is None or self._levels[0] is not clip:
+            self._levels = (clip, clip.skeleton.depth_levels())
+        raw = sample_dense(
+            clip.rotations,
+            clip.translations,
+            clip.scales,
+            clip.sample_rate,
+            self.time,
+            rounding,
+            False,
+            self.per_track_rounding(),
+            self.display.interpolation,
+        )
+        lossy = self.side_pose("A")
+        sk = r.clip.skeleton
+        pe = pose_error(raw, lossy, sk.parents, sk.shell_distance, self._levels[1])
+        assert pe.lossy is not None and pe.error is not None
+        self._shown_a = (key, (pe.lossy, pe.error))
+        return self._shown_a[1]
 
     def set_status(self, status: Status) -> None:
         if status != self.status:

@@ -85,6 +85,15 @@ def export_stats(
     return Path(path)
 
 
+def write_json(
+    path: str | os.PathLike[str], data: dict[str, Any], inputs: Sequence[object] = ()
+) -> Path:
+    """Any JSON object (already JSON-safe), whole or not at all; never over `inputs`."""
+    refuse_inputs(path, inputs)
+    write_text(path, json.dumps(json_safe(data), indent=2, allow_nan=False) + "\n")
+    return Path(path)
+
+
 def _csv_text(columns: tuple[str, ...], rows: list[dict[str, Any]]) -> str:
     """CSV with floats in full precision, NaN (does not apply) as an empty cell."""
     buf = io.StringIO()

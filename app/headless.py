@@ -26,8 +26,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
+from app.comparison import Variant, compress_with, exported_pair, parse_variant
 from app.document import Document
-from app.exports import export_joint_csv, export_lossy, export_stats
+from app.exports import export_joint_csv, export_lossy, export_stats, stats_dict, write_json
 from codec.cli.flags import add_tuning_flags
 from codec.errors import ShellscopeError
 from codec.formats import atomic
@@ -53,6 +54,14 @@ def add_export_arguments(parser: argparse.ArgumentParser) -> None:
     )
     # the tuning flags of `python -m codec compress`, the same definitions (codec.cli.flags)
     add_tuning_flags(g)
+    c = parser.add_argument_group("compare (A/B)")
+    c.add_argument(
+        "--a",
+        metavar="SPEC",
+        help="A of a comparison: 'KEY=VALUE ...' over the clip's tuning (keys: codec, "
+        "precision, shell, level, rounding); with --export-stats the JSON holds 'a' and 'b'",
+    )
+    c.add_argument("--b", metavar="SPEC", help="B of a comparison, as --a")
 
 
 def shell_distance_arg(text: str) -> float | str:
@@ -77,6 +86,15 @@ def tuning_from(args: argparse.Namespace) -> dict[str, object]:
     if shell is not None:
         changes["shell_from_mesh"] = shell == "mesh"
     return {k: v for k, v in changes.items() if v is not None}
+
+
+def variants_from(args: argparse.Namespace) -> tuple[Variant, Variant] | None:
+    """The parsed --a / --b (either alone compares against the clip's own tuning); None
+    without them. ValueError names the flag and what was wrong."""
+    a, b = getattr(args, "a", None), getattr(args, "b", None)
+    if a is None and b is None:
+        return None
+    return parse_variant(a or "", "--a"), parse_variant(b or "", "--b")
 
 
 def wants_headless(args: argparse.Namespace) -> bool:
@@ -182,10 +200,15 @@ def _run(args: argparse.Namespace, clip_path: str, out: TextIO, err: TextIO) -> 
         if source is not None and not getattr(args, "overrides", None):
             print(f"using {source}", file=out)
         settings = _settings(args, saved)
+        variants = variants_from(args)
+        if variants is not None:
+            sides = [GlobalSettings(**{**vars(settings), **v.tuning()}) for v in variants]
     except (_BadUse, ShellscopeError, OSError, ValueError, TypeError) as e:
         print(f"shellscope: {_one_line(e)}", file=err)
         return 2
 
+    if variants is not None:
+        return _run_pair(args, clip, clip_path, rules, variants, sides, out, err)
     if getattr(args, "shell_distance", None) == "mesh" and not clip.meshes:
         print(
             f"shellscope: {clip_path}: --shell-distance mesh: the clip has no skinned mesh",
@@ -234,3 +257,74 @@ def _run(args: argparse.Namespace, clip_path: str, out: TextIO, err: TextIO) -> 
     for path in written:
         print(f"wrote {path}", file=out)
     return 0
+
+
+def _run_pair(
+    args: argparse.Namespace,
+    clip: object,
+    clip_path: str,
+    rules: tuple,
+    variants: tuple[Variant, Variant],
+    sides: list[GlobalSettings],
+    out: TextIO,
+    err: TextIO,
+) -> int:
+    """--a / --b: compress A and B as the window would and write the stats JSON with both
+    ('a', 'b', their 'change', and the variants). --export-csv / --export-lossy write B's."""
+    results = []
+    try:
+        for variant, settings in zip(variants, sides, strict=True):
+            if settings.shell_from_mesh and not clip.meshes:  # type: ignore[attr-defined]
+                print(f"shellscope: {clip_path}: shell=mesh: the clip has no skin", file=err)
+                return 2
+            doc = Document()
+            doc.set_clip(clip, clip_path, rules, settings)  # type: ignore[arg-type]
+            result = compress_with(
+                variant.codec or getattr(args, "codec", None) or doc.codec,
+                doc.compression_input(),
+                settings.compression_settings(),
+            )
+            if not math.isfinite(result.stats["max_error"]):
+                print(f"shellscope: {clip_path}: a non-finite max error: nothing written", file=err)
+                return 1
+            results.append(result)
+        inputs = [clip_path, sidecar_path(clip_path), getattr(args, "overrides", None)]
+        written = []
+        a, b = results
+        with atomic.all_or_none():
+            if args.export_stats:
+                pair = exported_pair(
+                    _stats_of(a, rules, variants[0]), _stats_of(b, rules, variants[1]), variants
+                )
+                written.append(write_json(args.export_stats, pair, inputs=inputs))
+            if args.export_csv:
+                written.append(export_joint_csv(args.export_csv, b, inputs=inputs))
+            if args.export_lossy:
+                written.append(export_lossy(args.export_lossy, b, source=clip_path, inputs=inputs))
+    except OSError as e:
+        print(f"shellscope: {e.filename or 'export'}: cannot write: {e.strerror or e}", file=err)
+        return 2
+    except ShellscopeError as e:
+        print(f"shellscope: {_one_line(e)}", file=err)
+        return 1
+    except Exception as e:  # still one line, never a traceback
+        print(f"shellscope: {clip_path}: failed ({type(e).__name__}: {_one_line(e)})", file=err)
+        return 1
+    for side, r in zip("AB", results, strict=True):
+        s = r.stats
+        print(
+            f"{clip_path} {side}: {s['compressed_size']} B (ratio {s['compression_ratio']:.2f}), "
+            f"max error {s['max_error']:.6g} at {s['worst_track_name']} {s['worst_time']:.4f} s",
+            file=out,
+        )
+    for path in written:
+        print(f"wrote {path}", file=out)
+    return 0
+
+
+def _stats_of(result: object, rules: tuple, variant: Variant) -> dict:
+    d = stats_dict(result, rules)  # type: ignore[arg-type]
+    d.setdefault("codec", variant.codec or "acl-style")
+    if variant.rounding is not None:
+        d["shellscope"]["rounding"] = variant.rounding
+    return d

@@ -61,6 +61,7 @@ PANELS: list[tuple[str, str, str, str]] = [
     ("app.views.stats", "StatsPanel", "Stats", "right"),
     ("app.views.joints", "JointsPanel", "Joints", "left"),
     ("app.views.error_plot", "ErrorPlotPanel", "Error", "bottom"),
+    ("app.views.curves", "CurvesPanel", "Curves", "bottom-tab"),
     ("app.views.error_heatmap", "ErrorHeatmapPanel", "Error heat map", "bottom-tab"),
     ("app.views.bitrates", "BitRatePanel", "Bit rates", "bottom-tab"),
     ("app.views.skin_report", "SkinReportPanel", "Skin report", "bottom-tab"),
@@ -153,6 +154,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.setCorner(corners.BottomRightCorner, QtCore.Qt.DockWidgetArea.RightDockWidgetArea)
 
         self._build_status_bar()
+        self._build_compare()
         self._build_menus()
         self.panels: dict[str, QtWidgets.QWidget] = {}
         self.docks: dict[str, QtWidgets.QDockWidget] = {}
@@ -358,6 +360,20 @@ class MainWindow(QtWidgets.QMainWindow):
         button.setToolTip("\n".join(notices))
         button.setVisible(bool(notices))
 
+    def _build_compare(self) -> None:
+        """Compare (A/B): its toolbar over the window and its layer in the 3D view."""
+        from app.views.compare_bar import CompareBar
+        from app.views.compare_layer import CompareLayer
+
+        self.compare_bar = bar = CompareBar(self.document, self)
+        c = self.controller
+        bar.pin_requested.connect(c.pin_a)
+        bar.swap_requested.connect(c.swap_comparison)
+        bar.clear_requested.connect(c.clear_comparison)
+        bar.codec_requested.connect(c.set_codec)
+        self.addToolBar(QtCore.Qt.ToolBarArea.TopToolBarArea, self.compare_bar)
+        self.compare_layer = CompareLayer(self.viewport)
+
     # --- menus --------------------------------------------------------------------------
     def _action(
         self,
@@ -414,6 +430,10 @@ class MainWindow(QtWidgets.QMainWindow):
         c = mb.addMenu("&Compression")
         self._action(c, "&Recompress now", self.controller.compress_now, "Ctrl+R")
         self._action(c, "&Cancel", self.controller.cancel, "Esc")
+
+        compare = mb.addMenu("Co&mpare")
+        for act in self.compare_bar.actions_for_menu():
+            compare.addAction(act)
 
         h = mb.addMenu("&Help")
         self._action(

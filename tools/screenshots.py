@@ -1,7 +1,8 @@
 """Regenerate every picture in docs/ from the real window: `python tools/screenshots.py`.
 
 The main window at 1280x800 and 1920x1080, the 3D view alone (shells, magnifier, a named
-view), each panel, and the skinned mesh with its report, on clips the repository carries.
+view), each panel, the skinned mesh with its report, and Compare / Curves (alone with
+`--compare-only`), on clips the repository carries.
 Works without a display (a private Xvfb is started, as `shellscope --screenshot` does). Look
 at the pictures before committing.
 """
@@ -88,6 +89,36 @@ def shoot() -> int:
         for _ in range(20):
             app.processEvents()
         return window
+
+    # 0) Compare and Curves at 1280x800: the walk at 0.01 cm pinned as A, then 0.1 cm (B)
+    window = window_at(1280, 800)
+    open_clip(window, WALK)
+    doc = window.document
+    window.controller.pin_a()
+    loop = QtCore.QEventLoop()
+    window.controller.result_ready.connect(loop.quit)
+    doc.update_settings(precision=0.1)  # an edit that is not saved beside the clip
+    loop.exec()
+    doc.set_time(0.8)
+    doc.set_selection(doc.clip.skeleton.index("rFoot"))
+    doc.update_display(magnify=10.0)
+    window.reset_layout()
+    for dock, name, source in (
+        ("ErrorPlotPanel", "compare.png", "B"),
+        ("CurvesPanel", "curves.png", "B"),
+        ("ErrorHeatmapPanel", "compare_heatmap.png", "B-A"),
+    ):
+        doc.set_comparison_view(panel_source=source)
+        window.docks[dock].raise_()
+        settle(window)
+        save(grab_window(window), name)
+    window.close()
+
+    if "--compare-only" in sys.argv:  # just these three (the others are left as they are)
+        for path in written:
+            print(f"wrote {path.relative_to(ROOT)}")
+        app.shutdown()
+        return 0
 
     # 1) the main window at both sizes, the same moment of the same walk
     for (w, h), name in (

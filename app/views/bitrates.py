@@ -15,6 +15,7 @@ from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QMouseEvent, QPainter, QPaintEvent
 from PySide6.QtWidgets import QLabel, QScrollArea, QToolTip, QVBoxLayout, QWidget
 
+from app.comparison import bits_difference, kinds_of
 from app.document import Document
 from app.views.handler_guard import survives, survives_event
 from codec.codecs.acl_style.bit_rates import CONSTANT_BITS, SUB_TRACKS, TrackKind
@@ -42,6 +43,13 @@ def bits_colour(bits: int) -> QColor:
     return QColor(int(r), int(g), int(b))
 
 
+def difference_colour(d: int) -> QColor:
+    """B - A bits: blue fewer, grey same, vermillion more (full at 8 bits)."""
+    t = min(abs(d) / 8.0, 1.0)
+    end = (0, 114, 178) if d < 0 else (213, 94, 0)
+    return QColor(*(int(round(236 + t * (e - 236))) for e in end))
+
+
 def _text_colour(c: QColor) -> QColor:
     return QColor(Qt.GlobalColor.black if c.lightness() > 140 else Qt.GlobalColor.white)
 
@@ -65,9 +73,26 @@ class BitRateCanvas(QWidget):
         self._refresh_data()
 
     # --- data ---------------------------------------------------------------------------
+    def source(self) -> str:
+        """'B' (the current result), or while comparing 'A' or 'B-A'."""
+        c = self.document.comparison
+        return c.panel_source if c.active else "B"
+
+    @property
+    def result(self):  # the result drawn: A's, or the current one (also under B - A)
+        return self.document.side_result("A" if self.source() == "A" else "B")
+
     def _refresh_data(self) -> None:
-        r = self.document.result
-        if r is None or r.costs is None:  # nothing yet, or a codec without bit rates
+        r = self.result
+        if r is not None and r.costs is None:  # a codec without bit rates: nothing to draw
+            r = None
+        a = self.document.side_result("A") if self.source() == "B-A" else None
+        if a is not None and a.costs is None:
+            a = None
+        # (G, J, 3) B - A bits per component where the two share their segments, else None
+        self.diff = bits_difference(a, r) if a is not None and r is not None else None
+        a_kinds = kinds_of(a) if self.diff is not None and a is not None else None
+        if r is None:
             self.bits = np.zeros((0, 0, 3), dtype=np.int64)
             self.kinds = np.zeros((0, 3), dtype=np.int64)
             self.order = np.zeros(0, dtype=np.int64)
@@ -79,6 +104,8 @@ class BitRateCanvas(QWidget):
         else:
             self.bits = r.costs.bits_per_component
             self.kinds = np.asarray(r.costs.kinds)
+            if a_kinds is not None:  # a cell either side animates is compared
+                self.kinds = np.maximum(self.kinds, a_kinds)
             self.order = r.clip.skeleton.hierarchy_order()
             self.depth = r.clip.skeleton.depths
             self.names = r.clip.skeleton.names
@@ -127,7 +154,7 @@ class BitRateCanvas(QWidget):
     def tooltip_text(self, segment: int, joint: int, sub_track: int) -> str:
         """What one cell means, in words a tech animator uses."""
         start, count = (int(v) for v in self.segments[segment])
-        rate = self.document.result.clip.sample_rate if self.document.result else 1.0
+        rate = self.result.clip.sample_rate if self.result is not None else 1.0
         kind = TrackKind(int(self.kinds[joint, sub_track]))
         head = (
             f"<b>{self.names[joint]}</b> {SUB_TRACKS[sub_track]}, segment {segment}<br>"
@@ -138,6 +165,9 @@ class BitRateCanvas(QWidget):
             body = "default: equals the bind pose, stores nothing"
         elif kind == TrackKind.CONSTANT:
             body = "constant: one value for the whole clip, nothing per segment"
+        elif self.diff is not None:
+            d = int(self.diff[segment, joint, sub_track])
+            body = f"B \u2212 A: {d:+d} bits per component" if d else "same bits in A and B"
         else:
             bits = int(self.bits[segment, joint, sub_track])
             if bits == 0:
@@ -155,7 +185,7 @@ class BitRateCanvas(QWidget):
     def paintEvent(self, event: QPaintEvent) -> None:
         p = QPainter(self)
         p.fillRect(self.rect(), self.palette().base())
-        result = self.document.result
+        result = self.result
         if result is None:
             p.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "No compression result yet")
             return
@@ -167,7 +197,7 @@ class BitRateCanvas(QWidget):
         w = self._cell_width()
         g_count = self.num_segments
         sel = self.document.selection
-        rate = self.document.result.clip.sample_rate
+        rate = self.result.clip.sample_rate
         now = int(round(self.document.time * rate))
         current = int(np.searchsorted(self.segments[:, 0], now, side="right") - 1)
         p.setFont(self._small)
@@ -193,7 +223,10 @@ class BitRateCanvas(QWidget):
                 kind = int(self.kinds[joint, k])
                 for g in range(g_count):
                     rect = self.cell_rect(g, joint, k)
-                    if kind == TrackKind.ANIMATED:
+                    if kind == TrackKind.ANIMATED and self.diff is not None:
+                        d = int(self.diff[g, joint, k])
+                        colour, text = difference_colour(d), f"{d:+d}" if d else "="
+                    elif kind == TrackKind.ANIMATED:
                         bits = int(self.bits[g, joint, k])
                         colour, text = bits_colour(bits), str(bits)
                     elif kind == TrackKind.CONSTANT:
@@ -252,8 +285,8 @@ class BitRateCanvas(QWidget):
         if j is None:
             return super().mousePressEvent(e)
         self.document.set_selection(j)
-        if g is not None and self.document.result is not None:
-            self.document.set_time(self.segments[g, 0] / self.document.result.clip.sample_rate)
+        if g is not None and self.result is not None:
+            self.document.set_time(self.segments[g, 0] / self.result.clip.sample_rate)
 
     def sizeHint(self) -> QSize:
         return QSize(
@@ -293,6 +326,7 @@ class BitRatePanel(QWidget):
         document.clip_changed.connect(self._on_result)
         document.selection_changed.connect(self._on_selection)
         document.time_changed.connect(self.canvas.update)
+        document.comparison_changed.connect(self._on_result)
         self._on_result()
 
     @property
@@ -307,17 +341,32 @@ class BitRatePanel(QWidget):
 
     def _on_result(self) -> None:
         self.canvas._refresh_data()
-        r = self.document.result
+        r = self.canvas.result
         if r is None:
             self.summary.setText("Bit rates appear after the first compression.")
             return
         if r.costs is None:
             self.summary.setText(not_a_bit_rate_codec(r.codec_name))
             return
+        source = self.canvas.source()
+        if source == "B-A" and self.canvas.diff is None:
+            self.summary.setText(
+                "B \u2212 A: A and B do not share their segments (another level or codec), "
+                "so cells cannot be compared; showing B."
+            )
+            return
+        if self.canvas.diff is not None:
+            d = self.canvas.diff
+            self.summary.setText(
+                f"B \u2212 A bits per component: {int((d < 0).sum())} cells fewer "
+                f"(blue), {int((d > 0).sum())} more (red), total {int(d.sum()):+d}"
+            )
+            return
         anim = self.bits[self.bits > 0]
         mean = f"{anim.mean():.1f}" if anim.size else "–"
+        prefix = "A: " if source == "A" else ""
         self.summary.setText(
-            f"{self.bits.shape[1]} joints × {self.bits.shape[0]} segments · "
+            f"{prefix}{self.bits.shape[1]} joints × {self.bits.shape[0]} segments · "
             f"mean {mean} bits/component over animated cells"
         )
 

@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.comparison import error_difference, error_of
 from app.document import Document
 from app.error_scale import budget_fraction, error_colors_u8, format_cm, format_percent
 from app.views.handler_guard import survives, survives_event
@@ -264,6 +265,26 @@ class TimeRuler(QWidget):
         painter.drawLine(int(x), 0, int(x), self.height())
 
 
+CAPTIONS = {
+    "B": "Error of every joint over time, as a share of its own budget",
+    "A": "A's error of every joint over time, as a share of its own budget",
+    "B-A": "B \u2212 A of every joint over time, as a share of its budget: "
+    "blue where B is more accurate, red where it is less (full colour at one budget)",
+}
+BETTER, WORSE, SAME = (0, 114, 178), (213, 94, 0), (236, 236, 236)  # Okabe-Ito, grey
+
+
+def difference_colors_u8(share: np.ndarray) -> np.ndarray:
+    """(..., 4) uint8 diverging colours of B - A in budgets: -1 blue .. 0 grey .. +1 red."""
+    t = np.clip(np.nan_to_num(share), -1.0, 1.0)[..., None]
+    same, better, worse = (np.array(c, dtype=float) for c in (SAME, BETTER, WORSE))
+    rgb = np.where(t < 0, same + (-t) * (better - same), same + t * (worse - same))
+    out = np.empty(share.shape + (4,), dtype=np.uint8)
+    out[..., :3] = np.round(rgb).astype(np.uint8)
+    out[..., 3] = 255
+    return out
+
+
 class ErrorHeatmapPanel(QWidget):
     """Dockable joints x time view of `document.result.error`."""
 
@@ -315,6 +336,7 @@ class ErrorHeatmapPanel(QWidget):
         document.clip_changed.connect(self._on_result)
         document.selection_changed.connect(self._on_selection)
         document.time_changed.connect(self._repaint)
+        document.comparison_changed.connect(self._on_result)
         self._on_result()
 
     def _repaint(self) -> None:
@@ -322,10 +344,18 @@ class ErrorHeatmapPanel(QWidget):
         self.ruler.update()
 
     # --- model -> view ------------------------------------------------------------------
+    def source(self) -> str:
+        """What is drawn: 'B' (the current result), or while comparing 'A' or 'B-A'."""
+        c = self.document.comparison
+        return c.panel_source if c.active else "B"
+
     def _on_result(self) -> None:
         doc = self.document
-        r = doc.result if doc.has_lossy() else None
-        if r is None:
+        source = self.source()
+        r = doc.side_result("A" if source == "A" else "B")
+        a = doc.side_result("A") if source == "B-A" else None
+        diff = error_difference(a, r) if a is not None and r is not None else None
+        if r is None or (source == "B-A" and diff is None):
             self.ratio = np.zeros((0, 0))
             self.image = None
             self.order = np.zeros(0, dtype=np.int64)
@@ -333,12 +363,18 @@ class ErrorHeatmapPanel(QWidget):
             sk = r.clip.skeleton
             self.names = sk.names
             self.order, self.depth = sk.hierarchy_order(), sk.depths
-            err = np.asarray(r.error)[:, self.order]
-            self.ratio = budget_fraction(err, np.asarray(sk.precision)[self.order][None, :])
-            rgba = np.ascontiguousarray(error_colors_u8(self.ratio.T))  # (J rows, S columns, 4)
+            budget = np.asarray(sk.precision)[self.order][None, :]
+            if diff is not None:  # B - A as a share of the budget: blue B better, red worse
+                self.ratio = diff[:, self.order] / budget
+                rgba = np.ascontiguousarray(difference_colors_u8(self.ratio.T))
+            else:
+                err = error_of(r)[:, self.order]
+                self.ratio = budget_fraction(err, budget)
+                rgba = np.ascontiguousarray(error_colors_u8(self.ratio.T))  # (J, S, 4)
             self.num_samples, self.rate = self.ratio.shape[0], r.clip.sample_rate
             h, w = rgba.shape[:2]
             self.image = QImage(rgba.data, w, h, 4 * w, QImage.Format.Format_RGBA8888).copy()
+        self.setToolTip(CAPTIONS[source])  # the caption lives in the tooltip (room for rows)
         self.row_of = np.empty(len(self.order), dtype=np.int64)
         self.row_of[self.order] = np.arange(len(self.order))
         self._relayout()
@@ -363,9 +399,18 @@ class ErrorHeatmapPanel(QWidget):
         self._repaint()
 
     def tooltip_text(self, joint: int, sample: int) -> str:
-        r = self.document.result
+        source = self.source()
+        r = self.document.side_result("A" if source == "A" else "B")
         if r is None:
             return ""
+        if source == "B-A":
+            a = self.document.side_result("A")
+            ea = float(error_of(a)[sample, joint]) if a is not None else float("nan")
+            eb = float(error_of(r)[sample, joint])
+            return (
+                f"<b>{self.names[joint]}</b><br>sample {sample} ({sample / self.rate:.3f} s)<br>"
+                f"A {format_cm(ea)}, B {format_cm(eb)}: B \u2212 A {format_cm(eb - ea)}"
+            )
         err = float(np.asarray(r.error)[sample, joint])
         frac = float(self.ratio[sample, int(self.row_of[joint])])
         return (

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.comparison import error_of
 from app.document import Document
 from app.error_scale import eng_ticks, format_cm, format_percent
 from app.views.time_cursor import TimeCursor
@@ -36,6 +37,10 @@ SELECTED_PEN = pg.mkPen(SELECTED_COLOUR, width=2)
 BETWEEN_PEN = pg.mkPen(BETWEEN_COLOUR, width=1, style=Qt.PenStyle.DotLine)
 PRECISION_PEN = pg.mkPen(BUDGET_COLOUR, width=1, style=Qt.PenStyle.DashLine)
 JOINT_PRECISION_PEN = pg.mkPen(SELECTED_COLOUR, width=1, style=Qt.PenStyle.DashLine)
+A_COLOUR, B_COLOUR = (230, 159, 0), (0, 158, 115)  # Compare's A and B (app.views.compare_layer)
+A_PEN, B_PEN = pg.mkPen(A_COLOUR, width=2), pg.mkPen(B_COLOUR, width=2)
+A_JOINT_PEN = pg.mkPen(A_COLOUR, width=2, style=Qt.PenStyle.DashLine)
+B_JOINT_PEN = pg.mkPen(B_COLOUR, width=2, style=Qt.PenStyle.DashLine)
 HEADROOM = 1.12  # the error axis shows a little above the larger of max error and budget
 
 
@@ -73,6 +78,9 @@ class ErrorPlotPanel(QWidget):
         self.max_curve = self.plot.plot(pen=MAX_PEN)
         self.joint_curve = self.plot.plot(pen=SELECTED_PEN)
         self.between_curve = self.plot.plot(pen=BETWEEN_PEN)
+        # while comparing: A's curves beside B's (the current result's, recoloured)
+        self.a_max_curve = self.plot.plot(pen=A_PEN)
+        self.a_joint_curve = self.plot.plot(pen=A_JOINT_PEN)
         self.precision_line = pg.InfiniteLine(angle=0, pen=PRECISION_PEN, movable=False)
         self.joint_precision_line = pg.InfiniteLine(angle=0, pen=JOINT_PRECISION_PEN)
         for item in (self.precision_line, self.joint_precision_line):
@@ -117,12 +125,22 @@ class ErrorPlotPanel(QWidget):
         document.time_changed.connect(self._update_readout)
         document.rounding_changed.connect(self._update_readout)
         document.display_changed.connect(self._on_display)
+        document.comparison_changed.connect(self._on_result)
         self._on_result()
         self._on_display()
 
     # --- model -> view ------------------------------------------------------------------
     def _result(self):  # the result of the clip on screen, or None while it compresses
         return self.document.result if self.document.has_lossy() else None
+
+    def _a_error(self) -> np.ndarray | None:
+        """(S, J) A's error while comparing (None otherwise)."""
+        a = self.document.side_result("A")
+        return None if a is None else error_of(a)
+
+    def _times_of(self, error: np.ndarray) -> np.ndarray:
+        rate = self.document.clip.sample_rate if self.document.clip is not None else 1.0
+        return np.arange(error.shape[0]) / rate
 
     def _times(self) -> np.ndarray:
         r = self._result()
@@ -136,6 +154,14 @@ class ErrorPlotPanel(QWidget):
             self.between_curve.setData([], [])
         else:
             self.max_curve.setData(self._times(), np.asarray(r.error).max(axis=1))
+        comparing = self.document.comparison.active
+        self.max_curve.setPen(B_PEN if comparing else MAX_PEN)
+        self.joint_curve.setPen(B_JOINT_PEN if comparing else SELECTED_PEN)
+        a = self._a_error()
+        if a is None:
+            self.a_max_curve.setData([], [])
+        else:
+            self.a_max_curve.setData(self._times_of(a), a.max(axis=1))
         self._on_display()
         self._on_selection()
         self._on_precision()
@@ -149,6 +175,9 @@ class ErrorPlotPanel(QWidget):
         top = self.document.settings.precision
         if r is not None and np.asarray(r.error).size:
             top = max(top, float(np.asarray(r.error).max()))
+        a = self._a_error()
+        if a is not None and a.size:
+            top = max(top, float(a.max()))
             if self.document.display.show_error_between and np.asarray(r.error_between).size:
                 top = max(top, float(np.asarray(r.error_between).max()))
         self.plot.setYRange(0.0, top * HEADROOM, padding=0)
@@ -189,20 +218,34 @@ class ErrorPlotPanel(QWidget):
             p = self._joint_precision(j)
             self.joint_precision_line.setValue(p)
             self.joint_precision_line.setVisible(p != self.document.settings.precision)
+        a = self._a_error()
+        if a is None or j is None or j >= a.shape[1]:
+            self.a_joint_curve.setData([], [])
+        else:
+            self.a_joint_curve.setData(self._times_of(a), a[:, j])
         self._update_legend()
         self._update_readout()
 
     def _update_legend(self) -> None:
         doc = self.document
         budget = format_cm(doc.settings.precision)
-        parts = [
-            f"{_swatch(MAX_COLOUR)} worst joint",
-            f"{_swatch(BUDGET_COLOUR, dashed=True)} budget {budget}",
-        ]
+        comparing = doc.comparison.active
+        if comparing:
+            parts = [
+                f"{_swatch(A_COLOUR)} A worst joint",
+                f"{_swatch(B_COLOUR)} B worst joint",
+            ]
+        else:
+            parts = [f"{_swatch(MAX_COLOUR)} worst joint"]
+        parts.append(f"{_swatch(BUDGET_COLOUR, dashed=True)} budget {budget}")
         j = doc.selection
         if j is not None and doc.clip is not None and j < doc.clip.num_joints:
             name = doc.clip.skeleton.names[j]
-            parts.append(f"{_swatch(SELECTED_COLOUR)} {name}")
+            if comparing:
+                parts.append(f"{_swatch(A_COLOUR, dashed=True)} A {name}")
+                parts.append(f"{_swatch(B_COLOUR, dashed=True)} B {name}")
+            else:
+                parts.append(f"{_swatch(SELECTED_COLOUR)} {name}")
             p = self._joint_precision(j)
             if p != doc.settings.precision:
                 parts.append(

@@ -128,17 +128,30 @@ class StatsPanel(QWidget):
         self.export_error = QLabel()
         self.export_error.setWordWrap(True)
 
+        from app.views.compare_stats import CompareStatsTable
+
+        self.sheet_scroll = scroll
+        self.compare_table = CompareStatsTable(document)  # A | B | change while comparing
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.change)
         layout.addWidget(scroll, 1)
+        layout.addWidget(self.compare_table, 1)
         layout.addLayout(self._export_buttons())
         layout.addWidget(self.export_error)
 
         document.result_changed.connect(self._on_result)
         document.clip_changed.connect(self._on_result)
         document.clip_changed.connect(self.export_error.clear)  # it was about the old clip
+        document.comparison_changed.connect(self._on_comparison)
         self._on_result()
+        self._on_comparison()
+
+    def _on_comparison(self) -> None:
+        """While comparing the sheet gives way to the A | B | change table."""
+        comparing = self.document.comparison.active
+        self.compare_table.setVisible(comparing)
+        self.sheet_scroll.setVisible(not comparing)
 
     def _sheet(self) -> QWidget:
         """The stats in groups, the sub-track counts and the bit-rate histogram."""

@@ -10,6 +10,8 @@ alone; named views (front, side, top) are orthographic, as in Blender with auto 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pyqtgraph.opengl as gl
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -160,6 +162,9 @@ class Viewport3D(QtWidgets.QWidget):
         self._dirty = True
         self._camera_key: tuple | None = None
         self._pending_frame = False
+        # extra layers (app.views.compare_layer): called after each rebuild and each overlay
+        self.after_rebuild: list[Callable[[], None]] = []
+        self.overlays: list[Callable[[QtGui.QPainter], None]] = []
 
         d = document
         d.clip_changed.connect(self._on_clip)
@@ -496,6 +501,8 @@ class Viewport3D(QtWidgets.QWidget):
             self.grid.setVisible(False)
             self.skin.hide()
             self._update_info()
+            for hook in self.after_rebuild:
+                hook()
             return
         self.grid.setVisible(True)
         u = self.rotation
@@ -567,6 +574,8 @@ class Viewport3D(QtWidgets.QWidget):
 
         self._build_shells(disp.shells, sel)
         self._update_info()
+        for hook in self.after_rebuild:
+            hook()
 
     def _build_shells(self, mode: str, sel: int | None) -> None:
         doc = self.document
@@ -678,6 +687,8 @@ class Viewport3D(QtWidgets.QWidget):
             p.setPen(QtGui.QColor(255, 170, 60))
             p.drawText(QtCore.QPointF(8, y), f"Lossy error magnified \u00d7{k:g}")
         self._paint_gizmo(p)
+        for paint in self.overlays:
+            paint(p)
 
     def _paint_gizmo(self, p: QtGui.QPainter) -> None:
         """File axes as seen from the camera, bottom left, nearest drawn last."""

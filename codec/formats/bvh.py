@@ -472,6 +472,10 @@ def _build_clip(
         name=Path(inner_name(str(path))).stem,
         warnings=warnings,
         units=chosen,
+        euler_orders=tuple(
+            "".join("XYZ"[int(a)] for a in row) if len(set(row.tolist())) == 3 else "XYZ"
+            for row in axes
+        ),
     )
 
 

@@ -197,7 +197,9 @@ class Clip:
     `warnings` collects what a reader tolerated (e.g. a frame count that disagreed);
     `units` what the file declared about units and axes and what the reader chose (None when
     the clip was not read from a file); `meshes` the skinned meshes bound to the skeleton
-    (codec.model.mesh; empty for formats and files without a skin).
+    (codec.model.mesh; empty for formats and files without a skin). `euler_orders`: per joint
+    the order of the file's Euler rotation channels ("ZXY": Z outermost), empty when the file
+    stores quaternions or matrices, so views can show angles as the animator keyed them.
     """
 
     skeleton: Skeleton
@@ -210,6 +212,7 @@ class Clip:
     warnings: list[str] = field(default_factory=list)
     units: Units | None = None
     meshes: tuple[SkinnedMesh, ...] = ()
+    euler_orders: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         sk = self.skeleton

@@ -204,3 +204,20 @@ def ensure_continuity(q: Array, axis: int = 0) -> Array:
     flips = np.cumsum(d < 0.0, axis=0) % 2
     qm[1:] *= np.where(flips[..., None] == 1, -1.0, 1.0)
     return q
+
+
+def to_euler(q: Array, order: str = "XYZ") -> Array:
+    """Intrinsic Euler angles (..., 3) in radians of unit quaternions (..., 4) xyzw, for a
+    Tait-Bryan `order` such as "ZXY": R = R_Z(a0) R_X(a1) R_Y(a2), the first axis outermost
+    (BVH's convention). The middle angle is in [-pi/2, pi/2]; at +-pi/2 (gimbal lock) the
+    split between the outer two is arbitrary but the rotation is exact."""
+    order = order.upper()
+    if sorted(order) != ["X", "Y", "Z"]:
+        raise ValueError(f"Euler order {order!r} is not a permutation of XYZ")
+    i, j, k = ("XYZ".index(c) for c in order)
+    e = 1.0 if (j - i) % 3 == 1 else -1.0  # cyclic orders (XYZ, YZX, ZXY) are even
+    m = to_matrix(q)
+    b = np.arcsin(np.clip(e * m[..., i, k], -1.0, 1.0))
+    a = np.arctan2(-e * m[..., j, k], m[..., k, k])
+    c = np.arctan2(-e * m[..., i, j], m[..., i, i])
+    return np.stack([a, b, c], axis=-1)

@@ -113,6 +113,11 @@ def test_mixed_orders_first_row_by_hand() -> None:
     got = quat.to_matrix(clip.rotations[0, clip.skeleton.index("abdomen")])
     assert np.allclose(got, rz @ rx @ ry, atol=1e-12)
     assert np.allclose(clip.translations[0, 0], row[:3])  # root position replaces OFFSET
+    # the file's Euler orders are kept, and read the file's angles back
+    abdomen = clip.skeleton.index("abdomen")
+    assert clip.euler_orders[0] == "ZYX" and clip.euler_orders[abdomen] == "ZXY"
+    back = np.degrees(quat.to_euler(clip.rotations[0, abdomen], "ZXY"))
+    assert np.allclose(back, row[6:9], atol=1e-9)
 
 
 def test_makehuman_six_channel_joints_add_to_offset() -> None:

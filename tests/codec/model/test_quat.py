@@ -58,3 +58,22 @@ def test_ensure_continuity_flips_hemisphere_jumps():
     fixed = quat.ensure_continuity(q)
     assert np.all(quat.dot(fixed[1:], fixed[:-1]) > 0)
     np.testing.assert_allclose(np.abs(fixed), np.abs(q))
+
+
+@pytest.mark.parametrize("order", ["XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX"])
+def test_to_euler_inverts_intrinsic_angles_in_every_order(order: str) -> None:
+    rng = np.random.default_rng(7)
+    ang = rng.uniform(-3.0, 3.0, (200, 3))
+    ang[:, 1] = rng.uniform(-1.5, 1.5, 200)
+    axes = {"X": np.array([1.0, 0, 0]), "Y": np.array([0, 1.0, 0]), "Z": np.array([0, 0, 1.0])}
+    q = quat.from_axis_angle(axes[order[0]], ang[:, 0])
+    for k in (1, 2):
+        q = quat.mul(q, quat.from_axis_angle(axes[order[k]], ang[:, k]))
+    np.testing.assert_allclose(quat.to_euler(q, order), ang, atol=1e-9)
+    if order != "XYZ":  # another order reads other angles from the same rotation
+        assert not np.allclose(quat.to_euler(q, "XYZ"), ang, atol=1e-3)
+
+
+def test_to_euler_refuses_an_order_that_is_not_a_permutation() -> None:
+    with pytest.raises(ValueError, match="'XXY'"):
+        quat.to_euler(np.array([0.0, 0, 0, 1]), "XXY")

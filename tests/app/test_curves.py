@@ -1,0 +1,89 @@
+"""Curves panel: the selected joint's channels, raw (in the file's Euler order) against lossy,
+A while comparing, segment starts, stored keys, and click to scrub."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6 import QtCore
+
+import codec
+from app.document import Document
+from app.views.curves import CurvesPanel
+
+BVH = Path(__file__).resolve().parents[1] / "data" / "bvh" / "cmu_02_02_walk_daz.bvh"
+
+
+@pytest.fixture(scope="module")
+def walk():
+    clip = codec.load_clip(BVH, units="cm")
+    a = codec.compress(clip, codec.CompressionSettings(precision=0.01))
+    b = codec.compress(clip, codec.CompressionSettings(precision=0.5))
+    return clip, a, b
+
+
+def _panel(qtbot, clip, result) -> tuple[Document, CurvesPanel]:
+    doc = Document()
+    doc.set_clip(clip, BVH)
+    doc.set_result(result)
+    panel = CurvesPanel(doc)
+    qtbot.addWidget(panel)
+    panel.resize(1000, 260)
+    panel.show()
+    qtbot.waitExposed(panel)
+    return doc, panel
+
+
+def test_raw_rotation_is_the_files_euler_angles_and_lossy_stays_close(qtbot, walk) -> None:
+    clip, _, b = walk
+    doc, panel = _panel(qtbot, clip, b)
+    assert not panel.series and "Select a joint" in panel.title.text()
+    j = clip.skeleton.index("abdomen")
+    doc.set_selection(j)
+    assert panel.mode_box.itemText(0) == "Euler ZXY (file order)"
+    text = BVH.read_text().split("MOTION")[1].split("\n")
+    rows = np.array([[float(v) for v in line.split()] for line in text[3:] if line.strip()])
+    for c, axis in enumerate("ZXY"):
+        _, raw = panel.series[f"rotation {axis} rot raw"]
+        np.testing.assert_allclose(raw, rows[:, 6 + c], atol=1e-6)
+        _, lossy = panel.series[f"rotation {axis} rot B"]
+        assert 0 < np.abs(lossy - raw).max() < 5.0  # degrees: close, not identical
+    assert not any(name.endswith(" A") for name in panel.series)
+    # segment starts: one grey line per segment after the first, on each plot
+    lines = [it for it in panel._items[0] if type(it).__name__ == "InfiniteLine" and it.value() > 0]
+    assert len(lines) == len(b.segments) - 1
+    assert panel.plots[0].titleLabel.text.startswith("rotation animated")
+
+
+def test_quaternion_mode_and_a_while_comparing(qtbot, walk) -> None:
+    clip, a, b = walk
+    doc, panel = _panel(qtbot, clip, a)
+    doc.pin_a()
+    doc.set_result(b)
+    j = clip.skeleton.index("rFoot")
+    doc.set_selection(j)
+    assert "rotation X rot A" in panel.series or "rotation Z rot A" in panel.series
+    panel.mode_box.setCurrentIndex(1)
+    names = [n for n in panel.series if n.startswith("rotation") and n.endswith(" raw")]
+    assert len(names) == 4
+    raw = np.stack([panel.series[f"rotation {c} raw"][1] for c in "xyzw"], -1)
+    for side in ("A", "B"):
+        lossy = np.stack([panel.series[f"rotation {c} {side}"][1] for c in "xyzw"], -1)
+        assert np.all(np.sum(raw * lossy, axis=-1) > 0.99)  # one hemisphere, close
+    np.testing.assert_allclose(np.linalg.norm(raw, axis=-1), 1.0, atol=1e-9)
+    tr_raw = panel.series["translation x raw"][1]
+    np.testing.assert_allclose(tr_raw, clip.translations[:, j, 0])
+
+
+def test_click_on_a_plot_scrubs(qtbot, walk) -> None:
+    clip, _, b = walk
+    doc, panel = _panel(qtbot, clip, b)
+    doc.set_selection(3)
+    vb = panel.plots[1].getViewBox()
+    ymid = sum(vb.viewRange()[1]) / 2
+    scene = vb.mapViewToScene(QtCore.QPointF(1.25, ymid))
+    pos = panel.canvas.mapFromScene(scene)
+    qtbot.mouseClick(panel.canvas.viewport(), QtCore.Qt.MouseButton.LeftButton, pos=pos)
+    assert doc.time == pytest.approx(1.25, abs=0.02)
