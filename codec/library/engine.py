@@ -96,6 +96,7 @@ class DaskCluster:
                 host="127.0.0.1",
                 silence_logs=logging.CRITICAL,
                 scheduler_kwargs={"allowed_failures": 1},
+                preload=["codec.library.worker_setup"],  # workers leave Ctrl+C to us
             )
             self.client = Client(self.cluster, set_as_default=False)
 
