@@ -96,6 +96,10 @@ class LibraryDialog(QtWidgets.QDialog):
         self.view.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectionBehavior.SelectRows)
         self.view.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
         self.view.verticalHeader().hide()
+        self.view.setWordWrap(False)  # one line per clip: a library is long
+        self.view.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
+        for column, width in enumerate((300, 150, 55, 65, 75, 100, 60, 95, 60, 150, 60)):
+            self.view.setColumnWidth(column, width)
         self.view.horizontalHeader().setStretchLastSection(True)
         self.view.doubleClicked.connect(self._open_row)
         self.progress_label = QtWidgets.QLabel("")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from codec.library.rows import Row, error_row, row_from_stats
 from codec.library.tuning import LibrarySettings
 
-EXIT_GRACE = 2.0  # seconds between returning a timed-out file's rows and leaving the worker
+EXIT_GRACE = 5.0  # seconds between returning a timed-out file's rows and leaving the worker
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ import cloudpickle
 import pytest
 
 from codec.library.cache import RowCache
-from codec.library.engine import library_files, run_library
+from codec.library.engine import DaskCluster, library_files, run_library
 from codec.library.job import EXIT_GRACE, FileJob, JobResult, compress_file, run_job
 from codec.library.tuning import LibrarySettings
 
@@ -151,6 +151,16 @@ def test_a_worker_killed_mid_run_loses_no_clip(cluster, tmp_path):
     assert victim not in cluster.client.run(os.getpid).values()
 
 
+def test_workers_leave_ctrl_c_to_the_command(cluster):
+    """Ctrl+C in a terminal reaches every process of the group: the workers must live on
+    (the command cancels and closes them itself)."""
+    pids = cluster.client.run(os.getpid)
+    for pid in pids.values():
+        os.kill(pid, signal.SIGINT)
+    time.sleep(1.0)
+    assert cluster.client.run(os.getpid) == pids
+
+
 def _dies_on_fox(job: FileJob, timeout: float | None) -> JobResult:
     if job.name.endswith("Fox.glb"):
         os._exit(9)  # a clip that crashes the process that reads it
@@ -171,19 +181,31 @@ def test_a_clip_that_kills_its_worker_is_an_error_row(library_dir, cluster):
     cluster.client.wait_for_workers(2, timeout=60)
 
 
-def test_timeout_is_an_error_row_and_not_cached(cluster, tmp_path):
+def test_timeout_is_an_error_row_and_not_cached(tmp_path):
+    with DaskCluster(None, 2) as cluster:  # its own: both its workers will be replaced
+        _timeout_run(cluster, tmp_path)
+
+
+def _timeout_run(cluster: DaskCluster, tmp_path: Path) -> None:
     lib = tmp_path / "lib"
     lib.mkdir()
     shutil.copy(DATA / "bvh" / "cmu_02_03_run_ccrig.bvh", lib)
     shutil.copy(DATA / "gltf" / "RiggedSimple.glb", lib)
     cache = RowCache(tmp_path / "cache")
+    before = set(cluster.client.run(os.getpid).values())
     run = run_library(
         library_files(lib), LibrarySettings(), cluster=cluster, timeout=0.001, cache=cache
     )
     assert [r["error"].split(": ")[-1] for r in run.rows] == ["timed out after 0.001 s"] * 2
     assert not any((tmp_path / "cache").rglob("*.json"))
-    time.sleep(EXIT_GRACE + 0.5)  # the workers left behind their busy threads ...
-    cluster.client.wait_for_workers(2, timeout=60)  # ... and their nannies replaced them
+    # the workers left behind their busy threads, and their nannies replaced them
+    deadline = time.monotonic() + EXIT_GRACE + 60
+    while time.monotonic() < deadline:
+        now = set(cluster.client.run(os.getpid).values())
+        if len(now) == 2 and not now & before:
+            break
+        time.sleep(0.5)
+    assert len(now) == 2 and not now & before
     again = run_library(library_files(lib), LibrarySettings(), cluster=cluster, timeout=60)
     assert not any(r["error"] for r in again.rows)
 
