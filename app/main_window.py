@@ -406,6 +406,7 @@ class MainWindow(QtWidgets.QMainWindow):
         )
         self.recent_menu = f.addMenu("Open &Recent")
         self._rebuild_recent()
+        self._action(f, "Open &Library\u2026", lambda: self.open_library())
         f.addSeparator()
         self._action(f, "&Quit", self.close, QtGui.QKeySequence.StandardKey.Quit)
         self._edit_menu(mb.addMenu("&Edit"))
@@ -644,6 +645,22 @@ class MainWindow(QtWidgets.QMainWindow):
         self.set_notices(notices)  # the new clip's warnings; older ones were about other files
         return True
 
+    def open_library(self, folder: str | Path | None = None) -> Any:
+        """File > Open Library: the library dialog (app.views.library), which runs a folder's
+        clips in the background; double-clicking a row opens that clip here."""
+        if getattr(self, "library", None) is None:
+            from app.views.library import LibraryDialog
+
+            self.library = LibraryDialog(self)
+            self.library.open_requested.connect(lambda p, a: self.open_file(p, animation=a))
+        self.library.show()
+        self.library.raise_()
+        if folder is not None:
+            self.library.open_folder(folder)
+        else:
+            self.library.choose_folder()
+        return self.library
+
     def _show_skin_report(self) -> None:
         """The skin report's tab is there for clips with a skinned mesh only."""
         dock = self.docks.get("SkinReportPanel")
@@ -706,5 +723,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self.save_layout()
         self.timeline.pause()
         self.controller.shutdown(timeout=1.0)
+        if getattr(self, "library", None) is not None:
+            self.library.stop()  # its run keeps what finished in the cache
         self.viewport.release_gl()
         super().closeEvent(ev)

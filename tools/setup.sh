@@ -7,9 +7,10 @@ APT_PACKAGES="xvfb xauth libgl1 libegl1 libgl1-mesa-dri libglx-mesa0 libegl-mesa
 libdbus-1-3 libfontconfig1 libfreetype6 fonts-dejavu-core libxkbcommon0 libxkbcommon-x11-0
 libx11-xcb1 libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 libxcb-randr0
 libxcb-render-util0 libxcb-shape0 libxcb-xfixes0 libxcb-xkb1 libxcb-sync1 libxcb-shm0 libxcb-glx0
-libassimp5"
+libassimp5 chromium"
 # libassimp5: the tests' independent FBX reader (tests/codec/formats/assimp_reference.py),
 # checked against our ufbx-based reader; Shellscope itself does not need it.
+# chromium: the tests open the library's HTML report in headless Chromium (no network).
 
 missing=()
 if command -v dpkg-query >/dev/null 2>&1; then

@@ -1,0 +1,289 @@
+"""`library`: a folder tree of clips compressed on Dask, a row per clip, and its reports.
+
+    python -m codec library DIR [--scheduler ADDRESS] [--workers N] [--timeout S]
+        [--json FILE] [--csv FILE] [--report FILE.html] [--compare OLD.json]
+        [--sweep 0.005,0.01,0.02] [--overrides RULES] [--no-sidecars] [--cache DIR | --no-cache]
+
+Exit codes: 0 the run completed (a clip that failed is a row with its error, not a failed
+run); 2 bad input or usage; 130 interrupted (Ctrl+C), after writing what finished.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+from codec.cli.failures import EXIT_OK, CliError
+from codec.cli.files import check_outputs, write_outputs
+from codec.cli.flags import add_reader_flags, positive_float
+from codec.errors import SettingsError
+from codec.settings import LEVELS
+
+EXIT_INTERRUPTED = 130
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "library",
+        help="compress every clip of a folder tree on Dask; JSON, CSV, HTML report",
+        description="Compress and measure every clip under DIR (recursively, every format "
+        "Shellscope reads, every animation of a multi-animation file a row) on Dask.",
+    )
+    p.add_argument("root", metavar="DIR", help="the library's folder (or one clip file)")
+    p.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="an existing Dask scheduler (tcp://host:8786) whose workers run the clips "
+        "(default: an embedded local cluster)",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="worker processes of the embedded cluster (default: one per core)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=positive_float,
+        metavar="S",
+        help="seconds a file may take (default: none)",
+    )
+    p.add_argument("--json", metavar="FILE|-", help="every row, the totals and the settings")
+    p.add_argument("--csv", metavar="FILE|-", help="one row per clip")
+    p.add_argument("--report", metavar="FILE.html", help="a self-contained HTML report")
+    p.add_argument(
+        "--compare", metavar="OLD.json", help="compare with an older --json: regressions first"
+    )
+    p.add_argument(
+        "--sweep",
+        metavar="P1,P2,...",
+        help="run the library at each global precision (cm) and report the totals of each",
+    )
+    p.add_argument("--precision", type=positive_float, metavar="P", help="global precision (cm)")
+    p.add_argument(
+        "--shell-distance", type=positive_float, metavar="D", help="global shell distance (cm)"
+    )
+    p.add_argument("--level", choices=LEVELS, default="automatic", help="compression level")
+    p.add_argument(
+        "--codec",
+        default="acl-style",
+        metavar="NAME",
+        help="the codec (`python -m codec codecs` lists them; auto: the smallest strict one)",
+    )
+    p.add_argument(
+        "--overrides",
+        metavar="RULES",
+        help="a rules file (a sidecar or a JSON list of name-pattern rules) for every clip",
+    )
+    p.add_argument(
+        "--no-sidecars", action="store_true", help="ignore the clips' own CLIP.shellscope.json"
+    )
+    p.add_argument("--cache", metavar="DIR", help="the row cache (default ~/.cache/shellscope)")
+    p.add_argument("--no-cache", action="store_true", help="compute every clip again")
+    add_reader_flags(p)
+    p.set_defaults(func=cmd_library)
+
+
+def parse_sweep(text: str) -> list[float]:
+    """'0.005,0.01,0.02' -> [0.005, 0.01, 0.02] (CliError naming the bad item)."""
+    out = []
+    for item in text.split(","):
+        try:
+            v = float(item)
+        except ValueError:
+            raise CliError(f"--sweep: {item.strip()!r} is not a number") from None
+        if not (v > 0 and v < 1e6):
+            raise CliError(f"--sweep: {item.strip()!r} must be a precision > 0")
+        out.append(v)
+    return out
+
+
+class Progress:
+    """A progress line on stderr: files done, clips per second computed, time left."""
+
+    def __init__(self, stream: TextIO, total: int) -> None:
+        self.stream, self.total = stream, total
+        self.tty = bool(getattr(stream, "isatty", lambda: False)())
+        self.files = self.clips = self.computed_files = 0
+        self.start = time.perf_counter()
+        self.last = 0.0
+
+    def update(self, rows: int, cached: bool) -> None:
+        self.files += 1
+        if not cached:
+            self.clips += rows
+            self.computed_files += 1
+        now = time.perf_counter()
+        if not self.tty and now - self.last < 2.0 and self.files < self.total:
+            return
+        self.last = now
+        elapsed = now - self.start
+        rate = self.clips / elapsed if elapsed > 0 else 0.0
+        per_file = elapsed / self.computed_files if self.computed_files else 0.0
+        left = (self.total - self.files) * per_file
+        width = 24
+        fill = width * self.files // max(self.total, 1)
+        text = (
+            f"[{'#' * fill}{'.' * (width - fill)}] {self.files}/{self.total} files  "
+            f"{rate:.1f} clips/s  ETA {int(left) // 60}:{int(left) % 60:02d}"
+        )
+        self.stream.write(("\r\x1b[K" + text) if self.tty else text + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.tty:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _settings(args: argparse.Namespace) -> Any:
+    from codec.cli.flags import load_options
+    from codec.library.tuning import ClipTuning, LibrarySettings, read_rules_file
+
+    rules: tuple = ()
+    base: dict[str, Any] = {}
+    if args.overrides:
+        base, rules = read_rules_file(args.overrides)
+    tuning = ClipTuning(
+        level=args.level if args.level != "automatic" else base.get("level", "automatic"),
+        precision=args.precision if args.precision is not None else base.get("precision"),
+        shell_distance=(
+            args.shell_distance if args.shell_distance is not None else base.get("shell_distance")
+        ),
+        rules=rules,
+        codec=args.codec,
+    )
+    try:
+        from codec.codecs import registry
+
+        registry.chosen(args.codec)
+        tuning.settings()
+    except SettingsError as e:
+        raise CliError(str(e)) from None
+    return LibrarySettings(
+        tuning=tuning,
+        sidecars=not args.no_sidecars,
+        reader=tuple(sorted(load_options(args).items())),
+    )
+
+
+def cmd_library(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from codec.library.cache import RowCache, codec_version, default_folder
+    from codec.library.compare import compare_rows, compare_text
+    from codec.library.engine import DaskCluster, library_files, run_library
+    from codec.library.outputs import (
+        library_csv,
+        library_json,
+        read_library_json,
+        summary_text,
+        sweep_csv,
+    )
+    from codec.library.report_html import library_html
+    from codec.library.rows import totals
+
+    if args.workers is not None and args.workers < 1:
+        raise CliError(f"--workers must be at least 1, got {args.workers}")
+    sweep = parse_sweep(args.sweep) if args.sweep else None
+    settings = _settings(args)
+    try:
+        files = library_files(args.root)
+    except FileNotFoundError as e:
+        raise CliError(str(e)) from None
+    if not files:
+        raise CliError(f"{args.root}: no clips in it")
+    old = read_library_json(args.compare) if args.compare else None
+    check_outputs([args.json, args.csv, args.report], [p for p, _ in files])
+    cache = None if args.no_cache else RowCache(args.cache or default_folder())
+    precisions = sweep or [settings.tuning.precision]
+    runs = []
+    interrupted = False
+    cluster = None
+    try:
+        if sweep and len(sweep) > 1:
+            n = args.workers or None
+            from codec.library.engine import default_workers
+
+            cluster = DaskCluster(args.scheduler, min(n or default_workers(), len(files)))
+        for p in precisions:
+            run_settings = settings.with_precision(p) if p is not None else settings
+            if sweep:
+                err.write(f"precision {p:g} cm:\n")
+            bar = Progress(err, len(files))
+            run = run_library(
+                files,
+                run_settings,
+                scheduler=args.scheduler,
+                workers=args.workers,
+                timeout=args.timeout,
+                cache=cache,
+                on_file=lambda d, bar=bar: bar.update(len(d.rows), d.cached),
+                cluster=cluster,
+            )
+            bar.close()
+            runs.append((p, run))
+            if run.interrupted:
+                interrupted = True
+                break
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        if cluster is not None:
+            cluster.close()
+    if not runs:
+        err.write("interrupted before any file finished; nothing written\n")
+        return EXIT_INTERRUPTED
+    p0, first = runs[0]
+    rows = first.rows
+    meta = {
+        "root": str(Path(args.root)),
+        "precision": p0,
+        "level": settings.tuning.level,
+        "codec_version": codec_version(),
+        "files": first.files,
+        "cached": first.cached,
+        "seconds": round(first.seconds, 3),
+        "workers": first.workers,
+        "interrupted": interrupted,
+    }
+    sweep_out = [{"precision": p, "totals": totals(r.rows)} for p, r in runs] if sweep else None
+    comparison = compare_rows(old, rows) if old is not None else None
+    outputs: list[tuple[str | None, str]] = []
+    if args.json:
+        outputs.append((args.json, library_json(rows, meta, sweep_out, comparison)))
+    if args.csv:
+        text = sweep_csv([(p, r.rows) for p, r in runs]) if sweep else library_csv(rows)
+        outputs.append((args.csv, text))
+    if args.report:
+        title = f"Shellscope library: {Path(args.root).resolve().name}"
+        shown = {k: meta[k] for k in ("root", "precision", "level", "codec_version", "workers")}
+        if shown["precision"] is None:
+            shown["precision"] = "each clip's own"
+        outputs.append((args.report, library_html(rows, title, shown, sweep_out)))
+    write_outputs(outputs, out)
+    if "-" not in (args.json, args.csv):
+        out.write(summary_text(rows))
+        if sweep_out:
+            out.write("sweep:\n")
+            for s in sweep_out:
+                t = s["totals"]
+                out.write(
+                    f"  precision {s['precision']:g} cm: compressed {t['compressed_size']:,} B, "
+                    f"ratio {t['compression_ratio']:.2f}, {t['precision_missed']} missed, "
+                    f"{t['errors']} errors\n"
+                )
+        if comparison is not None:
+            out.write("compared with " + str(args.compare) + ": " + compare_text(comparison))
+        done = sum(r.computed for _, r in runs)
+        secs = sum(r.seconds for _, r in runs)
+        clips = sum(len(r.rows) for _, r in runs)
+        err.write(
+            f"{first.files} files, {len(rows)} rows; {first.cached} from the cache, {done} "
+            f"computed on {first.workers} workers in {secs:.1f} s "
+            f"({clips / secs if secs else 0:.1f} clips/s)\n"
+        )
+    if interrupted:
+        err.write("interrupted: the outputs hold the files that finished\n")
+        return EXIT_INTERRUPTED
+    return EXIT_OK

@@ -1,0 +1,118 @@
+"""What a worker does with one file: read every animation, compress it, measure it, a row each.
+
+Runs inside a Dask worker process (or in-process), so it takes and returns plain picklable
+values. Nothing escapes as an exception: a file that cannot be read, an animation that
+raises, or a file that runs past its time limit is a row with its error. A file still busy
+after its time limit leaves its thread running, so the worker asks to be replaced (its
+process exits a moment after the rows are sent); Dask's nanny starts a fresh one.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+
+from codec.library.rows import Row, error_row, row_from_stats
+from codec.library.tuning import LibrarySettings
+
+EXIT_GRACE = 5.0  # seconds between returning a timed-out file's rows and leaving the worker
+
+
+@dataclass(frozen=True)
+class FileJob:
+    """One file of the library: where it is, its name in the rows, and the run's settings."""
+
+    path: str
+    name: str
+    settings: LibrarySettings
+
+
+@dataclass(frozen=True)
+class JobResult:
+    """A file's rows; `cacheable` is False when the rows say something about this run (a
+    time-out) rather than about the file."""
+
+    rows: list[Row]
+    cacheable: bool = True
+
+
+def _animations(path: str) -> list[str | None]:
+    """The animations to compress: every one of a multi-animation format, else [None]."""
+    from codec import formats
+
+    if formats.format_of(path) in ("gltf", "fbx", "usd"):
+        return list(formats.list_animations(path))
+    return [None]
+
+
+def compress_file(job: FileJob) -> list[Row]:
+    """Every animation of the file as a row (errors as rows), in the file's order."""
+    import codec
+    from codec import formats
+
+    options = dict(job.settings.reader)
+    try:
+        tuning = job.settings.for_clip(job.path)
+        animations = _animations(job.path)
+    except Exception as e:
+        return [error_row(job.name, "", _message(job.path, e))]
+    rows: list[Row] = []
+    for anim in animations:
+        label = anim or ""
+        try:
+            opts = dict(options, animation=anim) if anim is not None else options
+            clip = formats.load_clip(job.path, **opts)
+            clip, settings = tuning.apply(clip)
+            result = codec.compress(clip, settings)
+            stats = result.stats
+            if not label:
+                label = str(stats.get("clip_name") or "")
+            worst = int(stats.get("worst_track", 0))
+            budget = float(clip.skeleton.precision[worst]) if clip.skeleton.num_joints else 0.0
+            rows.append(row_from_stats(job.name, label, stats, budget))
+        except Exception as e:  # one broken animation must not stop the library
+            rows.append(error_row(job.name, label, _message(job.path, e)))
+    return rows
+
+
+def _message(path: str, e: BaseException) -> str:
+    from codec.errors import ShellscopeError
+
+    text = " / ".join(p.strip() for p in str(e).splitlines() if p.strip())
+    if isinstance(e, ShellscopeError):
+        return text if text.startswith(path) else f"{path}: {text}"
+    if isinstance(e, MemoryError):
+        return f"{path}: out of memory"
+    return f"{path}: internal error ({type(e).__name__}: {text})"
+
+
+def run_job(job: FileJob, timeout: float | None = None) -> JobResult:
+    """compress_file under a time limit (None: none). A file over its limit is one error row;
+    its thread cannot be stopped, so this worker process leaves soon after."""
+    if not timeout:
+        return JobResult(compress_file(job))
+    box: list[list[Row]] = []
+    thread = threading.Thread(target=lambda: box.append(compress_file(job)), daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if box:
+        return JobResult(box[0])
+    _leave_soon()
+    return JobResult(
+        [error_row(job.name, "", f"{job.path}: timed out after {timeout:g} s")], cacheable=False
+    )
+
+
+def _leave_soon() -> None:
+    """End this worker process in EXIT_GRACE seconds (only inside a Dask worker: never the
+    process that runs the command or the window)."""
+    try:
+        from distributed import get_worker
+
+        get_worker()
+    except (ImportError, ValueError):
+        return
+    timer = threading.Timer(EXIT_GRACE, os._exit, args=(3,))
+    timer.daemon = True
+    timer.start()

@@ -1,0 +1,129 @@
+"""A library run as files: JSON (everything, and what `--compare` reads back), CSV (one row
+per clip, the columns of codec.library.rows) and plain text for the terminal."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+from codec.errors import SettingsError
+from codec.library.rows import COLUMNS, NUMERIC, Row, is_error, totals
+
+FORMAT = "shellscope-library"
+VERSION = 1
+
+
+def _clean(value: Any) -> Any:
+    """JSON-safe: NaN and infinities become None (strict JSON has no such numbers)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def library_json(
+    rows: list[Row],
+    meta: dict[str, Any],
+    sweep: list[dict[str, Any]] | None = None,
+    comparison: dict[str, Any] | None = None,
+) -> str:
+    """The run as JSON text: format, meta (root, settings, codec version, interrupted),
+    totals, rows, and the sweep and comparison when there are."""
+    data: dict[str, Any] = {"format": FORMAT, "version": VERSION, **meta}
+    data["totals"] = totals(rows)
+    if sweep is not None:
+        data["sweep"] = sweep
+    if comparison is not None:
+        data["compare"] = comparison
+    data["rows"] = [{k: _clean(r.get(k)) for k in COLUMNS} for r in rows]
+    return json.dumps(data, indent=1, allow_nan=False) + "\n"
+
+
+def library_csv(rows: list[Row], extra: dict[str, Any] | None = None) -> str:
+    """One line per clip, COLUMNS in order (with `extra` columns first, e.g. a sweep's
+    precision)."""
+    extra = extra or {}
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow([*extra, *COLUMNS])
+    for r in rows:
+        cells = [r.get(k) for k in COLUMNS]
+        writer.writerow([*extra.values(), *("" if c is None else _cell(c) for c in cells)])
+    return buf.getvalue()
+
+
+def sweep_csv(runs: list[tuple[float, list[Row]]]) -> str:
+    """Every run of a sweep in one CSV, its precision in the first column."""
+    parts = [library_csv(rows, {"sweep_precision": p}) for p, rows in runs]
+    return parts[0] + "".join(p.split("\n", 1)[1] for p in parts[1:]) if parts else ""
+
+
+def _cell(value: Any) -> Any:
+    if isinstance(value, float):
+        return repr(value) if math.isfinite(value) else ""
+    return value
+
+
+def read_library_json(path: str | os.PathLike[str]) -> list[Row]:
+    """The rows of a JSON written by `--json` (SettingsError naming the file and the place)."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise SettingsError(f"{path}: cannot read: {e.strerror or e}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise SettingsError(f"{path}: not a library JSON ({e})") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise SettingsError(f"{path}: format: expected {FORMAT!r} (written by library --json)")
+    rows = data.get("rows")
+    if not isinstance(rows, list) or not all(isinstance(r, dict) and "path" in r for r in rows):
+        raise SettingsError(f"{path}: rows: expected a list of rows with a 'path'")
+    for i, r in enumerate(rows):
+        for k in NUMERIC:
+            v = r.get(k)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int | float)):
+                raise SettingsError(f"{path}: rows[{i}].{k}: expected a number, got {v!r}")
+    return rows
+
+
+def summary_text(rows: list[Row], worst: int = 10) -> str:
+    """Totals, the worst clips (over budget first, then by share of budget) and the errors."""
+    t = totals(rows)
+    lines = [
+        f"{t['clips']} clips: {t['compressed']} compressed, {t['errors']} errors, "
+        f"{t['precision_missed']} missed their precision",
+        f"raw {t['raw_size']:,} B, compressed {t['compressed_size']:,} B, "
+        f"ratio {t['compression_ratio']:.2f}:1, largest error {t['max_error']:.6g} cm",
+    ]
+    ranked = worst_rows(rows)[:worst]
+    if ranked:
+        lines.append("worst clips (error / budget):")
+        for r in ranked:
+            share = budget_share(r)
+            mark = "  OVER" if not r["precision_met"] else ""
+            lines.append(
+                f"  {share:7.1%}  {r['max_error']:.6g} cm  {r['path']} [{r['animation']}] "
+                f"at {r['worst_joint']}{mark}"
+            )
+    errors = [r for r in rows if is_error(r)]
+    if errors:
+        lines.append("errors:")
+        lines += [f"  {r['error']}" for r in errors]
+    return "\n".join(lines) + "\n"
+
+
+def budget_share(row: Row) -> float:
+    """The row's max error as a share of its worst joint's precision (0 for an error row)."""
+    if is_error(row) or not row.get("precision"):
+        return 0.0
+    return float(row["max_error"]) / float(row["precision"])
+
+
+def worst_rows(rows: list[Row]) -> list[Row]:
+    """Compressed rows, those that missed their precision first, then by share of budget."""
+    ok = [r for r in rows if not is_error(r)]
+    return sorted(ok, key=lambda r: (bool(r["precision_met"]), -budget_share(r)))

@@ -1,0 +1,125 @@
+"""The HTML report in a real browser (headless Chromium, Debian package `chromium`, installed by
+tools/setup.sh): its plots draw and it asks the network for nothing.
+
+Every request Chromium makes goes through a proxy that this test runs and that records each
+connection; a page with one remote image proves the proxy does see them. Chromium's own
+housekeeping (its updater and sign-in hosts, which even its switches leave on) is told apart
+by host; any other host the page asked for fails the test.
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from codec.library.report_html import NEAR_COLOUR, OVER_COLOUR, library_html
+
+# Chromium's own requests, made whatever the page (checked against an empty page)
+BROWSER_HOSTS = {"accounts.google.com", "update.googleapis.com", "clients2.google.com"}
+
+
+def _host(request: bytes) -> str:
+    """The host a proxied request is for: `CONNECT host:443` or `GET http://host/...`."""
+    target = request.split(b"\r\n", 1)[0].split(b" ")[1].decode(errors="replace")
+    return target.split("://", 1)[-1].split("/", 1)[0].rsplit(":", 1)[0]
+
+
+def _chromium() -> str:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    pytest.fail("headless Chromium is needed: install the Debian package chromium (tools/setup.sh)")
+
+
+class RecordingProxy:
+    """A TCP listener on localhost that records every connection (and answers nothing)."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.sock.settimeout(0.2)
+        self.requests: list[bytes] = []
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.sock.getsockname()[1]}"
+
+    def _serve(self) -> None:
+        while not self.stopped.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.settimeout(1.0)
+                try:
+                    self.requests.append(conn.recv(4096))
+                except OSError:
+                    self.requests.append(b"")
+
+    def close(self) -> None:
+        self.stopped.set()
+        self.thread.join(2)
+        self.sock.close()
+
+
+def _render(page: Path, png: Path, proxy: RecordingProxy) -> None:
+    """Open `page` in headless Chromium with every request sent to `proxy`; screenshot it."""
+    subprocess.run(
+        [
+            _chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            "--disable-default-apps", "--disable-domain-reliability", "--no-pings",
+            "--disable-client-side-phishing-detection", "--disable-breakpad",
+            "--disable-features=NetworkTimeServiceQuerying,OptimizationHints,MediaRouter",
+            f"--proxy-server=http://{proxy.address}",
+            "--proxy-bypass-list=<-loopback>", "--window-size=1280,1600",
+            f"--user-data-dir={png.parent / 'chromium-profile'}", "--virtual-time-budget=3000",
+            f"--screenshot={png}", page.as_uri(),
+        ],
+        check=True, capture_output=True, timeout=120,
+    )  # fmt: skip
+
+
+def test_report_draws_its_plots_and_loads_nothing(embedded, tmp_path):
+    page = tmp_path / "report.html"
+    page.write_text(library_html(embedded.rows, "library"))
+    png = tmp_path / "report.png"
+    proxy = RecordingProxy()
+    try:
+        _render(page, png, proxy)
+        assert [h for h in map(_host, proxy.requests) if h not in BROWSER_HOSTS] == []
+        # the detector works: a page with one remote image is caught
+        remote = tmp_path / "remote.html"
+        remote.write_text('<html><body><img src="http://example.com/a.png"></body></html>')
+        _render(remote, tmp_path / "remote.png", proxy)
+        assert "example.com" in map(_host, proxy.requests)
+    finally:
+        proxy.close()
+    from PySide6.QtGui import QImage
+
+    image = QImage(str(png)).convertToFormat(QImage.Format.Format_RGB888)
+    h, w = image.height(), image.width()
+    assert (w, h) == (1280, 1600)
+    rgb = np.frombuffer(image.constBits(), np.uint8).reshape(h, image.bytesPerLine())
+    rgb = rgb[:, : w * 3].reshape(h, w, 3).astype(int)
+
+    def near(colour: str, tol: int = 40) -> int:
+        want = np.array([int(colour[i : i + 2], 16) for i in (1, 3, 5)])
+        return int((np.abs(rgb - want).max(axis=2) < tol).sum())
+
+    # the plots' points (orange: near the budget) and the joints' bars are drawn
+    assert near(NEAR_COLOUR, 8) > 60
+    assert near("#5b7fa6", 8) > 5000
+    assert near(OVER_COLOUR) == 0  # no clip of this library is over its budget
