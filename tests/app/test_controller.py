@@ -178,10 +178,29 @@ def test_shutdown_is_prompt_even_if_the_codec_never_looks_at_cancel(qtbot) -> No
 
 
 @pytest.mark.parametrize("bad", [0.0, -1.0])
-def test_invalid_settings_never_reach_the_codec(bad) -> None:
+def test_invalid_settings_never_reach_the_codec(qtbot, bad) -> None:
+    """A refused value leaves the settings as they were and starts no compression: the
+    codec is called once for the opened clip and never with the bad precision."""
     doc = Document()
+    seen: list[float] = []
+
+    def compress(clip, settings, progress, cancel):
+        seen.append(float(clip.skeleton.precision.max()))
+        return codec.compress(clip, settings)
+
+    ctl = Controller(doc, compress=compress, debounce_ms=10)
+    with qtbot.waitSignal(ctl.result_ready, timeout=30_000):
+        ctl.open_clip(small_clip())
+    before = doc.settings
     with pytest.raises(ValueError):
         doc.update_settings(precision=bad)
+    qtbot.wait(150)  # past the debounce: a scheduled run would have started by now
+    assert doc.settings == before
+    assert seen == [before.precision] and not ctl.running
+    doc.update_settings(precision=before.precision * 2)  # a good value does reach it
+    qtbot.waitUntil(lambda: len(seen) == 2 and not ctl.running, timeout=30_000)
+    assert seen[1] == before.precision * 2
+    ctl.shutdown()
 
 
 def test_a_failed_open_keeps_the_clip_and_its_compression_running(qtbot) -> None:

@@ -101,20 +101,6 @@ def test_end_sites_reach_the_tips_and_bind_pose_is_offsets() -> None:
             assert len(sk.children(j)) == 0
 
 
-def test_mixed_orders_first_row_by_hand() -> None:
-    """cmu_02_02 root is ZYX, abdomen ZXY: check abdomen's local rotation against matrices."""
-    clip = read_bvh(DATA / "cmu_02_02_walk_daz.bvh", units="cm")
-    text = (DATA / "cmu_02_02_walk_daz.bvh").read_text().split("MOTION")[1].split("\n")
-    row = [float(v) for v in text[3].split()]
-    z, x, y = np.radians(row[6:9])  # abdomen: Zrotation Xrotation Yrotation
-    rz = np.array([[math.cos(z), -math.sin(z), 0], [math.sin(z), math.cos(z), 0], [0, 0, 1]])
-    rx = np.array([[1, 0, 0], [0, math.cos(x), -math.sin(x)], [0, math.sin(x), math.cos(x)]])
-    ry = np.array([[math.cos(y), 0, math.sin(y)], [0, 1, 0], [-math.sin(y), 0, math.cos(y)]])
-    got = quat.to_matrix(clip.rotations[0, clip.skeleton.index("abdomen")])
-    assert np.allclose(got, rz @ rx @ ry, atol=1e-12)
-    assert np.allclose(clip.translations[0, 0], row[:3])  # root position replaces OFFSET
-
-
 def test_makehuman_six_channel_joints_add_to_offset() -> None:
     clip = read_bvh(DATA / "makehuman_tpose.bvh", units="cm")
     sk = clip.skeleton
