@@ -149,6 +149,39 @@ def test_the_window_pose_error_is_the_float64_reference(compressed, name: str, h
         np.testing.assert_allclose(got, expected[s], rtol=1e-9, atol=1e-12)
 
 
+def _blend(clip: Clip, times: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Local rotations, translations and scales at `times` (N,): samples k and k + 1 mixed by
+    the fraction past k, rotations by component lerp on the shorter arc then normalised (how
+    ACL interpolates), the rest by lerp; a looping clip's last interval ends on sample 0."""
+    s = clip.num_samples
+    pos = np.asarray(times, np.float64) * clip.sample_rate
+    k = np.minimum(np.floor(pos + 1e-9).astype(int), s - 1)
+    a = np.clip(pos - k, 0.0, 1.0)
+    a = np.where(np.abs(a) < 1e-9, 0.0, a)[:, None, None]
+    k1 = (k + 1) % s if clip.looping else np.minimum(k + 1, s - 1)
+    q0, q1 = clip.rotations[k], clip.rotations[k1]
+    q1 = np.where((q0 * q1).sum(-1, keepdims=True) < 0, -q1, q1)
+    q = q0 + (q1 - q0) * a
+    q /= np.linalg.norm(q, axis=-1, keepdims=True)
+    tr = clip.translations[k] + (clip.translations[k1] - clip.translations[k]) * a
+    sc = clip.scales[k] + (clip.scales[k1] - clip.scales[k]) * a
+    return q, tr, sc
+
+
+@pytest.mark.parametrize(("name", "how"), CASES[:2])
+def test_error_between_samples_is_the_float64_reference(compressed, name: str, how: str) -> None:
+    """The supersampled error (stored float32) at its own times, recomputed here."""
+    clip, result = compressed[name, how]
+    sk = clip.skeleton
+    times = result.error_between_times
+    assert len(times) > clip.num_samples  # several poses per interval
+    raw = reference_matrices(*_blend(clip, times), sk.parents)
+    lossy = reference_matrices(*_blend(result.lossy, times), sk.parents)
+    expected = reference_error(raw, lossy, sk.shell_distance)
+    np.testing.assert_allclose(result.error_between, expected, rtol=2e-6, atol=1e-9)
+    assert result.stats["max_error_between_samples"] == pytest.approx(expected.max(), rel=2e-6)
+
+
 def test_a_chain_with_growing_shells_by_hand() -> None:
     """Three joints on the x axis, 10 units apart; only the root turns, by 0.01 rad about z.
     A shell point at distance r from the turn moves by 2 r sin(0.005): each joint's own
