@@ -19,6 +19,7 @@ import pytest
 
 from codec.compression import compress
 from codec.formats import load_clip
+from codec.measure.measure import measure
 from codec.measure.pose_error import pose_error
 from codec.model.clip import Clip
 from codec.model.sampling import Pose
@@ -147,6 +148,31 @@ def test_the_window_pose_error_is_the_float64_reference(compressed, name: str, h
         lossy_pose = Pose(lossy.rotations[s], lossy.translations[s], lossy.scales[s])
         got = pose_error(raw_pose, lossy_pose, sk.parents, sk.shell_distance).error
         np.testing.assert_allclose(got, expected[s], rtol=1e-9, atol=1e-12)
+
+
+def test_precision_met_and_the_joints_over_it_per_joint() -> None:
+    """Measured against precisions set around each joint's own reference error (half of
+    it for some joints, twice it for the others), the stats name exactly the joints over."""
+    clip = _random_settings(load_clip(DATA / "acl/cmu_09_02.acl.sjson"), 11)
+    settings = CompressionSettings(skin_error=False, supersample=0)
+    result = compress(clip, settings)
+    sk = clip.skeleton
+    expected = reference_error(
+        _clip_matrices(clip), _clip_matrices(result.lossy), sk.shell_distance
+    ).max(axis=0)
+    moving = np.flatnonzero(expected > 1e-7)
+    assert len(moving) > 10
+    tight = np.zeros(clip.num_joints, bool)
+    tight[moving[::3]] = True  # every third moving joint gets half its error as precision
+    precision = np.where(tight, expected * 0.5, np.maximum(expected * 2.0, 1e-6))
+    strict = clip.with_skeleton_settings(precision, sk.shell_distance)
+    sizes = (len(result.data), len(result.data))
+    stats = measure(strict, result.decoder, settings, sizes, 0.0).stats
+    assert stats["precision_met"] is False
+    assert stats["joints_over_precision"] == [sk.names[j] for j in np.flatnonzero(tight)]
+    relaxed = clip.with_skeleton_settings(np.maximum(expected * 2.0, 1e-6), sk.shell_distance)
+    stats = measure(relaxed, result.decoder, settings, sizes, 0.0).stats
+    assert stats["precision_met"] is True and stats["joints_over_precision"] == []
 
 
 def _blend(clip: Clip, times: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
