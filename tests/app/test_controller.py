@@ -197,10 +197,9 @@ def test_invalid_settings_never_reach_the_codec(qtbot, bad) -> None:
     qtbot.wait(150)  # past the debounce: a scheduled run would have started by now
     assert doc.settings == before
     assert seen == [before.precision] and not ctl.running
-    doc.update_settings(precision=before.precision * 2)  # a good value does reach it
-    qtbot.waitUntil(lambda: len(seen) == 2 and not ctl.running, timeout=30_000)
-    assert seen[1] == before.precision * 2
-    ctl.shutdown()
+    with qtbot.waitSignal(ctl.result_ready, timeout=30_000):  # a good value does reach it
+        doc.update_settings(precision=before.precision * 2)
+    assert seen == [before.precision, before.precision * 2]
 
 
 def test_a_failed_open_keeps_the_clip_and_its_compression_running(qtbot) -> None:
