@@ -4,7 +4,7 @@ VENV := .venv
 STAMP := $(VENV)/.installed
 PY := $(VENV)/bin/python
 
-.PHONY: run test setup lint bench clean
+.PHONY: run test setup lint bench clean golden mutate
 
 $(STAMP): pyproject.toml tools/setup.sh
 	bash tools/setup.sh
@@ -28,6 +28,10 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check $(LINTED)
 	$(VENV)/bin/ruff format --check $(LINTED)
 	$(VENV)/bin/lint-imports --no-logo --no-cache
+
+# After a deliberate change of the .ssc bytes: write tests/data/golden/ssc-vN/ again.
+golden: $(STAMP)
+	$(PY) tools/regen_golden.py
 
 bench: $(STAMP)
 	$(PY) -m codec bench

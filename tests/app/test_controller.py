@@ -58,14 +58,15 @@ def test_the_chosen_codec_compresses_and_names_the_result(qtbot) -> None:
         return codec.compress(clip, settings, progress=progress, cancel=cancel)
 
     ctl._compress = compress
-    ctl.codec_name = "acl-style"
+    ctl.set_codec("keyreduce")
     with qtbot.waitSignal(ctl.result_ready, timeout=30_000):
         ctl.open_clip(small_clip())
-    assert seen == ["acl-style"] and doc.result is not None
-    assert doc.result.codec_name == "acl-style" and doc.result.stats["codec"] == "acl-style"
-    ctl.codec_name = "zip"  # what `shellscope --codec` refuses before a window opens
-    with pytest.raises(codec.SettingsError, match="unknown codec 'zip'"):
-        codec.compress(small_clip(), ctl.settings())
+    assert seen == ["keyreduce"] and doc.result is not None
+    assert doc.result.codec_name == "keyreduce" and doc.result.stats["codec"] == "keyreduce"
+    assert doc.result.costs is None  # not a bit-rate codec
+    with pytest.raises(ValueError, match="unknown codec 'zip'"):
+        ctl.set_codec("zip")  # what `shellscope --codec` refuses before a window opens
+    assert ctl.settings().codec == "keyreduce"
 
 
 def test_a_newer_request_cancels_the_stale_run(qtbot) -> None:
@@ -200,10 +201,28 @@ def test_shutdown_is_prompt_even_if_the_codec_never_looks_at_cancel(qtbot) -> No
 
 
 @pytest.mark.parametrize("bad", [0.0, -1.0])
-def test_invalid_settings_never_reach_the_codec(bad) -> None:
+def test_invalid_settings_never_reach_the_codec(qtbot, bad) -> None:
+    """A refused value leaves the settings as they were and starts no compression: the
+    codec is called once for the opened clip and never with the bad precision."""
     doc = Document()
+    seen: list[float] = []
+
+    def compress(clip, settings, progress, cancel):
+        seen.append(float(clip.skeleton.precision.max()))
+        return codec.compress(clip, settings)
+
+    ctl = Controller(doc, compress=compress, debounce_ms=10)
+    with qtbot.waitSignal(ctl.result_ready, timeout=30_000):
+        ctl.open_clip(small_clip())
+    before = doc.settings
     with pytest.raises(ValueError):
         doc.update_settings(precision=bad)
+    qtbot.wait(150)  # past the debounce: a scheduled run would have started by now
+    assert doc.settings == before
+    assert seen == [before.precision] and not ctl.running
+    with qtbot.waitSignal(ctl.result_ready, timeout=30_000):  # a good value does reach it
+        doc.update_settings(precision=before.precision * 2)
+    assert seen == [before.precision, before.precision * 2]
 
 
 def test_a_failed_open_keeps_the_clip_and_its_compression_running(qtbot) -> None:

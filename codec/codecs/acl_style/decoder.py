@@ -172,8 +172,10 @@ class CompressedClip:
         if interpolation not in INTERPOLATIONS:
             raise ValueError(f"unknown interpolation {interpolation!r}")
         wrap = self.wrap if looping is None else looping == "wrap"
+        # an override changes how long the clip runs: wrapping adds the last interval
+        duration = self.duration if wrap == self.wrap else None
         keys = sample_keys(
-            t, self.sample_rate, self.num_samples, rounding, wrap, per_track, self.duration
+            t, self.sample_rate, self.num_samples, rounding, wrap, per_track, duration
         )
         rot, tr, sc = self.decode_rows(np.array([keys.first, keys.second]))
         rot = rot / np.linalg.norm(rot, axis=-1, keepdims=True)

@@ -89,10 +89,19 @@ def test_codec_sample_wrap_and_clamp_override():
     c = result.decoder
     last = (c.num_samples - 1 + 0.5) / RATE
     decoded = c.decode_all()
-    if not c.wrap:
-        clamp = c.sample(last, "none", looping="clamp")
-        np.testing.assert_allclose(clamp.translations, decoded.translations[-1], atol=1e-12)
-        wrapped = c.sample((c.num_samples - 1 + 0.5) / RATE - 1e-9, "none", looping="wrap")
-        assert np.all(np.isfinite(wrapped.translations))
+    assert not c.wrap  # chain_clip does not loop: wrapping is the override's doing
+    clamp = c.sample(last, "none", looping="clamp")
+    np.testing.assert_allclose(clamp.translations, decoded.translations[-1], rtol=0, atol=1e-12)
+    # wrapped, half way past the last sample blends the last sample into the first
+    wrapped = c.sample(last, "none", looping="wrap")
+    half = 0.5 * (decoded.translations[-1] + decoded.translations[0])
+    np.testing.assert_allclose(wrapped.translations, half, rtol=0, atol=1e-9)
+    assert np.abs(decoded.translations[-1] - decoded.translations[0]).max() > 0.01
+    np.testing.assert_allclose(
+        wrapped.rotations,
+        quat.nlerp(decoded.rotations[-1], decoded.rotations[0], 0.5),
+        rtol=0,
+        atol=1e-9,
+    )
     with pytest.raises(ValueError, match="looping"):
         c.sample(0.0, looping="bounce")

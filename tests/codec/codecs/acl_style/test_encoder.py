@@ -11,6 +11,7 @@ from codec.codecs.acl_style.bit_rates import TrackKind
 from codec.compression import compress
 from codec.errors import Cancelled, SettingsError
 from codec.measure.error_metric import shell_error
+from codec.model.transforms import object_space
 from codec.settings import CompressionSettings, resolve_level
 from tests.codec.helpers import DATA, chain_clip, random_hierarchy_clip
 
@@ -76,7 +77,22 @@ def test_single_sample_and_two_samples(real_results):
     one = real_results["cmu_121_10_single_sample.acl.sjson"]
     assert one.lossy.num_samples == 1 and not np.any(one.costs.kinds == TrackKind.ANIMATED)
     two = real_results["cmu_81_16_two_samples.acl.sjson"]
-    assert two.lossy.num_samples == 2
+    assert two.lossy.num_samples == 2 and np.any(two.costs.kinds == TrackKind.ANIMATED)
+    for r in (one, two):
+        raw, lossy = r.clip, r.lossy
+        # each lossy sample is its own raw sample within the precision (no shifted or
+        # repeated sample), on positions the test works out from the arrays
+        raw_p = object_space(raw.rotations, raw.translations, raw.scales, raw.skeleton.parents)
+        lossy_p = object_space(
+            lossy.rotations, lossy.translations, lossy.scales, raw.skeleton.parents
+        )
+        moved = np.linalg.norm(raw_p[..., 3] - lossy_p[..., 3], axis=-1)
+        assert moved.max() <= 0.01
+        assert r.stats["precision_met"] and r.error.max() <= 0.01
+    # the two samples differ, and the lossy clip keeps them apart in order
+    gap = np.abs(two.clip.translations[1] - two.clip.translations[0]).max()
+    assert gap > 0.05
+    np.testing.assert_allclose(two.lossy.translations, two.clip.translations, rtol=0, atol=0.01)
 
 
 def test_loop_detection_drops_the_repeated_last_sample():
