@@ -194,6 +194,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self.panels[class_name] = widget
             self.docks[class_name] = dock
             self.panel_menu.addAction(dock.toggleViewAction())
+        self.panels["SettingsPanel"].codec_requested.connect(self.controller.set_codec)
 
     def _route_time_keys(self) -> None:
         """Left / Right step time even when a slider or the joint tree has the keyboard.
@@ -372,6 +373,12 @@ class MainWindow(QtWidgets.QMainWindow):
         bar.clear_requested.connect(c.clear_comparison)
         bar.codec_requested.connect(c.set_codec)
         self.addToolBar(QtCore.Qt.ToolBarArea.TopToolBarArea, self.compare_bar)
+        # the Compare button stays in reach beside the menus; its toolbar shows while comparing
+        corner = QtWidgets.QToolButton(self)
+        corner.setDefaultAction(bar.pin_action)
+        corner.setAutoRaise(True)
+        corner.setMaximumHeight(self.menuBar().sizeHint().height())
+        self.menuBar().setCornerWidget(corner, QtCore.Qt.Corner.TopRightCorner)
         self.compare_layer = CompareLayer(self.viewport)
 
     # --- menus --------------------------------------------------------------------------

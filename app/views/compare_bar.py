@@ -109,6 +109,7 @@ class CompareBar(QtWidgets.QToolBar):
         """Copy the document into the controls (without echoing back)."""
         doc = self.document
         c = doc.comparison
+        self.setVisible(c.active)  # a row of controls only while comparing (room for the view)
         with self.guard:
             self.pin_action.setEnabled(doc.has_lossy())
             self.pin_action.setText("Re-pin A" if c.active else "Compare")

@@ -70,7 +70,7 @@ class CurvesPanel(QWidget):
 
         self.canvas = pg.GraphicsLayoutWidget()
         self.canvas.setBackground("w")
-        self.canvas.setMinimumHeight(120)
+        self.canvas.setMinimumHeight(80)  # the dock decides; the 3D view keeps its room
         self.plots: list[pg.PlotItem] = []
         self.cursors: list[TimeCursor] = []
         for k, name in enumerate(SUB_TRACKS):

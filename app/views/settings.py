@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.comparison import registered_codecs
 from app.document import Document
 from app.views.stats import change_text
 from app.views.sync_guard import SyncGuard
@@ -53,6 +54,7 @@ class SettingsPanel(QWidget):
     """Dockable view of `document.settings`; edits go out as `settings_edited(changes)`."""
 
     settings_edited = Signal(object)  # {setting: new value}
+    codec_requested = Signal(str)  # the codec to compress with (auto: the smallest strict)
 
     def __init__(self, document: Document, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -76,6 +78,13 @@ class SettingsPanel(QWidget):
         self.shell.setKeyboardTracking(False)
         self.shell.setToolTip("Radius of the virtual vertices (skin) each joint must keep in place")
         self.shell_from_mesh = QCheckBox("from mesh")
+        self.codec = QComboBox()
+        self.codec.addItems(list(registered_codecs()))
+        self.codec.setToolTip(
+            "The codec to compress with; auto tries every codec and keeps the smallest "
+            "strict result (python -m codec codecs describes them)"
+        )
+        self.codec_pick = QLabel()  # auto's choice
         self.level = QComboBox()
         self.level.addItems(LEVELS)
         self.level.setToolTip("Compression effort; automatic follows ACL's rule")
@@ -118,7 +127,11 @@ class SettingsPanel(QWidget):
         level_row = QHBoxLayout()
         level_row.addWidget(self.level)
         level_row.addWidget(self.resolved, 1)
+        codec_row = QHBoxLayout()
+        codec_row.addWidget(self.codec)
+        codec_row.addWidget(self.codec_pick, 1)
         form = QFormLayout()
+        form.addRow("Codec", codec_row)
         form.addRow("Precision", row)
         form.addRow("Shell distance", self.shell)
         form.addRow("", self.shell_from_mesh)  # its own row: the dock can be narrower
@@ -141,6 +154,7 @@ class SettingsPanel(QWidget):
         self.shell.valueChanged.connect(self._on_shell)
         self.shell_from_mesh.toggled.connect(self._on_shell_from_mesh)
         self.level.currentTextChanged.connect(self._on_level)
+        self.codec.currentTextChanged.connect(self._on_codec)
         self.strip_trivial.toggled.connect(lambda on: self._edit(strip_trivial=bool(on)))
         self.strip_proportion.valueChanged.connect(
             lambda v: self._edit(strip_proportion=float(v) / 100.0)
@@ -163,6 +177,7 @@ class SettingsPanel(QWidget):
             self.precision.setValue(s.precision)
             self.shell.setValue(s.shell_distance)
             self.level.setCurrentText(s.level)
+            self.codec.setCurrentText(self.document.codec)
             self.strip_trivial.setChecked(s.strip_trivial)
             self.strip_proportion.setValue(100.0 * s.strip_proportion)
             self.strip_threshold.setValue(s.strip_threshold)
@@ -202,6 +217,8 @@ class SettingsPanel(QWidget):
             f"→ {level}" if level and self.document.settings.level == "automatic" else ""
         )
         self.change.setText(change_text(self.document.previous_result, r))
+        chosen = r.codec_name if r is not None and "auto" in r.stats else None
+        self.codec_pick.setText(f"→ {chosen}" if chosen else "")
 
     def _on_status(self) -> None:
         st = self.document.status
@@ -213,6 +230,10 @@ class SettingsPanel(QWidget):
             self.status.setText(st.message)
 
     # --- view -> model ------------------------------------------------------------------
+    def _on_codec(self, name: str) -> None:
+        if not self.syncing and name and name != self.document.codec:
+            self.codec_requested.emit(name)
+
     def _edit(self, **changes: float | str | bool) -> None:
         if not self.syncing:
             self.settings_edited.emit(changes)

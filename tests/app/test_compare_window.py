@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from PySide6.QtCore import Qt
 
 from tests.app.conftest import RESULT_TIMEOUT_MS
 from tests.app.test_layout import cut_texts
@@ -27,7 +28,12 @@ def test_compare_is_in_the_menu_and_the_toolbar(loaded) -> None:
     menus = {a.text().replace("&", ""): a.menu() for a in loaded.menuBar().actions()}
     texts = [a.text() for a in menus["Compare"].actions()]
     assert texts == ["Compare", "Swap A/B", "Clear"]
-    assert loaded.compare_bar.isVisible()
+    # beside the menus the Compare button; the A/B toolbar only while comparing
+    corner = loaded.menuBar().cornerWidget(Qt.Corner.TopRightCorner)
+    assert corner.defaultAction() is loaded.compare_bar.pin_action and corner.isVisible()
+    assert not loaded.compare_bar.isVisible()
+    loaded.compare_bar.pin_action.trigger()
+    assert loaded.document.comparison.active and loaded.compare_bar.isVisible()
 
 
 def test_a_and_b_are_drawn_magnified_and_toggle(qtbot, loaded, ui) -> None:

@@ -53,7 +53,7 @@ def test_raw_rotation_is_the_files_euler_angles_and_lossy_stays_close(qtbot, wal
     assert not any(name.endswith(" A") for name in panel.series)
     # segment starts: one grey line per segment after the first, on each plot
     lines = [it for it in panel._items[0] if type(it).__name__ == "InfiniteLine" and it.value() > 0]
-    assert len(lines) == len(b.segments) - 1
+    assert len(lines) == len(b.costs.segments) - 1
     assert panel.plots[0].titleLabel.text.startswith("rotation animated")
 
 

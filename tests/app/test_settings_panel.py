@@ -103,3 +103,26 @@ def test_keyframe_stripping_knobs_edit_the_model_warn_and_persist(qtbot, tmp_pat
     qtbot.waitUntil(lambda: load_sidecar(doc.path)[0] == doc.settings)
     saved = load_sidecar(doc.path)[0]
     assert saved.strip_trivial is False and saved.strip_proportion == 0.3
+
+
+def test_the_codec_chooser_compresses_with_the_chosen_codec_and_shows_autos_pick(qtbot) -> None:
+    import codec
+    from app.controller import Controller
+    from app.document import Document
+    from tests.codec.helpers import DATA
+
+    doc = Document()
+    ctl = Controller(doc, debounce_ms=10)
+    panel = SettingsPanel(doc)
+    qtbot.addWidget(panel)
+    panel.codec_requested.connect(ctl.set_codec)
+    assert panel.codec.findText("auto") >= 0 and panel.codec.currentText() == "acl-style"
+    clip = codec.load_clip(DATA / "keyed" / "cmu_49_15_keys6_linear.acl.sjson.xz")
+    with qtbot.waitSignal(ctl.result_ready, timeout=60_000):
+        ctl.open_clip(clip)
+    assert doc.result.codec_name == "acl-style" and panel.codec_pick.text() == ""
+    with qtbot.waitSignal(ctl.result_ready, timeout=60_000):
+        panel.codec.setCurrentText("auto")
+    assert doc.codec == "auto" and doc.result.stats["auto"]["chosen"] == doc.result.codec_name
+    assert panel.codec_pick.text() == f"→ {doc.result.codec_name}" != "→ acl-style"
+    ctl.shutdown()
