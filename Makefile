@@ -38,3 +38,7 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV)
+
+# Plant each known bug in a temporary copy of the tree and check a test catches it.
+mutate: $(STAMP)
+	bash tools/with_display.sh $(PY) tools/mutate.py

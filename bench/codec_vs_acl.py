@@ -186,9 +186,8 @@ def measure(clip_spec: BenchClip, repeat: int, rng: np.random.Generator) -> tupl
 
 def run_peer(peer: Path, clip: Any, clip_spec: BenchClip, repeat: int, work: Path) -> dict:
     """ACL's own numbers for a clip: `repeat` runs of acl_compressor, median time."""
-    from codec.formats.decoder import read_decompressed
-
     from codec.formats.acl_sjson import write_acl_sjson
+    from codec.formats.compressed import read_decompressed
 
     src = clip_spec.path
     if src.name.endswith((".acl.sjson.xz", ".acl.sjson.gz", ".acl.sjson.zst")):

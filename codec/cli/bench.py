@@ -41,6 +41,33 @@ def load_bench() -> ModuleType:
     return module
 
 
+def _load(path: Path, name: str) -> ModuleType:
+    if name in sys.modules:
+        return sys.modules[name]
+    if not path.is_file():
+        raise CliError(f"{PROG} bench runs from a source checkout: {path} is not there")
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise CliError(f"{path}: cannot be loaded as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _every_codec(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """`bench --codecs all`: the survey benchmark (every registered codec beside ACL)."""
+    survey = _load(BENCH.parent / "survey_codecs.py", "survey_codecs")
+    check_outputs([args.json], [])
+    peer = Path(args.peer) if args.peer else None
+    specs = load_bench().clips_from(args.clips) if args.clips else survey.default_specs(args.hard)
+    report = survey.run(specs, peer, say=lambda m: (err.write(m + "\n"), err.flush()))
+    out.write(survey.format_report(report) + "\n")
+    if args.json:
+        write_text_output(args.json, dumps_json(report), out)
+    return EXIT_OK
+
+
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("bench", help="our codec against ACL: sizes, errors, speed, memory")
     p.add_argument(
@@ -70,11 +97,21 @@ def add_parser(sub: Any) -> None:
         help="skip the two fresh-process measurements (cold JIT start, peak memory)",
     )
     p.add_argument("--json", metavar="FILE|-", help="also dump the numbers as JSON")
+    p.add_argument(
+        "--codecs",
+        choices=("all",),
+        help="every codec instead (bench/survey_codecs.py): size at strict error, strict, "
+        "compression time and time to sample a pose per codec, beside ACL's size, on the "
+        "reference and keyed clips (--hard adds the hard ones)",
+    )
+    p.add_argument("--hard", action="store_true", help="with --codecs: add the hard clips")
     p.set_defaults(func=cmd_bench)
 
 
 def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Our codec against ACL, clip by clip; speed, size, error and memory targets."""
+    if args.codecs:
+        return _every_codec(args, out, err)
     bench = load_bench()
     if args.repeat < 1:
         raise CliError(f"--repeat must be at least 1, got {args.repeat}")
