@@ -342,3 +342,26 @@ def test_compress_applies_the_sidecar_beside_the_clip_and_says_so(tmp_path: Path
     assert flagged["level"] == "highest"
     # the hand rule still applies under the flags: looser hands than the plain run
     assert flagged["compressed_size"] <= before["compressed_size"]
+
+
+def test_bench_codecs_all_measures_every_codec_on_the_given_clip(tmp_path: Path) -> None:
+    from codec.codecs import registry
+
+    out_json = tmp_path / "survey.json"
+    code, out, err = run(
+        "bench",
+        "--codecs",
+        "all",
+        "--clips",
+        DATA / "acl" / "cmu_09_02.acl.sjson",
+        "--json",
+        out_json,
+    )
+    assert code == 0, err
+    report = json.loads(out_json.read_text())
+    row = report["clips"]["cmu_09_02"]
+    assert set(row["codecs"]) == set(registry.names())
+    assert all(v["strict"] for v in row["codecs"].values())
+    sizes = {n: v["size"] for n, v in row["codecs"].items()}
+    assert row["best"] == min(sizes, key=sizes.get)
+    assert "acl-style" in out and "keyreduce" in out and f"{sizes['curve']:,}" in out
