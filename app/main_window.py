@@ -156,6 +156,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self._build_status_bar()
         self._build_compare()
         self._build_menus()
+        mb = self.menuBar()
+        self.compare_corner.setFixedHeight(mb.actionGeometry(mb.actions()[0]).height())
         self.panels: dict[str, QtWidgets.QWidget] = {}
         self.docks: dict[str, QtWidgets.QDockWidget] = {}
         self._add_panels()
@@ -374,10 +376,9 @@ class MainWindow(QtWidgets.QMainWindow):
         bar.codec_requested.connect(c.set_codec)
         self.addToolBar(QtCore.Qt.ToolBarArea.TopToolBarArea, self.compare_bar)
         # the Compare button stays in reach beside the menus; its toolbar shows while comparing
-        corner = QtWidgets.QToolButton(self)
+        self.compare_corner = corner = QtWidgets.QToolButton(self)
         corner.setDefaultAction(bar.pin_action)
-        corner.setAutoRaise(True)
-        corner.setMaximumHeight(self.menuBar().sizeHint().height())
+        corner.setAutoRaise(True)  # as tall as a menu title (set once the menus exist)
         self.menuBar().setCornerWidget(corner, QtCore.Qt.Corner.TopRightCorner)
         self.compare_layer = CompareLayer(self.viewport)
 

@@ -31,6 +31,7 @@ def test_compare_is_in_the_menu_and_the_toolbar(loaded) -> None:
     # beside the menus the Compare button; the A/B toolbar only while comparing
     corner = loaded.menuBar().cornerWidget(Qt.Corner.TopRightCorner)
     assert corner.defaultAction() is loaded.compare_bar.pin_action and corner.isVisible()
+    assert corner.height() > 10 and corner.width() > 30  # drawn, not squeezed to nothing
     assert not loaded.compare_bar.isVisible()
     loaded.compare_bar.pin_action.trigger()
     assert loaded.document.comparison.active and loaded.compare_bar.isVisible()
