@@ -1,5 +1,5 @@
 """The compiled core's switchboard: one decorator for every kernel and a disk cache that
-follows the source (acl_style.warm_up pays the compile, or the cache load, before a user waits).
+follows the source (codec.warm_up pays the compile, or the cache load, before a user waits).
 
 numba keys its on-disk cache on the caller's own file only, so a kernel whose callee (or a
 constant it reads) changed in another module would load stale machine code.
