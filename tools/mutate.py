@@ -166,10 +166,18 @@ MUTANTS: tuple[Mutant, ...] = (
     M(
         "layouts-flag-dropped",
         "codec/codecs/acl_style/layout.py",
-        "word = enc.num_segments | (WRAP_BIT if enc.wrap else 0) | (LAYOUTS_BIT if layouts else 0)",
-        "word = enc.num_segments | (WRAP_BIT if enc.wrap else 0)",
+        "        | (LAYOUTS_BIT if layouts else 0)\n",
+        "",
         (*GOLDEN, *ACL),
         "the rotation layouts flag is not written",
+    ),
+    M(
+        "stripped-flag-dropped",
+        "codec/codecs/acl_style/layout.py",
+        "        | (STRIPPED_BIT if enc.retained is not None else 0)\n",
+        "",
+        ("tests/codec/codecs/acl_style/test_keyframe_stripping.py",),
+        "the keyframes-stripped bit is not written (a reader takes every keyframe as stored)",
     ),
     M(
         "gltf-sparse-ignored",
