@@ -1,6 +1,6 @@
 """Stats while comparing: one row per stat of the Stats sheet, columns A | B | change.
 
-The rows are the Stats panel's (`app.views.stats.SECTIONS`), then the sub-track counts; the
+The rows are the Stats panel's (`app.views.stat_rows.SECTIONS`), then the sub-track counts; the
 change column is B against A (`app.comparison.stat_change`), green where B is smaller or more
 accurate, red where it costs more. Double-clicking a worst time jumps there.
 """
@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTab
 from app.comparison import stat_change, stats_of
 from app.document import Document
 from app.error_scale import format_cm
+from app.views.stat_rows import LABELS, SECTIONS
 
 GOOD, BAD = QColor("#1e8449"), QColor("#c0392b")
 LOWER_IS_BETTER = {
@@ -42,8 +43,6 @@ ERROR_KEYS = {"max_error", "error_p99", "max_error_between_samples"}
 
 def rows() -> list[tuple[str, str]]:
     """(key, label) of every row: the Stats sheet's keys, then sub-track counts."""
-    from app.views.stats import LABELS, SECTIONS
-
     out = [(key, SHORT.get(key, LABELS[key])) for keys in SECTIONS.values() for key in keys]
     for sub in ("rotation", "translation", "scale"):
         for kind in ("default", "constant", "animated"):

@@ -29,54 +29,12 @@ from PySide6.QtWidgets import (
 
 from app.document import Document
 from app.error_scale import MINUS, format_cm, format_rate
+from app.views.stat_rows import LABELS, SECTIONS
 from codec.codecs.acl_style.bit_rates import SUB_TRACKS
 from codec.result import Result
 
 GOOD, BAD = "#1e8449", "#c0392b"
 EXPORTS = ("stats", "csv", "lossy", "screenshot")  # the controller's names for them
-SECTIONS = {  # the sheet's groups of result.stats keys
-    "Size": (
-        "raw_size",
-        "compressed_size",
-        "metadata_size",
-        "file_size",
-        "compression_ratio",
-    ),
-    "Error": (
-        "max_error",
-        "worst_track",
-        "worst_time",
-        "error_p99",
-        "max_error_between_samples",
-        "precision_met",
-    ),
-    "Run": ("codec", "compression_time", "level", "num_segments", "num_stripped_keyframes"),
-    "Clip": ("duration", "num_samples", "num_bones", "sample_rate", "looping", "has_scale"),
-}
-LABELS = {
-    "raw_size": "Raw size",
-    "compressed_size": "Compressed size",
-    "metadata_size": "Metadata",
-    "file_size": "File size (.ssc)",
-    "compression_ratio": "Ratio",
-    "max_error": "Max error",
-    "worst_track": "Worst joint",
-    "worst_time": "Worst time",
-    "error_p99": "99th percentile",
-    "max_error_between_samples": "Max between samples",
-    "precision_met": "Precision met",
-    "codec": "Codec",
-    "compression_time": "Compression time",
-    "level": "Level",
-    "num_segments": "Segments",
-    "num_stripped_keyframes": "Keyframes stripped",
-    "duration": "Duration",
-    "num_samples": "Samples",
-    "num_bones": "Joints",
-    "sample_rate": "Sample rate",
-    "looping": "Looping",
-    "has_scale": "Has scale",
-}
 
 
 def _bytes(n: float) -> str:
