@@ -918,3 +918,31 @@ class GridTable:
             sel = self.sub == k
             if np.any(sel):
                 parts[k][:, self.joint[sel]] = out[:, sel, : WIDTHS[k]]
+
+
+def write_keyed_payload(
+    clip: Clip, kinds: Array, fixed: tuple[Array, Array, Array], reps: dict, version: int
+) -> bytes:
+    """The payload of a codec that keeps each animated sub-track as a KeyedTrack (keyreduce's
+    keys, curve's knots): header, sub-track kinds, the tracks in stored order, sealed."""
+    w = ByteWriter()
+    write_header(w, clip)
+    write_kinds(w, kinds, fixed)
+    write_keyed(w, clip.num_samples, [reps[jk] for jk in animated_order(kinds)])
+    return seal(version, bytes(w.buf))
+
+
+def read_keyed_payload(
+    payload: bytes, skeleton: Skeleton, version: int, codec: str
+) -> tuple[float, int, bool, tuple[Array, Array, Array], list[tuple[int, int, KeyedTrack]]]:
+    """What `write_keyed_payload` wrote: rate, sample count, looping, the fixed sub-tracks
+    and every animated one as (joint, sub-track, track)."""
+    r = ByteReader(unseal(payload, version, codec), codec)
+    S, rate, looping = read_header(r, skeleton)
+    kinds, fixed = read_kinds(r, skeleton)
+    order = animated_order(kinds)
+    tracks = read_keyed(r, S, [k for _, k in order])
+    r.done()
+    assert all(kinds[j, k] == ANIMATED for j, k in order)
+    keyed = [(j, k, t) for (j, k), t in zip(order, tracks, strict=True)]
+    return rate, S, looping, fixed, keyed

@@ -40,21 +40,11 @@ from __future__ import annotations
 import numpy as np
 
 from codec.codecs.survey import (
-    ANIMATED,
-    ByteReader,
-    ByteWriter,
     KeyedTable,
     KeyedTrack,
     TrackDecoder,
-    animated_order,
-    read_header,
-    read_keyed,
-    read_kinds,
-    seal,
-    unseal,
-    write_header,
-    write_keyed,
-    write_kinds,
+    read_keyed_payload,
+    write_keyed_payload,
 )
 from codec.model.clip import Clip, Skeleton
 
@@ -132,26 +122,9 @@ class CurveDecoder(TrackDecoder):
 
 
 def write(clip: Clip, kinds: Array, fixed: tuple[Array, Array, Array], reps: dict) -> bytes:
-    w = ByteWriter()
-    write_header(w, clip)
-    write_kinds(w, kinds, fixed)
-    write_keyed(w, clip.num_samples, [reps[jk] for jk in animated_order(kinds)])
-    return seal(LAYOUT_VERSION, bytes(w.buf))
+    return write_keyed_payload(clip, kinds, fixed, reps, LAYOUT_VERSION)
 
 
 def read(payload: bytes, skeleton: Skeleton) -> CurveDecoder:
-    r = ByteReader(unseal(payload, LAYOUT_VERSION, NAME), NAME)
-    S, rate, looping = read_header(r, skeleton)
-    kinds, fixed = read_kinds(r, skeleton)
-    order = animated_order(kinds)
-    tracks = read_keyed(r, S, [k for _, k in order])
-    r.done()
-    assert all(kinds[j, k] == ANIMATED for j, k in order)
-    return CurveDecoder(
-        skeleton,
-        rate,
-        S,
-        looping,
-        fixed,
-        [(j, k, t) for (j, k), t in zip(order, tracks, strict=True)],
-    )
+    rate, S, looping, fixed, keyed = read_keyed_payload(payload, skeleton, LAYOUT_VERSION, NAME)
+    return CurveDecoder(skeleton, rate, S, looping, fixed, keyed)
