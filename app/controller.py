@@ -231,7 +231,10 @@ class Controller(QtCore.QObject):
             self.compress_now()
 
     def settings(self) -> CompressionSettings:
-        return self.document.settings.compression_settings(codec=self.document.codec)
+        clip = self.document.clip
+        return self.document.settings.compression_settings(
+            codec=self.document.codec, has_mesh=clip is not None and bool(clip.meshes)
+        )
 
     def _on_debounce(self) -> None:
         if self._unsaved:
@@ -554,7 +557,11 @@ class Controller(QtCore.QObject):
 
 def _settings_label(changes: dict[str, Any]) -> str:
     """ "precision", "shell distance", ... for Edit > Undo <label>."""
-    names = {"shell_distance": "shell distance", "shell_from_mesh": "shells from mesh"}
+    names = {
+        "shell_distance": "shell distance",
+        "shell_from_mesh": "shells from mesh",
+        "skin_strict": "skin-strict",
+    }
     return ", ".join(names.get(k, k) for k in changes) or "settings"
 
 

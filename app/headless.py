@@ -85,6 +85,8 @@ def tuning_from(args: argparse.Namespace) -> dict[str, object]:
     }
     if shell is not None:
         changes["shell_from_mesh"] = shell == "mesh"
+    if getattr(args, "skin_strict", None):
+        changes["skin_strict"] = True
     return {k: v for k, v in changes.items() if v is not None}
 
 
@@ -215,11 +217,16 @@ def _run(args: argparse.Namespace, clip_path: str, out: TextIO, err: TextIO) -> 
             file=err,
         )
         return 2
+    if getattr(args, "skin_strict", None) and not clip.meshes:
+        print(f"shellscope: {clip_path}: --skin-strict: the clip has no skinned mesh", file=err)
+        return 2
     doc = Document()
     doc.set_clip(clip, clip_path, rules, settings)
     _warn_unmatched(rules, clip.skeleton.names, err)
     try:
-        chosen = settings.compression_settings(codec=getattr(args, "codec", "acl-style"))
+        chosen = settings.compression_settings(
+            codec=getattr(args, "codec", "acl-style"), has_mesh=bool(clip.meshes)
+        )
         result = codec.compress(doc.compression_input(), chosen)
         s = result.stats
         if not math.isfinite(s["max_error"]):
@@ -282,7 +289,7 @@ def _run_pair(
             result = compress_with(
                 variant.codec or getattr(args, "codec", None) or doc.codec,
                 doc.compression_input(),
-                settings.compression_settings(),
+                settings.compression_settings(has_mesh=bool(clip.meshes)),  # type: ignore[attr-defined]
             )
             if not math.isfinite(result.stats["max_error"]):
                 print(f"shellscope: {clip_path}: a non-finite max error: nothing written", file=err)

@@ -4,6 +4,9 @@ registry codec -> encode (payload, decoder, details) -> the .ssc container -> me
 of the decoder against the raw clip -> Result. A `Compression` keeps one clip's encoder
 between calls when the codec offers one (acl-style reuses its solved segments), which is
 what the window's re-tuning loop runs on.
+
+Skin-strict (settings.skin_strict) wraps the codec in rounds that measure the true skin error
+and tighten per-joint precisions where a vertex is over its budget; codecs never know.
 """
 
 from __future__ import annotations
@@ -17,12 +20,18 @@ import numpy as np
 
 from codec.codecs import container, registry
 from codec.codecs.base import Encoded, Progress
+from codec.errors import Cancelled, SettingsError
+from codec.measure import skin_budget
 from codec.measure.measure import measure
+from codec.measure.mesh_shells import with_mesh_shells
 from codec.model.clip import Clip, Skeleton
+from codec.model.mesh import skin_of
 from codec.result import Result
 from codec.settings import CompressionSettings
 
 __all__ = ["Compression", "compress"]
+
+SKIN_ROUNDS = 8  # skin-strict encodings at most (three or four reach the budget on real clips)
 
 
 def compress(
@@ -62,6 +71,47 @@ class Compression:
         clip = self.clip if skeleton is None else _with_skeleton(self.clip, skeleton)
         clip = settings.apply(clip)
         start = time.perf_counter()
+        strict_skin: dict[str, Any] | None = None
+        if settings.skin_strict:
+            clip, codec, encoded, strict_skin = self._skin_strict(
+                clip, settings, codecs, progress, cancel
+            )
+        else:
+            codec, encoded = self._encode(clip, settings, codecs, progress, cancel, skeleton)
+        seconds = time.perf_counter() - start
+        frame = container.write(
+            codec.codec_id, encoded.payload, clip.skeleton if settings.include_metadata else None
+        )
+        sizes = (frame.compressed_size, len(frame.data))
+        measuring = settings
+        if settings.skin_strict and not settings.skin_error:  # the promise must be measured
+            measuring = dataclasses.replace(settings, skin_error=True)
+        measured = measure(clip, encoded.decoder, measuring, sizes, seconds, encoded.details)
+        if strict_skin is not None:
+            measured.stats["skin_strict"] = _skin_strict_stats(strict_skin, measured, clip)
+        return Result(
+            clip=clip,
+            settings=settings,
+            codec_name=codec.name,
+            data=frame.data,
+            decoder=encoded.decoder,
+            measurements=measured,
+            costs=encoded.costs,
+            details=encoded.details,
+        )
+
+    def _encode(
+        self,
+        clip: Clip,
+        settings: CompressionSettings,
+        codecs: list[Any],
+        progress: Progress | None,
+        cancel: Callable[[], bool] | None,
+        skeleton: Skeleton | None,
+    ) -> tuple[Any, Encoded]:
+        """The chosen codec's encoding (under `auto`, the smallest strict one of every codec,
+        its details saying which won and what the others cost). `clip` is the clip as given
+        (settings applied); `skeleton` what a codec's session gets for it."""
         best: tuple[tuple[bool, int], Any, Encoded] | None = None
         tried: dict[str, dict[str, Any]] = {}
         for codec in codecs:  # one, or every codec under `auto`
@@ -81,22 +131,55 @@ class Compression:
         if len(codecs) > 1:  # auto: say which codec won and what the others cost
             auto = {"chosen": codec.name, "codecs": tried}
             encoded = dataclasses.replace(encoded, details={**encoded.details, "auto": auto})
-        seconds = time.perf_counter() - start
-        frame = container.write(
-            codec.codec_id, encoded.payload, clip.skeleton if settings.include_metadata else None
-        )
-        sizes = (frame.compressed_size, len(frame.data))
-        measured = measure(clip, encoded.decoder, settings, sizes, seconds, encoded.details)
-        return Result(
-            clip=clip,
-            settings=settings,
-            codec_name=codec.name,
-            data=frame.data,
-            decoder=encoded.decoder,
-            measurements=measured,
-            costs=encoded.costs,
-            details=encoded.details,
-        )
+        return codec, encoded
+
+    def _skin_strict(
+        self,
+        clip: Clip,
+        settings: CompressionSettings,
+        codecs: list[Any],
+        progress: Progress | None,
+        cancel: Callable[[], bool] | None,
+    ) -> tuple[Clip, Any, Encoded, dict[str, Any]]:
+        """Skin-strict rounds (codec.measure.skin_budget): shells from the mesh, then encode,
+        measure every vertex at the samples and tighten the precision of the joints that
+        move a vertex over its budget, until none is or SKIN_ROUNDS have run. Every codec
+        takes part through per-joint precisions alone. Returns the clip to measure (the
+        user's precisions, shells from the mesh), the codec, its encoding and what the
+        rounds did."""
+        skin = skin_of(clip.meshes)
+        if skin is None:
+            raise SettingsError(
+                f"{clip.name or 'clip'}: skin-strict needs a skinned mesh and the clip has none "
+                "(glTF, FBX and USD files with a skin have one)"
+            )
+        clip = with_mesh_shells(clip)
+        user = clip.skeleton.precision
+        budget = skin_budget.vertex_budget(skin, user)
+        inner = dataclasses.replace(settings, precision=None, shell_distance=None)
+        precision = user.copy()
+        rounds: list[dict[str, Any]] = []
+        while True:
+            sk = clip.skeleton.with_settings(precision=precision)
+            codec, encoded = self._encode(
+                clip.replace(skeleton=sk), inner, codecs, progress, cancel, sk
+            )
+            lossy = encoded.decoder.decode_source(clip.name)
+            error = skin_budget.sample_vertex_error(clip, lossy, skin)
+            over = int(np.sum(skin_budget.over_budget(error, budget)))
+            rounds.append(
+                {
+                    "compressed_size": container.HEADER_SIZE + len(encoded.payload),
+                    "vertex_max_error": float(error.max()),
+                    "vertices_over": over,
+                }
+            )
+            if over == 0 or len(rounds) >= SKIN_ROUNDS:
+                break
+            if cancel is not None and cancel():
+                raise Cancelled("compression cancelled")
+            precision = skin_budget.tightened(precision, skin, error, budget)
+        return clip, codec, encoded, {"rounds": rounds, "precision": precision, "user": user}
 
     def _session(self, codec: Any) -> Any:
         """The codec's encoder of this clip, kept between runs, when it has one."""
@@ -106,6 +189,28 @@ class Compression:
         if codec.name not in self._sessions:
             self._sessions[codec.name] = make(self.clip)
         return self._sessions[codec.name]
+
+
+def _skin_strict_stats(rounds: dict[str, Any], measured: Any, clip: Clip) -> dict[str, Any]:
+    """The stats of a skin-strict run: whether the skin met its budgets (measured on the
+    result, as every other number), its worst vertex against its budget, and the rounds."""
+    ve = measured.vertex_error
+    share = ve.vertex_max / ve.precision
+    v = int(np.argmax(share))
+    tighter = rounds["precision"] < rounds["user"]
+    return {
+        "on": True,
+        "met": bool(np.all(ve.vertex_max <= ve.precision)),
+        "vertex_max_error": float(np.max(ve.vertex_max)),
+        "worst_share": float(share[v]),
+        "worst_vertex": v,
+        "worst_vertex_error": float(ve.vertex_max[v]),
+        "worst_vertex_budget": float(ve.precision[v]),
+        "rounds": len(rounds["rounds"]),
+        "round_sizes": [r["compressed_size"] for r in rounds["rounds"]],
+        "tightened_joints": [clip.skeleton.names[j] for j in np.flatnonzero(tighter)],
+        "tightest_scale": float(np.min(rounds["precision"] / rounds["user"])),
+    }
 
 
 def _with_skeleton(clip: Clip, skeleton: Skeleton) -> Clip:

@@ -28,6 +28,11 @@ class CompressionSettings:
     keyframes interpolation rebuilds within every joint's precision (lossless under the
     error measure, on by default); `strip_proportion` (0..1, share of the keyframes) and
     `strip_threshold` (clip units) strip beyond the precision: destructive, off by default.
+
+    `skin_strict`: the promise is the skin, not the shells: every vertex of the clip's skinned
+    meshes within the precision of its strongest joint at every sample, measured as the true
+    error is (codec.compression runs the rounds, codec.measure.skin_budget supplies them). It
+    needs a skinned mesh and cannot go with destructive stripping.
     """
 
     level: str = "automatic"
@@ -41,6 +46,7 @@ class CompressionSettings:
     strip_trivial: bool = True
     strip_proportion: float = 0.0
     strip_threshold: float = 0.0
+    skin_strict: bool = False
 
     def __post_init__(self) -> None:
         if self.level not in LEVELS:
@@ -65,6 +71,11 @@ class CompressionSettings:
             raise SettingsError(
                 f"strip threshold must be >= 0 and at most {MAX_VALUE:.3g}, "
                 f"got {self.strip_threshold}"
+            )
+        if self.skin_strict and self.destructive_stripping:
+            raise SettingsError(
+                "skin-strict keeps every vertex within its precision; destructive keyframe "
+                "stripping (strip proportion or threshold) goes past it: choose one"
             )
 
     @property

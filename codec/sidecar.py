@@ -26,7 +26,8 @@ An animation without an entry takes the file-wide "settings" / "overrides" if th
 
 "settings" also holds `"shell_from_mesh": true` when shell distances come from the clip's
 mesh, and the keyframe stripping settings `"strip_trivial"` (true or false),
-`"strip_proportion"` and `"strip_threshold"` (numbers) when they differ from the defaults
+`"strip_proportion"` and `"strip_threshold"` (numbers), and `"skin_strict": true` (the skin
+itself within budget, codec.settings) when they differ from the defaults
 (each written only then, so sidecars of other clips read as before).
 
 Overrides apply in order, later rules win. A file holding only the "overrides" list (or a bare
@@ -59,6 +60,7 @@ _SETTING_KEYS = (
     "strip_trivial",
     "strip_proportion",
     "strip_threshold",
+    "skin_strict",
 )
 _OPTIONAL_KEYS = _SETTING_KEYS[3:]  # written only when not the default
 
@@ -155,7 +157,7 @@ def _settings(path: Path, data: Any, place: str = "settings") -> GlobalSettings 
         v = data.get(key)
         if key in data and (isinstance(v, bool) or not isinstance(v, int | float)):
             raise SidecarError(path, f"{place}.{key}", f"expected a number, got {_show(v)}")
-    for key in ("shell_from_mesh", "strip_trivial"):
+    for key in ("shell_from_mesh", "strip_trivial", "skin_strict"):
         flag = data.get(key, False)
         if not isinstance(flag, bool):
             raise SidecarError(path, f"{place}.{key}", f"expected true or false: {_show(flag)}")

@@ -140,7 +140,8 @@ class GlobalSettings:
 
     `shell_from_mesh`: every joint's shell distance measured on the clip's skin
     (codec.measure.mesh_shells), `shell_distance` then being the value of joints no vertex hangs on;
-    ignored for a clip without mesh."""
+    ignored for a clip without mesh. `skin_strict`: the skin itself within budget
+    (CompressionSettings.skin_strict); also ignored without a mesh."""
 
     precision: float = 0.01
     shell_distance: float = 3.0
@@ -149,6 +150,7 @@ class GlobalSettings:
     strip_trivial: bool = True
     strip_proportion: float = 0.0
     strip_threshold: float = 0.0
+    skin_strict: bool = False
 
     def __post_init__(self) -> None:
         for name in ("precision", "shell_distance"):
@@ -164,9 +166,13 @@ class GlobalSettings:
             raise ValueError(f"unknown level {self.level!r}")
         self.compression_settings()  # keyframe stripping values: SettingsError says what
 
-    def compression_settings(self, codec: str = "acl-style") -> CompressionSettings:
-        """What the codec is given (precision and shells reach it on the skeleton)."""
+    def compression_settings(
+        self, codec: str = "acl-style", has_mesh: bool = True
+    ) -> CompressionSettings:
+        """What the codec is given (precision and shells reach it on the skeleton);
+        skin-strict only for a clip with a mesh (`has_mesh`)."""
         return CompressionSettings(
+            skin_strict=self.skin_strict and has_mesh,
             level=self.level,
             codec=codec,
             strip_trivial=self.strip_trivial,

@@ -11,6 +11,11 @@ says what the last change cost or saved against the previous result.
 Keyframe stripping (ACL 2.1's): the check box strips the keyframes interpolation rebuilds
 within every joint's precision (on by default, lossless under the error measure); the
 proportion and threshold (the "Strip more" row) strip beyond it, and a red line says so.
+
+Skin-strict (the "Skin" row, only for a clip with a skinned mesh): the promise becomes the
+skin itself, every vertex within its strongest joint's precision at every sample (the codec
+takes shells from the mesh and tightens joints where the skin is over). It cannot go with
+destructive stripping, so each of the two is disabled while the other is on.
 """
 
 from __future__ import annotations
@@ -115,6 +120,12 @@ class SettingsPanel(QWidget):
             "units), even past the precision"
         )
         self.strip_warning = QLabel()
+        self.skin_strict = QCheckBox("skin strict")
+        self.skin_strict.setToolTip(
+            "Keep every vertex of the skin within the precision of its strongest joint at "
+            "every sample, measured on the mesh itself (shells from the mesh, joints "
+            "tightened where the skin is over)"
+        )
         self.change = QLabel()
         self.change.setWordWrap(True)
         self.change.setTextFormat(Qt.TextFormat.RichText)
@@ -142,6 +153,8 @@ class SettingsPanel(QWidget):
         more_row.addWidget(self.strip_threshold, 1)
         form.addRow("Strip more", more_row)
         form.addRow("", self.strip_warning)
+        form.addRow("Skin", self.skin_strict)
+        self.form = form
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(form)
@@ -160,6 +173,7 @@ class SettingsPanel(QWidget):
             lambda v: self._edit(strip_proportion=float(v) / 100.0)
         )
         self.strip_threshold.valueChanged.connect(lambda v: self._edit(strip_threshold=float(v)))
+        self.skin_strict.toggled.connect(lambda on: self._edit(skin_strict=bool(on)))
         document.settings_changed.connect(self._on_settings)
         document.result_changed.connect(self._on_result)
         document.clip_changed.connect(self._on_result)
@@ -181,8 +195,14 @@ class SettingsPanel(QWidget):
             self.strip_trivial.setChecked(s.strip_trivial)
             self.strip_proportion.setValue(100.0 * s.strip_proportion)
             self.strip_threshold.setValue(s.strip_threshold)
+            self.skin_strict.setChecked(s.skin_strict)
             self._sync_shell_source()
         destructive = s.strip_proportion > 0 or s.strip_threshold > 0
+        clip = self.document.clip
+        self.form.setRowVisible(self.skin_strict, clip is not None and bool(clip.meshes))
+        self.skin_strict.setEnabled(not destructive or s.skin_strict)
+        self.strip_proportion.setEnabled(not s.skin_strict)
+        self.strip_threshold.setEnabled(not s.skin_strict)
         self.strip_warning.setText(
             "<span style='color:#c0392b'>destructive stripping: joints may exceed their "
             "precision</span>"

@@ -13,7 +13,9 @@ from codec.cli.files import check_outputs, dumps_json, write_outputs
 from codec.cli.flags import (
     add_settings_flags,
     load_options,
+    saved_skin_strict,
     settings_from,
+    skin_strict_problem,
     tuned,
     tuning_note,
     warn_unused_reader_flags,
@@ -61,7 +63,11 @@ def cmd_compress(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     warn_unused_reader_flags(args, err)
     clip, level = tuned(clip, args, args.clip, err)
     note = tuning_note(args.clip, args, clip.name)
-    result = compress(clip, settings_from(args, level))
+    settings = settings_from(args, level, saved_skin_strict(args.clip, args, clip.name))
+    problem = skin_strict_problem(clip, settings)
+    if problem:
+        raise CliError(f"{args.clip}: {problem}")
+    result = compress(clip, settings)
     check_finite_error(args.clip, result.stats)
     write_outputs(
         [(args.output, result.data), (args.json, dumps_json(result.stats) if args.json else "")],
@@ -113,7 +119,21 @@ def compress_summary(path: str, s: dict[str, Any], skeleton: Skeleton) -> str:
     ]
     if "vertex_max_error" in s:
         lines += skin_summary(s, skeleton)
+    if "skin_strict" in s:
+        lines.append(f"  skin strict      {skin_strict_line(s['skin_strict'])}")
     return "\n".join(lines) + "\n"
+
+
+def skin_strict_line(k: dict[str, Any]) -> str:
+    """Skin-strict's promise kept or not: the worst vertex against its budget, the rounds."""
+    met = "yes" if k["met"] else "NO"
+    tightened = len(k["tightened_joints"])
+    return (
+        f"on, met: {met}; worst vertex {k['worst_vertex_error']:.6g} cm of its budget "
+        f"{k['worst_vertex_budget']:.6g} cm ({100 * k['worst_share']:.1f} %); "
+        f"{k['rounds']} round(s), {tightened} joint(s) tightened"
+        + (f" (down to {k['tightest_scale']:.3g}x)" if tightened else "")
+    )
 
 
 def auto_line(auto: dict[str, Any]) -> str:

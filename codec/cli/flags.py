@@ -77,6 +77,17 @@ def add_tuning_flags(p: Any) -> None:
             },
         ),
         (
+            "--skin-strict",
+            {
+                "action": "store_true",
+                "default": None,
+                "help": "keep every vertex of the clip's skinned meshes within the precision of "
+                "its strongest joint at every sample (the true skin error, not the shells): "
+                "shells from the mesh, then precisions tightened where the skin is over; "
+                "needs a skinned mesh (default: the sidecar's, else off)",
+            },
+        ),
+        (
             "--overrides",
             {
                 "metavar": "FILE",
@@ -136,10 +147,13 @@ def add_reader_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
-def settings_from(args: argparse.Namespace, level: str | None = None) -> CompressionSettings:
+def settings_from(
+    args: argparse.Namespace, level: str | None = None, skin_strict: bool | None = None
+) -> CompressionSettings:
     """CompressionSettings from the shared compression flags (SettingsError when bad); the
     per-joint values (precision, shell distance, rules, shells from the mesh) are the
-    clip's, resolved by codec.tuning (`tuned`). `level`: the tuning's when no flag gives it."""
+    clip's, resolved by codec.tuning (`tuned`). `level` and `skin_strict`: the tuning's
+    when no flag gives them."""
     for flag in ("precision", "shell_distance"):
         value = getattr(args, flag, None)
         if value is None or value == MESH:
@@ -169,6 +183,7 @@ def settings_from(args: argparse.Namespace, level: str | None = None) -> Compres
         strip_trivial=not getattr(args, "no_strip_trivial", False),
         strip_proportion=getattr(args, "strip_proportion", 0.0),
         strip_threshold=getattr(args, "strip_threshold", 0.0),
+        skin_strict=bool(getattr(args, "skin_strict", None) or skin_strict),
     )
 
 
@@ -215,6 +230,21 @@ def tuned(clip: Clip, args: argparse.Namespace, path: str, err: TextIO) -> tuple
             f"warning: {path}: {len(unmatched) - SHOWN_UNMATCHED:,} more rules match no joint\n"
         )
     return clip, level
+
+
+def saved_skin_strict(path: str, args: argparse.Namespace, animation: str | None = None) -> bool:
+    """Whether the clip's tuning file (sidecar or --overrides) turns skin-strict on."""
+    from codec.sidecar import load_tuning
+
+    saved, _, _ = load_tuning(path, getattr(args, "overrides", None), animation)
+    return bool(saved is not None and saved.skin_strict)
+
+
+def skin_strict_problem(clip: Clip, settings: CompressionSettings) -> str | None:
+    """Why skin-strict cannot run on this clip (None: it can, or it is off)."""
+    if settings.skin_strict and not clip.meshes:
+        return "--skin-strict: the clip has no skinned mesh (glTF, FBX and USD skins have one)"
+    return None
 
 
 def tuning_note(path: str, args: argparse.Namespace, animation: str | None = None) -> str | None:

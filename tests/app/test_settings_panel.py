@@ -126,3 +126,45 @@ def test_the_codec_chooser_compresses_with_the_chosen_codec_and_shows_autos_pick
     assert doc.codec == "auto" and doc.result.stats["auto"]["chosen"] == doc.result.codec_name
     assert panel.codec_pick.text() == f"→ {doc.result.codec_name}" != "→ acl-style"
     ctl.shutdown()
+
+
+def test_the_skin_strict_switch_is_hidden_without_a_mesh(qtbot) -> None:
+    doc = make_document()
+    assert not doc.clip.meshes
+    panel = SettingsPanel(doc)
+    qtbot.addWidget(panel)
+    panel.show()
+    assert not panel.form.isRowVisible(panel.skin_strict) and not panel.skin_strict.isVisible()
+    # a saved skin-strict on a clip without a mesh is not handed to the codec
+    doc.set_settings(GlobalSettings(skin_strict=True))
+    assert not panel.skin_strict.isVisible()
+    assert not doc.settings.compression_settings(has_mesh=False).skin_strict
+
+
+def test_the_skin_strict_switch_compresses_the_skin_within_budget(qtbot, tmp_path: Path) -> None:
+    from app.controller import Controller
+    from app.document import Document
+    from tests.codec.test_skin_strict import ball_rig
+
+    doc = Document()
+    ctl = Controller(doc, debounce_ms=10)
+    panel = SettingsPanel(doc)
+    qtbot.addWidget(panel)
+    panel.show()
+    panel.settings_edited.connect(ctl.edit_settings)
+    with qtbot.waitSignal(ctl.result_ready, timeout=60_000):
+        ctl.open_clip(ball_rig(), tmp_path / "ball.glb")
+    assert panel.skin_strict.isVisible() and not panel.skin_strict.isChecked()
+    assert "skin_strict" not in doc.result.stats
+    assert doc.result.stats["vertex_max_error"] > 0.01  # the ball's shells let its skin move
+    with qtbot.waitSignal(ctl.result_ready, timeout=60_000):
+        panel.skin_strict.setChecked(True)
+    assert doc.settings.skin_strict
+    stats = doc.result.stats
+    assert stats["skin_strict"]["met"] and stats["vertex_max_error"] <= 0.01
+    # destructive stripping cannot be set while it is on
+    assert not panel.strip_proportion.isEnabled() and not panel.strip_threshold.isEnabled()
+    qtbot.waitUntil(lambda: sidecar_path(doc.path).exists())
+    qtbot.waitUntil(lambda: load_sidecar(doc.path, "chain")[0] == doc.settings)
+    assert load_sidecar(doc.path, "chain")[0].skin_strict  # saved with the animation's tuning
+    ctl.shutdown()
