@@ -78,6 +78,12 @@ def add_parser(sub: Any) -> None:
         help="a rules file (a sidecar or a JSON list of name-pattern rules) for every clip",
     )
     p.add_argument(
+        "--skin-strict",
+        action="store_true",
+        help="clips with a skinned mesh: every vertex within its strongest joint's precision "
+        "at every sample (the others compress as usual)",
+    )
+    p.add_argument(
         "--no-sidecars", action="store_true", help="ignore the clips' own CLIP.shellscope.json"
     )
     p.add_argument("--cache", metavar="DIR", help="the row cache (default ~/.cache/shellscope)")
@@ -154,6 +160,7 @@ def _settings(args: argparse.Namespace) -> Any:
         ),
         rules=rules,
         codec=args.codec,
+        skin_strict=bool(args.skin_strict or base.get("skin_strict", False)),
     )
     try:
         from codec.codecs import registry

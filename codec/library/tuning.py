@@ -30,22 +30,27 @@ _MAX_SIDECAR = 16 << 20
 @dataclass(frozen=True)
 class ClipTuning:
     """One clip's settings: level, global precision / shell distance (None: the clip's own),
-    and the rules applied after them in order."""
+    and the rules applied after them in order; `skin_strict` for the clips with a skinned
+    mesh (the others compress as usual: a library mixes both)."""
 
     level: str = "automatic"
     precision: float | None = None
     shell_distance: float | None = None
     rules: tuple[JointOverride, ...] = ()
     codec: str = "acl-style"
+    skin_strict: bool = False
 
     def settings(self) -> CompressionSettings:
-        return CompressionSettings(level=self.level, codec=self.codec)
+        return CompressionSettings(level=self.level, codec=self.codec, skin_strict=self.skin_strict)
 
     def apply(self, clip: Clip) -> tuple[Clip, CompressionSettings]:
         """The clip with every joint's precision and shell distance resolved, and the
         settings to compress it with."""
         r = resolve(clip.skeleton, self.rules, self.precision, self.shell_distance)
-        return clip.with_skeleton_settings(r.precision, r.shell_distance), self.settings()
+        settings = self.settings()
+        if settings.skin_strict and not clip.meshes:
+            settings = replace(settings, skin_strict=False)
+        return clip.with_skeleton_settings(r.precision, r.shell_distance), settings
 
 
 @dataclass(frozen=True)
@@ -110,7 +115,10 @@ def read_rules_file(
     if settings is None:
         return {}, rules
     keys = ("precision", "shell_distance", "level")
-    return {k: getattr(settings, k) for k in keys}, rules
+    out = {k: getattr(settings, k) for k in keys}
+    if settings.skin_strict:
+        out["skin_strict"] = True
+    return out, rules
 
 
 def merge_sidecar(base: ClipTuning, side: Path) -> ClipTuning:
@@ -122,4 +130,5 @@ def merge_sidecar(base: ClipTuning, side: Path) -> ClipTuning:
         shell_distance=settings.get("shell_distance", base.shell_distance),
         rules=base.rules + rules,
         codec=base.codec,
+        skin_strict=settings.get("skin_strict", base.skin_strict),
     )

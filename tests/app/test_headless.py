@@ -336,6 +336,21 @@ def test_shell_distance_mesh_without_a_window(tmp_path: Path) -> None:
     assert _parser().parse_args(["x", "--shell-distance", "MESH"]).shell_distance == "mesh"
 
 
+def test_skin_strict_without_a_window(tmp_path: Path) -> None:
+    fox = Path(__file__).parents[1] / "data" / "gltf" / "Fox.glb"
+    stats_path = tmp_path / "s.json"
+    code, _, err = _run(
+        [str(fox), "--animation", "Walk", "--skin-strict", "--export-stats", str(stats_path)]
+    )
+    assert code == 0, err
+    stats = json.loads(stats_path.read_text())
+    assert stats["skin_strict"]["met"] and stats["vertex_max_error"] <= 0.01
+    # a clip without a mesh: said in one line, exit 2, nothing written
+    code, _, err = _run([str(CLIP), "--skin-strict", "--export-stats", str(tmp_path / "a.json")])
+    assert code == 2 and not (tmp_path / "a.json").exists()
+    assert err.strip().count("\n") == 0 and "--skin-strict: the clip has no skinned mesh" in err
+
+
 def test_a_flood_of_unmatched_rules_is_summarised(tmp_path: Path) -> None:
     """20,000 rules that match no joint: two named, the rest counted on one line."""
     rules = tmp_path / "rules.json"

@@ -70,3 +70,19 @@ def test_report_and_csv_hold_every_row_and_no_address():
     assert joint_counts(rows) == [("j1", 3), ("j0", 2)]
     assert worst_rows(rows)[0]["path"] == "clip3.bvh"
     assert library_csv(rows).count("\n") == 7
+
+
+def test_skin_strict_reaches_the_clips_with_a_mesh_and_changes_the_cache_key(tmp_path):
+    from tests.codec.test_skin_strict import ball_rig
+
+    clip_path = tmp_path / "ball.glb"
+    clip_path.write_text("")
+    strict = LibrarySettings(ClipTuning(skin_strict=True))
+    assert strict.fingerprint(clip_path) != LibrarySettings().fingerprint(clip_path)
+    _, settings = strict.for_clip(clip_path).apply(ball_rig())
+    assert settings.skin_strict
+    _, settings = strict.for_clip(clip_path).apply(_clip())  # no mesh: compressed as usual
+    assert not settings.skin_strict
+    (tmp_path / "ball.glb.shellscope.json").write_text('{"settings": {"skin_strict": true}}')
+    _, settings = LibrarySettings().for_clip(clip_path).apply(ball_rig())
+    assert settings.skin_strict  # a sidecar turns it on for its clip
