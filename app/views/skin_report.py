@@ -204,7 +204,8 @@ class SkinReportPanel(QWidget):
             f" (lowest ratio {s['shell_to_vertex_ratio_min']:.3g} at "
             f"{s['shell_to_vertex_ratio_min_joint']})"
         )
-        from_mesh = self.document.mesh_shells() is not None
+        strict = s.get("skin_strict")
+        from_mesh = self.document.mesh_shells() is not None or strict is not None
         source = "from the mesh" if from_mesh else "one value"
         hint = ""
         if not from_mesh and (under or not s["vertex_precision_met"]):
@@ -222,6 +223,7 @@ class SkinReportPanel(QWidget):
             f"p99 {s['vertex_error_p99']:.4g} cm, between samples "
             f"{s['vertex_max_error_between_samples']:.4g} cm.<br>"
             f"<b>Within budget</b>: {budget}. <b>Shells</b> ({source}): {honest}.{hint}"
+            + (_skin_strict_text(strict) if strict else "")
         )
 
     def _fill(self) -> None:
@@ -320,3 +322,17 @@ class SkinReportPanel(QWidget):
         )
         if path:
             self.export_to(path)
+
+
+def _skin_strict_text(k: dict) -> str:
+    """The summary's skin-strict line: its promise kept or not, against the worst budget."""
+    met = (
+        f"<span style='color:{GOOD}'>met</span>"
+        if k["met"]
+        else (f"<span style='color:{BAD}'>NOT met</span>")
+    )
+    return (
+        f"<br><b>Skin-strict</b>: {met}; worst vertex {k['worst_vertex_error']:.4g} cm of its "
+        f"budget {k['worst_vertex_budget']:.4g} cm ({100 * k['worst_share']:.1f} %), "
+        f"{k['rounds']} round(s), {len(k['tightened_joints'])} joint(s) tightened."
+    )

@@ -84,7 +84,8 @@ def add_tuning_flags(p: Any) -> None:
                 "help": "keep every vertex of the clip's skinned meshes within the precision of "
                 "its strongest joint at every sample (the true skin error, not the shells): "
                 "shells from the mesh, then precisions tightened where the skin is over; "
-                "needs a skinned mesh (default: the sidecar's, else off)",
+                "needs a skinned mesh (`stats`: clips without one compress as usual) "
+                "(default: the sidecar's, else off)",
             },
         ),
         (

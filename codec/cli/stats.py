@@ -101,6 +101,8 @@ def stats_job(
         )
         if flag_level is None and level is not None:
             settings = replace(settings, level=level)
+        if settings.skin_strict and not clip.meshes:  # a folder mixes both: as usual
+            settings = replace(settings, skin_strict=False)
         s = compress(clip, settings).stats
     except (ShellscopeError, CliError) as e:
         return {"name": name, "error": str(e)}

@@ -149,6 +149,22 @@ def test_an_under_estimating_skin_offers_shells_from_the_mesh(cesium, qtbot) -> 
     assert not doc.settings.shell_from_mesh
 
 
+def test_skin_strict_from_the_settings_panel_keeps_the_skin_within_budget(cesium, qtbot) -> None:
+    """Settings > Skin > skin strict on CesiumMan: the report says the promise was kept."""
+    doc = cesium.document
+    settings = cesium.panels["SettingsPanel"]
+    panel = cesium.panels["SkinReportPanel"]
+    assert (
+        settings.skin_strict.isVisibleTo(settings) and not doc.result.stats["vertex_precision_met"]
+    )
+    with qtbot.waitSignal(cesium.controller.result_ready, timeout=60_000):
+        settings.skin_strict.setChecked(True)
+    stats = doc.result.stats
+    assert stats["skin_strict"]["met"] and stats["vertex_max_error"] <= 0.01
+    assert "Skin-strict</b>: <span" in panel.summary.text() and "met</span>" in panel.summary.text()
+    assert "Shells</b> (from the mesh)" in panel.summary.text()
+
+
 def test_export_messages_belong_to_the_clip_they_were_about(cesium, ui, tmp_path: Path) -> None:
     stats = cesium.panels["StatsPanel"]
     panel = cesium.panels["SkinReportPanel"]
