@@ -260,6 +260,8 @@ def main(argv: list[str] | None = None) -> int:
             f"shellscope: {path} has no skinned mesh: --shell-distance mesh is ignored",
             file=sys.stderr,
         )
+    if tuning.get("skin_strict") and doc.clip is not None and not doc.clip.meshes:
+        print(f"shellscope: {path} has no skinned mesh: --skin-strict is ignored", file=sys.stderr)
     try:
         if args.rounding:
             doc.set_rounding(args.rounding)

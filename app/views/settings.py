@@ -224,9 +224,10 @@ class SettingsPanel(QWidget):
                 "0.1, in its bind space (joints that move none: their children's reach)"
             )
         self.shell_from_mesh.setToolTip(tip)
+        from_mesh = on or self.document.settings.skin_strict  # skin-strict takes the mesh's
         self.shell.setToolTip(
             "Shell distance of the joints no vertex hangs on (the others come from the mesh)"
-            if on and has_mesh
+            if from_mesh and has_mesh
             else "Radius of the virtual vertices (skin) each joint must keep in place"
         )
 
