@@ -161,8 +161,9 @@ class Compression:
         rounds: list[dict[str, Any]] = []
         while True:
             sk = clip.skeleton.with_settings(precision=precision)
+            told = _round_progress(progress, len(rounds) + 1) if rounds else progress
             codec, encoded = self._encode(
-                clip.replace(skeleton=sk), inner, codecs, progress, cancel, sk
+                clip.replace(skeleton=sk), inner, codecs, told, cancel, sk
             )
             lossy = encoded.decoder.decode_source(clip.name)
             error = skin_budget.sample_vertex_error(clip, lossy, skin)
@@ -189,6 +190,18 @@ class Compression:
         if codec.name not in self._sessions:
             self._sessions[codec.name] = make(self.clip)
         return self._sessions[codec.name]
+
+
+def _round_progress(progress: Progress | None, n: int) -> Progress | None:
+    """The codec's progress, its message saying which skin-strict round it belongs to."""
+    if progress is None:
+        return None
+    report = progress
+
+    def told(fraction: float, message: str) -> None:
+        report(fraction, f"skin-strict round {n}: {message}")
+
+    return told
 
 
 def _skin_strict_stats(rounds: dict[str, Any], measured: Any, clip: Clip) -> dict[str, Any]:

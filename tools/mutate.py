@@ -46,6 +46,14 @@ MEASURE = ("tests/codec/measure", "tests/codec/codecs/acl_style/test_encoder.py"
 GOLDEN = ("tests/codec/test_golden.py", "tests/codec/codecs/acl_style/test_layout.py")
 ACL = ("tests/codec/codecs/acl_style",)
 MUTANTS: tuple[Mutant, ...] = (
+    M(
+        "skin-strict-tolerance",
+        "codec/measure/skin_budget.py",
+        "    return error > budget * AIM",
+        "    return error > budget * 1.05",
+        ("tests/codec/test_skin_strict.py",),
+        "skin-strict's rounds stop with vertices up to 5 % over their budget",
+    ),
     # --- the four of issue 25 ---
     M(
         "pose-parent-shell",
