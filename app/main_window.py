@@ -22,6 +22,7 @@ from app.views.handler_guard import survives
 from app.views.timeline import TimelineWidget
 from app.views.viewport3d import Viewport3D
 from codec.formats import SPECS
+from codec.model.character_size import character_size, length_text, size_warning
 from codec.sidecar import SidecarError, load_sidecar
 from codec.tuning import GlobalSettings, JointOverride
 
@@ -680,8 +681,15 @@ class MainWindow(QtWidgets.QMainWindow):
         p = self.document.path
         clip = self.document.clip
         units = clip.units if clip is not None else None
-        self.units_label.setText(f"units: {units.short()}" if units else "")
-        self.units_label.setToolTip(units.statement() if units else "")
+        text, tip = (f"units: {units.short()}", units.statement()) if units else ("", "")
+        size = character_size(clip) if clip is not None else None
+        warning = size_warning(clip, size) if size is not None else None
+        if warning:  # a unit slip: every budget is 100x off, and only the size shows it
+            text = f"{text or 'units: cm'} \u26a0 {length_text(size.size_cm)}"
+            tip = f"{tip}\n{warning}" if tip else warning
+        self.units_label.setText(text)
+        self.units_label.setToolTip(tip)
+        self.units_label.setStyleSheet("QLabel { color: #d08020; }" if warning else "")
         tag = f" [{units.short()}]" if units else ""
         self.setWindowTitle(f"{p.name}{tag} \u2014 Shellscope" if p else "Shellscope")
 
