@@ -22,6 +22,7 @@ from app.views.handler_guard import survives
 from app.views.timeline import TimelineWidget
 from app.views.viewport3d import Viewport3D
 from codec.formats import SPECS
+from codec.model.character_size import character_size, length_text, size_warning
 from codec.sidecar import SidecarError, load_sidecar
 from codec.tuning import GlobalSettings, JointOverride
 
@@ -50,6 +51,9 @@ RECENT_KEY = "recent_files"
 GEOMETRY_KEY = "window/geometry"
 STATE_KEY = "window/state"
 LAYOUT_VERSION = 3  # bump when the docks change so an old saved layout is not applied
+# the share of the window's height the bottom docks take while Curves is in front: three
+# plots need height to be read (at 1280x800 the default 184 px left them about 90)
+CURVES_SHARE = 0.36
 DEFAULT_CLIP = Path(__file__).resolve().parent.parent / "resources" / "cmu_09_02.acl.sjson"
 
 # ---- the docked panels. Edit this list to add or move a panel. ------------------------
@@ -197,6 +201,10 @@ class MainWindow(QtWidgets.QMainWindow):
             self.docks[class_name] = dock
             self.panel_menu.addAction(dock.toggleViewAction())
         self.panels["SettingsPanel"].codec_requested.connect(self.controller.set_codec)
+        self._curves_grown: tuple[int, int, int] | None = None  # height before, asked, got
+        self.docks["CurvesPanel"].visibilityChanged.connect(
+            lambda shown: QtCore.QTimer.singleShot(0, lambda: self._fit_curves(shown))
+        )
 
     def _route_time_keys(self) -> None:
         """Left / Right step time even when a slider or the joint tree has the keyboard.
@@ -246,6 +254,34 @@ class MainWindow(QtWidgets.QMainWindow):
             ]
             if docks:
                 self.resizeDocks(docks[:1], [size], orient)
+
+    @survives
+    def _fit_curves(self, shown: bool) -> None:
+        """While Curves is in front the bottom docks take CURVES_SHARE of the window's
+        height (when they had less); when another tab comes to the front they go back to
+        the height they had, unless it was changed by hand in between."""
+        dock = self.docks["CurvesPanel"]
+        if dock.isFloating() or self.dockWidgetArea(dock) != AREAS["bottom"]:
+            self._curves_grown = None
+            return
+        vertical = QtCore.Qt.Orientation.Vertical
+        if shown and dock.isVisible():
+            want = int(CURVES_SHARE * self.height())
+            if dock.height() < want:
+                before = dock.height()
+                self.resizeDocks([dock], [want], vertical)
+                # the height it took is known once laid out: the size asked of resizeDocks
+                # counts the tab bar, the dock's height does not
+                QtCore.QTimer.singleShot(
+                    0, lambda: setattr(self, "_curves_grown", (before, want, dock.height()))
+                )
+        elif not shown and self._curves_grown is not None:
+            before, asked, after = self._curves_grown
+            self._curves_grown = None
+            front = [d for d in self.tabifiedDockWidgets(dock) if d.isVisible()]
+            front = [d for d in front if not d.visibleRegion().isEmpty()]
+            if front and abs(dock.height() - after) <= 2:  # not resized by hand meanwhile
+                self.resizeDocks(front[:1], [before + asked - after], vertical)
 
     @survives
     def showEvent(self, ev: QtGui.QShowEvent) -> None:
@@ -680,8 +716,15 @@ class MainWindow(QtWidgets.QMainWindow):
         p = self.document.path
         clip = self.document.clip
         units = clip.units if clip is not None else None
-        self.units_label.setText(f"units: {units.short()}" if units else "")
-        self.units_label.setToolTip(units.statement() if units else "")
+        text, tip = (f"units: {units.short()}", units.statement()) if units else ("", "")
+        size = character_size(clip) if clip is not None else None
+        warning = size_warning(clip, size) if size is not None else None
+        if warning:  # a unit slip: every budget is 100x off, and only the size shows it
+            text = f"{text or 'units: cm'} \u26a0 {length_text(size.size_cm)}"
+            tip = f"{tip}\n{warning}" if tip else warning
+        self.units_label.setText(text)
+        self.units_label.setToolTip(tip)
+        self.units_label.setStyleSheet("QLabel { color: #d08020; }" if warning else "")
         tag = f" [{units.short()}]" if units else ""
         self.setWindowTitle(f"{p.name}{tag} \u2014 Shellscope" if p else "Shellscope")
 

@@ -15,10 +15,19 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QSignalBlocker, Qt
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.comparison import kind_name, lossy_clip_of, segments_of, stored_keys_of
 from app.document import Document
+from app.views.handler_guard import survives
 from app.views.time_cursor import TimeCursor
 from codec.model import quat
 
@@ -60,13 +69,19 @@ class CurvesPanel(QWidget):
         self.mode_box.currentIndexChanged.connect(self._on_mode)
         self.title = QLabel()
         self.title.setTextFormat(Qt.TextFormat.RichText)
+        # the legend shares the bar's row (a line of its own cost the plots a fifth of a
+        # short dock's height): shortened to the room left, whole in its tooltip
         self.legend = QLabel()
-        self.legend.setTextFormat(Qt.TextFormat.RichText)
-        self.legend.setWordWrap(True)
+        self.legend.setTextFormat(Qt.TextFormat.PlainText)
+        self.legend.setStyleSheet("color: #606060;")
+        self.legend.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.legend.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        self._legend_text = ""
         bar = QHBoxLayout()
         bar.addWidget(QLabel("Rotation as"))
         bar.addWidget(self.mode_box)
-        bar.addWidget(self.title, 1)
+        bar.addWidget(self.title)
+        bar.addWidget(self.legend, 1)
 
         self.canvas = pg.GraphicsLayoutWidget()
         self.canvas.setBackground("w")
@@ -93,7 +108,6 @@ class CurvesPanel(QWidget):
         layout.setContentsMargins(2, 2, 2, 2)
         layout.setSpacing(2)
         layout.addLayout(bar)
-        layout.addWidget(self.legend)
         layout.addWidget(self.canvas, 1)
 
         for signal in (
@@ -137,7 +151,7 @@ class CurvesPanel(QWidget):
             self.mode_box.setCurrentIndex(0 if self.mode == "euler" else 1)
         if clip is None or j is None or j >= clip.num_joints:
             self.title.setText("Select a joint to see its curves")
-            self.legend.setText("")
+            self._set_legend("")
             return
         order = self.euler_order(j)
         self.mode_box.setItemText(0, f"Euler {order} (file order)")
@@ -178,8 +192,10 @@ class CurvesPanel(QWidget):
             if b is not None:
                 kind = kind_name(b, j, sub)
                 keys = stored_keys_of(b, j, sub)
-                what = f"{kind}, {len(keys)} keys" if kind and keys is not None else ""
-                plot.setTitle(f"{SUB_TRACKS[sub]} {what}".strip(), size="9pt")
+                what = ""  # short: three titles must fit side by side in a 600 px dock
+                if kind and keys is not None:
+                    what = f": {len(keys)} keys" if kind == "animated" else f": {kind}"
+                plot.setTitle(f"{SUB_TRACKS[sub]}{what}", size="9pt")
                 kinds.append(what)
                 for start in segments_of(b)[1:, 0]:
                     line = pg.InfiniteLine(
@@ -197,7 +213,25 @@ class CurvesPanel(QWidget):
         if a is not None:
             parts.insert(2, "dotted A")
         parts.append("grey lines = segment starts")
-        self.legend.setText(" \u00b7 ".join(parts))
+        self._set_legend(" \u00b7 ".join(parts))
+
+    def _set_legend(self, text: str) -> None:
+        self._legend_text = text
+        self.legend.setToolTip(text)
+        self._fit_legend()
+
+    def _fit_legend(self) -> None:
+        """The legend cut at its end to the width the bar leaves it (whole in its tooltip)."""
+        metrics = self.legend.fontMetrics()
+        width = self.legend.contentsRect().width()
+        self.legend.setText(
+            metrics.elidedText(self._legend_text, Qt.TextElideMode.ElideRight, max(width, 0))
+        )
+
+    @survives
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit_legend()
 
     # --- view -> model ------------------------------------------------------------------
     def _on_click(self, event) -> None:  # pyqtgraph MouseClickEvent

@@ -46,6 +46,7 @@ from PySide6.QtWidgets import (
 
 from app.document import Document
 from app.error_scale import budget_fraction, eng, error_colors, format_percent, is_over
+from app.views.elided_names import ElidedNameDelegate
 from app.views.handler_guard import survives
 from app.views.sync_guard import SyncGuard
 from codec.codecs.acl_style.bit_rates import TrackKind
@@ -183,11 +184,14 @@ class JointsPanel(QWidget):
         self.filter.setClearButtonEnabled(True)
         self.filter.textChanged.connect(self._apply_filter)
 
-        # names: the tree itself, showing only its first column (never elided, scrolls
-        # sideways for deep hierarchies); values: a second view of the same model beside it
+        # names: the tree itself, showing only its first column, as wide as its view: a
+        # name too long for it keeps its side and its end around an ellipsis (the full name
+        # on hover); values: a second view of the same model beside it
         self.tree = QTreeWidget()
         self.tree.setColumnCount(len(COLUMNS))
         self.tree.setHeaderLabels(list(COLUMNS))
+        self.name_delegate = ElidedNameDelegate(self.tree)
+        self.tree.setItemDelegateForColumn(C_NAME, self.name_delegate)
         self.values = QTreeView()
         self.values.setModel(self.tree.model())
         self.values.setSelectionModel(self.tree.selectionModel())
@@ -216,6 +220,7 @@ class JointsPanel(QWidget):
             header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
             header.setStretchLastSection(False)
         self.tree.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.tree.header().setSectionResizeMode(C_NAME, QHeaderView.ResizeMode.Stretch)
         for c in range(1, len(COLUMNS)):
             self.tree.setColumnHidden(c, True)
         self.values.setColumnHidden(C_NAME, True)

@@ -84,7 +84,7 @@ def cmd_compress(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         err.write(f"{args.clip}: {units_line(clip)}\n")
         if note:
             err.write(f"{args.clip}: {' '.join(note.split())}\n")
-    for w in clip.warnings:
+    for w in result.stats["warnings"]:  # the reader's, and a clip no character's size
         err.write(f"warning: {args.clip}: {w}\n")
     return EXIT_OK
 

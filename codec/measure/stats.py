@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from codec.model.character_size import size_warning
+
 if TYPE_CHECKING:
     from codec.model.clip import Clip
     from codec.settings import CompressionSettings
@@ -60,6 +62,7 @@ def build_stats(
         "joints_over_precision": [
             sk.names[j] for j in np.flatnonzero(per_joint_max > sk.precision)
         ],
+        "warnings": clip_warnings(clip),
     }
     if between.size:
         fb = int(np.argmax(between))
@@ -72,6 +75,14 @@ def build_stats(
         stats["worst_track_between_samples"] = stats["worst_track"]
         stats["worst_time_between_samples"] = stats["worst_time"]
     return stats
+
+
+def clip_warnings(clip: Clip) -> list[str]:
+    """What to doubt about a result that the numbers cannot show: what the reader
+    tolerated, and a clip that is no character's size (codec.model.character_size: a unit
+    slip makes every budget 100x off)."""
+    size = size_warning(clip)
+    return [*clip.warnings, *([size] if size else [])]
 
 
 def json_safe(value: Any) -> Any:

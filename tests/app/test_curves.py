@@ -10,6 +10,7 @@ import pytest
 from PySide6 import QtCore
 
 import codec
+from app.comparison import stored_keys_of
 from app.document import Document
 from app.views.curves import CurvesPanel
 
@@ -54,7 +55,8 @@ def test_raw_rotation_is_the_files_euler_angles_and_lossy_stays_close(qtbot, wal
     # segment starts: one grey line per segment after the first, on each plot
     lines = [it for it in panel._items[0] if type(it).__name__ == "InfiniteLine" and it.value() > 0]
     assert len(lines) == len(b.costs.segments) - 1
-    assert panel.plots[0].titleLabel.text.startswith("rotation animated")
+    n = len(stored_keys_of(b, j, 0))
+    assert panel.plots[0].titleLabel.text == f"rotation: {n} keys"
 
 
 def test_quaternion_mode_and_a_while_comparing(qtbot, walk) -> None:

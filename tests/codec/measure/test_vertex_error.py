@@ -27,6 +27,7 @@ TOLERANCE_CM = 1e-5
 # the stats keys a compression had before meshes existed: a clip without a mesh keeps
 # exactly these
 MESHLESS_KEYS = {
+    "warnings",
     "clip_name",
     "codec",
     "raw_size",
