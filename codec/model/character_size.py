@@ -52,10 +52,12 @@ TYPICAL_CM = 170.0  # the size a suggested unit aims at when no human-height ran
 class CharacterSize:
     """What a clip measures, in centimetres (the clip's unit): `skeleton_cm` the larger of
     the bind pose's and the motion's extent, `mesh_cm` the skinned mesh's (None: no mesh);
-    `size_cm` the largest, `measured` which one it is ("skeleton" or "skinned mesh")."""
+    `size_cm` the largest, `measured` which one it is ("skeleton" or "skinned mesh");
+    `diagonal_cm` that box's diagonal (a quadruped's nose-to-tail runs across it)."""
 
     skeleton_cm: float
     mesh_cm: float | None
+    diagonal_cm: float = 0.0  # corner to corner of the box whose longest side is size_cm
 
     @property
     def size_cm(self) -> float:
@@ -79,6 +81,11 @@ def extent(points: Array) -> Array:
     return np.max(np.ptp(points, axis=-2), axis=-1)
 
 
+def diagonal(points: Array) -> Array:
+    """Corner-to-corner length of the bounding box of points (..., N, 3): shape (...,)."""
+    return np.linalg.norm(np.ptp(points, axis=-2), axis=-1)
+
+
 def character_size(clip: Clip) -> CharacterSize:
     """Measure `clip` (module docstring: bind pose, motion, skinned mesh)."""
     sk = clip.skeleton
@@ -89,7 +96,11 @@ def character_size(clip: Clip) -> CharacterSize:
     poses = object_space(
         clip.rotations[picks], clip.translations[picks], clip.scales[picks], sk.parents
     )  # (P, J, 3, 4)
-    skeleton = max(float(extent(bind[0, :, :, 3])), float(extent(poses[..., 3]).min()))
+    compact = int(np.argmin(extent(poses[..., 3])))
+    boxes = [bind[0, :, :, 3], poses[compact, :, :, 3]]  # (J, 3) each
+    sides = [float(extent(b)) for b in boxes]
+    skeleton = max(sides)
+    diag = float(diagonal(boxes[int(np.argmax(sides))]))
     skin = skin_of(clip.meshes)
     mesh = None
     if skin is not None:
@@ -100,7 +111,9 @@ def character_size(clip: Clip) -> CharacterSize:
             at = np.einsum("vij,vj->vi", m[..., :3], skin.vertices) + m[..., 3]
             moved += skin.weights[:, k, None] * at
         mesh = float(extent(moved))
-    return CharacterSize(skeleton, mesh)
+        if mesh > skeleton:
+            diag = float(diagonal(moved))
+    return CharacterSize(skeleton, mesh, diag)
 
 
 def length_text(cm: float) -> str:
@@ -150,7 +163,9 @@ def size_warning(clip: Clip, size: CharacterSize | None = None) -> str | None:
         return None
     what = "smaller" if size.too_small else "larger"
     measured = size.measured
-    if measured == "skinned mesh":
+    if size.diagonal_cm > 1.05 * size.size_cm:  # a long body lies across its box
+        measured += f", longest side; {length_text(size.diagonal_cm)} corner to corner"
+    if size.measured == "skinned mesh":
         measured += f"; skeleton {length_text(size.skeleton_cm)}"
     text = (
         f"size: the character measures {length_text(size.size_cm)} ({measured}), {what} than "

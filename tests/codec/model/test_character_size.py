@@ -46,6 +46,8 @@ def test_fox_is_the_size_of_a_stadium_and_the_warning_says_so() -> None:
     assert text is not None
     assert f"measures {length_text(size.mesh_cm)} (skinned mesh" in text
     assert "155 m" in text and "skeleton 103 m" in text
+    # nose to tail runs across the box: the "about 175 m long" is its diagonal
+    assert size.diagonal_cm == pytest.approx(17_560, rel=0.01) and "176 m corner to corner" in text
     assert "metres, as the format specifies" in text
     assert "give --units cm" in text and "it then measures 1.55 m" in text
 
