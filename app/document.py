@@ -17,7 +17,7 @@ import numpy as np
 from app.comparison import DEFAULT_CODEC, Comparison, Pinned, check_codec, pose_of
 from codec.measure.pose_error import pose_error
 from codec.model.clip import Clip
-from codec.model.sampling import ROUNDING_MODES, Pose, SampleKeys, sample_dense, sample_keys
+from codec.model.sampling import ROUNDING_MODES, Pose, SampleKeys, clip_pose, sample_keys
 from codec.result import Result
 from codec.tuning import (
     GlobalSettings,
@@ -423,11 +423,8 @@ class Document:
             return cached[1]
         if self._levels is None or self._levels[0] is not clip:
             self._levels = (clip, clip.skeleton.depth_levels())
-        raw = sample_dense(
-            clip.rotations,
-            clip.translations,
-            clip.scales,
-            clip.sample_rate,
+        raw = clip_pose(
+            clip,
             self.time,
             rounding,
             False,
@@ -488,12 +485,11 @@ class Document:
         return self._sample_clip(self.clip, t)
 
     def _sample_clip(self, c: Clip, t: float | None) -> Pose:
-        """A dense clip at `t` (default: now) under the current rounding and interpolation."""
-        return sample_dense(
-            c.rotations,
-            c.translations,
-            c.scales,
-            c.sample_rate,
+        """A dense clip at `t` (default: now) under the current rounding and interpolation;
+        between samples the file's own curves where the clip has them (a raw clip read from
+        glTF or USD), so scrubbing shows the curve the file holds."""
+        return clip_pose(
+            c,
             self.time if t is None else t,
             self.rounding,
             False,

@@ -253,6 +253,25 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/codec/test_golden.py", "tests/codec/formats/test_compressed.py"),
         "the CRC skips the total size field",
     ),
+    M(
+        "raw-between-ignores-curves",
+        "codec/model/sampling.py",
+        "if clip.curves is not None and between.size:",
+        "if False:",
+        (
+            "tests/codec/formats/test_authored_interpolation.py",
+            "tests/codec/measure/test_vertex_error.py",
+        ),
+        "the raw clip between samples is the nlerp of its samples, not the file's curve",
+    ),
+    M(
+        "gltf-linear-rotation-nlerp",
+        "codec/formats/gltf.py",
+        'if interp == "linear" and tr.path == "rotation":',
+        "if False:",
+        ("tests/codec/formats/test_authored_interpolation.py",),
+        "glTF LINEAR rotations between samples are nlerp instead of the spec's slerp",
+    ),
 )
 # writer and reader agree on the wrong byte order: a round trip sees nothing
 # (Not planted: a looser bound in the optimiser's first pass. That pass only finds where

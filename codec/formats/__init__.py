@@ -235,7 +235,10 @@ def _apply_units(clip: Clip, fmt: str, requested: object) -> Clip:
     f = units.to_cm
     sk = clip.skeleton
     skeleton = replace(sk, bind_translations=sk.bind_translations * f)
-    return clip.replace(skeleton=skeleton, translations=clip.translations * f, units=units)
+    curves = None if clip.curves is None else clip.curves.scaled(f)
+    return clip.replace(
+        skeleton=skeleton, translations=clip.translations * f, units=units, curves=curves
+    )
 
 
 def _read(fmt: str, path: str | os.PathLike[str], data: bytes | None, kwargs: dict) -> Clip:

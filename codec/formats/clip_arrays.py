@@ -12,6 +12,7 @@ import json
 
 import numpy as np
 
+from codec.model.authored_curves import AuthoredCurves
 from codec.model.clip import Clip, Skeleton
 from codec.model.mesh import SkinnedMesh
 from codec.model.units import Units
@@ -29,7 +30,7 @@ _MESH_ARRAYS = (
 
 
 def clip_to_npz(clip: Clip) -> bytes:
-    """The .npz bytes of `clip` (every field, meshes included)."""
+    """The .npz bytes of `clip` (every field, meshes and authored curves included)."""
     sk = clip.skeleton
     meta = {
         "names": list(sk.names),
@@ -54,6 +55,8 @@ def clip_to_npz(clip: Clip) -> bytes:
     for i, mesh in enumerate(clip.meshes):
         for key in _MESH_ARRAYS:
             arrays[f"mesh{i}_{key}"] = getattr(mesh, key)
+    if clip.curves is not None:
+        arrays.update(clip.curves.to_arrays())
     buf = io.BytesIO()
     np.savez(buf, meta=np.array(json.dumps(meta)), **arrays)
     return buf.getvalue()
@@ -87,4 +90,5 @@ def clip_from_arrays(out: dict[str, Array]) -> Clip:
         warnings=[str(w) for w in meta["warnings"]],
         units=units,
         meshes=meshes,
+        curves=AuthoredCurves.from_arrays(out),
     )

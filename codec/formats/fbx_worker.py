@@ -22,7 +22,9 @@ Every node in between (and above the roots) is a "fold" node whose transform the
 folds into the joint below it. Local transforms are ufbx's, which fold FBX's pre/post
 rotations, rotation/scaling offsets and pivots into translation, rotation and scale. Each
 animation stack is one animation; its curves are evaluated at the file's frame rate (or a
-requested rate), from the stack's start to its end, never at the key times.
+requested rate), from the stack's start to its end, never at the key times. The keys'
+interpolation flags (constant / linear / cubic) are not read: the clip is sampled data, and
+between frames the codec's own interpolation stands (codec.model.authored_curves).
 """
 
 from __future__ import annotations

@@ -14,6 +14,9 @@ Otherwise, or when a `sample_rate` is asked for, the animation is resampled at t
 LINEAR (rotations by slerp, as the spec says), STEP and CUBICSPLINE (Hermite, tangents
 scaled by the key interval, rotations normalised). A resampled clip has
 ceil(duration * rate) + 1 samples, so the last key is always in it (held past its time).
+Either way the keys stay on the clip as its authored curves (codec.model.authored_curves, in
+clip seconds and centimetres, non-joint nodes folded in as in the samples): between samples
+the raw clip is the file's own curve, and the samples are evaluated from those very curves.
 glTF is in metres and +Y up by specification; the clip is returned in centimetres.
 
 Hostile files: a buffer's uri is a data: URI or a relative path to a regular file beside
@@ -49,6 +52,8 @@ from codec.formats.fields import REQUIRED, FieldProblem, field, out_of_range
 from codec.formats.key_grid import key_grid
 from codec.formats.spec import FormatSpec
 from codec.model import quat
+from codec.model.authored_curves import AuthoredCurves, groups_of
+from codec.model.authored_curves import Track as AuthoredTrack
 from codec.model.clip import Clip, Skeleton
 from codec.model.limits import (
     file_bytes,
@@ -477,6 +482,7 @@ def _read(
         rot, trans, scl = bind_r[None].copy(), bind_t[None].copy(), bind_s[None].copy()
         clip_name = Path(inner_name(str(path))).stem
         rate = rate or DEFAULT_SAMPLE_RATE
+        curves = None
     else:
         ai = choose_animation(doc, anim_names, animation)
         clip_name = anim_names[ai]
@@ -492,7 +498,8 @@ def _read(
         if timeline.note:
             warnings.append(timeline.note)
         rate = timeline.rate
-        rot, trans, scl = _sample_tracks(doc, ai, tracks, timeline, bind_r, bind_t, bind_s)
+        rot, trans, scl, curves = _sample_tracks(tracks, timeline, bind_r, bind_t, bind_s)
+        curves = clip_curves(curves, pre, (bind_r, bind_t, bind_s), timeline.start, units.to_cm)
 
     bind_r, bind_t, bind_s = _fold(pre, bind_r[None], bind_t[None], bind_s[None], warnings, names)
     bind_r, bind_t, bind_s = bind_r[0], bind_t[0], bind_s[0]
@@ -521,6 +528,7 @@ def _read(
         warnings=warnings,
         units=units,
         meshes=meshes,
+        curves=curves,
     )
 
 
@@ -798,71 +806,73 @@ def _snap_to_grid(times: Array, timeline: Timeline) -> Array:
     return timeline.start + k / timeline.rate
 
 
+_INTERPOLATION = {"STEP": "step", "LINEAR": "linear", "CUBICSPLINE": "cubic"}
+
+
+def authored_tracks(tracks: list[Track], timeline: Timeline) -> list[AuthoredTrack]:
+    """The channels as the model's authored tracks (codec.model.authored_curves), key times
+    in the file's seconds (snapped onto the grid when the keys are the samples): LINEAR
+    rotations are slerp, as the spec says; CUBICSPLINE's (in-tangent, value, out-tangent)
+    triples split. A joint's path targeted twice keeps its last channel, as before."""
+    last: dict[tuple[int, str], Track] = {}
+    for tr in tracks:
+        last[(tr.joint, tr.path)] = tr
+    out = []
+    for tr in last.values():
+        times = _snap_to_grid(tr.times, timeline) if timeline.authored else tr.times
+        interp = _INTERPOLATION[tr.interpolation]
+        if interp == "linear" and tr.path == "rotation":
+            interp = "slerp"
+        if interp == "cubic":
+            v3 = tr.values.reshape(times.shape[0], 3, tr.values.shape[1])
+            out.append(
+                AuthoredTrack(tr.joint, tr.path, interp, times, v3[:, 1], v3[:, 0], v3[:, 2])
+            )
+        else:
+            out.append(AuthoredTrack(tr.joint, tr.path, interp, times, tr.values))
+    return out
+
+
 def _sample_tracks(
-    doc: _Doc,
-    ai: int,
     tracks: list[Track],
     timeline: Timeline,
     bind_r: Array,
     bind_t: Array,
     bind_s: Array,
-) -> tuple[Array, Array, Array]:
-    """Rotations (S, J, 4), translations and scales (S, J, 3): bind values where no track."""
+) -> tuple[Array, Array, Array, AuthoredCurves | None]:
+    """Rotations (S, J, 4), translations and scales (S, J, 3) at the timeline's samples:
+    bind values where no track; and the curves they come from (file seconds, unfolded,
+    file units), None without a track."""
     count, num = timeline.count, bind_r.shape[0]
-    t = timeline.times()
-    rot = np.broadcast_to(bind_r, (count, num, 4)).copy()
-    trans = np.broadcast_to(bind_t, (count, num, 3)).copy()
-    scl = np.broadcast_to(bind_s, (count, num, 3)).copy()
-    dest = {"rotation": rot, "translation": trans, "scale": scl}
-    for tr in tracks:
-        times = _snap_to_grid(tr.times, timeline) if timeline.authored else tr.times
-        dest[tr.path][:, tr.joint] = resample(
-            times, tr.values, t, tr.interpolation, tr.path == "rotation"
-        )
-    return rot, trans, scl
+    rot = np.broadcast_to(bind_r, (count, num, 4))
+    trans = np.broadcast_to(bind_t, (count, num, 3))
+    scl = np.broadcast_to(bind_s, (count, num, 3))
+    if not tracks:
+        return rot.copy(), trans.copy(), scl.copy(), None
+    curves = AuthoredCurves(groups_of(authored_tracks(tracks, timeline)))
+    rot, trans, scl = curves.evaluate(timeline.times(), rot, trans, scl)
+    return rot, trans, scl, curves
 
 
-def resample(times: Array, values: Array, t: Array, interpolation: str, rotation: bool) -> Array:
-    """Values `(N, C)` of one glTF sampler at times `t (N,)`; clamped outside the keys.
-
-    `values` is `(K, C)`, or `(3K, C)` as (in-tangent, value, out-tangent) per key for
-    CUBICSPLINE. Rotations come back unit length (slerp for LINEAR).
-    """
-    times = np.asarray(times, dtype=np.float64)
-    k = times.shape[0]
-    if interpolation == "CUBICSPLINE":
-        v3 = values.reshape(k, 3, values.shape[1])
-        a_in, v, b_out = v3[:, 0], v3[:, 1], v3[:, 2]
-    else:
-        v = quat.normalize(values) if rotation else values
-    if k == 1:
-        out = np.broadcast_to(v[0], (t.shape[0], v.shape[1])).copy()
-        return quat.normalize(out) if rotation else out
-    i = np.clip(np.searchsorted(times, t, side="right") - 1, 0, k - 2)
-    dt = times[i + 1] - times[i]
-    safe_dt = np.where(dt > 0, dt, 1.0)
-    s = np.clip((t - times[i]) / safe_dt, 0.0, 1.0)
-    s = np.where(dt > 0, s, (t >= times[i + 1]).astype(np.float64))
-    if interpolation == "STEP":
-        out = np.where((s >= 1.0)[:, None], v[i + 1], v[i])
-    elif interpolation == "LINEAR":
-        if rotation:
-            return quat.slerp(v[i], v[i + 1], s)
-        out = v[i] + (v[i + 1] - v[i]) * s[:, None]
-    else:
-        s2, s3 = s * s, s * s * s
-        h00 = 2 * s3 - 3 * s2 + 1
-        h10 = s3 - 2 * s2 + s
-        h01 = -2 * s3 + 3 * s2
-        h11 = s3 - s2
-        d = dt[:, None]
-        out = (
-            h00[:, None] * v[i]
-            + h10[:, None] * d * b_out[i]
-            + h01[:, None] * v[i + 1]
-            + h11[:, None] * d * a_in[i + 1]
-        )
-    return quat.normalize(out) if rotation else out
+def clip_curves(
+    curves: AuthoredCurves | None,
+    pre: list[Array | None],
+    bind: tuple[Array, Array, Array],
+    start: float,
+    factor: float,
+) -> AuthoredCurves | None:
+    """The clip's curves: in clip seconds (sample 0 at `start`), lengths times `factor`, and
+    every animated joint under non-joint nodes folded as its samples are, `bind` (J, 4|3)
+    its unfolded rest values where a channel has no curve."""
+    if curves is None:
+        return None
+    animated = np.unique(np.concatenate([g.joints for g in curves.groups]))
+    fold = np.array([j for j in animated if pre[j] is not None], dtype=np.int64)
+    r, t, s = bind
+    base = np.concatenate([r[fold], t[fold], s[fold]], axis=1)
+    matrices = np.array([pre[j] for j in fold]).reshape(-1, 3, 4)
+    folded = AuthoredCurves(curves.groups, fold, matrices, base)
+    return folded.shifted(-start).scaled(factor)
 
 
 # --- skinned meshes ---------------------------------------------------------------------

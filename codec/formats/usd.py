@@ -9,6 +9,10 @@ prims above the Skeleton (its local-to-world, evaluated at every sample) is fold
 root joints, so object space is the stage's world space. Time: the stage's
 timeCodesPerSecond; when the animation's time samples lie on one uniform grid they are the
 clip's samples, otherwise every time code is sampled (or `sample_rate`, with a warning).
+The time samples stay on the clip as its authored curves (codec.model.authored_curves:
+rotations slerp, translations and scales linear, as usd-core interpolates them), which give
+the raw pose between samples; when the prims above the Skeleton are animated themselves the
+clip is sampled data.
 Units: the stage's metersPerUnit (USD's fallback, 0.01 m, when not authored) and upAxis.
 
 usd-core runs in a child process (codec.formats.usd_worker, started through
@@ -44,6 +48,7 @@ from codec.formats.compressed import inner_name
 from codec.formats.key_grid import key_grid, nice_rate
 from codec.formats.spec import FormatSpec
 from codec.model import quat
+from codec.model.authored_curves import AuthoredCurves, CurveGroup
 from codec.model.clip import Clip, Skeleton
 from codec.model.limits import (
     MAX_MESH_ELEMENTS,
@@ -449,6 +454,7 @@ def read_usd_in_process(
     rest_r, rest_t, rest_s = _row_to_trs(rest)
 
     anim = _animation_of(skel)
+    curves: AuthoredCurves | None = None
     if anim is None:
         warnings.append(f"Skeleton {skel.GetPath()} has no bound SkelAnimation: the rest pose")
         codes, rate = np.array([math.nan]), sample_rate or _time_codes_per_second(path, stage)
@@ -458,6 +464,8 @@ def read_usd_in_process(
         codes, rate = _times(path, stage, anim, sample_rate, warnings, n, budget)
         rot, trans, scl = _animation_values(path, anim, joints, codes, rest_r, rest_t, rest_s)
         name = str(anim.GetPrim().GetName())
+        curves = _curves(path, stage, anim, joints, codes[0], budget)
+    unfolded = (rot[0].copy(), trans[0].copy(), scl[0].copy())
 
     # the prims above the skeleton, folded into the roots
     xformable = UsdGeom.Xformable(skel.GetPrim())
@@ -483,6 +491,8 @@ def read_usd_in_process(
         rest_r[j], rest_t[j], rest_s[j] = decompose(
             compose(rest_above, qvv_to_matrix(rest_r[j], rest_t[j], rest_s[j]))
         )
+
+    curves = _fold_curves(curves, above_m, roots, unfolded)
 
     declared = _declared_units(stage)
     meters = float(UsdGeom.GetStageMetersPerUnit(stage))
@@ -514,7 +524,83 @@ def read_usd_in_process(
         warnings=warnings,
         units=chosen,
         meshes=meshes,
+        curves=None if curves is None else curves.scaled(f),
     )
+
+
+def _curves(
+    path: object, stage: Any, anim: Any, joints: list[str], first_code: float, budget: int
+) -> AuthoredCurves | None:
+    """The animation's time samples as authored curves (clip seconds: `first_code` is sample
+    0; unfolded, stage units): rotations slerp and translations and scales linear between
+    them, as usd-core interpolates them. (Held interpolation is a setting of an opened
+    stage, not of the file: usd-core opens every stage linear, so a file cannot ask for
+    it; a stage set to held is read as held.) An attribute without time samples is
+    constant: its value stands at every sample."""
+    from pxr import Usd
+
+    if math.isnan(first_code):
+        return None
+    tcps = _time_codes_per_second(path, stage)
+    held = stage.GetInterpolationType() == Usd.InterpolationTypeHeld
+    anim_joints = [str(j) for j in (anim.GetJointsAttr().Get() or [])]
+    where = {j: i for i, j in enumerate(joints)}
+    pairs = [(a, where[j]) for a, j in enumerate(anim_joints) if j in where]
+    if not pairs:
+        return None
+    src = np.array([a for a, _ in pairs], dtype=np.int64)
+    dst = np.array([d for _, d in pairs], dtype=np.int64)
+    groups = []
+    channels = (
+        (anim.GetRotationsAttr(), "rotation", 4),
+        (anim.GetTranslationsAttr(), "translation", 3),
+        (anim.GetScalesAttr(), "scale", 3),
+    )
+    for attr, kind, width in channels:
+        keys = np.array(attr.GetTimeSamples(), dtype=np.float64)
+        if keys.size == 0:
+            continue
+        problem = over_budget(keys.size, len(joints), budget)
+        if problem:
+            raise ClipFormatError(path, f"{attr.GetPath()} has {keys.size} time samples: {problem}")
+        values = np.empty((keys.size, len(src), width))
+        for k, c in enumerate(keys):  # one call per key: usd-core hands out one array per time
+            a = np.array(attr.Get(Usd.TimeCode(c)), dtype=np.float64).reshape(-1, width)
+            _check_values(path, f"{attr.GetPath()} at time {c:g}", a)
+            if a.shape[0] != len(anim_joints):
+                raise ClipFormatError(
+                    path,
+                    f"{attr.GetPath()} has {a.shape[0]} values at time {c:g} for "
+                    f"{len(anim_joints)} joints",
+                )
+            values[k] = a[src]
+        interp = "step" if held else ("slerp" if kind == "rotation" else "linear")
+        groups.append(CurveGroup(kind, interp, dst, (keys - first_code) / tcps, values))
+    return AuthoredCurves(tuple(groups)) if groups else None
+
+
+def _fold_curves(
+    curves: AuthoredCurves | None,
+    above: Array,
+    roots: Array,
+    unfolded: tuple[Array, Array, Array],
+) -> AuthoredCurves | None:
+    """The curves with the prims above the skeleton (`above` (S, 3, 4) at every sample)
+    folded into the animated roots, as their samples are; `unfolded` (J, 4|3) the roots'
+    values before folding where a channel has no curve. None when those prims are animated
+    themselves: their own time samples are not read, so the clip is then sampled data."""
+    if curves is None:
+        return None
+    if not np.allclose(above, above[:1], rtol=0.0, atol=1e-12):
+        return None
+    animated = np.unique(np.concatenate([g.joints for g in curves.groups]))
+    fold = np.intersect1d(animated, roots)
+    if np.allclose(above[0], np.eye(3, 4), rtol=0.0, atol=1e-12) or fold.size == 0:
+        return curves
+    r, t, s = unfolded
+    base = np.concatenate([r[fold], t[fold], s[fold]], axis=1)
+    matrices = np.broadcast_to(above[0], (fold.size, 3, 4))
+    return AuthoredCurves(curves.groups, fold, matrices, base)
 
 
 def _animation_values(

@@ -1,7 +1,8 @@
 """Measurement: any codec's decoder against the raw clip, the same way for every codec.
 
 The error at every sample (rounding nearest: the decoded source samples), the error between
-samples (supersampled, rounding none, through the decoder's `sample_times`), the true skin
+samples (supersampled, rounding none, through the decoder's `sample_times`, against the raw
+clip as the file interpolates it: codec.model.sampling.clip_between), the true skin
 error when the clip has meshes, and the statistics of all of it. A codec's own numbers come
 in as its details and are merged into the stats; nothing here imports a codec.
 """
@@ -17,7 +18,7 @@ from codec.errors import ShellscopeError
 from codec.measure.error_metric import array_errors, between_keys, clip_errors
 from codec.measure.stats import build_stats
 from codec.measure.vertex_error import VertexError, skin_error, vertex_stats
-from codec.model import quat
+from codec.model.sampling import clip_between
 
 if TYPE_CHECKING:
     from codec.codecs.base import Decoder
@@ -81,22 +82,11 @@ def measure(
     return Measurements(lossy, error, times, between, vertex_error, stats)
 
 
-def raw_between(clip: Clip, ks: Array, alphas: Array) -> tuple[Array, Array, Array]:
-    """The raw clip's local poses (N, J, 4|3) blending samples ks and ks + 1 by alphas as
-    ACL does (component lerp on the shorter arc, normalised; alpha 0 is the sample)."""
-    nxt = np.minimum(ks + 1, clip.num_samples - 1)
-    a = alphas[:, None, None]
-    rot = quat.nlerp(clip.rotations[ks], clip.rotations[nxt], a)
-    rot = np.where(a == 0.0, clip.rotations[ks], rot)
-    tr = clip.translations[ks] + (clip.translations[nxt] - clip.translations[ks]) * a
-    sc = clip.scales[ks] + (clip.scales[nxt] - clip.scales[ks]) * a
-    return rot, tr, sc
-
-
 def between_errors(clip: Clip, decoder: Decoder, supersample: int) -> tuple[Array, Array]:
     """Times (N,) and errors (N, J) float32 at `supersample` times per sample interval,
-    rounding none, ending on the last sample: the raw clip blended as ACL does against the
-    decoder's own poses at those times. Float32 is plenty for a curve to look at and halves
+    rounding none, ending on the last sample: the raw clip (the file's own curves between
+    samples where it has them, else blended as ACL does) against the decoder's own poses at
+    those times. Float32 is plenty for a curve to look at and halves
     the largest table a result keeps; the bound is checked on the float64 errors at the
     samples."""
     ks, alphas = between_keys(clip.num_samples, supersample)
@@ -105,7 +95,7 @@ def between_errors(clip: Clip, decoder: Decoder, supersample: int) -> tuple[Arra
     sk = clip.skeleton
     for lo in range(0, len(ks), BETWEEN_CHUNK):
         hi = min(lo + BETWEEN_CHUNK, len(ks))
-        raw = raw_between(clip, ks[lo:hi], alphas[lo:hi])
+        raw = clip_between(clip, ks[lo:hi], alphas[lo:hi])
         lossy = decoder.sample_times(times[lo:hi], "none")
         at = np.arange(hi - lo)
         out[lo:hi] = array_errors(raw, lossy, at, np.zeros(hi - lo), sk.parents, sk.shell_distance)

@@ -3,8 +3,8 @@
 The codec budgets error on virtual shells (codec.measure.error_metric); nobody checks that estimate
 against the real mesh. Here every vertex is skinned by the raw and by the lossy pose
 (codec.measure.skinning) at every sample (rounding nearest, the poses `max_error` is measured at)
-and between samples (rounding none, the same supersampled times as `error_between`), and
-the distance between the two is the vertex's true error.
+and between samples (rounding none, the same supersampled times as `error_between`, the raw
+clip as the file interpolates it), and the distance between the two is the vertex's true error.
 
 Per joint, the estimate is judged on the vertices the joint drives most (their strongest
 influence): `ratio = shell max error / true max error` of those vertices, both at sample
@@ -25,6 +25,7 @@ from codec.measure.mesh_shells import mesh_shell_distances
 from codec.measure.skinning import chunks, pose_distances
 from codec.model import quat
 from codec.model.mesh import Skin, skin_of
+from codec.model.sampling import clip_between
 from codec.model.transforms import object_space
 
 if TYPE_CHECKING:
@@ -162,12 +163,12 @@ def _summarise(
 def _summarise_decoder(
     clip: Clip, decoder: Decoder, ks: Array, alphas: Array, times: Array, skin: Skin
 ) -> ErrorSummary:
-    """The error between the raw poses blending ks, ks + 1 by alphas and the decoder's
-    poses at `times` (N,), a chunk at a time."""
+    """The error between the raw poses at ks + alphas (the file's own curves between samples
+    where the clip has them) and the decoder's poses at `times` (N,), a chunk at a time."""
     summary = ErrorSummary(len(ks), skin.num_vertices, keep=False)
     parents = clip.skeleton.parents
     for rows in chunks(len(ks), skin):
-        raw = blended_object_space(clip, ks[rows], alphas[rows])
+        raw = object_space(*clip_between(clip, ks[rows], alphas[rows]), parents)
         out = object_space(*decoder.sample_times(times[rows], "none"), parents)
         summary.add(rows, pose_distances(raw, out, skin))
     return summary

@@ -13,6 +13,7 @@ import numpy as np
 
 from codec.errors import ClipValidationError
 from codec.model import quat, topology
+from codec.model.authored_curves import AuthoredCurves
 from codec.model.limits import MAX_VALUE
 from codec.model.mesh import SkinnedMesh
 from codec.model.transforms import object_space
@@ -200,6 +201,9 @@ class Clip:
     (codec.model.mesh; empty for formats and files without a skin). `euler_orders`: per joint
     the order of the file's Euler rotation channels ("ZXY": Z outermost), empty when the file
     stores quaternions or matrices, so views can show angles as the animator keyed them.
+    `curves`: the file's own keys and interpolation (codec.model.authored_curves), which give
+    the raw pose between samples; None for sampled data (the samples are the data, blended
+    between as the codec does). Replacing the samples drops them unless new ones are given.
     """
 
     skeleton: Skeleton
@@ -213,6 +217,7 @@ class Clip:
     units: Units | None = None
     meshes: tuple[SkinnedMesh, ...] = ()
     euler_orders: tuple[str, ...] = ()
+    curves: AuthoredCurves | None = None
 
     def __post_init__(self) -> None:
         sk = self.skeleton
@@ -265,6 +270,10 @@ class Clip:
                     f"mesh {m.name!r} is bound to joint {int(m.palette_joint.max())}, the "
                     f"skeleton has {j}"
                 )
+        if self.curves is not None and self.curves.max_joint >= j:
+            raise ClipValidationError(
+                f"authored curves name joint {self.curves.max_joint}, the skeleton has {j}"
+            )
 
     @property
     def num_samples(self) -> int:
@@ -287,7 +296,11 @@ class Clip:
         return object_space(self.rotations, self.translations, self.scales, self.skeleton.parents)
 
     def replace(self, **changes: object) -> Clip:
-        """Copy with some fields changed (validated again)."""
+        """Copy with some fields changed (validated again). New samples or a new rate
+        without new `curves` drop the curves: they described the old samples."""
+        resampled = {"rotations", "translations", "scales", "sample_rate"} & changes.keys()
+        if resampled and "curves" not in changes:
+            changes["curves"] = None
         return replace(self, **changes)
 
     def with_skeleton_settings(

@@ -1,5 +1,9 @@
 """Sample-time arithmetic shared by the decoder and the raw clip, so both round alike.
 
+The raw clip between its samples: blended as the codec does (nlerp, lerp) where it is sampled
+data, and by the file's own curves where a reader kept them (codec.model.authored_curves):
+`clip_between` (batched, for measuring) and `clip_pose` (one time, for the window).
+
 With `k = floor(t * rate)` and `alpha = t * rate - k`, the pose at `t` blends samples `k` and
 `k + 1` (clamped to the last sample, or wrapped to 0 for a wrapping clip). Rounding snaps
 alpha: none keeps it, floor -> 0, ceil -> ceil(alpha), nearest -> floor(alpha + 0.5).
@@ -8,11 +12,14 @@ alpha: none keeps it, floor -> 0, ceil -> ceil(alpha), nearest -> floor(alpha + 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 from codec.model import quat
+
+if TYPE_CHECKING:
+    from codec.model.clip import Clip
 
 Array = np.ndarray
 
@@ -154,3 +161,59 @@ def sample_dense(
     a = Pose(rotations[keys.first], translations[keys.first], scales[keys.first])
     b = Pose(rotations[keys.second], translations[keys.second], scales[keys.second])
     return blend(a, b, keys.alpha, interpolation)
+
+
+def clip_between(clip: Clip, ks: Array, alphas: Array) -> tuple[Array, Array, Array]:
+    """The raw clip's local poses (N, J, 4|3) at times (ks + alphas) / rate, ks (N,) samples
+    and alphas (N,) in [0, 1): sample ks exactly where alpha is 0; between samples the
+    file's own curve where the clip has one, else samples ks and ks + 1 blended as ACL
+    does (component lerp on the shorter arc, normalised; translations and scales lerp)."""
+    ks = np.asarray(ks, dtype=np.int64)
+    alphas = np.asarray(alphas, dtype=np.float64)
+    nxt = np.minimum(ks + 1, clip.num_samples - 1)
+    a = alphas[:, None, None]
+    rot = quat.nlerp(clip.rotations[ks], clip.rotations[nxt], a)
+    rot = np.where(a == 0.0, clip.rotations[ks], rot)
+    tr = clip.translations[ks] + (clip.translations[nxt] - clip.translations[ks]) * a
+    sc = clip.scales[ks] + (clip.scales[nxt] - clip.scales[ks]) * a
+    between = np.flatnonzero(alphas != 0.0)
+    if clip.curves is not None and between.size:
+        times = (ks[between] + alphas[between]) / clip.sample_rate
+        rot[between], tr[between], sc[between] = clip.curves.evaluate(
+            times, rot[between], tr[between], sc[between]
+        )
+    return rot, tr, sc
+
+
+def clip_pose(
+    clip: Clip,
+    t: float,
+    rounding: str = "none",
+    wrap: bool = False,
+    per_track: Array | list[str] | None = None,
+    interpolation: str = "nlerp",
+) -> Pose:
+    """The raw clip's pose at `t` as the window shows it: `sample_dense` of its samples, and
+    where the clip has authored curves, every joint whose rounded alpha lies between two
+    samples (rounding none) takes the file's curve at `t` (`interpolation` then only
+    blends tracks without a curve)."""
+    keys = sample_keys(t, clip.sample_rate, clip.num_samples, rounding, wrap, per_track)
+    a = Pose(clip.rotations[keys.first], clip.translations[keys.first], clip.scales[keys.first])
+    b = Pose(clip.rotations[keys.second], clip.translations[keys.second], clip.scales[keys.second])
+    pose = blend(a, b, keys.alpha, interpolation)
+    if clip.curves is None or keys.second != keys.first + 1:
+        return pose
+    alpha = np.broadcast_to(keys.alpha, (clip.num_joints,))
+    live = (alpha > 0.0) & (alpha < 1.0)
+    if not np.any(live):
+        return pose
+    time = np.array([(keys.first + keys.raw_alpha) / clip.sample_rate])
+    rot, tr, sc = clip.curves.evaluate(
+        time, pose.rotations[None], pose.translations[None], pose.scales[None]
+    )
+    m = live[:, None]
+    return Pose(
+        np.where(m, rot[0], pose.rotations),
+        np.where(m, tr[0], pose.translations),
+        np.where(m, sc[0], pose.scales),
+    )

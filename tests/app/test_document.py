@@ -105,3 +105,21 @@ def test_shells_from_the_mesh_mean_nothing_without_a_mesh() -> None:
     doc.update_settings(shell_from_mesh=True, shell_distance=4.0)
     assert doc.mesh_shells() is None
     np.testing.assert_array_equal(doc.resolved_joints().shell_distance, 4.0)
+
+
+def test_raw_pose_between_samples_is_the_files_curve(tmp_path) -> None:
+    """A glTF clip whose joint B turns 0 -> 90 degrees about z between keys 0 s and 1 s
+    (LINEAR, the keys are the samples): scrubbing to 1/3 s with rounding none shows the
+    file's slerp (30 degrees), nearest shows the sample; the codec gets the curves too."""
+    from codec.formats.gltf import read_gltf
+    from tests.codec.formats.test_gltf import hand_gltf, save_gltf
+
+    doc_json, blob = hand_gltf()
+    doc = Document()
+    doc.set_clip(read_gltf(save_gltf(tmp_path, doc_json, blob), scale_to_cm=False))
+    doc.set_time(1 / 3)
+    q = doc.raw_pose().rotations[1]
+    assert abs(np.degrees(2 * np.arctan2(q[2], q[3])) - 30.0) < 1e-9  # nlerp: 29.28
+    doc.set_rounding("nearest")
+    np.testing.assert_array_equal(doc.raw_pose().rotations[1], doc.clip.rotations[0, 1])
+    assert doc.compression_input().curves is doc.clip.curves
