@@ -149,6 +149,12 @@ def format_cm(value: float, signed: bool = False, digits: int = 4) -> str:
     return f"{text} cm"
 
 
+def format_budget(value: float) -> str:
+    """A budget as the user typed it: "0.01 cm", "0.0025 cm", "1e-05 cm". Budgets are round
+    numbers someone chose, so a plain decimal reads as the setting (not "10e-3 cm")."""
+    return f"{float(value):.6g} cm"
+
+
 def format_percent(fraction: float) -> str:
     """A budget fraction as a percentage: "41 %", "7.5 %", "120 %"."""
     pct = 100.0 * float(fraction)
@@ -161,6 +167,6 @@ def format_percent(fraction: float) -> str:
 
 
 def describe(error: float, precision: float) -> str:
-    """ "4.11e-3 cm · 41 % of its 10e-3 cm budget": an error with its share of the budget."""
+    """ "4.11e-3 cm · 41 % of its 0.01 cm budget": an error with its share of the budget."""
     f = float(budget_fraction(error, precision))
-    return f"{format_cm(error)} \u00b7 {format_percent(f)} of its {format_cm(precision)} budget"
+    return f"{format_cm(error)} \u00b7 {format_percent(f)} of its {format_budget(precision)} budget"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from app.error_scale import LEGEND_MAX, eng, legend_stops
+from app.error_scale import LEGEND_MAX, format_budget, legend_stops
 from app.views.handler_guard import survives
 
 
@@ -25,7 +25,7 @@ class ColorBar(QtWidgets.QWidget):
         )
 
     def _labels(self) -> list[tuple[float, str]]:
-        end = "100 % = budget" if self.budget is None else f"100 % = {eng(self.budget)} cm"
+        end = "100 % = budget" if self.budget is None else f"100 % = {format_budget(self.budget)}"
         return [(0.0, "0"), (0.5, "50 %"), (1.0, end)]
 
     def _min_width(self) -> int:

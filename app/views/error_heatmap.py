@@ -38,7 +38,13 @@ from PySide6.QtWidgets import (
 
 from app.comparison import error_difference, error_of
 from app.document import Document
-from app.error_scale import budget_fraction, error_colors_u8, format_cm, format_percent
+from app.error_scale import (
+    budget_fraction,
+    error_colors_u8,
+    format_budget,
+    format_cm,
+    format_percent,
+)
 from app.views.handler_guard import survives, survives_event
 
 INDENT = 8
@@ -416,5 +422,5 @@ class ErrorHeatmapPanel(QWidget):
         return (
             f"<b>{self.names[joint]}</b><br>sample {sample} ({sample / self.rate:.3f} s)<br>"
             f"error {format_cm(err)}, {format_percent(frac)} of its "
-            f"{format_cm(float(r.clip.skeleton.precision[joint]))} budget"
+            f"{format_budget(float(r.clip.skeleton.precision[joint]))} budget"
         )

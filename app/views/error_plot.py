@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 
 from app.comparison import error_of
 from app.document import Document
-from app.error_scale import eng_ticks, format_cm, format_percent
+from app.error_scale import eng_ticks, format_budget, format_cm, format_percent
 from app.views.time_cursor import TimeCursor
 
 MAX_COLOUR = (214, 64, 40)
@@ -228,7 +228,7 @@ class ErrorPlotPanel(QWidget):
 
     def _update_legend(self) -> None:
         doc = self.document
-        budget = format_cm(doc.settings.precision)
+        budget = format_budget(doc.settings.precision)
         comparing = doc.comparison.active
         if comparing:
             parts = [

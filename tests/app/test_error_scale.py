@@ -9,9 +9,11 @@ from app.error_scale import (
     LEGEND_MAX,
     MINUS,
     budget_fraction,
+    describe,
     eng,
     eng_ticks,
     error_colors,
+    format_budget,
     format_cm,
     format_percent,
     format_rate,
@@ -116,3 +118,13 @@ def test_axis_labels_share_one_exponent(values, spacing, labels) -> None:
 )
 def test_sample_rates_read_as_the_file_means_them(hz: float, text: str) -> None:
     assert format_rate(hz) == text
+
+
+@pytest.mark.parametrize(
+    ("precision", "text"),
+    [(0.01, "0.01 cm"), (0.0025, "0.0025 cm"), (1.0, "1 cm"), (1e-5, "1e-05 cm")],
+)
+def test_budgets_read_as_the_user_set_them(precision: float, text: str) -> None:
+    assert format_budget(precision) == text
+    said = describe(0.00441, precision)
+    assert said.endswith(f"of its {text} budget") and "10e-3" not in said
