@@ -48,6 +48,10 @@ DEBOUNCE_MS = 200  # edits settle this long before the tuning is saved
 # compression took (so a run usually ends before the next edit supersedes it), in bounds
 THROTTLE_MS = (30, 150, 1000)  # (least, before the first run is timed, most)
 PROGRESS_INTERVAL = 0.05  # s between progress signals from one run
+# a run says how far it is only once it has taken this long: an edit's run (tens of ms) would
+# otherwise repaint the window for each step, and every repaint composes the whole window
+# (a GL view is in it: 20-50 ms on software GL, taken from the run itself on two cores)
+PROGRESS_DELAY = 0.3  # s
 
 
 class _CompressorCache:
@@ -270,6 +274,8 @@ class Controller(QtCore.QObject):
         def work() -> None:
             def progress(fraction: float, message: str = "") -> None:
                 now = time.monotonic()
+                if now - run.started < PROGRESS_DELAY:
+                    return
                 if now - run.last_progress >= PROGRESS_INTERVAL:
                     run.last_progress = now
                     emit("_progressed", run.generation, float(fraction), str(message))
