@@ -17,7 +17,7 @@ import numpy as np
 
 from codec.codecs import container, registry
 from codec.codecs.base import Encoded, Progress
-from codec.measure.measure import measure
+from codec.measure.measure import RawPoses, measure
 from codec.model.clip import Clip, Skeleton
 from codec.result import Result
 from codec.settings import CompressionSettings
@@ -42,6 +42,7 @@ class Compression:
     def __init__(self, clip: Clip) -> None:
         self.clip = clip
         self._sessions: dict[str, Any] = {}
+        self._raw_poses = RawPoses()  # every run measures against the same raw clip
 
     @property
     def segments_solved(self) -> int:
@@ -86,7 +87,9 @@ class Compression:
             codec.codec_id, encoded.payload, clip.skeleton if settings.include_metadata else None
         )
         sizes = (frame.compressed_size, len(frame.data))
-        measured = measure(clip, encoded.decoder, settings, sizes, seconds, encoded.details)
+        measured = measure(
+            clip, encoded.decoder, settings, sizes, seconds, encoded.details, self._raw_poses
+        )
         return Result(
             clip=clip,
             settings=settings,
