@@ -5,9 +5,10 @@ Views only draw the document and emit the user's intents as signals (`settings_e
 document, recompresses, and keeps the clip's sidecar in step with the tuning. Edits are
 throttled, not debounced (`throttle`): the first edit runs at once, and during a burst (a
 slider drag) the newest settings start again as soon as the run in flight is done, or, when
-it takes longer than the last compression did, it is cancelled as stale, so results keep
-coming while the user drags. The sidecar waits for the edits to settle (`debounce`); opening
-another clip and closing write a pending save at once.
+it takes more than twice as long as the last compression did, it is cancelled as stale, so
+results keep coming while the user drags (a run cancelled so gives the next one longer). The
+sidecar waits for the edits to settle (`debounce`); opening another clip and closing write a
+pending save at once.
 
 Compression runs on a daemon thread per request. Each run has its own cancel flag that the
 codec polls through its `cancel` callback; a newer request raises the flag of the older
@@ -44,10 +45,17 @@ CompressFn = Callable[..., Result]
 LoadFn = Callable[..., Clip]
 
 DEBOUNCE_MS = 200  # edits settle this long before the tuning is saved
-# a burst of edits starts a compression at most once per this interval: as long as the last
-# compression took (so a run usually ends before the next edit supersedes it), in bounds
+# a burst of edits starts a compression at most once per this interval: STALE_AFTER times as
+# long as the last compression took, in bounds. At 1x a run a little slower than the last
+# (most of them, on a busy machine) was cancelled and the next one too: a 20-tick slider drag
+# showed 1 result
 THROTTLE_MS = (30, 150, 1000)  # (least, before the first run is timed, most)
+STALE_AFTER = 2.0
 PROGRESS_INTERVAL = 0.05  # s between progress signals from one run
+# a run says how far it is only once it has taken this long: an edit's run (tens of ms) would
+# otherwise repaint the window for each step, and every repaint composes the whole window
+# (a GL view is in it: 20-50 ms on software GL, taken from the run itself on two cores)
+PROGRESS_DELAY = 0.3  # s
 
 
 class _CompressorCache:
@@ -246,6 +254,9 @@ class Controller(QtCore.QObject):
         clip = self.document.compression_input()
         if clip is None:
             return
+        if self._run is not None:  # the run in flight is stale: the next one gets longer, or
+            # on a machine slower than the last timing every run would be cancelled in turn
+            self.throttle.setInterval(min(2 * self.throttle.interval(), THROTTLE_MS[2]))
         self._cancel_current()
         self._generation += 1
         run = _Run(self._generation)
@@ -273,6 +284,8 @@ class Controller(QtCore.QObject):
         def work() -> None:
             def progress(fraction: float, message: str = "") -> None:
                 now = time.monotonic()
+                if now - run.started < PROGRESS_DELAY:
+                    return
                 if now - run.last_progress >= PROGRESS_INTERVAL:
                     run.last_progress = now
                     emit("_progressed", run.generation, float(fraction), str(message))
@@ -348,7 +361,7 @@ class Controller(QtCore.QObject):
             if secs is not None:
                 text += f" in {secs:.2f} s"
             lo, _, hi = THROTTLE_MS
-            self.throttle.setInterval(int(min(max(wall_ms, lo), hi)))
+            self.throttle.setInterval(int(min(max(STALE_AFTER * wall_ms, lo), hi)))
             self.document.set_result(payload)  # type: ignore[arg-type]
             if self._run is None:
                 self.document.set_status(Status(progress=1.0, message=text))

@@ -518,12 +518,14 @@ class Document:
     def shown_pose(self) -> ShownPose | None:
         """Raw and lossy pose now, and the error between them: the one number every readout
         quotes (the 3D view, its toolbar, the error panel). Cached until the time, rounding,
-        result, rules or interpolation change."""
+        result, interpolation or (under per-track rounding, whose modes they set) rules change:
+        a tuning edit alone samples nothing again, its result does."""
         clip = self.clip
         if clip is None:
             return None
         result = self.result if self.has_lossy() else None
-        key = (self.time, self.rounding, clip, result, self.overrides, self.display.interpolation)
+        rules = self.overrides if self.rounding == "per_track" else None
+        key = (self.time, self.rounding, clip, result, rules, self.display.interpolation)
         if self._shown is not None and all(
             a is b or a == b for a, b in zip(self._shown[0], key, strict=True)
         ):

@@ -78,6 +78,51 @@ AREAS = {
 }
 
 
+LAYOUT_PASSES = 4  # a text change can re-lay out a label, its panel, its dock, the window
+
+
+def settle_before_paint(window: QtWidgets.QWidget) -> None:
+    """Do now what would otherwise ask for another frame right after this one: pending
+    re-layouts, and the plots' deferred work. A new result changes texts all over the window;
+    each change asks its parent to re-lay out, the parent its dock, the dock the window, one
+    event-loop turn each; a plot (pyqtgraph) fits its axes when it is about to paint and
+    hands its changed items to its view a turn later. Every frame composes the whole window
+    (it holds a GL view: 20-50 ms on software GL), and an edit took five to seven of them;
+    settled first, each change is drawn in the one frame."""
+    app = QtCore.QCoreApplication.instance()
+    meta = QtCore.QEvent.Type.MetaCall.value
+    for view in window.findChildren(QtWidgets.QGraphicsView):
+        scene = view.scene()
+        if scene is None or not view.isVisible():
+            continue
+        prepare = getattr(scene, "prepareForPaint", None)  # pyqtgraph's GraphicsScene
+        if prepare is not None:
+            prepare()
+        app.sendPostedEvents(scene, meta)  # the scene's queued dirty-item processing
+    for _ in range(LAYOUT_PASSES):
+        app.sendPostedEvents(None, QtCore.QEvent.Type.LayoutRequest.value)
+
+
+class InstantLayoutStyle(QtWidgets.QProxyStyle):
+    """The application's style, except that the window's docks, their tab bars and the centre
+    take a new layout at once. Qt moves them with a geometry animation even when docks are not
+    animated (of length 0, ended on a later event-loop turn, which then repaints the dock
+    separators): every text change that re-lays out a panel cost a second whole-window
+    composite. Set on the window's direct children only; their own children keep the
+    application's style."""
+
+    def styleHint(  # type: ignore[override]
+        self,
+        hint: QtWidgets.QStyle.StyleHint,
+        option: QtWidgets.QStyleOption | None = None,
+        widget: QtWidgets.QWidget | None = None,
+        returnData: QtWidgets.QStyleHintReturn | None = None,
+    ) -> int:
+        if hint == QtWidgets.QStyle.StyleHint.SH_Widget_Animation_Duration:
+            return 0
+        return super().styleHint(hint, option, widget, returnData)
+
+
 class LazyProgressBar(QtWidgets.QProgressBar):
     """A progress bar that repaints with the next frame: QProgressBar.setValue repaints at
     once, and in a window holding a GL view every repaint composes the whole window again
@@ -140,6 +185,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.viewport = Viewport3D(self.document, self)
         self.timeline = TimelineWidget(self.document, self)
         self.controller.attach(self.timeline)
+        self._instant = InstantLayoutStyle()  # the docks, tab bars and centre lay out at once
         central = QtWidgets.QWidget(self)
         lay = QtWidgets.QVBoxLayout(central)
         lay.setContentsMargins(0, 0, 0, 0)
@@ -235,6 +281,16 @@ class MainWindow(QtWidgets.QMainWindow):
                 self.timeline.step(step)
                 return True
         return super().eventFilter(watched, event)
+
+    def event(self, event: QtCore.QEvent) -> bool:
+        kind = event.type()
+        if kind == QtCore.QEvent.Type.UpdateRequest:
+            settle_before_paint(self)
+        elif kind == QtCore.QEvent.Type.ChildPolished:
+            child = event.child()  # type: ignore[attr-defined]
+            if isinstance(child, QtWidgets.QWidget) and child.style() is not self._instant:
+                child.setStyle(self._instant)
+        return super().event(event)
 
     def _size_docks(self) -> None:
         """Docks in proportion to the window, so a large screen gives the panels room too;

@@ -22,7 +22,7 @@ from codec.codecs import container, registry
 from codec.codecs.base import Encoded, Progress
 from codec.errors import Cancelled, SettingsError
 from codec.measure import skin_budget
-from codec.measure.measure import measure
+from codec.measure.measure import RawPoses, measure
 from codec.measure.mesh_shells import with_mesh_shells
 from codec.model.clip import Clip, Skeleton
 from codec.model.mesh import skin_of
@@ -51,6 +51,7 @@ class Compression:
     def __init__(self, clip: Clip) -> None:
         self.clip = clip
         self._sessions: dict[str, Any] = {}
+        self._raw_poses = RawPoses()  # every run measures against the same raw clip
 
     @property
     def segments_solved(self) -> int:
@@ -86,7 +87,9 @@ class Compression:
         measuring = settings
         if settings.skin_strict and not settings.skin_error:  # the promise must be measured
             measuring = dataclasses.replace(settings, skin_error=True)
-        measured = measure(clip, encoded.decoder, measuring, sizes, seconds, encoded.details)
+        measured = measure(
+            clip, encoded.decoder, measuring, sizes, seconds, encoded.details, self._raw_poses
+        )
         if strict_skin is not None:
             measured.stats["skin_strict"] = _skin_strict_stats(strict_skin, measured, clip)
         return Result(

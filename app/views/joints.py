@@ -177,6 +177,9 @@ class JointsPanel(QWidget):
         self.syncing = SyncGuard()
         self.items: list[QTreeWidgetItem] = []
         self._table_rules: tuple[JointOverride, ...] | None = None
+        self._resized_columns: set[int] = set()  # columns whose text or font changed
+        self._tuning_shown: tuple | None = None  # (cells, arrays) `_refresh_tuning` wrote
+        self._result_shown: tuple | None = None  # (cells, kind, numbers) `_refresh_result` wrote
         self._draft_row: int | None = None  # a rule being added: not a rule until it has a name
 
         self.filter = QLineEdit()
@@ -385,6 +388,8 @@ class JointsPanel(QWidget):
             return
         cache[key] = value
         item = self.items[j]
+        if role in ("text", "bold"):
+            self._resized_columns.add(column)
         if role == "text":
             item.setText(column, value)  # type: ignore[arg-type]
         elif role == "tip":
@@ -398,30 +403,60 @@ class JointsPanel(QWidget):
 
     def _refresh_tuning(self) -> None:
         """Precision, shell and rounding of every joint, bold where its own rule sets them:
-        what a settings or rule edit changes before any result comes back."""
+        what a settings or rule edit changes before any result comes back. Only the joints
+        whose values changed since the last refresh are visited (a joint's edit, one row)."""
         r = self.document.resolved_joints()
-        if r is None or not self.items:
+        clip = self.document.clip
+        if r is None or not self.items or clip is None:
             return
-        exact = {rule.pattern.lower(): rule for rule in self.document.overrides}
-        names = self.document.clip.skeleton.names if self.document.clip is not None else ()
+        names = clip.skeleton.names
+        n = len(self.items)
+        # which fields each joint's own (exact-name) rule sets; the last such rule wins
+        own = np.zeros((n, 3), dtype=bool)
+        rules = self.document.overrides
+        if rules:
+            joints_of: dict[str, list[int]] = {}
+            for j in range(n):
+                joints_of.setdefault(exact_pattern(names[j]).lower(), []).append(j)
+            for rule in rules:
+                for j in joints_of.get(rule.pattern.lower(), ()):
+                    own[j] = (
+                        rule.precision is not None,
+                        rule.shell_distance is not None,
+                        rule.rounding is not None,
+                    )
+        state = (r.precision, r.shell_distance, r.rounding, r.overridden, own)
+        shown = self._tuning_shown
+        if shown is None or shown[0] is not self._cells:  # a new tree: every row
+            todo = range(n)
+        else:
+            changed = np.zeros(n, dtype=bool)
+            for new, old in zip(state, shown[1], strict=True):
+                diff = np.asarray(new) != np.asarray(old)
+                changed |= diff.any(axis=1) if diff.ndim > 1 else diff
+            todo = np.flatnonzero(changed).tolist()
+        self._tuning_shown = (self._cells, tuple(np.array(a, copy=True) for a in state))
+        texts: dict[float, str] = {}  # most joints share a few values
+
+        def text(v: float) -> str:
+            t = texts.get(v)
+            if t is None:
+                t = texts[v] = eng(v)
+            return t
+
         put = self._put
-        for j in range(len(self.items)):
-            own = exact.get(exact_pattern(names[j]).lower())
-            put(j, C_PREC, "text", eng(r.precision[j]))
-            put(j, C_SHELL, "text", eng(r.shell_distance[j]))
+        for j in todo:
+            put(j, C_PREC, "text", text(r.precision[j]))
+            put(j, C_SHELL, "text", text(r.shell_distance[j]))
             put(j, C_ROUND, "text", str(r.rounding[j]))
-            for c, field in (
-                (C_PREC, "precision"),
-                (C_SHELL, "shell_distance"),
-                (C_ROUND, "rounding"),
-            ):
-                put(j, c, "bold", own is not None and getattr(own, field) is not None)
+            for k, c in enumerate((C_PREC, C_SHELL, C_ROUND)):
+                put(j, c, "bold", bool(own[j, k]))
             put(j, C_NAME, "bold", bool(r.overridden[j]))
             put(j, C_NAME, "tip", "set by override rules" if r.overridden[j] else "")
 
     def _refresh_result(self) -> None:
         """Kinds and bits, dominant shell, max error and its share of the budget; then the
-        columns are sized once. Linear in the joints."""
+        columns are sized once. Only the joints whose numbers changed are formatted again."""
         if not self.items:
             return
         result = self.document.result
@@ -442,7 +477,24 @@ class JointsPanel(QWidget):
             over = np.asarray(is_over(fraction))
             used_rgb = np.round(np.asarray(error_colors(fraction))[:, :3] * 255).astype(int)
         red = (OVER_BUDGET.red(), OVER_BUDGET.green(), OVER_BUDGET.blue())
-        for j in range(len(self.items)):
+        n = len(self.items)
+        parts = [np.zeros((n, 0))]  # every per-joint number the loop below formats
+        if same:
+            parts += [costs.kinds, all_bits.transpose(1, 0, 2).reshape(n, -1)]  # type: ignore[union-attr]
+            if ds is not None:
+                parts += [ds.distance[:, None], ds.precision[:, None]]
+        if err is not None:
+            parts += [err[:, None], budget[:, None]]
+        values = np.hstack([np.asarray(p, dtype=np.float64) for p in parts])
+        key = (same, ds is not None if same else None, err is not None)
+        last = self._result_shown
+        fresh = last is None or last[0] is not self._cells or last[1] != key
+        if fresh or last[2].shape != values.shape:  # type: ignore[index]
+            todo = range(n)  # a new tree, a new kind of result: every row
+        else:  # only the joints whose numbers changed (NaN counts as changed)
+            todo = np.flatnonzero(np.any(values != last[2], axis=1)).tolist()  # type: ignore[index]
+        self._result_shown = (self._cells, key, values)
+        for j in todo:
             if same:
                 for k, c in enumerate((C_ROT, C_TRANS, C_SCALE)):
                     text = subtrack_text(int(costs.kinds[j, k]), all_bits[:, j, k])  # type: ignore[union-attr]
@@ -478,11 +530,17 @@ class JointsPanel(QWidget):
     def _size_columns(self) -> None:
         """Every value column as wide as its widest cell or its title, measured once."""
         header = self.values.header()
-        for c in range(1, len(COLUMNS)):
+        resized = False
+        for c in sorted(self._resized_columns):  # only where a text or font changed
+            if c == C_NAME:
+                continue
             want = max(self.values.sizeHintForColumn(c), header.sectionSizeHint(c))
             if header.sectionSize(c) != want:
                 header.resizeSection(c, want)
-        self._fit_split()
+                resized = True
+        self._resized_columns.clear()
+        if resized:
+            self._fit_split()
 
     def _refresh_rules(self) -> None:
         rules = self.document.overrides

@@ -142,6 +142,7 @@ class Viewport3D(QtWidgets.QWidget):
         self.rotation = to_display("Y")
         self._geometry_clip: object | None = None  # the clip the meshes below were built for
         self.raw_mesh: BoneMesh | None = None
+        self._raw_drawn: tuple | None = None  # (mesh, raw matrices, view rotation) drawn
         self.lossy_mesh: BoneMesh | None = None
         self.shell_mesh = ShellMesh(16, 10)
         self.body: Array = np.zeros(0, dtype=np.int64)
@@ -525,24 +526,32 @@ class Viewport3D(QtWidgets.QWidget):
         n = len(raw)
 
         mesh = self.raw_mesh
-        rgba = np.broadcast_to(np.array(colors.RAW), (mesh.num_bones, 4))
-        tris, normals = mesh.posed(raw)
-        self.raw_bones.set_soup(tris, mesh.colors(normals, rgba, view_rot, ghost=True))
+        drawn = self._raw_drawn
+        if not (  # a new result at the same time: the raw skeleton's buffers stay as they are
+            drawn is not None
+            and drawn[0] is mesh
+            and np.array_equal(drawn[1], raw)
+            and np.array_equal(drawn[2], view_rot)
+        ):
+            rgba = np.broadcast_to(np.array(colors.RAW), (mesh.num_bones, 4))
+            tris, normals = mesh.posed(raw)
+            self.raw_bones.set_soup(tris, mesh.colors(normals, rgba, view_rot, ghost=True))
+            set_points(
+                self.raw_joints,
+                self.raw_positions,
+                np.broadcast_to(np.array(colors.RAW_JOINT), (n, 4)),
+                5.0,
+            )
+            roots = self.root_joints
+            set_points(
+                self.roots,
+                self.raw_positions[roots],
+                np.broadcast_to(np.array(colors.ROOT), (len(roots), 4)),
+                11.0,
+            )
+            self._raw_drawn = (mesh, raw.copy(), view_rot.copy())
         self.raw_bones.setVisible(disp.show_raw)
-        set_points(
-            self.raw_joints,
-            self.raw_positions,
-            np.broadcast_to(np.array(colors.RAW_JOINT), (n, 4)),
-            5.0,
-        )
         self.raw_joints.setVisible(disp.show_raw)
-        roots = self.root_joints
-        set_points(
-            self.roots,
-            self.raw_positions[roots],
-            np.broadcast_to(np.array(colors.ROOT), (len(roots), 4)),
-            11.0,
-        )
         self.roots.setVisible(disp.show_raw)
 
         if lossy is not None and shown.fraction is not None:

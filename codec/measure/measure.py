@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 Array = np.ndarray
 BETWEEN_CHUNK = 4096  # poses measured at once between samples
+RAW_KEEP = 1 << 19  # poses x joints of the raw clip between samples a RawPoses keeps (42 MB)
 
 
 @dataclass(frozen=True, eq=False)
@@ -49,6 +50,35 @@ class Measurements:
     stats: dict[str, Any]
 
 
+class RawPoses:
+    """The raw clip's poses between samples, kept from one measurement to the next: they
+    depend on the clip's arrays, its authored curves and the supersampling only, not on the
+    settings, so a session that compresses one clip again and again (the window's edits)
+    blends them once. Kept while they are small (RAW_KEEP) and only for the very arrays
+    they came from."""
+
+    def __init__(self) -> None:
+        self._key: tuple[object, ...] | None = None
+        self._chunks: dict[int, tuple[Array, Array, Array]] = {}
+
+    def chunk(
+        self, clip: Clip, supersample: int, lo: int, ks: Array, alphas: Array
+    ) -> tuple[Array, Array, Array]:
+        """`clip_between(clip, ks, alphas)` of the chunk starting at pose `lo`."""
+        arrays = (clip.rotations, clip.translations, clip.scales, clip.curves)
+        key = self._key
+        same = key is not None and key[4] == supersample
+        if not (same and all(a is b for a, b in zip(key[:4], arrays, strict=True))):
+            self._key = (*arrays, supersample)
+            self._chunks = {}
+        got = self._chunks.get(lo)
+        if got is None:
+            got = clip_between(clip, ks, alphas)
+            if len(ks) * clip.num_joints <= RAW_KEEP:  # long clips: blended each time
+                self._chunks[lo] = got
+        return got
+
+
 def measure(
     clip: Clip,
     decoder: Decoder,
@@ -56,10 +86,12 @@ def measure(
     sizes: tuple[int, int],
     compression_time: float,
     details: dict[str, Any] | None = None,
+    raw_poses: RawPoses | None = None,
 ) -> Measurements:
     """Measure `decoder` against `clip` (the raw clip the codec was given, per-joint
     settings applied); `sizes` the compressed size (container header and payload) and
-    the file size."""
+    the file size; `raw_poses` keeps the raw clip's poses between samples for the next
+    measurement of the same clip."""
     lossy = decoder.decode_source(clip.name)
     if clip.looping and not lossy.looping:
         lossy = lossy.replace(looping=True)
@@ -68,7 +100,7 @@ def measure(
         raise ShellscopeError(
             f"{clip.name or 'clip'}: the {decoder.codec_name} decoder gave a non-finite error"
         )
-    times, between = between_errors(clip, decoder, settings.supersample)
+    times, between = between_errors(clip, decoder, settings.supersample, raw_poses)
     stats = build_stats(
         clip, settings, error, times, between, decoder.codec_name, sizes, compression_time
     )
@@ -82,7 +114,9 @@ def measure(
     return Measurements(lossy, error, times, between, vertex_error, stats)
 
 
-def between_errors(clip: Clip, decoder: Decoder, supersample: int) -> tuple[Array, Array]:
+def between_errors(
+    clip: Clip, decoder: Decoder, supersample: int, raw_poses: RawPoses | None = None
+) -> tuple[Array, Array]:
     """Times (N,) and errors (N, J) float32 at `supersample` times per sample interval,
     rounding none, ending on the last sample: the raw clip (the file's own curves between
     samples where it has them, else blended as ACL does) against the decoder's own poses at
@@ -95,7 +129,10 @@ def between_errors(clip: Clip, decoder: Decoder, supersample: int) -> tuple[Arra
     sk = clip.skeleton
     for lo in range(0, len(ks), BETWEEN_CHUNK):
         hi = min(lo + BETWEEN_CHUNK, len(ks))
-        raw = clip_between(clip, ks[lo:hi], alphas[lo:hi])
+        if raw_poses is None:
+            raw = clip_between(clip, ks[lo:hi], alphas[lo:hi])
+        else:
+            raw = raw_poses.chunk(clip, supersample, lo, ks[lo:hi], alphas[lo:hi])
         lossy = decoder.sample_times(times[lo:hi], "none")
         at = np.arange(hi - lo)
         out[lo:hi] = array_errors(raw, lossy, at, np.zeros(hi - lo), sk.parents, sk.shell_distance)

@@ -366,3 +366,33 @@ def test_exports_are_written_by_the_controller_and_reported_back(qtbot, tmp_path
     assert "no skinned mesh" in view.outcomes[-1][2]
     view.export_requested.emit("movie", str(tmp_path / "m.mp4"), None)
     assert "unknown export" in view.outcomes[-1][2]
+
+
+def test_a_drag_keeps_showing_results_when_each_run_is_slower_than_the_last(qtbot) -> None:
+    """A run a little slower than the last one is not cancelled as stale at once (twice the
+    last run's time), and a cancelled run gives the next one longer: a drag over a machine
+    that grows busier still shows results as it goes, then the newest settings."""
+    doc = Document()
+    runs: list[float] = []
+
+    def compress(clip, settings, progress, cancel):
+        runs.append(clip.skeleton.precision[0])
+        end = time.monotonic() + 0.04 + 0.015 * len(runs)  # each run slower than the last
+        while time.monotonic() < end:
+            if cancel():
+                raise codec.Cancelled("stale")
+            time.sleep(0.002)
+        return codec.compress(clip, settings)
+
+    ctl = Controller(doc, compress=compress, debounce_ms=10_000)
+    with qtbot.waitSignal(ctl.result_ready, timeout=30_000):
+        ctl.open_clip(small_clip())
+    shown: list[float] = []
+    ctl.result_ready.connect(lambda r: shown.append(r.clip.skeleton.precision[0]))
+    for k in range(60):  # a 1.2 s drag, a tick every 20 ms
+        doc.update_settings(precision=round(0.02 + 0.001 * k, 6))
+        qtbot.wait(20)
+    during = len(shown)
+    qtbot.waitUntil(lambda: doc.result.clip.skeleton.precision[0] == 0.079, timeout=30_000)
+    assert during >= 3, (during, runs)
+    assert shown == sorted(shown)  # results of ever newer settings, none stale

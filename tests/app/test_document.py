@@ -123,3 +123,25 @@ def test_raw_pose_between_samples_is_the_files_curve(tmp_path) -> None:
     doc.set_rounding("nearest")
     np.testing.assert_array_equal(doc.raw_pose().rotations[1], doc.clip.rotations[0, 1])
     assert doc.compression_input().curves is doc.clip.curves
+
+
+def test_the_shown_pose_is_sampled_again_only_when_rules_can_change_it() -> None:
+    """A precision rule changes no pose on screen until its result comes: the shown pose
+    stays; under per-track rounding a rule's rounding moves the pose and it is sampled again."""
+    import codec
+
+    doc = Document()
+    doc.set_clip(chain_clip())
+    doc.set_result(codec.compress(doc.compression_input()))
+    doc.set_time(0.4 / doc.clip.sample_rate)  # between samples 0 and 1
+    doc.set_rounding("nearest")
+    before = doc.shown_pose()
+    doc.set_overrides([JointOverride("j1", precision=0.5)])
+    assert doc.shown_pose() is before
+    doc.set_rounding("per_track")
+    shown = doc.shown_pose()
+    doc.set_overrides([JointOverride("j1", precision=0.5, rounding="ceil")])
+    moved = doc.shown_pose()
+    assert moved is not shown
+    assert moved.keys.alpha[1] == 1.0 and moved.keys.alpha[0] == shown.keys.alpha[0]
+    assert not np.array_equal(moved.raw[1], shown.raw[1])

@@ -266,3 +266,30 @@ def test_a_new_result_rewrites_only_its_columns_and_sizes_them_to_fit(qtbot) -> 
     written.clear()
     doc.set_result(doc.result)  # the same numbers again: nothing to write
     assert written == []
+
+
+def test_a_joints_edit_rewrites_its_row_and_a_global_edit_every_row(qtbot) -> None:
+    """Tuning edits visit only the joints whose values changed: one joint's precision writes
+    its own row; a global precision every row that follows it; the same values nothing."""
+    panel, doc, _ = _panel(qtbot)
+    written: list[tuple[int, int]] = []
+    panel.tree.itemChanged.connect(lambda item, col: written.append((id(item), col)))
+    rows = {id(item): j for j, item in enumerate(panel.items)}
+    panel.edit_joint(2, "precision", 0.002)
+    assert {rows[i] for i, _ in written} == {2}
+    assert panel.items[2].text(C_PREC) == eng(0.002) and panel.items[2].font(C_PREC).bold()
+    assert panel.items[2].font(C_NAME).bold() and not panel.items[1].font(C_NAME).bold()
+    written.clear()
+    doc.update_settings(precision=0.05)
+    assert {rows[i] for i, _ in written} == {0, 1, 3, 4}  # joint 2 keeps its own 0.002
+    assert [item.text(C_PREC) for item in panel.items] == [
+        eng(p) for p in doc.resolved_joints().precision
+    ]
+    written.clear()
+    doc.set_overrides(doc.overrides)  # the same tuning again
+    assert written == []
+    panel.reset_selected_joint()  # nothing selected: nothing changes
+    doc.set_selection(2)
+    panel.reset_selected_joint()
+    assert {rows[i] for i, _ in written} == {2}
+    assert panel.items[2].text(C_PREC) == eng(0.05) and not panel.items[2].font(C_PREC).bold()

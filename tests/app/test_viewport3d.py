@@ -382,3 +382,22 @@ def test_all_shells_stay_faint_so_the_character_shows_through(loaded, ui) -> Non
     ui.draw(vp)
     rgba = np.asarray(vp.shell_outlines.color)
     assert np.isclose(rgba[:, 3].max(), full)  # the selected joint's ring stands out
+
+
+def test_a_new_result_keeps_the_raw_skeletons_buffers(loaded, ui) -> None:
+    """A result changes the lossy skeleton only: the raw bones' triangles are not built and
+    uploaded again for it; a new time (a new raw pose) builds them again."""
+    import codec
+
+    doc, vp = loaded.document, loaded.viewport
+    ui.draw(vp)
+    raw_tris = vp.raw_bones.vertexes
+    lossy_tris = vp.lossy_bones.vertexes
+    doc.set_result(codec.compress(doc.compression_input(), doc.result.settings))
+    ui.draw(vp)
+    assert vp.raw_bones.vertexes is raw_tris and vp.lossy_bones.vertexes is not lossy_tris
+    doc.set_time(halfway(doc))
+    ui.draw(vp)
+    assert vp.raw_bones.vertexes is not raw_tris
+    want = expected_positions(doc, doc.raw_pose())
+    np.testing.assert_allclose(vp.raw_positions, want, atol=1e-9)

@@ -103,3 +103,42 @@ def test_between_errors_through_any_decoder_match_acl_styles_decoded_clip() -> N
     want = pose_errors(r.clip, r.lossy, ks, alphas).astype(np.float32)
     np.testing.assert_allclose(errors, want, atol=2e-7)
     np.testing.assert_array_equal(times, r.error_between_times)
+
+
+@pytest.mark.parametrize("source", ["chain", "cmu"])
+def test_a_session_measures_each_edit_as_a_fresh_compression_does(source: str) -> None:
+    """A Compression keeps the raw clip's poses between samples from run to run (RawPoses):
+    each run of changed settings measures exactly what a new Compression measures."""
+    from codec.compression import Compression
+
+    clip = (
+        chain_clip(num_samples=30)
+        if source == "chain"
+        else codec.load_clip(data_clip("cmu_09_02.acl.sjson"))
+    )
+    session = Compression(clip)
+    for precision, supersample in ((0.01, 4), (0.05, 4), (0.002, 2), (0.05, 4)):
+        settings = CompressionSettings(precision=precision, supersample=supersample)
+        again = session.run(settings)
+        fresh = Compression(clip).run(settings)
+        np.testing.assert_array_equal(again.error_between, fresh.error_between)
+        np.testing.assert_array_equal(again.error_between_times, fresh.error_between_times)
+        assert again.error_between.shape[0] == (clip.num_samples - 1) * supersample + 1
+
+
+def test_raw_poses_are_blended_again_for_other_arrays() -> None:
+    """Kept poses belong to the arrays they were blended from: another clip of the same
+    shape (a moved joint) gets its own."""
+    from codec.measure.error_metric import between_keys
+    from codec.measure.measure import RawPoses, raw_between
+
+    clip = chain_clip(num_samples=12)
+    tr = clip.translations.copy()
+    tr[:, -1] += 0.5
+    other = clip.replace(translations=tr)
+    ks, alphas = between_keys(clip.num_samples, 3)
+    kept = RawPoses()
+    for c in (clip, other, clip):
+        got = kept.chunk(c, 3, 0, ks, alphas)
+        for a, b in zip(got, raw_between(c, ks, alphas), strict=True):
+            np.testing.assert_array_equal(a, b)
