@@ -105,23 +105,30 @@ def test_between_errors_through_any_decoder_match_acl_styles_decoded_clip() -> N
     np.testing.assert_array_equal(times, r.error_between_times)
 
 
-@pytest.mark.parametrize("source", ["chain", "cmu"])
+@pytest.mark.parametrize("source", ["chain", "cmu", "cesium"])
 def test_a_session_measures_each_edit_as_a_fresh_compression_does(source: str) -> None:
     """A Compression keeps the raw clip's poses between samples from run to run (RawPoses):
-    each run of changed settings measures exactly what a new Compression measures."""
+    each run of changed settings measures exactly what a new Compression measures (CesiumMan:
+    between samples the file's own slerp, codec.model.authored_curves)."""
     from codec.compression import Compression
 
-    clip = (
-        chain_clip(num_samples=30)
-        if source == "chain"
-        else codec.load_clip(data_clip("cmu_09_02.acl.sjson"))
-    )
+    if source == "chain":
+        clip = chain_clip(num_samples=30)
+    elif source == "cmu":
+        clip = codec.load_clip(data_clip("cmu_09_02.acl.sjson"))
+    else:
+        clip = codec.load_clip(
+            data_clip("cmu_09_02.acl.sjson").parents[1] / "gltf" / "CesiumMan.glb"
+        )
+        assert clip.curves is not None
     session = Compression(clip)
     for precision, supersample in ((0.01, 4), (0.05, 4), (0.002, 2), (0.05, 4)):
         settings = CompressionSettings(precision=precision, supersample=supersample)
         again = session.run(settings)
         fresh = Compression(clip).run(settings)
         np.testing.assert_array_equal(again.error_between, fresh.error_between)
+        _, direct = between_errors(again.clip, again.decoder, supersample)  # no RawPoses
+        np.testing.assert_array_equal(again.error_between, direct)
         np.testing.assert_array_equal(again.error_between_times, fresh.error_between_times)
         assert again.error_between.shape[0] == (clip.num_samples - 1) * supersample + 1
 
@@ -130,7 +137,8 @@ def test_raw_poses_are_blended_again_for_other_arrays() -> None:
     """Kept poses belong to the arrays they were blended from: another clip of the same
     shape (a moved joint) gets its own."""
     from codec.measure.error_metric import between_keys
-    from codec.measure.measure import RawPoses, raw_between
+    from codec.measure.measure import RawPoses
+    from codec.model.sampling import clip_between
 
     clip = chain_clip(num_samples=12)
     tr = clip.translations.copy()
@@ -140,5 +148,5 @@ def test_raw_poses_are_blended_again_for_other_arrays() -> None:
     kept = RawPoses()
     for c in (clip, other, clip):
         got = kept.chunk(c, 3, 0, ks, alphas)
-        for a, b in zip(got, raw_between(c, ks, alphas), strict=True):
+        for a, b in zip(got, clip_between(c, ks, alphas), strict=True):
             np.testing.assert_array_equal(a, b)
