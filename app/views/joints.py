@@ -45,7 +45,14 @@ from PySide6.QtWidgets import (
 )
 
 from app.document import Document
-from app.error_scale import budget_fraction, eng, error_colors, format_percent, is_over
+from app.error_scale import (
+    budget_fraction,
+    eng,
+    error_colors,
+    format_budget,
+    format_percent,
+    is_over,
+)
 from app.views.elided_names import ElidedNameDelegate
 from app.views.handler_guard import survives
 from app.views.sync_guard import SyncGuard
@@ -438,10 +445,10 @@ class JointsPanel(QWidget):
         self._tuning_shown = (self._cells, tuple(np.array(a, copy=True) for a in state))
         texts: dict[float, str] = {}  # most joints share a few values
 
-        def text(v: float) -> str:
+        def text(v: float) -> str:  # settings read as typed: 0.01, not 10e-3
             t = texts.get(v)
             if t is None:
-                t = texts[v] = eng(v)
+                t = texts[v] = f"{v:.6g}"
             return t
 
         put = self._put
@@ -518,7 +525,7 @@ class JointsPanel(QWidget):
                 put(j, C_USED, "text", format_percent(float(fraction[j])))
                 put(j, C_USED, "background", tuple(int(v) for v in used_rgb[j]))
                 put(j, C_USED, "foreground", (20, 20, 20))
-                tip = f"{eng(err[j])} cm of a {eng(float(budget[j]))} cm budget"
+                tip = f"{eng(err[j])} cm of a {format_budget(float(budget[j]))} budget"
                 put(j, C_ERR, "tip", tip + (": over budget" if over[j] else ""))
                 put(j, C_USED, "tip", tip)
             else:

@@ -52,7 +52,7 @@ def test_tree_shows_hierarchy_kinds_bits_shells_and_error(qtbot) -> None:
     hand = panel.items[2]
     assert hand.text(C_ROT) == "11–13" and hand.text(C_TRANS) == "C" and hand.text(C_SCALE) == "D"
     assert panel.items[4].text(C_ROT) == "C"
-    assert hand.text(C_PREC) == "10e\u22123" and hand.text(C_SHELL) == "3"
+    assert hand.text(C_PREC) == "0.01" and hand.text(C_SHELL) == "3"
     assert hand.text(C_DOM) == "3"
     assert hand.text(C_ERR) == eng(doc.result.error[:, 2].max(), 4)
     assert hand.foreground(C_ERR).color().red() > 150  # over its precision: red
@@ -95,7 +95,7 @@ def test_editing_a_joint_adds_an_exact_rule_recompresses_and_saves(qtbot, tmp_pa
     assert doc.overrides == (JointOverride("LeftHand", precision=0.002),)
     assert counter.count == 1
     assert doc.resolved_joints().precision[2] == 0.002
-    assert panel.items[2].text(C_PREC) == "2e\u22123" and panel.items[2].font(C_PREC).bold()
+    assert panel.items[2].text(C_PREC) == "0.002" and panel.items[2].font(C_PREC).bold()
     assert panel.rules.rowCount() == 1 and panel.rules.item(0, 0).text() == "LeftHand"
     assert _saved(qtbot, doc) == doc.overrides
 
@@ -277,13 +277,13 @@ def test_a_joints_edit_rewrites_its_row_and_a_global_edit_every_row(qtbot) -> No
     rows = {id(item): j for j, item in enumerate(panel.items)}
     panel.edit_joint(2, "precision", 0.002)
     assert {rows[i] for i, _ in written} == {2}
-    assert panel.items[2].text(C_PREC) == eng(0.002) and panel.items[2].font(C_PREC).bold()
+    assert panel.items[2].text(C_PREC) == "0.002" and panel.items[2].font(C_PREC).bold()
     assert panel.items[2].font(C_NAME).bold() and not panel.items[1].font(C_NAME).bold()
     written.clear()
     doc.update_settings(precision=0.05)
     assert {rows[i] for i, _ in written} == {0, 1, 3, 4}  # joint 2 keeps its own 0.002
     assert [item.text(C_PREC) for item in panel.items] == [
-        eng(p) for p in doc.resolved_joints().precision
+        f"{p:.6g}" for p in doc.resolved_joints().precision
     ]
     written.clear()
     doc.set_overrides(doc.overrides)  # the same tuning again
@@ -292,4 +292,4 @@ def test_a_joints_edit_rewrites_its_row_and_a_global_edit_every_row(qtbot) -> No
     doc.set_selection(2)
     panel.reset_selected_joint()
     assert {rows[i] for i, _ in written} == {2}
-    assert panel.items[2].text(C_PREC) == eng(0.05) and not panel.items[2].font(C_PREC).bold()
+    assert panel.items[2].text(C_PREC) == "0.05" and not panel.items[2].font(C_PREC).bold()
