@@ -19,8 +19,12 @@ run: $(STAMP)
 		bash tools/with_display.sh $(PY) -m app --screenshot shellscope.png && echo "wrote shellscope.png"; \
 	fi
 
+# Two test processes (pytest-xdist; CI has 2 cores), each test file whole in one of them so
+# module and session fixtures are made once per file. TEST_WORKERS=0: one process.
+TEST_WORKERS ?= 2
 test: $(STAMP)
-	bash tools/with_display.sh $(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+	bash tools/with_display.sh $(PY) -m pytest -q -p no:cacheprovider \
+		-n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 LINTED := codec app tests tools bench
 

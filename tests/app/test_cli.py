@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -126,9 +128,84 @@ def _no_display_env(**extra: str) -> dict[str, str]:
     return {**env, "PYOPENGL_PLATFORM": "glx", **extra}
 
 
-def _x_sockets() -> set[str]:
-    d = Path("/tmp/.X11-unix")
-    return {p.name for p in d.iterdir()} if d.is_dir() else set()
+_XVFB_RECORDER = """
+import os, sys
+real, log = sys.argv[1], sys.argv[2]
+args = sys.argv[3:]
+at = args.index("-displayfd") + 1
+told = int(args[at])
+pid = os.getpid()
+start = open(f"/proc/{pid}/stat").read().rpartition(")")[2].split()[19]
+read_end, write_end = os.pipe()
+if os.fork() == 0:  # relays the display number from Xvfb to the app, noting it on the way
+    os.close(write_end)
+    text = b""
+    while not text.endswith(b"\\n"):
+        chunk = os.read(read_end, 32)
+        if not chunk:
+            break
+        text += chunk
+    with open(log, "a") as out:
+        out.write(f"{pid} {start} {text.decode().strip()}\\n")
+    os.write(told, text)
+    os._exit(0)
+os.close(read_end)
+os.set_inheritable(write_end, True)
+args[at] = str(write_end)
+os.execv(real, [real, *args])
+"""
+
+
+def _xvfb_recorder(folder: Path) -> tuple[Path, Path]:
+    """A folder to put first on PATH whose `Xvfb` becomes the real Xvfb (exec: the same
+    process) after noting, in the returned log, its PID, its start time (clock ticks after
+    boot) and the display number it picked (relayed from -displayfd to the app).
+    Returns (bin folder, log)."""
+    real = shutil.which("Xvfb")
+    assert real, "make setup installs xvfb"
+    log = folder / "xvfb.log"
+    (folder / "recorder.py").write_text(_XVFB_RECORDER)
+    shim = folder / "bin" / "Xvfb"
+    shim.parent.mkdir()
+    shim.write_text(
+        f'#!/bin/sh\nexec "{sys.executable}" -S "{folder / "recorder.py"}" "{real}" "{log}" "$@"\n'
+    )
+    shim.chmod(0o755)
+    return shim.parent, log
+
+
+def _answers(path: str) -> bool:
+    """Does an X server listen at this Unix socket file?"""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(1.0)
+        try:
+            s.connect(path)
+            return True
+        except OSError:
+            return False
+
+
+def _leftovers(pid: int, started: str, number: str) -> list[str]:
+    """What is left on the machine of our Xvfb (`pid`, `started`, display :`number`): the
+    process, its socket file if nobody answers there (another server may have taken the
+    number since, which is not ours), a lock file naming our PID. Nothing else is looked at."""
+    left = []
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        fields = []
+    if fields and fields[19] == started and fields[0] != "Z":
+        left.append(f"Xvfb process {pid} still running")
+    sock = f"/tmp/.X11-unix/X{number}"
+    if os.path.exists(sock) and not _answers(sock):
+        left.append(f"{sock}, where nothing answers")
+    lock = Path(f"/tmp/.X{number}-lock")
+    try:
+        if int(lock.read_text().strip() or 0) == pid:
+            left.append(f"{lock}, naming our Xvfb")
+    except (OSError, ValueError):
+        pass
+    return left
 
 
 def test_screenshot_view_saves_the_3d_view_alone(tmp_path) -> None:
@@ -167,16 +244,24 @@ def test_without_a_display_the_window_says_so_in_one_line(platform) -> None:
 
 
 def test_without_a_display_screenshots_and_exports_still_work(tmp_path) -> None:
-    before = _x_sockets()
+    """A screenshot without a display starts a private Xvfb, which is gone with the app:
+    its process, lock file and socket. Only the Xvfb this app started is looked at (found by
+    its PID), so other X servers starting or stopping on the machine cannot sway the test.
+    An export needs no display and starts none."""
+    bin_dir, log = _xvfb_recorder(tmp_path)
+    env = _no_display_env(PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
     png, stats = tmp_path / "a.png", tmp_path / "s.json"
     clip = str(DATA / "acl" / "cmu_09_02.acl.sjson")
-    proc = run_app(clip, "--screenshot-view", str(png), env=_no_display_env(), timeout=180)
+    proc = run_app(clip, "--screenshot-view", str(png), env=env, timeout=180)
     assert proc.returncode == 0, proc.stderr
     assert QtGui.QImage(str(png)).width() > 300
-    proc = run_app(clip, "--export-stats", str(stats), env=_no_display_env(), timeout=180)
+    started = log.read_text().split()
+    assert len(started) == 3, started  # the app started exactly one X server
+    assert _leftovers(int(started[0]), started[1], started[2]) == []  # gone with the app
+    proc = run_app(clip, "--export-stats", str(stats), env=env, timeout=180)
     assert proc.returncode == 0, proc.stderr
     assert stats.read_text().startswith("{")
-    assert _x_sockets() == before  # the private X server went away with the app
+    assert log.read_text().split() == started  # no X server for an export
 
 
 def test_shell_distance_mesh_opens_the_window_with_shells_from_the_mesh(window, qtbot) -> None:
