@@ -49,7 +49,7 @@ import numpy as np
 from codec.errors import ClipFormatError, ShellscopeError
 from codec.formats.compressed import inner_name
 from codec.formats.fields import REQUIRED, FieldProblem, field, out_of_range
-from codec.formats.key_grid import key_grid
+from codec.formats.key_grid import finer_grid_rate, holds_every_key, key_grid
 from codec.formats.spec import FormatSpec
 from codec.model import quat
 from codec.model.authored_curves import AuthoredCurves, groups_of
@@ -779,11 +779,17 @@ def animation_timeline(tracks: list[Track], rate: float | None) -> Timeline:
         start, grid_rate = grid
         count = int(round((last - start) * grid_rate)) + 1
         return Timeline(start, grid_rate, count, True)
+    if rate is not None and last > first and holds_every_key(every, rate):
+        count = int(round((last - first) * rate)) + 1  # every key a sample, as asked
+        return Timeline(first, rate, count, True)
     if rate is None and last == first:
         return Timeline(first, DEFAULT_SAMPLE_RATE, 1, True)
     if rate is None:
         rate = DEFAULT_SAMPLE_RATE
         why = "the key times are not uniformly spaced"
+        finer = finer_grid_rate(every)
+        if finer is not None:
+            why += f"; at --sample-rate {finer:g} every key is a sample"
     elif grid is not None:
         why = f"as asked; the keys are at {grid[1]:g} Hz"
     else:

@@ -40,3 +40,31 @@ def key_grid(times: np.ndarray) -> tuple[float, float] | None:
     if np.any(np.abs((t - t[0]) / step - k) > GRID_TOLERANCE):
         return None
     return float(t[0]), nice_rate(1.0 / step)
+
+
+MAX_SUGGESTED_RATE = 240.0  # finer grids than this are no rate a game samples at
+
+
+def holds_every_key(times: np.ndarray, rate: float) -> bool:
+    """Whether the grid at `rate` from the first key holds every key (GRID_TOLERANCE)."""
+    t = np.asarray(times, dtype=np.float64)
+    k = (t - t.min()) * float(rate)
+    return bool(np.all(np.abs(k - np.rint(k)) <= GRID_TOLERANCE))
+
+
+def finer_grid_rate(times: np.ndarray, limit: float = MAX_SUGGESTED_RATE) -> float | None:
+    """The lowest rate (at most `limit`) whose grid from the first key holds every key, or
+    None: keys at 24 Hz with one gap of 0.2 s sit on no 24 Hz grid but all on 120 Hz. A
+    reader that resamples names it, so the user can keep every authored key as a sample."""
+    t = np.unique(np.asarray(times, dtype=np.float64))
+    if t.size < 2:
+        return None
+    smallest = float(np.diff(t).min())
+    if smallest <= 0:
+        return None
+    for n in range(1, int(limit * smallest) + 1):  # steps that divide the smallest spacing
+        step = smallest / n
+        k = (t - t[0]) / step
+        if np.all(np.abs(k - np.rint(k)) <= GRID_TOLERANCE * max(1.0, n / 10)):
+            return nice_rate(1.0 / step)
+    return None

@@ -116,6 +116,7 @@ def test_sample_models_match_sources(
         assert clip.sample_rate == 30.0
         assert clip.duration == pytest.approx(seconds, abs=1 / 30)
         assert any("resampled at 30 Hz" in w and "not uniformly" in w for w in clip.warnings)
+        assert any("at --sample-rate 120 every key is a sample" in w for w in clip.warnings)
     assert np.allclose(np.linalg.norm(clip.rotations, axis=-1), 1.0, atol=1e-12)
     assert np.all(quat.dot(clip.rotations[1:], clip.rotations[:-1]) >= 0.0)
     parents = clip.skeleton.parents
@@ -170,6 +171,25 @@ def test_cesium_man_samples_are_its_authored_keys() -> None:
                 np.array([-1]),
             )[0, 0]
             assert np.allclose(got, want[:3], atol=4 * eps), k
+
+
+def test_fox_run_at_the_rate_its_warning_names_keeps_every_key_as_a_sample() -> None:
+    """Fox Run's keys are 24 Hz with one 0.2 s gap: on no 24 Hz grid, all on 120 Hz. Asked
+    for 120 Hz the reader takes the keys as samples (no warning), each key exactly a sample."""
+    from codec.formats.key_grid import finer_grid_rate, holds_every_key
+
+    clip = read_gltf(DATA / "Fox.glb", animation="Run", sample_rate=120)
+    assert (clip.sample_rate, clip.warnings) == (120.0, [])
+    times = np.unique(np.concatenate([g.times for g in clip.curves.groups]))
+    assert finer_grid_rate(times) == 120.0 and holds_every_key(times, 120.0)
+    assert not holds_every_key(times, 24.0) and not holds_every_key(times, 60.0)
+    assert clip.num_samples == round((times[-1] - times[0]) * 120) + 1
+    ks = np.rint((times - times[0]) * 120).astype(int)
+    for g in clip.curves.groups:
+        if g.kind == "rotation" and g.interpolation in ("linear", "slerp"):
+            at = np.searchsorted(times, g.times)
+            got = clip.rotations[ks[at]][:, g.joints]  # (K, T, 4)
+            assert np.allclose(np.abs(np.sum(got * quat.normalize(g.values), -1)), 1, atol=1e-9)
 
 
 def test_cesium_man_resamples_only_when_asked() -> None:
