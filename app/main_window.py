@@ -217,6 +217,16 @@ class MainWindow(QtWidgets.QMainWindow):
         self.layout_restored = remember_layout and self._restore_layout()
         self._sized = self.layout_restored
 
+        # The frame after a new result (or an edit) waits one event-loop turn: handling a
+        # result (every view's update, 10-20 ms) and the whole-window frame that draws it
+        # (20-50 ms on software GL) in one turn blocked the UI for both.
+        self._frame_waits = False
+        self._next_turn = QtCore.QTimer(self)
+        self._next_turn.setSingleShot(True)
+        self._next_turn.setInterval(0)
+        self._next_turn.timeout.connect(self._draw_frame)
+        self.document.result_changed.connect(self._wait_a_turn)
+        self.document.settings_changed.connect(self._wait_a_turn)
         self.document.status_changed.connect(self._on_status)
         self.document.clip_changed.connect(self._update_title)
         self.document.clip_changed.connect(self._show_skin_report)
@@ -285,12 +295,26 @@ class MainWindow(QtWidgets.QMainWindow):
     def event(self, event: QtCore.QEvent) -> bool:
         kind = event.type()
         if kind == QtCore.QEvent.Type.UpdateRequest:
+            if self._frame_waits:
+                # a result or an edit was handled in this event-loop turn: draw it in the
+                # next one, so that input and timers are served between the two
+                self._frame_waits = False
+                self._next_turn.start()
+                return True
             settle_before_paint(self)
         elif kind == QtCore.QEvent.Type.ChildPolished:
             child = event.child()  # type: ignore[attr-defined]
             if isinstance(child, QtWidgets.QWidget) and child.style() is not self._instant:
                 child.setStyle(self._instant)
         return super().event(event)
+
+    def _wait_a_turn(self) -> None:
+        self._frame_waits = True
+
+    def _draw_frame(self) -> None:
+        """The frame an UpdateRequest asked for one turn ago: Qt posts no other while that
+        one is unanswered, so it is sent again here."""
+        QtCore.QCoreApplication.sendEvent(self, QtCore.QEvent(QtCore.QEvent.Type.UpdateRequest))
 
     def _size_docks(self) -> None:
         """Docks in proportion to the window, so a large screen gives the panels room too;
