@@ -9,9 +9,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QEvent, QTimer
+from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtGui import QHelpEvent
-from PySide6.QtWidgets import QApplication, QToolTip
+from PySide6.QtWidgets import QApplication, QDockWidget, QToolTip
 
 from app.error_scale import eng
 from app.views.joints import C_DOM, C_ERR, C_PREC, C_USED, JointsPanel
@@ -118,3 +118,20 @@ def test_result_tooltips_say_the_numbers_of_the_latest_result(qtbot) -> None:
     assert panel.result_tip(2, C_PREC) == ""
     doc.set_result(None)
     assert panel.result_tip(2, C_ERR) == "" and panel.result_tip(2, C_DOM) == ""
+
+
+def test_the_window_handles_its_own_events_without_a_python_event_override(qtbot, window) -> None:
+    """Qt calls a Python `event` override for every event of the window, the frames it paints
+    too, holding the GIL: a compression beside it then waits for each whole frame. The
+    window's own events go through its event filter; what they did stays done: a frame asked
+    for is drawn, and every dock takes the window's instant-layout style."""
+    from app.main_window import MainWindow
+
+    assert "event" not in MainWindow.__dict__
+    for dock in window.docks.values():
+        assert dock.style() is window._instant
+    later = QDockWidget("later", window)  # polished after the window is on screen
+    window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, later)
+    qtbot.waitUntil(lambda: later.style() is window._instant, timeout=5_000)
+    with qtbot.waitSignal(window.viewport.frame_drawn, timeout=10_000):
+        window.status_label.setText("a frame, please")
