@@ -186,6 +186,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.timeline = TimelineWidget(self.document, self)
         self.controller.attach(self.timeline)
         self._instant = InstantLayoutStyle()  # the docks, tab bars and centre lay out at once
+        self._frame_waits = False  # a frame asked for now waits one event-loop turn
+        self.installEventFilter(self)  # the window's own events: _window_event
         central = QtWidgets.QWidget(self)
         lay = QtWidgets.QVBoxLayout(central)
         lay.setContentsMargins(0, 0, 0, 0)
@@ -217,6 +219,15 @@ class MainWindow(QtWidgets.QMainWindow):
         self.layout_restored = remember_layout and self._restore_layout()
         self._sized = self.layout_restored
 
+        # The frame after a new result (or an edit) waits one event-loop turn: handling a
+        # result (every view's update, 10-20 ms) and the whole-window frame that draws it
+        # (20-50 ms on software GL) in one turn blocked the UI for both.
+        self._next_turn = QtCore.QTimer(self)
+        self._next_turn.setSingleShot(True)
+        self._next_turn.setInterval(0)
+        self._next_turn.timeout.connect(self._draw_frame)
+        self.document.result_changed.connect(self._wait_a_turn)
+        self.document.settings_changed.connect(self._wait_a_turn)
         self.document.status_changed.connect(self._on_status)
         self.document.clip_changed.connect(self._update_title)
         self.document.clip_changed.connect(self._show_skin_report)
@@ -267,6 +278,8 @@ class MainWindow(QtWidgets.QMainWindow):
                 w.installEventFilter(self)
 
     def eventFilter(self, watched: QtCore.QObject, event: QtCore.QEvent) -> bool:
+        if watched is self:
+            return self._window_event(event)
         kind = event.type()
         if kind in (QtCore.QEvent.Type.KeyPress, QtCore.QEvent.Type.ShortcutOverride):
             key_event = event  # a QKeyEvent for both kinds
@@ -282,15 +295,38 @@ class MainWindow(QtWidgets.QMainWindow):
                 return True
         return super().eventFilter(watched, event)
 
-    def event(self, event: QtCore.QEvent) -> bool:
+    def _window_event(self, event: QtCore.QEvent) -> bool:
+        """The window's own events, seen first (True: taken). Not an `event` override: Qt
+        would then call the window's event handling, and so every frame it paints, from
+        Python holding the GIL, and a compression running beside it waits for the whole
+        frame (20-50 ms on software GL)."""
         kind = event.type()
         if kind == QtCore.QEvent.Type.UpdateRequest:
+            if self._frame_waits:
+                # a result or an edit was handled in this event-loop turn: draw it in the
+                # next one, so that input and timers are served between the two
+                self._frame_waits = False
+                self._next_turn.start()
+                return True
             settle_before_paint(self)
         elif kind == QtCore.QEvent.Type.ChildPolished:
             child = event.child()  # type: ignore[attr-defined]
             if isinstance(child, QtWidgets.QWidget) and child.style() is not self._instant:
                 child.setStyle(self._instant)
-        return super().event(event)
+        return False
+
+    def _wait_a_turn(self) -> None:
+        self._frame_waits = True
+
+    def _draw_frame(self) -> None:
+        """The frame an UpdateRequest asked for one turn ago: Qt posts no other while that
+        one is unanswered, so it is posted again here (posted, not sent: the event loop
+        paints it without holding the GIL)."""
+        QtCore.QCoreApplication.postEvent(
+            self,
+            QtCore.QEvent(QtCore.QEvent.Type.UpdateRequest),
+            QtCore.Qt.EventPriority.LowEventPriority.value,
+        )
 
     def _size_docks(self) -> None:
         """Docks in proportion to the window, so a large screen gives the panels room too;

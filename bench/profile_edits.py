@@ -9,7 +9,9 @@ bench/window_edits.py.
 Each figure is the median over the edits (joint or global precision edits, as the bench
 makes them). With --cprofile the UI thread's own functions during the last edit are listed
 too. Instrumentation wraps functions from outside (nothing in app/ or codec/ changes), so the
-times include a little of its own overhead.
+times include a little of its own overhead. Timing each paint means a Python `notify` for
+every event, which holds the GIL through each frame: the worker's times here are longer than
+in the window (bench/window_edits.py has no such hook).
 """
 
 from __future__ import annotations

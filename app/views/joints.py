@@ -15,13 +15,14 @@ import math
 import numpy as np
 from PySide6.QtCore import (
     QAbstractItemModel,
+    QEvent,
     QModelIndex,
     QPersistentModelIndex,
     Qt,
     QTimer,
     Signal,
 )
-from PySide6.QtGui import QAction, QBrush, QColor, QFont, QResizeEvent
+from PySide6.QtGui import QAction, QBrush, QColor, QFont, QHelpEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -37,6 +38,7 @@ from PySide6.QtWidgets import (
     QStyleOptionViewItem,
     QTableWidget,
     QTableWidgetItem,
+    QToolTip,
     QTreeView,
     QTreeWidget,
     QTreeWidgetItem,
@@ -171,6 +173,22 @@ class JointEditDelegate(QStyledItemDelegate):
             return
         self.panel.edit_joint(int(joint), EDITABLE[index.column()], value)
 
+    def helpEvent(
+        self,
+        event: QHelpEvent,
+        view: QAbstractItemView,
+        option: QStyleOptionViewItem,
+        index: QModelIndex | QPersistentModelIndex,
+    ) -> bool:
+        """The result cells' tooltips come from the panel when hovered."""
+        joint = index.siblingAtColumn(C_NAME).data(JOINT_ROLE)
+        if event.type() == QEvent.Type.ToolTip and joint is not None:
+            text = self.panel.result_tip(int(joint), index.column())
+            if text:
+                QToolTip.showText(event.globalPos(), text, view)
+                return True
+        return super().helpEvent(event, view, option, index)
+
 
 class JointsPanel(QWidget):
     """Dockable joint tree with in-place tuning and the override rules; edits go out as
@@ -187,6 +205,7 @@ class JointsPanel(QWidget):
         self._resized_columns: set[int] = set()  # columns whose text or font changed
         self._tuning_shown: tuple | None = None  # (cells, arrays) `_refresh_tuning` wrote
         self._result_shown: tuple | None = None  # (cells, kind, numbers) `_refresh_result` wrote
+        self._tip_numbers: tuple = (None, None)  # what the result cells' tooltips read
         self._draft_row: int | None = None  # a rule being added: not a rule until it has a name
 
         self.filter = QLineEdit()
@@ -501,21 +520,16 @@ class JointsPanel(QWidget):
         else:  # only the joints whose numbers changed (NaN counts as changed)
             todo = np.flatnonzero(np.any(values != last[2], axis=1)).tolist()  # type: ignore[index]
         self._result_shown = (self._cells, key, values)
+        self._tip_numbers = (
+            ds if same else None,
+            (err, budget, over) if err is not None else None,
+        )
         for j in todo:
             if same:
                 for k, c in enumerate((C_ROT, C_TRANS, C_SCALE)):
                     text = subtrack_text(int(costs.kinds[j, k]), all_bits[:, j, k])  # type: ignore[union-attr]
                     put(j, c, "text", text)
                 put(j, C_DOM, "text", eng(ds.distance[j]) if ds is not None else "")
-                put(
-                    j,
-                    C_DOM,
-                    "tip",
-                    f"dominant shell {eng(ds.distance[j], 6)} cm, "
-                    f"its precision {eng(ds.precision[j], 6)} cm"
-                    if ds is not None
-                    else "",
-                )
             else:
                 for c in (C_ROT, C_TRANS, C_SCALE, C_DOM):
                     put(j, c, "text", "")
@@ -525,14 +539,26 @@ class JointsPanel(QWidget):
                 put(j, C_USED, "text", format_percent(float(fraction[j])))
                 put(j, C_USED, "background", tuple(int(v) for v in used_rgb[j]))
                 put(j, C_USED, "foreground", (20, 20, 20))
-                tip = f"{eng(err[j])} cm of a {format_budget(float(budget[j]))} budget"
-                put(j, C_ERR, "tip", tip + (": over budget" if over[j] else ""))
-                put(j, C_USED, "tip", tip)
             else:
                 for c in (C_ERR, C_USED):
                     put(j, c, "text", "")
                     put(j, c, "background", None)
         self._size_columns()
+
+    def result_tip(self, joint: int, column: int) -> str:
+        """The hover text of a result cell, written when asked for: a global edit changes
+        every joint's error, and two tooltips per row were a third of the panel's refresh."""
+        ds, errors = self._tip_numbers
+        if column == C_DOM and ds is not None and 0 <= joint < len(ds.distance):
+            return (
+                f"dominant shell {eng(ds.distance[joint], 6)} cm, "
+                f"its precision {eng(ds.precision[joint], 6)} cm"
+            )
+        if column in (C_ERR, C_USED) and errors is not None and 0 <= joint < len(errors[0]):
+            err, budget, over = errors
+            tip = f"{eng(err[joint])} cm of a {format_budget(float(budget[joint]))} budget"
+            return tip + (": over budget" if column == C_ERR and over[joint] else "")
+        return ""
 
     def _size_columns(self) -> None:
         """Every value column as wide as its widest cell or its title, measured once."""

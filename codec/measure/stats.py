@@ -27,10 +27,12 @@ def build_stats(
     codec_name: str,
     sizes: tuple[int, int],
     compression_time: float,
+    warnings: list[str] | None = None,
 ) -> dict[str, Any]:
     """What the stats panel, the CLI and the JSON export show for any codec; error (S, J)
     at the samples, between (N, J) at between_times (N,); sizes the compressed size
-    (container header and payload) and the file size."""
+    (container header and payload) and the file size; `warnings` the clip's
+    `clip_warnings` when the caller has them already."""
     sk = clip.skeleton
     S, J = error.shape
     flat = int(np.argmax(error))
@@ -62,7 +64,7 @@ def build_stats(
         "joints_over_precision": [
             sk.names[j] for j in np.flatnonzero(per_joint_max > sk.precision)
         ],
-        "warnings": clip_warnings(clip),
+        "warnings": clip_warnings(clip) if warnings is None else list(warnings),
     }
     if between.size:
         fb = int(np.argmax(between))

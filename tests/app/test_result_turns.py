@@ -1,0 +1,137 @@
+"""A result is handled and drawn in two event-loop turns, so that the UI thread serves input
+and timers between them (each whole-window frame on software GL costs 20-50 ms, handling
+a result 10-20 ms); the frame is only put off, never lost. The Joints panel's result
+tooltips are written when hovered, from the numbers on show."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QEvent, Qt, QTimer
+from PySide6.QtGui import QHelpEvent
+from PySide6.QtWidgets import QApplication, QDockWidget, QToolTip
+
+from app.error_scale import eng, format_budget
+from app.views.joints import C_DOM, C_ERR, C_PREC, C_USED, JointsPanel
+from tests.app.panel_helpers import attach, make_document, make_result
+
+
+def _edit_and_watch(qtbot, window, precision: float) -> list[str]:
+    """Edit the global precision as the Settings panel does; what happens from the moment
+    the new result is handled until its frame is on screen, in order."""
+    doc, vp = window.document, window.viewport
+    seen: list[str] = []
+
+    def on_result() -> None:
+        seen.append("result")
+        QTimer.singleShot(0, lambda: seen.append("timer"))  # due while the result is handled
+
+    def on_frame() -> None:
+        if "result" in seen:
+            seen.append("frame")
+
+    doc.result_changed.connect(on_result)
+    vp.frame_drawn.connect(on_frame)
+    try:
+        window.panels["SettingsPanel"].precision.setValue(precision)
+        qtbot.waitUntil(lambda: "frame" in seen, timeout=60_000)
+    finally:
+        doc.result_changed.disconnect(on_result)
+        vp.frame_drawn.disconnect(on_frame)
+    return seen
+
+
+@pytest.fixture
+def opened(window, ui, tmp_path: Path):
+    """The window with a copy of the ACL test clip open (edits save a sidecar beside it)."""
+    clip = tmp_path / ui.acl_clip.name
+    shutil.copy(ui.acl_clip, clip)
+    ui.open(window, clip)
+    ui.draw(window.viewport)
+    return window
+
+
+def test_a_timer_due_when_a_result_is_handled_runs_before_its_frame(qtbot, opened) -> None:
+    loaded = opened
+    for precision in (0.02, 0.005, 0.013):
+        seen = _edit_and_watch(qtbot, loaded, precision)
+        assert seen.index("timer") < seen.index("frame"), seen
+        # the frame drew the result now in the document: nothing left to draw
+        assert not loaded.viewport._dirty
+        assert loaded.document.result.clip.skeleton.precision[0] == precision
+
+
+def test_a_frame_put_off_once_is_drawn_and_later_frames_are_not_put_off(qtbot, opened) -> None:
+    window = opened
+    _edit_and_watch(qtbot, window, 0.02)
+    assert not window._frame_waits  # the flag went with the frame it held back
+    # a time change alone (a scrub) is drawn without waiting for a turn
+    order: list[str] = []
+    window.viewport.frame_drawn.connect(lambda: order.append("frame"))
+    QTimer.singleShot(0, lambda: order.append("timer"))
+    window.document.set_time(window.document.clip.duration / 3)
+    qtbot.waitUntil(lambda: "frame" in order and "timer" in order, timeout=10_000)
+    assert not window._frame_waits
+
+
+def _tip(panel: JointsPanel, joint: int, column: int) -> str:
+    """The tooltip the values view shows when the mouse rests on a cell."""
+    QToolTip.hideText()
+    view = panel.values
+    index = panel.tree.indexFromItem(panel.items[joint], column)
+    pos = view.visualRect(index).center()
+    event = QHelpEvent(QEvent.Type.ToolTip, pos, view.viewport().mapToGlobal(pos))
+    QApplication.sendEvent(view.viewport(), event)
+    return QToolTip.text()
+
+
+def test_result_tooltips_say_the_numbers_of_the_latest_result(qtbot) -> None:
+    doc = make_document()
+    panel = JointsPanel(doc)
+    qtbot.addWidget(panel)
+    attach(doc, panel)
+    panel.resize(900, 400)
+    panel.show()
+    qtbot.waitExposed(panel)
+    for scale in (1.0, 4.0, 0.25):  # several results: each tooltip reads the newest
+        doc.set_result(make_result(doc.compression_input(), scale=scale))
+        error = doc.result.error
+        for j in range(len(panel.items)):
+            err = float(error[:, j].max())
+            budget = float(doc.result.clip.skeleton.precision[j])
+            said = f"{eng(err)} cm of a {format_budget(budget)} budget"
+            over = ": over budget" if err > budget else ""
+            assert _tip(panel, j, C_ERR) == said + over, (scale, j)
+            assert _tip(panel, j, C_USED) == said, (scale, j)
+            shells = doc.result.costs.dominant_shells
+            assert _tip(panel, j, C_DOM) == (
+                f"dominant shell {eng(shells.distance[j], 6)} cm, "
+                f"its precision {eng(shells.precision[j], 6)} cm"
+            )
+    # at scale 4 the hand was over budget; at 0.25 it is not, and its tooltip says so
+    assert not _tip(panel, 2, C_ERR).endswith("over budget")
+    doc.set_result(make_result(doc.compression_input(), scale=4.0))
+    assert _tip(panel, 2, C_ERR).endswith(": over budget")
+    # a tuning column keeps Qt's own tooltip (none): the panel writes no result text there
+    assert panel.result_tip(2, C_PREC) == ""
+    doc.set_result(None)
+    assert panel.result_tip(2, C_ERR) == "" and panel.result_tip(2, C_DOM) == ""
+
+
+def test_the_window_handles_its_own_events_without_a_python_event_override(qtbot, window) -> None:
+    """Qt calls a Python `event` override for every event of the window, the frames it paints
+    too, holding the GIL: a compression beside it then waits for each whole frame. The
+    window's own events go through its event filter; what they did stays done: a frame asked
+    for is drawn, and every dock takes the window's instant-layout style."""
+    from app.main_window import MainWindow
+
+    assert "event" not in MainWindow.__dict__
+    for dock in window.docks.values():
+        assert dock.style() is window._instant
+    later = QDockWidget("later", window)  # polished after the window is on screen
+    window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, later)
+    qtbot.waitUntil(lambda: later.style() is window._instant, timeout=5_000)
+    with qtbot.waitSignal(window.viewport.frame_drawn, timeout=10_000):
+        window.status_label.setText("a frame, please")
