@@ -4,6 +4,7 @@ own tmp path, and every Qt warning is a test failure (pytest-qt's qt_log_level_f
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -93,15 +94,25 @@ def draw(qtbot, viewport) -> None:
 
 
 @pytest.fixture
-def loaded(qtbot, window, dialogs: FakeDialogs):
-    """The window with the ACL test clip open and compressed."""
-    open_through_ui(qtbot, window, dialogs, ACL_CLIP)
+def acl_copy(tmp_path) -> Path:
+    """The ACL test clip copied alone into the test's folder: the window saves a tuning
+    sidecar beside the clip it edits, and tests/data must stay as the repository has it
+    (two test processes read it at once)."""
+    path = tmp_path / ACL_CLIP.name
+    shutil.copy(ACL_CLIP, path)
+    return path
+
+
+@pytest.fixture
+def loaded(qtbot, window, dialogs: FakeDialogs, acl_copy: Path):
+    """The window with (a copy of) the ACL test clip open and compressed."""
+    open_through_ui(qtbot, window, dialogs, acl_copy)
     draw(qtbot, window.viewport)
     return window
 
 
 @pytest.fixture
-def ui(qtbot, dialogs: FakeDialogs):
+def ui(qtbot, dialogs: FakeDialogs, acl_copy: Path):
     """The helpers above bound to this test's qtbot and dialogs."""
     from types import SimpleNamespace
 
@@ -109,5 +120,5 @@ def ui(qtbot, dialogs: FakeDialogs):
         open=lambda window, path, **kw: open_through_ui(qtbot, window, dialogs, path, **kw),
         draw=lambda viewport: draw(qtbot, viewport),
         data=DATA,
-        acl_clip=ACL_CLIP,
+        acl_clip=acl_copy,
     )

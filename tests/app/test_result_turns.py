@@ -5,9 +5,6 @@ tooltips are written when hovered, from the numbers on show."""
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-
 import pytest
 from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtGui import QHelpEvent
@@ -44,11 +41,9 @@ def _edit_and_watch(qtbot, window, precision: float) -> list[str]:
 
 
 @pytest.fixture
-def opened(window, ui, tmp_path: Path):
+def opened(window, ui):
     """The window with a copy of the ACL test clip open (edits save a sidecar beside it)."""
-    clip = tmp_path / ui.acl_clip.name
-    shutil.copy(ui.acl_clip, clip)
-    ui.open(window, clip)
+    ui.open(window, ui.acl_clip)
     ui.draw(window.viewport)
     return window
 
