@@ -145,7 +145,16 @@ def test_an_under_estimating_skin_offers_shells_from_the_mesh(cesium, qtbot) -> 
         panel.summary.linkActivated.emit("mesh:on")
     assert doc.settings.shell_from_mesh and panel.mesh_shells.isChecked()
     assert "Use shells from the mesh" not in panel.summary.text()
-    cesium.controller.undo()  # an ordinary tuning edit: undone like any other
+    # CesiumMan's mesh shells still leave its skin 1.29x over: the report offers skin strict
+    assert not doc.result.stats["vertex_precision_met"]
+    assert "still leave the skin over budget" in panel.summary.text()
+    with qtbot.waitSignal(cesium.controller.result_ready, timeout=60_000):
+        panel.summary.linkActivated.emit("strict:on")
+    assert doc.settings.skin_strict and doc.result.stats["vertex_precision_met"]
+    assert "over budget.</span>" not in panel.summary.text()
+    cesium.controller.undo()  # ordinary tuning edits: undone like any other
+    assert not doc.settings.skin_strict and doc.settings.shell_from_mesh
+    cesium.controller.undo()
     assert not doc.settings.shell_from_mesh
 
 
