@@ -181,6 +181,9 @@ def main(argv: list[str] | None = None) -> int:
     app.setApplicationName("Shellscope")
 
     from app.main_window import DEFAULT_CLIP, Dialogs, MainWindow
+    from app.views import scene_view
+
+    scene_view.KEEP_MSAA = shooting  # a saved picture keeps smooth edges even on software GL
 
     class CliDialogs(Dialogs):
         """Headless runs report to stderr instead of opening boxes nobody can close."""

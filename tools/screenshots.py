@@ -51,8 +51,10 @@ def shoot() -> int:
 
     from app.__main__ import grab_window
     from app.main_window import Dialogs, MainWindow
+    from app.views import scene_view
     from codec.tuning import JointOverride
 
+    scene_view.KEEP_MSAA = True  # the docs' pictures keep smooth edges on software GL too
     DOCS.mkdir(exist_ok=True)
     written: list[Path] = []
 
