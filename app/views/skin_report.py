@@ -208,20 +208,17 @@ class SkinReportPanel(QWidget):
         from_mesh = self.document.mesh_shells() is not None or strict is not None
         source = "from the mesh" if from_mesh else "one value"
         hint = ""
-        strict_link = (
-            "<a href='strict:on'><b>Skin strict</b></a>: every vertex kept within its "
-            "strongest joint's precision (precisions tightened where the skin is over)."
-        )
+        strict_link = "<a href='strict:on'><b>Skin strict</b></a> (every vertex within budget)"
         if not from_mesh and (under or not s["vertex_precision_met"]):
             hint = (
-                f"<br><span style='color:{BAD}'>The shells under-estimate the skin.</span> "
-                "<a href='mesh:on'><b>Use shells from the mesh</b></a>: every joint's shell "
-                f"distance measured on its vertices, then compress again. Or {strict_link}"
+                f"<br><span style='color:{BAD}'>The shells under-estimate the skin:</span> "
+                "<a href='mesh:on'><b>Use shells from the mesh</b></a> (each joint's shell "
+                f"measured on its vertices) or {strict_link}."
             )
         elif strict is None and not s["vertex_precision_met"]:  # mesh shells still short
             hint = (
                 f"<br><span style='color:{BAD}'>Shells from the mesh still leave the skin "
-                f"over budget.</span> {strict_link}"
+                f"over budget:</span> {strict_link}."
             )
         return (
             f"<b>Skin</b>: {s['num_meshes']} mesh(es), {s['num_vertices']:,} vertices. "
