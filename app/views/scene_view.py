@@ -9,6 +9,7 @@ drags orbit and pan, the wheel zooms, as in pyqtgraph; each such move says what 
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 from math import radians, tan
@@ -25,7 +26,6 @@ Array = np.ndarray
 SAMPLES = 4  # multisample anti-aliasing on a GPU (SHELLSCOPE_MSAA=N chooses N samples)
 SOFTWARE_RENDERERS = ("llvmpipe", "softpipe", "swiftshader")  # GL_RENDERER of CPU rasterisers
 KEEP_MSAA = False  # set by batch screenshot runs: nobody waits on their frames, they look best
-_RENDERER: list[str] = []  # the probed GL_RENDERER, once per process
 
 
 def is_software_renderer(renderer: str) -> bool:
@@ -46,24 +46,24 @@ def msaa_samples(renderer: str, env: str | None, keep: bool) -> int:
     return 0
 
 
+@functools.cache
 def gl_renderer() -> str:
-    """GL_RENDERER of a context like the view's, probed once on an offscreen surface (the
-    widget's own format must be chosen before its context exists); "" if none can be made."""
-    if not _RENDERER:
-        name = ""
-        ctx = QtGui.QOpenGLContext()
-        surface = QtGui.QOffscreenSurface()
-        surface.create()
-        if ctx.create() and ctx.makeCurrent(surface):
-            try:
-                raw = GL.glGetString(GL.GL_RENDERER)
-                name = raw.decode("latin-1") if isinstance(raw, bytes) else str(raw or "")
-            except Exception:  # no GL function pointers: treat as unknown (a GPU)
-                name = ""
-            ctx.doneCurrent()
-        surface.destroy()
-        _RENDERER.append(name)
-    return _RENDERER[0]
+    """GL_RENDERER of a context like the view's, probed once per process on an offscreen
+    surface (the widget's own format must be chosen before its context exists); "" if none
+    can be made."""
+    name = ""
+    ctx = QtGui.QOpenGLContext()
+    surface = QtGui.QOffscreenSurface()
+    surface.create()
+    if ctx.create() and ctx.makeCurrent(surface):
+        try:
+            raw = GL.glGetString(GL.GL_RENDERER)
+            name = raw.decode("latin-1") if isinstance(raw, bytes) else str(raw or "")
+        except Exception:  # no GL function pointers: treat as unknown (a GPU)
+            name = ""
+        ctx.doneCurrent()
+    surface.destroy()
+    return name
 
 
 def qmatrix_to_numpy(m: QtGui.QMatrix4x4) -> Array:
