@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from codec.library.outputs import budget_share, worst_rows
-from codec.library.rows import COLUMNS, Row, is_error, totals
+from codec.library.rows import COLUMNS, NUMERIC, Row, is_error, totals
 
 W, H = 460, 300  # plot size in px
 PAD_L, PAD_R, PAD_T, PAD_B = 64, 14, 12, 44
@@ -168,18 +168,7 @@ _SCRIPT = """
 })();
 """
 
-_NUMERIC_COLUMNS = {
-    "joints",
-    "samples",
-    "duration",
-    "raw_size",
-    "compressed_size",
-    "compression_ratio",
-    "max_error",
-    "precision",
-    "worst_time",
-    "compression_time",
-}
+_NUMERIC_COLUMNS = frozenset(NUMERIC)  # right-aligned, sorted by number
 
 
 def _cell(key: str, value: Any) -> str:

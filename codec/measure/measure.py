@@ -51,11 +51,12 @@ class Measurements:
 
 
 class RawPoses:
-    """The raw clip's poses between samples, kept from one measurement to the next: they
-    depend on the clip's arrays, its authored curves and the supersampling only, not on the
-    settings, so a session that compresses one clip again and again (the window's edits)
-    blends them once. Kept while they are small (RAW_KEEP) and only for the very arrays
-    they came from."""
+    """The raw clip's poses between samples, and its warnings, kept from one measurement to
+    the next: they depend on the raw clip alone, not on the settings, so a session that
+    compresses one clip again and again (the window's edits) blends and checks it once.
+    Poses (`chunk`) depend on the clip's arrays, its authored curves and the supersampling,
+    kept while they are small (RAW_KEEP); warnings (`warnings`) on its poses, skeleton,
+    meshes and units. Either is kept only for the very arrays it came from."""
 
     def __init__(self) -> None:
         self._key: tuple[object, ...] | None = None

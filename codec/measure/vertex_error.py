@@ -23,9 +23,8 @@ import numpy as np
 
 from codec.measure.mesh_shells import mesh_shell_distances
 from codec.measure.skinning import chunks, pose_distances
-from codec.model import quat
 from codec.model.mesh import Skin, skin_of
-from codec.model.sampling import clip_between
+from codec.model.sampling import blend_samples, clip_between
 from codec.model.transforms import object_space
 
 if TYPE_CHECKING:
@@ -137,14 +136,9 @@ class VertexError:
 
 def blended_object_space(clip: Clip, ks: Array, alphas: Array) -> Array:
     """Object-space matrices (N, J, 3, 4) of poses blending samples ks and ks + 1 by alphas
-    (N,) as ACL does (component lerp on the shorter arc, normalised; alpha 0 is the sample)."""
-    nxt = np.minimum(ks + 1, clip.num_samples - 1)
-    a = alphas[:, None, None]
-    rot = quat.nlerp(clip.rotations[ks], clip.rotations[nxt], a)
-    rot = np.where(a == 0.0, clip.rotations[ks], rot)
-    tr = clip.translations[ks] + (clip.translations[nxt] - clip.translations[ks]) * a
-    sc = clip.scales[ks] + (clip.scales[nxt] - clip.scales[ks]) * a
-    return object_space(rot, tr, sc, clip.skeleton.parents)
+    (N,) as ACL does (`blend_samples`: component lerp on the shorter arc, normalised; alpha
+    0 is the sample)."""
+    return object_space(*blend_samples(clip, ks, alphas), clip.skeleton.parents)
 
 
 def _summarise(

@@ -158,9 +158,29 @@ def sample_dense(
 ) -> Pose:
     """Pose at `t` from dense arrays (S, J, 4|3): how the raw clip is played back."""
     keys = sample_keys(t, sample_rate, rotations.shape[0], rounding, wrap, per_track)
+    return _blend_keys(rotations, translations, scales, keys, interpolation)
+
+
+def _blend_keys(
+    rotations: Array, translations: Array, scales: Array, keys: SampleKeys, interpolation: str
+) -> Pose:
+    """The pose blending dense arrays (S, J, 4|3) at `keys`' two samples by its alpha."""
     a = Pose(rotations[keys.first], translations[keys.first], scales[keys.first])
     b = Pose(rotations[keys.second], translations[keys.second], scales[keys.second])
     return blend(a, b, keys.alpha, interpolation)
+
+
+def blend_samples(clip: Clip, ks: Array, alphas: Array) -> tuple[Array, Array, Array]:
+    """The clip's samples ks and ks + 1 (N,) blended by alphas (N,) as ACL does, local poses
+    (N, J, 4|3): component lerp on the shorter arc, normalised (alpha 0 is sample ks exactly);
+    translations and scales lerp. The file's own curves play no part (see `clip_between`)."""
+    nxt = np.minimum(ks + 1, clip.num_samples - 1)
+    a = alphas[:, None, None]
+    rot = quat.nlerp(clip.rotations[ks], clip.rotations[nxt], a)
+    rot = np.where(a == 0.0, clip.rotations[ks], rot)
+    tr = clip.translations[ks] + (clip.translations[nxt] - clip.translations[ks]) * a
+    sc = clip.scales[ks] + (clip.scales[nxt] - clip.scales[ks]) * a
+    return rot, tr, sc
 
 
 def clip_between(clip: Clip, ks: Array, alphas: Array) -> tuple[Array, Array, Array]:
@@ -170,12 +190,7 @@ def clip_between(clip: Clip, ks: Array, alphas: Array) -> tuple[Array, Array, Ar
     does (component lerp on the shorter arc, normalised; translations and scales lerp)."""
     ks = np.asarray(ks, dtype=np.int64)
     alphas = np.asarray(alphas, dtype=np.float64)
-    nxt = np.minimum(ks + 1, clip.num_samples - 1)
-    a = alphas[:, None, None]
-    rot = quat.nlerp(clip.rotations[ks], clip.rotations[nxt], a)
-    rot = np.where(a == 0.0, clip.rotations[ks], rot)
-    tr = clip.translations[ks] + (clip.translations[nxt] - clip.translations[ks]) * a
-    sc = clip.scales[ks] + (clip.scales[nxt] - clip.scales[ks]) * a
+    rot, tr, sc = blend_samples(clip, ks, alphas)
     between = np.flatnonzero(alphas != 0.0)
     if clip.curves is not None and between.size:
         times = (ks[between] + alphas[between]) / clip.sample_rate
@@ -198,9 +213,7 @@ def clip_pose(
     samples (rounding none) takes the file's curve at `t` (`interpolation` then only
     blends tracks without a curve)."""
     keys = sample_keys(t, clip.sample_rate, clip.num_samples, rounding, wrap, per_track)
-    a = Pose(clip.rotations[keys.first], clip.translations[keys.first], clip.scales[keys.first])
-    b = Pose(clip.rotations[keys.second], clip.translations[keys.second], clip.scales[keys.second])
-    pose = blend(a, b, keys.alpha, interpolation)
+    pose = _blend_keys(clip.rotations, clip.translations, clip.scales, keys, interpolation)
     if clip.curves is None or keys.second != keys.first + 1:
         return pose
     alpha = np.broadcast_to(keys.alpha, (clip.num_joints,))
