@@ -69,7 +69,7 @@ class Compression:
         distances (the same joints, parents and bind pose)."""
         settings = settings or CompressionSettings()
         codecs = registry.chosen(settings.codec)
-        clip = self.clip if skeleton is None else _with_skeleton(self.clip, skeleton)
+        clip = self.clip if skeleton is None else self.clip.with_skeleton(skeleton)
         clip = settings.apply(clip)
         start = time.perf_counter()
         strict_skin: dict[str, Any] | None = None
@@ -227,14 +227,3 @@ def _skin_strict_stats(rounds: dict[str, Any], measured: Any, clip: Clip) -> dic
         "tightened_joints": [clip.skeleton.names[j] for j in np.flatnonzero(tighter)],
         "tightest_scale": float(np.min(rounds["precision"] / rounds["user"])),
     }
-
-
-def _with_skeleton(clip: Clip, skeleton: Skeleton) -> Clip:
-    old = clip.skeleton
-    same = skeleton.names == old.names and all(
-        np.array_equal(getattr(skeleton, a), getattr(old, a))
-        for a in ("parents", "bind_rotations", "bind_translations", "bind_scales")
-    )
-    if not same:
-        raise ValueError("the skeleton must have the clip's joints, parents and bind pose")
-    return clip.replace(skeleton=skeleton)

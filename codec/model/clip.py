@@ -303,6 +303,18 @@ class Clip:
             changes["curves"] = None
         return replace(self, **changes)
 
+    def with_skeleton(self, skeleton: Skeleton) -> Clip:
+        """Copy under `skeleton`, which may only change per-joint settings (precision, shell
+        distance): other joints, parents or bind pose would make the samples mean another pose."""
+        old = self.skeleton
+        same = skeleton.names == old.names and all(
+            np.array_equal(getattr(skeleton, a), getattr(old, a))
+            for a in ("parents", "bind_rotations", "bind_translations", "bind_scales")
+        )
+        if not same:
+            raise ValueError("the skeleton must have the clip's joints, parents and bind pose")
+        return self.replace(skeleton=skeleton)
+
     def with_skeleton_settings(
         self, precision: Array | float | None = None, shell_distance: Array | float | None = None
     ) -> Clip:

@@ -26,6 +26,7 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -201,14 +202,7 @@ class Compressor:
         settings = settings or CompressionSettings()
         clip = self.clip
         if skeleton is not None:
-            old = clip.skeleton
-            same = skeleton.names == old.names and all(
-                np.array_equal(getattr(skeleton, a), getattr(old, a))
-                for a in ("parents", "bind_rotations", "bind_translations", "bind_scales")
-            )
-            if not same:
-                raise ValueError("the skeleton must have the clip's joints, parents and bind pose")
-            clip = clip.replace(skeleton=skeleton)
+            clip = clip.with_skeleton(skeleton)
         clip = settings.apply(clip)
         level = resolve_level(settings.level, clip)
         report = progress or (lambda f, m: None)
@@ -509,6 +503,21 @@ def _problem(
     )
 
 
+def _header(clip: Clip, kinds: _Kinds, framing: _Framing) -> dict[str, Any]:
+    """The EncodedClip fields an animated and an all-constant clip fill alike: sizes,
+    sub-track kinds, constant values and segment sizes."""
+    return {
+        "num_joints": clip.num_joints,
+        "num_samples": framing.stored,
+        "sample_rate": clip.sample_rate,
+        "wrap": framing.wrap,
+        "kinds": kinds.kinds,
+        "constants": _constant_values(clip, kinds.kinds, kinds.const_dropped),
+        "const_dropped": _constant_layouts(kinds.kinds, kinds.const_dropped),
+        "segment_sizes": framing.table[:, 1].copy(),
+    }
+
+
 def _encoded(
     clip: Clip,
     kinds: _Kinds,
@@ -521,17 +530,10 @@ def _encoded(
     """The encoding in stored order, and its decoding parameters."""
     inv = np.argsort(tracks.order)  # stored position -> optimiser position
     enc = ssc_format.EncodedClip(
-        num_joints=clip.num_joints,
-        num_samples=framing.stored,
-        sample_rate=clip.sample_rate,
-        wrap=framing.wrap,
-        kinds=kinds.kinds,
-        constants=_constant_values(clip, kinds.kinds, kinds.const_dropped),
-        const_dropped=_constant_layouts(kinds.kinds, kinds.const_dropped),
+        **_header(clip, kinds, framing),
         clip_layout=quant.layout[inv],
         clip_min=quant.clip_min[inv],
         clip_extent=quant.clip_ext[inv],
-        segment_sizes=framing.table[:, 1].copy(),
         bit_rates=rates.astype(np.uint8),
         seg_dropped=quant.dropped[:, inv],
         seg_min=quant.seg_min[:, inv],
@@ -550,17 +552,10 @@ def _static(
     table = framing.table
     g = len(table)
     enc = ssc_format.EncodedClip(
-        num_joints=clip.num_joints,
-        num_samples=framing.stored,
-        sample_rate=clip.sample_rate,
-        wrap=framing.wrap,
-        kinds=kinds.kinds,
-        constants=_constant_values(clip, kinds.kinds, kinds.const_dropped),
-        const_dropped=_constant_layouts(kinds.kinds, kinds.const_dropped),
+        **_header(clip, kinds, framing),
         clip_layout=np.zeros(0, np.int64),
         clip_min=np.zeros((0, 4), F32),
         clip_extent=np.zeros((0, 4), F32),
-        segment_sizes=table[:, 1].copy(),
         bit_rates=np.zeros((g, 0), np.uint8),
         seg_dropped=np.zeros((g, 0), np.int64),
         seg_min=np.zeros((g, 0, 3), np.uint8),

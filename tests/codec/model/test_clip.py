@@ -1,9 +1,15 @@
+import dataclasses
+
 import numpy as np
 import pytest
 
+import codec
 from codec.errors import ClipValidationError
 from codec.model import quat
 from codec.model.clip import Clip, Skeleton
+from tests.codec.helpers import DATA
+
+FOX = DATA / "gltf" / "Fox.glb"
 
 
 def make(samples=3, rot=None, parents=(-1, 0)):
@@ -50,3 +56,22 @@ def test_at_least_one_sample_and_positive_settings():
         make(samples=0)
     with pytest.raises(ClipValidationError, match="precision"):
         Skeleton.create(["a"], [-1], precision=0.0)
+
+
+@pytest.mark.parametrize("make_clip", ["tiny", "fox"])
+def test_with_skeleton_takes_new_settings_and_refuses_another_hierarchy(make_clip):
+    c = make() if make_clip == "tiny" else codec.load_clip(FOX)
+    sk = c.skeleton
+    tighter = sk.with_settings(sk.precision / 2, sk.shell_distance * 3)
+    out = c.with_skeleton(tighter)
+    assert np.array_equal(out.skeleton.precision, sk.precision / 2)
+    assert np.array_equal(out.skeleton.shell_distance, sk.shell_distance * 3)
+    assert np.array_equal(out.rotations, c.rotations)
+    moved = sk.bind_translations.copy()
+    moved[-1, 0] += 1.0
+    for other in (
+        dataclasses.replace(sk, bind_translations=moved),
+        dataclasses.replace(sk, names=[*sk.names[:-1], "renamed"]),
+    ):
+        with pytest.raises(ValueError, match="joints, parents and bind pose"):
+            c.with_skeleton(other)
