@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import lzma
 import struct
+import time
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from codec.codecs.base import Encoded
 from codec.errors import Cancelled, ClipValidationError, CompressedFormatError
 from codec.measure.error_metric import clip_errors
 from codec.measure.shells import ancestor_scale, dominant_shells, local_precision
@@ -765,6 +767,32 @@ def base_details(
     }
 
 
+def checked_encoding(
+    clip: Clip,
+    payload: bytes,
+    read: Callable[[bytes, Skeleton], TrackDecoder],
+    fitted: Fitted,
+    started: float,
+    **extra: Any,
+) -> Encoded:
+    """How every survey codec's encode ends: decode the bytes just written, check them in
+    float64 (`strict_check`) and report `base_details` with the codec's `extra` between the
+    track count and the rounds; `started` is the encode's time.perf_counter() start."""
+    decoder = read(payload, clip.skeleton)
+    errors, strict = strict_check(clip, decoder)
+    details = base_details(
+        clip,
+        payload,
+        errors,
+        strict,
+        num_animated_tracks=len(fitted.reps),
+        **extra,
+        rounds=fitted.rounds,
+        encode_time=time.perf_counter() - started,
+    )
+    return Encoded(payload, decoder, details)
+
+
 # --- keyed tracks (keyreduce, curve): time markers and quantised key values -------------
 
 
@@ -779,6 +807,17 @@ class KeyedTrack:
 
     def values(self) -> Array:
         return self.q.values()
+
+
+def keyed_cost(q: Quantised, keys: Array) -> float:
+    """Estimated bits of a track quantised whole (q.ints (S, C)) kept at keys (K,): its value
+    stream and about one marker bit a key; keyreduce and curve rank their options by it."""
+    return stream_cost(q.ints[keys]) + len(keys)
+
+
+def keyed_track(q: Quantised, keys: Array, hint: tuple = ()) -> KeyedTrack:
+    """A track quantised whole (q.ints (S, C)) kept at its keys (K,) only."""
+    return KeyedTrack(keys, Quantised(q.lo, q.hi, q.wide, q.bits, q.ints[keys]), hint)
 
 
 def write_keyed(w: ByteWriter, num_samples: int, tracks: list[KeyedTrack]) -> None:
@@ -884,6 +923,24 @@ class KeyedTable:
             sel = self.sub == k
             if np.any(sel):
                 parts[k][:, self.joint[sel]] = out[:, sel, : WIDTHS[k]]
+
+
+class KeyedDecoder(TrackDecoder):
+    """Decoder base of the keyed codecs (keyreduce, curve): the tracks as (joint, sub-track,
+    track, its values (K, C)) and their KeyedTable; subclasses interpolate between keys."""
+
+    def __init__(
+        self,
+        skeleton: Skeleton,
+        rate: float,
+        S: int,
+        looping: bool,
+        fixed: list[Array],
+        tracks: list[tuple[int, int, KeyedTrack]],
+    ) -> None:
+        super().__init__(skeleton, rate, S, looping, fixed)
+        self.tracks = [(j, k, t, t.values()) for j, k, t in tracks]
+        self.table = KeyedTable(tracks, S)
 
 
 class GridTable:

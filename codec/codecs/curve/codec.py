@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
@@ -30,12 +29,11 @@ from codec.codecs.base import Encoded
 from codec.codecs.curve import layout
 from codec.codecs.survey import (
     KeyedTrack,
-    Quantised,
-    base_details,
+    checked_encoding,
     choose_bits,
     fit_clip,
-    stream_cost,
-    strict_check,
+    keyed_cost,
+    keyed_track,
     track_error,
 )
 from codec.model.clip import Clip, Skeleton
@@ -103,7 +101,7 @@ class CurveFitter:
                 knots = (
                     refine(sub, raw, vals, first, b, dist, smag) if S > 1 else np.zeros(1, np.int64)
                 )
-                cost = stream_cost(q.ints[knots]) + len(knots)
+                cost = keyed_cost(q, knots)
                 if best is None or cost < best[0]:
                     best = (cost, knots, q, share)
                     best_start = k
@@ -115,7 +113,7 @@ class CurveFitter:
             starts = [best_start]  # the other shares start from the grid that won
         assert best is not None
         _, knots, q, share = best
-        return KeyedTrack(knots, Quantised(q.lo, q.hi, q.wide, q.bits, q.ints[knots]), (share,))
+        return keyed_track(q, knots, (share,))
 
     def evaluate(self, rep: KeyedTrack, pos: Array, interpolation: str = "nlerp") -> Array:
         return layout.hermite(rep, rep.values(), pos)
@@ -139,20 +137,8 @@ class CurveCodec:
         clip = settings.apply(clip)
         fitted = fit_clip(clip, CurveFitter(), progress, cancelled)
         payload = layout.write(clip, fitted.kinds, fitted.fixed, fitted.reps)
-        decoder = layout.read(payload, clip.skeleton)
-        errors, strict = strict_check(clip, decoder)
-        knots = [len(t.keys) for t in fitted.reps.values()]
-        details: dict[str, Any] = base_details(
-            clip,
-            payload,
-            errors,
-            strict,
-            num_animated_tracks=len(knots),
-            num_knots=int(sum(knots)),
-            rounds=fitted.rounds,
-            encode_time=time.perf_counter() - t0,
-        )
-        return Encoded(payload, decoder, details)
+        knots = sum(len(t.keys) for t in fitted.reps.values())
+        return checked_encoding(clip, payload, layout.read, fitted, t0, num_knots=int(knots))
 
     def decode(self, payload: bytes, skeleton: Skeleton) -> layout.CurveDecoder:
         return layout.read(payload, skeleton)

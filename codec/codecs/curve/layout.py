@@ -40,9 +40,8 @@ from __future__ import annotations
 import numpy as np
 
 from codec.codecs.survey import (
-    KeyedTable,
+    KeyedDecoder,
     KeyedTrack,
-    TrackDecoder,
     read_keyed_payload,
     write_keyed_payload,
 )
@@ -85,7 +84,7 @@ def hermite(track: KeyedTrack, values: Array, pos: Array) -> Array:
     )
 
 
-class CurveDecoder(TrackDecoder):
+class CurveDecoder(KeyedDecoder):
     codec_name = NAME
 
     def __init__(
@@ -97,9 +96,7 @@ class CurveDecoder(TrackDecoder):
         fixed: list[Array],
         tracks: list[tuple[int, int, KeyedTrack]],
     ) -> None:
-        super().__init__(skeleton, rate, S, looping, fixed)
-        self.tracks = [(j, k, t, t.values()) for j, k, t in tracks]
-        self.table = KeyedTable(tracks, S)
+        super().__init__(skeleton, rate, S, looping, fixed, tracks)
         self.tangents = np.zeros_like(self.table.values)
         for (_, _, t, v), s in zip(self.tracks, self.table.start, strict=True):
             self.tangents[s : s + len(v), : v.shape[1]] = tangents(t.keys, v)

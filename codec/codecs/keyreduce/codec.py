@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
@@ -27,12 +26,11 @@ from codec.codecs.base import Encoded
 from codec.codecs.keyreduce import layout
 from codec.codecs.survey import (
     KeyedTrack,
-    Quantised,
-    base_details,
+    checked_encoding,
     choose_bits,
     fit_clip,
-    stream_cost,
-    strict_check,
+    keyed_cost,
+    keyed_track,
     track_error,
 )
 from codec.model.clip import Clip, Skeleton
@@ -159,14 +157,14 @@ class KeyFitter:
                 if len(raw) > 1
                 else np.zeros(1, np.int64)
             )
-            cost = stream_cost(q.ints[keys]) + len(keys)
+            cost = keyed_cost(q, keys)
             if best is None or cost < best[0]:
                 best = (cost, keys, q, share)
             if err > share * budget:  # even the widest quantisation is over: no use trying more
                 break
         assert best is not None
         _, keys, q, share = best
-        return KeyedTrack(keys, Quantised(q.lo, q.hi, q.wide, q.bits, q.ints[keys]), (share,))
+        return keyed_track(q, keys, (share,))
 
     def evaluate(self, rep: KeyedTrack, pos: Array, interpolation: str = "nlerp") -> Array:
         return layout.lerp_keys(rep, rep.values(), pos)
@@ -188,25 +186,16 @@ class KeyReduceCodec:
         clip = settings.apply(clip)
         fitted = fit_clip(clip, KeyFitter(), progress, cancelled)
         payload = layout.write(clip, fitted.kinds, fitted.fixed, fitted.reps)
-        decoder = layout.read(payload, clip.skeleton)
-        errors, strict = strict_check(clip, decoder)
-        keys = [len(t.keys) for t in fitted.reps.values()]
-        details: dict[str, Any] = base_details(
+        keys = [t.keys for t in fitted.reps.values()]
+        return checked_encoding(
             clip,
             payload,
-            errors,
-            strict,
-            num_animated_tracks=len(keys),
-            num_keys=int(sum(keys)),
-            num_key_times=int(
-                len(np.unique(np.concatenate([t.keys for t in fitted.reps.values()])))
-            )
-            if keys
-            else 0,
-            rounds=fitted.rounds,
-            encode_time=time.perf_counter() - t0,
+            layout.read,
+            fitted,
+            t0,
+            num_keys=int(sum(len(k) for k in keys)),
+            num_key_times=int(len(np.unique(np.concatenate(keys)))) if keys else 0,
         )
-        return Encoded(payload, decoder, details)
 
     def decode(self, payload: bytes, skeleton: Skeleton) -> layout.KeyDecoder:
         return layout.read(payload, skeleton)

@@ -38,9 +38,8 @@ from __future__ import annotations
 import numpy as np
 
 from codec.codecs.survey import (
-    KeyedTable,
+    KeyedDecoder,
     KeyedTrack,
-    TrackDecoder,
     read_keyed_payload,
     write_keyed_payload,
 )
@@ -71,21 +70,8 @@ def lerp_keys(
     return values[i] + (values[i + 1] - values[i]) * a
 
 
-class KeyDecoder(TrackDecoder):
+class KeyDecoder(KeyedDecoder):
     codec_name = NAME
-
-    def __init__(
-        self,
-        skeleton: Skeleton,
-        rate: float,
-        S: int,
-        looping: bool,
-        fixed: list[Array],
-        tracks: list[tuple[int, int, KeyedTrack]],
-    ) -> None:
-        super().__init__(skeleton, rate, S, looping, fixed)
-        self.tracks = [(j, k, t, t.values()) for j, k, t in tracks]
-        self.table = KeyedTable(tracks, S)
 
     def _fill(self, pos: Array, parts: list[Array], interpolation: str) -> None:
         """Every track at once: the keys around each position, lerped (or slerped)."""

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
@@ -27,13 +26,12 @@ from codec.codecs.subsample import layout
 from codec.codecs.survey import (
     MAX_BITS,
     Quantised,
-    base_details,
+    checked_encoding,
     continuous_rotations,
     dequantise,
     fit_clip,
     quantise,
     stored_range,
-    strict_check,
     track_error,
 )
 from codec.measure.error_metric import clip_errors
@@ -154,21 +152,16 @@ class SubsampleCodec:
             other = layout.write(clip, full.kinds, full.fixed, full.reps, S)
             if full.strict and len(other) < len(payload):
                 payload, fitted, stored = other, full, S
-        decoder = layout.read(payload, clip.skeleton)
-        errors, strict = strict_check(clip, decoder)
         rate = clip.sample_rate * (stored - 1) / (S - 1) if S > 1 else clip.sample_rate
-        details: dict[str, Any] = base_details(
+        return checked_encoding(
             clip,
             payload,
-            errors,
-            strict,
-            num_animated_tracks=len(fitted.reps),
+            layout.read,
+            fitted,
+            t0,
             num_samples_stored=int(stored),
             sample_rate_stored=float(rate),
-            rounds=fitted.rounds,
-            encode_time=time.perf_counter() - t0,
         )
-        return Encoded(payload, decoder, details)
 
     def decode(self, payload: bytes, skeleton: Skeleton) -> layout.SubsampleDecoder:
         return layout.read(payload, skeleton)

@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
 from codec.codecs.base import Encoded
-from codec.codecs.survey import base_details, fit_clip, strict_check, track_error
+from codec.codecs.survey import checked_encoding, fit_clip, track_error
 from codec.codecs.wavelet import layout
 from codec.model.clip import Clip, Skeleton
 from codec.settings import CompressionSettings
@@ -95,20 +94,10 @@ class WaveletCodec:
         clip = settings.apply(clip)
         fitted = fit_clip(clip, WaveletFitter(clip.num_samples), progress, cancelled)
         payload = layout.write(clip, fitted.kinds, fitted.fixed, fitted.reps)
-        decoder = layout.read(payload, clip.skeleton)
-        errors, strict = strict_check(clip, decoder)
         nonzero = sum(int(np.count_nonzero(r[2])) for r in fitted.reps.values())
-        details: dict[str, Any] = base_details(
-            clip,
-            payload,
-            errors,
-            strict,
-            num_animated_tracks=len(fitted.reps),
-            num_nonzero_coefficients=nonzero,
-            rounds=fitted.rounds,
-            encode_time=time.perf_counter() - t0,
+        return checked_encoding(
+            clip, payload, layout.read, fitted, t0, num_nonzero_coefficients=nonzero
         )
-        return Encoded(payload, decoder, details)
 
     def decode(self, payload: bytes, skeleton: Skeleton) -> layout.WaveletDecoder:
         return layout.read(payload, skeleton)
