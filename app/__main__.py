@@ -374,20 +374,11 @@ def _screenshot_class() -> type:
 
 
 def grab_window(window: object) -> object:
-    """The whole window as a QImage, with the GL scene composited from its framebuffer
-    (QWidget.grab alone may leave an OpenGL widget blank)."""
-    from PySide6 import QtCore, QtGui
+    """The whole window as a QImage, the 3D view drawn in (app.views.screenshot.grab_image:
+    QWidget.grab leaves the view's own GL window out)."""
+    from app.views.screenshot import grab_image
 
-    win = window  # MainWindow
-    image = win.grab().toImage()  # type: ignore[attr-defined]
-    scene = win.viewport.scene  # type: ignore[attr-defined]
-    fb = scene.grabFramebuffer()
-    top_left = scene.mapTo(win, QtCore.QPoint(0, 0))
-    painter = QtGui.QPainter(image)
-    target = QtCore.QRect(top_left, scene.size())
-    painter.drawImage(target, fb)
-    painter.end()
-    return image
+    return grab_image(window)  # type: ignore[arg-type]
 
 
 if __name__ == "__main__":

@@ -53,8 +53,9 @@ THROTTLE_MS = (30, 150, 1000)  # (least, before the first run is timed, most)
 STALE_AFTER = 2.0
 PROGRESS_INTERVAL = 0.05  # s between progress signals from one run
 # a run says how far it is only once it has taken this long: an edit's run (tens of ms) would
-# otherwise repaint the window for each step, and every repaint composes the whole window
-# (a GL view is in it: 20-50 ms on software GL, taken from the run itself on two cores)
+# otherwise repaint the status bar's progress for each step, a frame of the window's widgets
+# each (a few ms; 20-50 ms on software GL when the 3D view was a QOpenGLWidget and every
+# frame composed the whole window), taken from the run itself on two cores
 PROGRESS_DELAY = 0.3  # s
 
 

@@ -86,9 +86,9 @@ def settle_before_paint(window: QtWidgets.QWidget) -> None:
     re-layouts, and the plots' deferred work. A new result changes texts all over the window;
     each change asks its parent to re-lay out, the parent its dock, the dock the window, one
     event-loop turn each; a plot (pyqtgraph) fits its axes when it is about to paint and
-    hands its changed items to its view a turn later. Every frame composes the whole window
-    (it holds a GL view: 20-50 ms on software GL), and an edit took five to seven of them;
-    settled first, each change is drawn in the one frame."""
+    hands its changed items to its view a turn later. An edit took five to seven frames of
+    the window's widgets (when the 3D view was a QOpenGLWidget each one composed the whole
+    window through GL, 20-50 ms on software GL); settled first, each change is drawn in one."""
     app = QtCore.QCoreApplication.instance()
     meta = QtCore.QEvent.Type.MetaCall.value
     for view in window.findChildren(QtWidgets.QGraphicsView):
@@ -107,9 +107,8 @@ class InstantLayoutStyle(QtWidgets.QProxyStyle):
     """The application's style, except that the window's docks, their tab bars and the centre
     take a new layout at once. Qt moves them with a geometry animation even when docks are not
     animated (of length 0, ended on a later event-loop turn, which then repaints the dock
-    separators): every text change that re-lays out a panel cost a second whole-window
-    composite. Set on the window's direct children only; their own children keep the
-    application's style."""
+    separators): every text change that re-lays out a panel cost a second frame. Set on the
+    window's direct children only; their own children keep the application's style."""
 
     def styleHint(  # type: ignore[override]
         self,
@@ -125,8 +124,9 @@ class InstantLayoutStyle(QtWidgets.QProxyStyle):
 
 class LazyProgressBar(QtWidgets.QProgressBar):
     """A progress bar that repaints with the next frame: QProgressBar.setValue repaints at
-    once, and in a window holding a GL view every repaint composes the whole window again
-    (about 20 ms on software GL, for each progress step of a compression)."""
+    once, a frame of the window's widgets for each progress step of a compression (about
+    20 ms on software GL when the 3D view was a QOpenGLWidget and every frame composed the
+    whole window; a few ms now, still one frame per step for nothing)."""
 
     def setValue(self, value: int) -> None:
         if value == self.value():
@@ -219,9 +219,11 @@ class MainWindow(QtWidgets.QMainWindow):
         self.layout_restored = remember_layout and self._restore_layout()
         self._sized = self.layout_restored
 
-        # The frame after a new result (or an edit) waits one event-loop turn: handling a
-        # result (every view's update, 10-20 ms) and the whole-window frame that draws it
-        # (20-50 ms on software GL) in one turn blocked the UI for both.
+        # The widgets' frame after a new result (or an edit) waits one event-loop turn:
+        # handling a result (every view's update, 10-20 ms) and the frame that draws it (a few
+        # ms, the plots paint in Python) in one turn blocked the UI for both. The 3D view, a
+        # GL window of its own, is drawn on its own update timer (QWindow.requestUpdate), a
+        # later turn anyway.
         self._next_turn = QtCore.QTimer(self)
         self._next_turn.setSingleShot(True)
         self._next_turn.setInterval(0)
@@ -234,7 +236,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.controller.failed.connect(self._on_failed)
         self.controller.result_ready.connect(self._drop_failures)
         # keys go to the 3D view first (text fields in panels keep their own keys)
-        self.viewport.scene.setFocus()
+        self.viewport.setFocus()
 
     # --- panels -------------------------------------------------------------------------
     def _add_panels(self) -> None:
@@ -299,7 +301,7 @@ class MainWindow(QtWidgets.QMainWindow):
         """The window's own events, seen first (True: taken). Not an `event` override: Qt
         would then call the window's event handling, and so every frame it paints, from
         Python holding the GIL, and a compression running beside it waits for the whole
-        frame (20-50 ms on software GL)."""
+        frame (20-50 ms on software GL while the 3D view was a QOpenGLWidget)."""
         kind = event.type()
         if kind == QtCore.QEvent.Type.UpdateRequest:
             if self._frame_waits:

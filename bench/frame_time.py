@@ -101,7 +101,7 @@ def main() -> None:
     doc.update_display(shells="all")
     doc.set_selection(clip.num_joints // 2)
     # make the GL scene exactly 1280x720
-    extra = host.sizeHint().height() - vp.scene.sizeHint().height()
+    extra = host.sizeHint().height() - vp.scene_box.sizeHint().height()
     host.resize(1280 + 20, 720 + extra)
     for _ in range(5):
         app.processEvents()
@@ -128,7 +128,7 @@ def main() -> None:
         for i in range(120):
             doc.set_time((i * 0.37 % clip.num_samples) / rate)
             t = time.perf_counter()
-            vp.scene.makeCurrent()  # binds the widget's framebuffer
+            vp.scene.makeCurrent()  # binds the GL window's framebuffer
             vp.scene.paintGL()  # rebuild + draw, synchronously
             GL.glFinish()
             times.append((time.perf_counter() - t) * 1000)

@@ -49,9 +49,9 @@ def shoot() -> int:
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
     app.setApplicationName("ShellscopeScreenshots")  # never the user's settings
 
-    from app.__main__ import grab_window
     from app.main_window import Dialogs, MainWindow
     from app.views import scene_view
+    from app.views.screenshot import grab_image
     from codec.tuning import JointOverride
 
     scene_view.KEEP_MSAA = True  # the docs' pictures keep smooth edges on software GL too
@@ -113,7 +113,7 @@ def shoot() -> int:
         doc.set_comparison_view(panel_source=source)
         window.docks[dock].raise_()
         settle(window)
-        save(grab_window(window), name)
+        save(grab_image(window), name)
     window.close()
 
     if "--compare-only" in sys.argv:  # just these three (the others are left as they are)
@@ -134,7 +134,7 @@ def shoot() -> int:
         doc.set_selection(doc.clip.skeleton.index("lHand"))
         window.reset_layout()
         settle(window)
-        save(grab_window(window), name)
+        save(grab_image(window), name)
         window.close()
 
     # 2) the 3D view alone: every shell outlined on the 142-joint run; a front orthographic
@@ -177,7 +177,7 @@ def shoot() -> int:
             dock.raise_()
             for _ in range(10):
                 app.processEvents()
-            save(dock.grab(), name)
+            save(grab_image(dock), name)
         window.close()
 
     # 4) the skin: CesiumMan at its worst vertex with ACL's one 3 cm shell for every joint
@@ -193,7 +193,7 @@ def shoot() -> int:
     window.docks["SkinReportPanel"].raise_()
     settle(window)
     save(vp.scene.grabFramebuffer(), "view_skin.png")
-    save(window.docks["SkinReportPanel"].grab(), "panel_skin_report.png")
+    save(grab_image(window.docks["SkinReportPanel"]), "panel_skin_report.png")
     doc.update_display(magnify=100.0, skin_style="solid", show_raw=False, show_lossy=False)
     vp.set_view("front")
     settle(window)

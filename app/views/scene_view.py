@@ -1,10 +1,18 @@
-"""The GL widget of the 3D view: multisampled (not on software GL, but in batch screenshots),
+"""The GL window of the 3D view: multisampled (not on software GL, but in batch screenshots),
 perspective or orthographic, with a 2D overlay (axis gizmo, view name) painted over each frame.
+
+It is a QOpenGLWindow (pyqtgraph's GLViewMixin), shown in the main window through a window
+container (`embed`), not a QOpenGLWidget: a QOpenGLWidget makes Qt compose the whole top-level
+window through OpenGL for any change anywhere in it (a status-label change cost 22 ms at
+1280x800 on llvmpipe); a native GL window draws and swaps alone and the widgets around it
+paint as plain raster widgets.
 
 It knows nothing of skeletons: its owner brings the scene up to date in `before_paint` and
 draws the overlay in `overlay(painter)`. A click (press and release without a drag) is a pick;
 drags orbit and pan, the wheel zooms, as in pyqtgraph; each such move says what it did in
-`camera_touched(kind)` so the owner can stop re-framing what the user framed by hand.
+`camera_touched(kind)` so the owner can stop re-framing what the user framed by hand. The
+window never takes the keyboard (a QWindow would keep keys it ignores from the widgets
+around it): a press says `pressed` and the owner gives the focus to a widget of the window.
 """
 
 from __future__ import annotations
@@ -15,9 +23,9 @@ from collections.abc import Callable
 from math import radians, tan
 
 import numpy as np
-import pyqtgraph.opengl as gl
 from OpenGL import GL
-from PySide6 import QtCore, QtGui, QtWidgets
+from pyqtgraph.opengl.GLViewWidget import GLViewMixin
+from PySide6 import QtCore, QtGui, QtOpenGL, QtWidgets
 
 from app.views.handler_guard import report, survives
 
@@ -30,7 +38,7 @@ KEEP_MSAA = False  # set by batch screenshot runs: nobody waits on their frames,
 
 def is_software_renderer(renderer: str) -> bool:
     """Whether a GL_RENDERER string names a CPU rasteriser (Mesa llvmpipe/softpipe,
-    SwiftShader), where 4x multisampling costs ~3 ms of an ~18 ms whole-window frame."""
+    SwiftShader), where 4x multisampling costs about a third of the 3D view's frame."""
     name = renderer.lower()
     return any(s in name for s in SOFTWARE_RENDERERS)
 
@@ -49,7 +57,7 @@ def msaa_samples(renderer: str, env: str | None, keep: bool) -> int:
 @functools.cache
 def gl_renderer() -> str:
     """GL_RENDERER of a context like the view's, probed once per process on an offscreen
-    surface (the widget's own format must be chosen before its context exists); "" if none
+    surface (the window's own format must be chosen before its context exists); "" if none
     can be made."""
     name = ""
     ctx = QtGui.QOpenGLContext()
@@ -70,24 +78,50 @@ def qmatrix_to_numpy(m: QtGui.QMatrix4x4) -> Array:
     return np.array(m.data(), dtype=np.float64).reshape(4, 4).T
 
 
-class SceneView(gl.GLViewWidget):
+class SceneView(GLViewMixin, QtOpenGL.QOpenGLWindow):
     clicked = QtCore.Signal(float, float)
+    pressed = QtCore.Signal()  # a mouse button went down in the view
     resized = QtCore.Signal()
     camera_touched = QtCore.Signal(str)  # "orbit", "pan" or "zoom"
     _preparing = False  # inside before_paint: the frame being drawn shows it all
+    _overlay_device: QtGui.QPaintDevice | None = None  # the overlay's target in `render_image`
 
-    def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
-        super().__init__(parent)
-        fmt = QtGui.QSurfaceFormat(self.format())
+    def __init__(self) -> None:
+        # NoPartialUpdate: each frame draws straight into the window's own (multisampled)
+        # framebuffer; the other behaviours draw into a framebuffer object and copy it over
+        super().__init__(QtOpenGL.QOpenGLWindow.UpdateBehavior.NoPartialUpdate)
+        fmt = QtGui.QSurfaceFormat(self.requestedFormat())  # before the window exists
         env = os.environ.get("SHELLSCOPE_MSAA", "").strip() or None
         fmt.setSamples(msaa_samples("" if env else gl_renderer(), env, KEEP_MSAA))
         fmt.setDepthBufferSize(24)
         self.setFormat(fmt)
+        # keys belong to the window around it: a focused QWindow would keep the ones it
+        # ignores (arrows step time, view keys are the window's actions)
+        self.setFlag(QtCore.Qt.WindowType.WindowDoesNotAcceptFocus, True)
         self.ortho = False
         self.before_paint: Callable[[], None] | None = None
         self.overlay: Callable[[QtGui.QPainter], None] | None = None
+        self.container: QtWidgets.QWidget | None = None
         self._press: QtCore.QPointF | None = None
-        self.setFocusPolicy(QtCore.Qt.FocusPolicy.ClickFocus)
+
+    def embed(self, parent: QtWidgets.QWidget) -> QtWidgets.QWidget:
+        """The widget that shows this window inside `parent` (a window container; it owns
+        the window from now on, and takes the layout's size constraints)."""
+        box = QtWidgets.QWidget.createWindowContainer(self, parent)
+        # PySide leaves this window owned by its Python wrapper: Python would delete it under
+        # the container, which then crashes when its top-level window is destroyed. The same
+        # QObject parent set again (nothing changes in Qt) hands the ownership to C++.
+        QtCore.QObject.setParent(self, self.parent())
+        box.setFocusPolicy(QtCore.Qt.FocusPolicy.NoFocus)  # it would hand the focus to us
+        self.container = box
+        return box
+
+    # --- what pyqtgraph asks of a widget ---------------------------------------------------
+    def devicePixelRatioF(self) -> float:
+        return float(self.devicePixelRatio())
+
+    def rect(self) -> QtCore.QRect:
+        return QtCore.QRect(0, 0, self.width(), self.height())
 
     # --- projection ---------------------------------------------------------------------
     def projectionMatrix(self, region: tuple, viewport: tuple) -> QtGui.QMatrix4x4:
@@ -108,7 +142,7 @@ class SceneView(gl.GLViewWidget):
         return m
 
     def mvp(self) -> Array:
-        """4x4 projection @ view of the whole widget (what a paint uses)."""
+        """4x4 projection @ view of the whole view (what a paint uses)."""
         region = (0, 0, self.width(), self.height())
         return qmatrix_to_numpy(self.projectionMatrix(region, region)) @ qmatrix_to_numpy(
             self.viewMatrix()
@@ -130,8 +164,7 @@ class SceneView(gl.GLViewWidget):
     def update(self, *args: object) -> None:
         """Schedule a frame, except from inside `before_paint`: the items it refills call
         update() (pyqtgraph's GLGraphicsItem.update), and the frame being painted already
-        draws what they now hold. Honouring those calls drew every change twice, each time
-        composing the whole window (about 18 ms at 1280x800 on llvmpipe, more under load)."""
+        draws what they now hold; honouring those calls drew every change twice."""
         if self._preparing and not args:
             return
         super().update(*args)
@@ -148,7 +181,7 @@ class SceneView(gl.GLViewWidget):
                 self._preparing = False
         super().paintGL()
         if self.overlay is not None:
-            painter = QtGui.QPainter(self)
+            painter = QtGui.QPainter(self._overlay_device or self)
             painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing)
             self.overlay(painter)
             painter.end()
@@ -163,6 +196,42 @@ class SceneView(gl.GLViewWidget):
         GL.glClearColor(*self.opts["bgcolor"])
         GL.glClear(GL.GL_DEPTH_BUFFER_BIT | GL.GL_COLOR_BUFFER_BIT)
         self.drawItemTree(useItemNames=useItemNames)
+
+    def render_image(self) -> QtGui.QImage:
+        """The scene as drawn now, overlay included, rendered afresh into an offscreen
+        framebuffer with the window's samples (reading the window's own framebuffer back is
+        not reliable: after a swap its back buffer is undefined on most drivers). A null
+        image before the window's first frame (no GL context yet)."""
+        if not self.isValid():
+            return QtGui.QImage()
+        dpr = self.devicePixelRatio()
+        size = QtCore.QSize(max(round(self.width() * dpr), 1), max(round(self.height() * dpr), 1))
+        self.makeCurrent()
+        try:
+            fmt = QtOpenGL.QOpenGLFramebufferObjectFormat()
+            fmt.setAttachment(QtOpenGL.QOpenGLFramebufferObject.Attachment.CombinedDepthStencil)
+            fmt.setSamples(max(self.format().samples(), 0))
+            fbo = QtOpenGL.QOpenGLFramebufferObject(size, fmt)
+            fbo.bind()
+            GL.glViewport(0, 0, size.width(), size.height())
+            device = QtOpenGL.QOpenGLPaintDevice(size)  # paints into the bound framebuffer
+            device.setDevicePixelRatio(dpr)
+            self._overlay_device = device
+            try:
+                self.paintGL()
+            finally:
+                self._overlay_device = None
+            image = fbo.toImage()  # resolves the samples
+            image.setDevicePixelRatio(dpr)
+            del fbo, device  # while their context is current
+        finally:
+            QtOpenGL.QOpenGLFramebufferObject.bindDefault()
+            self.doneCurrent()
+        return image
+
+    def grabFramebuffer(self) -> QtGui.QImage:
+        """What `render_image` draws (pyqtgraph's readQImage and our screenshots call this)."""
+        return self.render_image()
 
     @survives
     def resizeGL(self, w: int, h: int) -> None:
@@ -193,6 +262,7 @@ class SceneView(gl.GLViewWidget):
     def mousePressEvent(self, ev: QtGui.QMouseEvent) -> None:
         self._press = ev.position()
         super().mousePressEvent(ev)
+        self.pressed.emit()
 
     @survives
     def mouseReleaseEvent(self, ev: QtGui.QMouseEvent) -> None:
@@ -202,8 +272,16 @@ class SceneView(gl.GLViewWidget):
         self._press = None
         super().mouseReleaseEvent(ev)
 
+    # --- keys: never ours (pyqtgraph's would orbit on the arrows) -----------------------
     def keyPressEvent(self, ev: QtGui.QKeyEvent) -> None:
-        ev.ignore()  # arrows belong to the timeline, view keys to the window's actions
+        self._to_container(ev)
 
     def keyReleaseEvent(self, ev: QtGui.QKeyEvent) -> None:
+        self._to_container(ev)
+
+    def _to_container(self, ev: QtGui.QKeyEvent) -> None:
+        """A key that reached the window anyway (it takes no focus, but one can be sent to
+        it) goes to the widgets around it, as an ignored key of a widget would."""
         ev.ignore()
+        if self.container is not None:
+            QtCore.QCoreApplication.sendEvent(self.container, ev)

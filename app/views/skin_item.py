@@ -23,6 +23,7 @@ import numpy as np
 import pyqtgraph.opengl as gl
 from OpenGL import GL
 from pyqtgraph.opengl import shaders
+from pyqtgraph.opengl.GLViewWidget import GLViewMixin
 from pyqtgraph.opengl.items.GLMeshItem import DirtyFlag as MeshDirty
 from PySide6 import QtCore, QtGui, QtWidgets
 
@@ -181,7 +182,7 @@ class SkinLayer:
     magnified), `vertex_error` (V,) the true error now and `fraction` (V,) its share of each
     vertex's budget; None where not drawn."""
 
-    def __init__(self, scene: gl.GLViewWidget) -> None:
+    def __init__(self, scene: GLViewMixin) -> None:  # SceneView, or any pyqtgraph GL view
         self.raw_item = SkinMesh(7)
         self.lossy_item = SkinMesh(6)
         for item in (self.raw_item, self.lossy_item):

@@ -92,9 +92,14 @@ class Viewport3D(QtWidgets.QWidget):
     def __init__(self, document: Document, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(parent)
         self.document = document
-        self.scene = SceneView(self)
+        self.scene = SceneView()  # a GL window of its own: see app.views.scene_view
+        self.scene_box = self.scene.embed(self)  # the widget that holds it in the layout
+        self.scene_box.setMinimumSize(320, 240)
         self.scene.setBackgroundColor(colors.BACKGROUND)
-        self.scene.setMinimumSize(320, 240)
+        # a click in the view gives the keyboard to this widget, which leaves every key to
+        # the window (arrows step time, view keys and Ctrl+Z are the window's actions)
+        self.setFocusPolicy(QtCore.Qt.FocusPolicy.ClickFocus)
+        self.scene.pressed.connect(lambda: self.setFocus(QtCore.Qt.FocusReason.MouseFocusReason))
         self.scene.before_paint = self._before_paint
         self.scene.overlay = self._paint_overlay
         self.scene.clicked.connect(self._on_click)
@@ -135,7 +140,7 @@ class Viewport3D(QtWidgets.QWidget):
         lay.setSpacing(0)
         lay.addWidget(self.toolbar)
         lay.addWidget(self.readout_row)
-        lay.addWidget(self.scene, 1)
+        lay.addWidget(self.scene_box, 1)
 
         self.up = "Y"
         self.up_reason = ""
@@ -739,7 +744,7 @@ class Viewport3D(QtWidgets.QWidget):
         return project(positions, self.scene.mvp(), self.scene.width(), self.scene.height())
 
     def screen_position(self, joint: int) -> QtCore.QPoint:
-        """Where a joint of the raw skeleton is on the scene widget (for tests and tools)."""
+        """Where a joint of the raw skeleton is in the scene's window (for tests and tools)."""
         assert self.raw_positions is not None
         xy, _ = self.project(self.raw_positions[joint : joint + 1])
         return QtCore.QPoint(round(xy[0, 0]), round(xy[0, 1]))

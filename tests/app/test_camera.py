@@ -43,7 +43,7 @@ def _viewport(qtbot) -> tuple[Document, Viewport3D]:
     qtbot.addWidget(vp)
     vp.show()
     qtbot.waitExposed(vp)
-    vp.scene.resize(*VIEW_SIZE)  # the toolbar rows sit above the scene
+    vp.scene_box.resize(*VIEW_SIZE)  # the toolbar rows sit above the scene
     vp.resize(VIEW_SIZE[0], VIEW_SIZE[1] + vp.toolbar.sizeHint().height() * 2 + 8)
     qtbot.wait(10)
     return doc, vp

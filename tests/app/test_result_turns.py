@@ -1,12 +1,13 @@
-"""A result is handled and drawn in two event-loop turns, so that the UI thread serves input
-and timers between them (each whole-window frame on software GL costs 20-50 ms, handling
-a result 10-20 ms); the frame is only put off, never lost. The Joints panel's result
+"""A result is handled and drawn in separate event-loop turns, so that the UI thread serves
+input and timers between them (handling a result costs 10-20 ms, a frame of the window's
+widgets a few ms, of the 3D view's own GL window 5-10 ms on software GL); the frame is only
+put off, never lost. A widget change never redraws the 3D view. The Joints panel's result
 tooltips are written when hovered, from the numbers on show."""
 
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import QEvent, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QHelpEvent
 from PySide6.QtWidgets import QApplication, QDockWidget, QToolTip
 
@@ -15,11 +16,33 @@ from app.views.joints import C_DOM, C_ERR, C_PREC, C_USED, JointsPanel
 from tests.app.panel_helpers import attach, make_document, make_result
 
 
+class WidgetFrames(QObject):
+    """Counts the frames of the window's widgets: the UpdateRequests the window paints (one
+    it puts off a turn is counted when it comes again). Installed after the window's own
+    filter, so it sees each one first."""
+
+    def __init__(self, window) -> None:
+        super().__init__(window)
+        self.window = window
+        self.seen: list[str] | None = None
+        self.count = 0
+        window.installEventFilter(self)
+
+    def eventFilter(self, watched, event) -> bool:
+        if event.type() == QEvent.Type.UpdateRequest and not self.window._frame_waits:
+            self.count += 1
+            if self.seen is not None and "result" in self.seen:
+                self.seen.append("widgets")
+        return False
+
+
 def _edit_and_watch(qtbot, window, precision: float) -> list[str]:
     """Edit the global precision as the Settings panel does; what happens from the moment
-    the new result is handled until its frame is on screen, in order."""
+    the new result is handled until it is drawn in the widgets and in the 3D view, in order."""
     doc, vp = window.document, window.viewport
     seen: list[str] = []
+    frames = WidgetFrames(window)
+    frames.seen = seen
 
     def on_result() -> None:
         seen.append("result")
@@ -27,16 +50,17 @@ def _edit_and_watch(qtbot, window, precision: float) -> list[str]:
 
     def on_frame() -> None:
         if "result" in seen:
-            seen.append("frame")
+            seen.append("gl")
 
     doc.result_changed.connect(on_result)
     vp.frame_drawn.connect(on_frame)
     try:
         window.panels["SettingsPanel"].precision.setValue(precision)
-        qtbot.waitUntil(lambda: "frame" in seen, timeout=60_000)
+        qtbot.waitUntil(lambda: "gl" in seen and "widgets" in seen, timeout=60_000)
     finally:
         doc.result_changed.disconnect(on_result)
         vp.frame_drawn.disconnect(on_frame)
+        window.removeEventFilter(frames)
     return seen
 
 
@@ -52,7 +76,8 @@ def test_a_timer_due_when_a_result_is_handled_runs_before_its_frame(qtbot, opene
     loaded = opened
     for precision in (0.02, 0.005, 0.013):
         seen = _edit_and_watch(qtbot, loaded, precision)
-        assert seen.index("timer") < seen.index("frame"), seen
+        assert seen.index("timer") < seen.index("widgets"), seen
+        assert seen.count("gl") == 1, seen  # the 3D view drew the result in one frame
         # the frame drew the result now in the document: nothing left to draw
         assert not loaded.viewport._dirty
         assert loaded.document.result.clip.skeleton.precision[0] == precision
@@ -63,11 +88,10 @@ def test_a_frame_put_off_once_is_drawn_and_later_frames_are_not_put_off(qtbot, o
     _edit_and_watch(qtbot, window, 0.02)
     assert not window._frame_waits  # the flag went with the frame it held back
     # a time change alone (a scrub) is drawn without waiting for a turn
-    order: list[str] = []
-    window.viewport.frame_drawn.connect(lambda: order.append("frame"))
-    QTimer.singleShot(0, lambda: order.append("timer"))
+    frames = WidgetFrames(window)
+    drawn = window.viewport.frames
     window.document.set_time(window.document.clip.duration / 3)
-    qtbot.waitUntil(lambda: "frame" in order and "timer" in order, timeout=10_000)
+    qtbot.waitUntil(lambda: frames.count and window.viewport.frames > drawn, timeout=10_000)
     assert not window._frame_waits
 
 
@@ -128,5 +152,24 @@ def test_the_window_handles_its_own_events_without_a_python_event_override(qtbot
     later = QDockWidget("later", window)  # polished after the window is on screen
     window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, later)
     qtbot.waitUntil(lambda: later.style() is window._instant, timeout=5_000)
-    with qtbot.waitSignal(window.viewport.frame_drawn, timeout=10_000):
-        window.status_label.setText("a frame, please")
+    frames = WidgetFrames(window)
+    window.status_label.setText("a frame, please")
+    qtbot.waitUntil(lambda: frames.count > 0, timeout=10_000)
+
+
+def test_a_widget_change_does_not_redraw_the_3d_view(qtbot, opened) -> None:
+    """The 3D view is a GL window of its own: the window's widgets paint without it (in a
+    window holding a QOpenGLWidget every widget change composed the whole window in GL)."""
+    window, vp = opened, opened.viewport
+    qtbot.wait(100)  # whatever the opening asked for is drawn
+    frames, gl_frames = WidgetFrames(window), []
+    vp.frame_drawn.connect(lambda: gl_frames.append(1))
+    drawn = vp.frames
+    for i in range(5):
+        before = frames.count
+        window.status_label.setText(f"a status text, {i}")
+        qtbot.waitUntil(lambda b=before: frames.count > b, timeout=10_000)
+    qtbot.wait(100)
+    assert frames.count >= 5 and not gl_frames and vp.frames == drawn
+    vp.invalidate()  # the 3D view still draws when asked
+    qtbot.waitUntil(lambda: len(gl_frames) == 1 and vp.frames == drawn + 1, timeout=10_000)

@@ -98,11 +98,10 @@ def test_toggles_and_styles_reach_the_screen(cesium, ui) -> None:
 
 
 def test_magnified_lossy_skin_keeps_the_true_colours(qtbot) -> None:
-    import pyqtgraph.opengl as gl
+    from app.views.scene_view import SceneView
 
     clip = codec.load_clip(DATA / "gltf" / "Fox.glb", animation="Walk")
-    scene = gl.GLViewWidget()
-    qtbot.addWidget(scene)
+    scene = SceneView()  # never shown: the layer only fills its items' arrays
     layer = SkinLayer(scene)
     layer.set_meshes(clip.meshes)
     raw = clip.object_space()[3]

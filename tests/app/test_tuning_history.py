@@ -184,7 +184,7 @@ def test_edit_menu_undoes_and_redoes_with_its_keys(qtbot, window, tmp_path: Path
     assert window.undo_action.isEnabled() and "precision" in window.undo_action.text()
     window.activateWindow()
     qtbot.waitUntil(window.isActiveWindow, timeout=3000)
-    window.viewport.scene.setFocus()
+    window.viewport.setFocus()
     key = QtCore.Qt.Key
     ctrl = QtCore.Qt.KeyboardModifier.ControlModifier
     shift = QtCore.Qt.KeyboardModifier.ShiftModifier
