@@ -163,3 +163,21 @@ def test_a_grab_without_the_view_in_it_is_the_widgets_own(loaded) -> None:
     mine = grab_image(dock).convertToFormat(QtGui.QImage.Format.Format_RGB888)
     plain = dock.grab().toImage().convertToFormat(QtGui.QImage.Format.Format_RGB888)
     assert mine == plain
+
+
+def test_closing_the_window_frees_the_views_gl_buffers(loaded) -> None:
+    """Window close releases every item's vertex buffers while the GL context still exists."""
+    vp = loaded.viewport
+
+    def buffers() -> list:
+        return [
+            value
+            for item in vp.scene.items
+            for name, value in vars(item).items()
+            if name.startswith(("m_vbo", "m_ibo")) and hasattr(value, "isCreated")
+        ]
+
+    assert sum(b.isCreated() for b in buffers()) >= 5  # the bones, joints, grid... on the GPU
+    loaded.close()
+    assert vp.scene.isValid()  # the context outlives the release
+    assert not any(b.isCreated() for b in buffers())
