@@ -220,10 +220,10 @@ class MainWindow(QtWidgets.QMainWindow):
         self._sized = self.layout_restored
 
         # The widgets' frame after a new result (or an edit) waits one event-loop turn:
-        # handling a result (every view's update, 10-20 ms) and the frame that draws it (a few
-        # ms, the plots paint in Python) in one turn blocked the UI for both. The 3D view, a
-        # GL window of its own, is drawn on its own update timer (QWindow.requestUpdate), a
-        # later turn anyway.
+        # handling a result (every view's update, 10-20 ms) and the frame that draws it (the
+        # tables and the plots repaint, the plots in Python) in one turn blocked the UI for
+        # both. The 3D view, a GL window of its own, is drawn on its own update timer
+        # (QWindow.requestUpdate, 5 ms on xcb), a later turn anyway.
         self._next_turn = QtCore.QTimer(self)
         self._next_turn.setSingleShot(True)
         self._next_turn.setInterval(0)
