@@ -22,7 +22,15 @@ from PySide6.QtCore import (
     QTimer,
     Signal,
 )
-from PySide6.QtGui import QAction, QBrush, QColor, QFont, QHelpEvent, QResizeEvent
+from PySide6.QtGui import (
+    QAction,
+    QBrush,
+    QColor,
+    QFont,
+    QFontMetricsF,
+    QHelpEvent,
+    QResizeEvent,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -34,6 +42,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPushButton,
     QSplitter,
+    QStyle,
     QStyledItemDelegate,
     QStyleOptionViewItem,
     QTableWidget,
@@ -115,6 +124,46 @@ def subtrack_text(kind: int, bits: np.ndarray) -> str:
         return "A"
     lo, hi = int(b.min()), int(b.max())
     return str(lo) if lo == hi else f"{lo}–{hi}"
+
+
+def subtrack_texts(kinds: np.ndarray, bits: np.ndarray) -> list[list[str]]:
+    """`subtrack_text` of every joint and sub-track at once: kinds (J, 3), bits per component
+    (G, J, 3) with -1 where a segment stores none; [joint][sub-track] texts."""
+    valid = bits >= 0
+    lo = np.where(valid, bits, np.iinfo(np.int64).max).min(axis=0, initial=np.iinfo(np.int64).max)
+    hi = np.where(valid, bits, -1).max(axis=0, initial=-1)
+    out: list[list[str]] = []
+    for kj, lj, hj in zip(kinds.tolist(), lo.tolist(), hi.tolist(), strict=True):
+        row = []
+        for kind, a, b in zip(kj, lj, hj, strict=True):
+            if kind == TrackKind.DEFAULT:
+                row.append("D")
+            elif kind == TrackKind.CONSTANT:
+                row.append("C")
+            elif b < 0:
+                row.append("A")
+            else:
+                row.append(str(a) if a == b else f"{a}\u2013{b}")
+        out.append(row)
+    return out
+
+
+def _changed_rows(new: np.ndarray | None, old: object, n: int) -> np.ndarray:
+    """(n,) bool: the rows of per-joint numbers `new` (n, k) that differ from `old` (the
+    numbers last shown, `_UNSHOWN` when nothing was; None where the group was empty): every
+    row when the group appears, goes or changes shape, else where any number moved (NaN
+    counts as moved)."""
+    if old is _UNSHOWN:
+        return np.ones(n, dtype=bool)
+    if new is None or old is None:
+        return np.full(n, (new is None) != (old is None))
+    assert isinstance(old, np.ndarray)
+    if old.shape != new.shape:
+        return np.ones(n, dtype=bool)
+    return np.any(new != old, axis=1)
+
+
+_UNSHOWN = object()
 
 
 def matches_filter(name: str, text: str) -> bool:
@@ -207,6 +256,8 @@ class JointsPanel(QWidget):
         self._result_shown: tuple | None = None  # (cells, kind, numbers) `_refresh_result` wrote
         self._tip_numbers: tuple = (None, None)  # what the result cells' tooltips read
         self._draft_row: int | None = None  # a rule being added: not a rule until it has a name
+        self._names_width: int | None = None  # what the names need, measured once per clip
+        self._joints_of: tuple | None = None  # (names, exact-name pattern -> joints)
 
         self.filter = QLineEdit()
         self.filter.setPlaceholderText("Filter joints (text or glob such as *Hand*)")
@@ -345,6 +396,14 @@ class JointsPanel(QWidget):
             self._bold = QFont(self.tree.font())
             self._bold.setBold(True)
             self._plain = QFont(self.tree.font())
+            self._plain_metrics = QFontMetricsF(self._plain)
+            self._bold_metrics = QFontMetricsF(self._bold)
+            self._text_widths: dict[tuple[bool, str], int] = {}
+            style = self.values.style()
+            # a cell's text box: the focus frame's margin and a pixel each side (what the
+            # item delegate's size hint adds), and a pixel for rounding
+            margin = style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, self.values)
+            self._cell_margin = 2 * (margin + 1) + 1
             self._ink = self.tree.palette().text()
             clip = self.document.clip
             if clip is not None:
@@ -367,6 +426,7 @@ class JointsPanel(QWidget):
                 self.tree.expandAll()
                 self.values.expandAll()
             self.tree.resizeColumnToContents(C_NAME)  # names never change with the tuning
+            self._names_width = None
             self._fit_split()
         self._refresh_values()
         self._refresh_rules()
@@ -382,7 +442,9 @@ class JointsPanel(QWidget):
         if self._split_by_hand:
             return
         total = max(self.table_split.width(), 1)
-        names = self.tree.sizeHintForColumn(C_NAME) + 6 if self.items else 120
+        if self._names_width is None:  # the names never change with the tuning: once
+            self._names_width = self.tree.sizeHintForColumn(C_NAME) + 6 if self.items else 120
+        names = self._names_width
         header = self.values.header()
         bar = self.values.verticalScrollBar().sizeHint().width()
         values = header.sectionSize(C_ERR) + header.sectionSize(C_USED) + bar + 6
@@ -441,9 +503,12 @@ class JointsPanel(QWidget):
         own = np.zeros((n, 3), dtype=bool)
         rules = self.document.overrides
         if rules:
-            joints_of: dict[str, list[int]] = {}
-            for j in range(n):
-                joints_of.setdefault(exact_pattern(names[j]).lower(), []).append(j)
+            if self._joints_of is None or self._joints_of[0] is not names:
+                by_pattern: dict[str, list[int]] = {}
+                for j in range(n):
+                    by_pattern.setdefault(exact_pattern(names[j]).lower(), []).append(j)
+                self._joints_of = (names, by_pattern)
+            joints_of = self._joints_of[1]
             for rule in rules:
                 for j in joints_of.get(rule.pattern.lower(), ()):
                     own[j] = (
@@ -482,67 +547,75 @@ class JointsPanel(QWidget):
 
     def _refresh_result(self) -> None:
         """Kinds and bits, dominant shell, max error and its share of the budget; then the
-        columns are sized once. Only the joints whose numbers changed are formatted again."""
+        columns are sized once. Each group of columns is formatted again only for the joints
+        whose numbers in it changed (a global edit moves every error, few bit rates)."""
         if not self.items:
             return
         result = self.document.result
         costs = result.costs if result is not None else None
-        same = costs is not None and costs.kinds.shape[0] == len(self.items)
+        n = len(self.items)
+        same = costs is not None and costs.kinds.shape[0] == n
         fits = result is not None and result.error.ndim == 2
-        fits = fits and result.error.shape[1] == len(self.items) and result.error.size > 0
+        fits = fits and result.error.shape[1] == n and result.error.size > 0
         err = np.asarray(result.error).max(axis=0) if fits else None  # type: ignore[union-attr]
-        put = self._put
+        ds = costs.dominant_shells if same else None  # type: ignore[union-attr]
+        sub = dom = errs = None  # (J, k) the numbers each group of columns shows
         if same:
             assert costs is not None
-            all_bits = costs.bits_per_component  # (G, J, 3)
-            ds = costs.dominant_shells
+            all_bits = np.asarray(costs.bits_per_component)  # (G, J, 3)
+            sub = np.hstack(
+                [np.asarray(costs.kinds), all_bits.transpose(1, 0, 2).reshape(n, -1)]
+            ).astype(np.float64)
+            if ds is not None:
+                dom = np.stack([ds.distance, ds.precision], axis=1).astype(np.float64)
         if err is not None:
             assert result is not None
             budget = np.asarray(result.clip.skeleton.precision, dtype=np.float64)
+            errs = np.stack([err, budget], axis=1).astype(np.float64)
+        last = self._result_shown
+        fresh = last is None or last[0] is not self._cells
+        shown = {} if fresh else last[1]  # type: ignore[index]
+        todo_sub = _changed_rows(sub, shown.get("sub", _UNSHOWN), n)
+        todo_dom = _changed_rows(dom, shown.get("dom", _UNSHOWN), n)
+        todo_err = _changed_rows(errs, shown.get("err", _UNSHOWN), n)
+        self._result_shown = (self._cells, {"sub": sub, "dom": dom, "err": errs})
+        put = self._put
+        rows = np.flatnonzero(todo_sub).tolist()
+        if sub is not None:
+            texts = subtrack_texts(np.asarray(costs.kinds)[rows], all_bits[:, rows])  # type: ignore[union-attr]
+            for j, row in zip(rows, texts, strict=True):
+                put(j, C_ROT, "text", row[0])
+                put(j, C_TRANS, "text", row[1])
+                put(j, C_SCALE, "text", row[2])
+        else:
+            for j in rows:
+                for c in (C_ROT, C_TRANS, C_SCALE):
+                    put(j, c, "text", "")
+        for j in np.flatnonzero(todo_dom).tolist():
+            put(j, C_DOM, "text", eng(dom[j, 0]) if dom is not None else "")
+        over = None
+        if errs is not None:
+            assert err is not None
             fraction = np.asarray(budget_fraction(err, budget), dtype=np.float64)  # (J,)
             over = np.asarray(is_over(fraction))
-            used_rgb = np.round(np.asarray(error_colors(fraction))[:, :3] * 255).astype(int)
-        red = (OVER_BUDGET.red(), OVER_BUDGET.green(), OVER_BUDGET.blue())
-        n = len(self.items)
-        parts = [np.zeros((n, 0))]  # every per-joint number the loop below formats
-        if same:
-            parts += [costs.kinds, all_bits.transpose(1, 0, 2).reshape(n, -1)]  # type: ignore[union-attr]
-            if ds is not None:
-                parts += [ds.distance[:, None], ds.precision[:, None]]
-        if err is not None:
-            parts += [err[:, None], budget[:, None]]
-        values = np.hstack([np.asarray(p, dtype=np.float64) for p in parts])
-        key = (same, ds is not None if same else None, err is not None)
-        last = self._result_shown
-        fresh = last is None or last[0] is not self._cells or last[1] != key
-        if fresh or last[2].shape != values.shape:  # type: ignore[index]
-            todo = range(n)  # a new tree, a new kind of result: every row
-        else:  # only the joints whose numbers changed (NaN counts as changed)
-            todo = np.flatnonzero(np.any(values != last[2], axis=1)).tolist()  # type: ignore[index]
-        self._result_shown = (self._cells, key, values)
+            rows = np.flatnonzero(todo_err)
+            used = np.round(np.asarray(error_colors(fraction[rows]))[:, :3] * 255).astype(int)
+            red = (OVER_BUDGET.red(), OVER_BUDGET.green(), OVER_BUDGET.blue())
+            for k, j in enumerate(rows.tolist()):
+                put(j, C_ERR, "text", eng(err[j], 4))
+                put(j, C_ERR, "foreground", red if over[j] else None)
+                put(j, C_USED, "text", format_percent(float(fraction[j])))
+                put(j, C_USED, "background", tuple(used[k].tolist()))
+                put(j, C_USED, "foreground", (20, 20, 20))
+        else:
+            for j in np.flatnonzero(todo_err).tolist():
+                for c in (C_ERR, C_USED):
+                    put(j, c, "text", "")
+                    put(j, c, "background", None)
         self._tip_numbers = (
             ds if same else None,
             (err, budget, over) if err is not None else None,
         )
-        for j in todo:
-            if same:
-                for k, c in enumerate((C_ROT, C_TRANS, C_SCALE)):
-                    text = subtrack_text(int(costs.kinds[j, k]), all_bits[:, j, k])  # type: ignore[union-attr]
-                    put(j, c, "text", text)
-                put(j, C_DOM, "text", eng(ds.distance[j]) if ds is not None else "")
-            else:
-                for c in (C_ROT, C_TRANS, C_SCALE, C_DOM):
-                    put(j, c, "text", "")
-            if err is not None:
-                put(j, C_ERR, "text", eng(err[j], 4))
-                put(j, C_ERR, "foreground", red if over[j] else None)
-                put(j, C_USED, "text", format_percent(float(fraction[j])))
-                put(j, C_USED, "background", tuple(int(v) for v in used_rgb[j]))
-                put(j, C_USED, "foreground", (20, 20, 20))
-            else:
-                for c in (C_ERR, C_USED):
-                    put(j, c, "text", "")
-                    put(j, c, "background", None)
         self._size_columns()
 
     def result_tip(self, joint: int, column: int) -> str:
@@ -560,6 +633,30 @@ class JointsPanel(QWidget):
             return tip + (": over budget" if column == C_ERR and over[joint] else "")
         return ""
 
+    def _text_width(self, text: str, bold: bool) -> int:
+        """Pixels `text` takes in a cell's font, remembered: most cells share a few texts."""
+        key = (bold, text)
+        w = self._text_widths.get(key)
+        if w is None:
+            fm = self._bold_metrics if bold else self._plain_metrics
+            w = self._text_widths[key] = math.ceil(fm.horizontalAdvance(text))
+        return w
+
+    def column_width(self, column: int) -> int:
+        """What a value column needs: its widest cell's text in that cell's font and the
+        style's margins around it, or its title. Measured from the texts the panel wrote:
+        `sizeHintForColumn` asks the delegate for every row's size (6 ms of a result at
+        212 joints)."""
+        widest = 0
+        key, bold_key = (column, "text"), (column, "bold")
+        width = self._text_width
+        for cells in self._cells:
+            text = cells.get(key)
+            if text:
+                widest = max(widest, width(text, bool(cells.get(bold_key))))  # type: ignore[arg-type]
+        cell = widest + self._cell_margin if widest else 0
+        return max(cell, self.values.header().sectionSizeHint(column))
+
     def _size_columns(self) -> None:
         """Every value column as wide as its widest cell or its title, measured once."""
         header = self.values.header()
@@ -567,7 +664,7 @@ class JointsPanel(QWidget):
         for c in sorted(self._resized_columns):  # only where a text or font changed
             if c == C_NAME:
                 continue
-            want = max(self.values.sizeHintForColumn(c), header.sectionSizeHint(c))
+            want = self.column_width(c)
             if header.sectionSize(c) != want:
                 header.resizeSection(c, want)
                 resized = True
