@@ -440,16 +440,23 @@ class MainWindow(QtWidgets.QMainWindow):
             w.hide()
 
     def _on_status(self) -> None:
+        """The status line, red with its tooltip on an error; the progress bar and Cancel
+        while a run is on. Each property is set only when it changes: a style sheet set
+        again, even the same one, restyles the label (most of a millisecond, twice an edit)."""
         s = self.document.status
-        if s.error:
-            self.status_label.setText(f"{s.message}: {s.error}")
-            self.status_label.setStyleSheet("color: #e05050;")
-            self.status_label.setToolTip(s.error)
-        else:
-            self.status_label.setText(s.message)
-            self.status_label.setStyleSheet("")
-            self.status_label.setToolTip("")
-        self.progress_bar.setVisible(s.running)
+        text, style, tip = (
+            (f"{s.message}: {s.error}", "color: #e05050;", s.error)
+            if s.error
+            else (s.message, "", "")
+        )
+        label = self.status_label
+        if label.text() != text:
+            label.setText(text)
+        if label.styleSheet() != style:
+            label.setStyleSheet(style)
+        if label.toolTip() != tip:
+            label.setToolTip(tip)
+        self.progress_bar.setVisible(s.running)  # Qt does nothing when it is already so
         self.cancel_button.setVisible(s.running)
         self.progress_bar.setValue(int(round(s.progress * 1000)))
 

@@ -130,6 +130,8 @@ def instrument() -> None:
         for slot in list(self._slots):
             owner = getattr(slot, "__self__", None)
             name = f"{type(owner).__name__}.{slot.__name__}" if owner else slot.__qualname__
+            if type(owner).__name__ == "WhenShown":  # a panel's refresh, run or put off
+                name = f"{type(owner.widget).__name__}.{owner.refresh.__name__} (when shown)"
             t = time.perf_counter()
             slot(*args)
             add(f"ui slot {name}", 1e3 * (time.perf_counter() - t))

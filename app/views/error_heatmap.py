@@ -26,6 +26,7 @@ from PySide6.QtGui import (
     QPaintEvent,
     QPen,
     QResizeEvent,
+    QShowEvent,
 )
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -46,6 +47,7 @@ from app.error_scale import (
     format_percent,
 )
 from app.views.handler_guard import survives, survives_event
+from app.views.when_shown import WhenShown
 
 INDENT = 8
 MIN_ROW = 2  # px: the least a fitted row gets (44 joints in the 1280x800 window's plots dock)
@@ -338,12 +340,19 @@ class ErrorHeatmapPanel(QWidget):
         layout.addLayout(top)
         layout.addWidget(self.scroll, 1)
 
-        document.result_changed.connect(self._on_result)
-        document.clip_changed.connect(self._on_result)
+        # tabbed behind another dock, a result waits until the panel is shown
+        self.when_shown = WhenShown(self, self._on_result)
+        document.result_changed.connect(self.when_shown.request)
+        document.clip_changed.connect(self.when_shown.request)
         document.selection_changed.connect(self._on_selection)
         document.time_changed.connect(self._repaint)
-        document.comparison_changed.connect(self._on_result)
-        self._on_result()
+        document.comparison_changed.connect(self.when_shown.request)
+        self.when_shown.request()
+
+    @survives
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self.when_shown.shown()
 
     def _repaint(self) -> None:
         self.canvas.update()
@@ -398,6 +407,8 @@ class ErrorHeatmapPanel(QWidget):
         self._relayout()
 
     def _on_selection(self) -> None:
+        if self.when_shown.stale:  # drawn with the result when shown
+            return
         j = self.document.selection
         if j is not None and j < len(self.row_of) and self.image is not None:
             y = int(self.row_of[j]) * self.canvas.row_height
