@@ -456,8 +456,13 @@ class MainWindow(QtWidgets.QMainWindow):
             label.setStyleSheet(style)
         if label.toolTip() != tip:
             label.setToolTip(tip)
-        self.progress_bar.setVisible(s.running)  # Qt does nothing when it is already so
-        self.cancel_button.setVisible(s.running)
+        for w in (self.progress_bar, self.cancel_button):
+            if w.isVisibleTo(self) != s.running:
+                # shown with updates off: showing repaints at once, and a repaint in a window
+                # holding a GL view composes the whole window (1.9 ms -> 0.6 ms for Cancel)
+                w.setUpdatesEnabled(False)
+                w.setVisible(s.running)
+                w.setUpdatesEnabled(True)  # an ordinary update() for the next frame
         self.progress_bar.setValue(int(round(s.progress * 1000)))
 
     def _on_failed(self, message: str) -> None:
