@@ -11,6 +11,7 @@ recompresses and saves the rules beside the clip).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 from PySide6.QtCore import (
@@ -392,7 +393,8 @@ class JointsPanel(QWidget):
         with self.syncing:
             self.tree.clear()
             self.items = []
-            self._cells: list[dict[tuple[int, str], object]] = []
+            # the last value written of every cell: (column, role) -> a value per joint
+            self._cells: dict[tuple[int, str], list[object]] = {}
             self._bold = QFont(self.tree.font())
             self._bold.setBold(True)
             self._plain = QFont(self.tree.font())
@@ -420,7 +422,6 @@ class JointsPanel(QWidget):
                             c, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
                         )
                     self.items.append(item)
-                    self._cells.append({})
                     if p < 0:
                         self.tree.addTopLevelItem(item)
                 self.tree.expandAll()
@@ -469,30 +470,47 @@ class JointsPanel(QWidget):
         self._refresh_result()
 
     def _put(self, j: int, column: int, role: str, value: object) -> None:
-        """Write one cell's text, tooltip, font or brush only when it changes: each write
-        makes Qt re-lay out the row, and Qt's own getters (a QFont, a QBrush compared) cost
-        as much as the write, so the last values written are remembered here."""
-        cache = self._cells[j]
-        key = (column, role)
-        if key in cache and cache[key] == value:
-            return
-        cache[key] = value
-        item = self.items[j]
-        if role in ("text", "bold"):
-            self._resized_columns.add(column)
-            text = value if role == "text" else cache.get((column, "text"))
-            bold = value if role == "bold" else cache.get((column, "bold"))
-            self._widths[j, column] = self._text_width(text, bool(bold)) if text else 0  # type: ignore[arg-type]
-        if role == "text":
-            item.setText(column, value)  # type: ignore[arg-type]
-        elif role == "tip":
-            item.setToolTip(column, value)  # type: ignore[arg-type]
-        elif role == "bold":
-            item.setFont(column, self._bold if value else self._plain)
-        elif role == "background":
-            item.setBackground(column, QBrush(QColor(*value)) if value else QBrush())  # type: ignore[misc]
-        elif role == "foreground":
-            item.setForeground(column, QBrush(QColor(*value)) if value else self._ink)  # type: ignore[misc]
+        """Write one cell's text, tooltip, font or brush when it changed (`_put_all`)."""
+        self._put_all(column, role, (j,), (value,))
+
+    def _put_all(
+        self, column: int, role: str, rows: Sequence[int], values: Sequence[object]
+    ) -> None:
+        """Write one role (text, tip, bold, background, foreground) of one column for the
+        joints `rows`, each cell only when its value changed: each write makes Qt re-lay
+        out the row, and Qt's own getters (a QFont, a QBrush compared) cost as much as the
+        write, so the last values written are remembered here, a list per column and role
+        (a global edit writes some 200 cells a column)."""
+        cache = self._cells.get((column, role))
+        if cache is None:
+            cache = self._cells[(column, role)] = [_UNSHOWN] * len(self.items)
+        items = self.items
+        sized = role in ("text", "bold")
+        if sized:
+            texts = self._cells.get((column, "text")) or [None] * len(items)
+            bolds = self._cells.get((column, "bold")) or [None] * len(items)
+            widths, width = self._widths, self._text_width
+        for j, value in zip(rows, values, strict=True):
+            if cache[j] == value:
+                continue
+            cache[j] = value
+            item = items[j]
+            if sized:
+                self._resized_columns.add(column)
+                text, bold = texts[j], bolds[j]
+                ok = isinstance(text, str) and text
+                bold = bold is not _UNSHOWN and bool(bold)
+                widths[j, column] = width(text, bold) if ok else 0  # type: ignore[arg-type]
+            if role == "text":
+                item.setText(column, value)  # type: ignore[arg-type]
+            elif role == "tip":
+                item.setToolTip(column, value)  # type: ignore[arg-type]
+            elif role == "bold":
+                item.setFont(column, self._bold if value else self._plain)
+            elif role == "background":
+                item.setBackground(column, QBrush(QColor(*value)) if value else QBrush())  # type: ignore[misc]
+            elif role == "foreground":
+                item.setForeground(column, QBrush(QColor(*value)) if value else self._ink)  # type: ignore[misc]
 
     def _refresh_tuning(self) -> None:
         """Precision, shell and rounding of every joint, bold where its own rule sets them:
@@ -542,19 +560,20 @@ class JointsPanel(QWidget):
             return t
 
         # field by field: a global precision edit writes the precision column only
-        put = self._put
-        for j in moved(0):
-            put(j, C_PREC, "text", text(r.precision[j]))
-        for j in moved(1):
-            put(j, C_SHELL, "text", text(r.shell_distance[j]))
-        for j in moved(2):
-            put(j, C_ROUND, "text", str(r.rounding[j]))
-        for j in moved(4):
-            for k, c in enumerate((C_PREC, C_SHELL, C_ROUND)):
-                put(j, c, "bold", bool(own[j, k]))
-        for j in moved(3):
-            put(j, C_NAME, "bold", bool(r.overridden[j]))
-            put(j, C_NAME, "tip", "set by override rules" if r.overridden[j] else "")
+        put = self._put_all
+        rows = moved(0)
+        put(C_PREC, "text", rows, [text(v) for v in r.precision[rows].tolist()])
+        rows = moved(1)
+        put(C_SHELL, "text", rows, [text(v) for v in r.shell_distance[rows].tolist()])
+        rows = moved(2)
+        put(C_ROUND, "text", rows, [str(r.rounding[j]) for j in rows])
+        rows = moved(4)
+        for k, c in enumerate((C_PREC, C_SHELL, C_ROUND)):
+            put(c, "bold", rows, own[rows, k].tolist())
+        rows = moved(3)
+        flags = np.asarray(r.overridden)[rows].tolist()
+        put(C_NAME, "bold", rows, flags)
+        put(C_NAME, "tip", rows, ["set by override rules" if f else "" for f in flags])
 
     def _refresh_result(self) -> None:
         """Kinds and bits, dominant shell, max error and its share of the budget; then the
@@ -590,39 +609,35 @@ class JointsPanel(QWidget):
         todo_dom = _changed_rows(dom, shown.get("dom", _UNSHOWN), n)
         todo_err = _changed_rows(errs, shown.get("err", _UNSHOWN), n)
         self._result_shown = (self._cells, {"sub": sub, "dom": dom, "err": errs})
-        put = self._put
+        put = self._put_all
         rows = np.flatnonzero(todo_sub).tolist()
         if sub is not None:
             texts = subtrack_texts(np.asarray(costs.kinds)[rows], all_bits[:, rows])  # type: ignore[union-attr]
-            for j, row in zip(rows, texts, strict=True):
-                put(j, C_ROT, "text", row[0])
-                put(j, C_TRANS, "text", row[1])
-                put(j, C_SCALE, "text", row[2])
+            for k, c in enumerate((C_ROT, C_TRANS, C_SCALE)):
+                put(c, "text", rows, [t[k] for t in texts])
         else:
-            for j in rows:
-                for c in (C_ROT, C_TRANS, C_SCALE):
-                    put(j, c, "text", "")
-        for j in np.flatnonzero(todo_dom).tolist():
-            put(j, C_DOM, "text", eng(dom[j, 0]) if dom is not None else "")
+            for c in (C_ROT, C_TRANS, C_SCALE):
+                put(c, "text", rows, [""] * len(rows))
+        rows = np.flatnonzero(todo_dom).tolist()
+        dom_text = [eng(d) for d in dom[rows, 0].tolist()] if dom is not None else [""] * len(rows)
+        put(C_DOM, "text", rows, dom_text)
         over = None
+        rows = np.flatnonzero(todo_err).tolist()
         if errs is not None:
             assert err is not None
             fraction = np.asarray(budget_fraction(err, budget), dtype=np.float64)  # (J,)
             over = np.asarray(is_over(fraction))
-            rows = np.flatnonzero(todo_err)
             used = np.round(np.asarray(error_colors(fraction[rows]))[:, :3] * 255).astype(int)
             red = (OVER_BUDGET.red(), OVER_BUDGET.green(), OVER_BUDGET.blue())
-            for k, j in enumerate(rows.tolist()):
-                put(j, C_ERR, "text", eng(err[j], 4))
-                put(j, C_ERR, "foreground", red if over[j] else None)
-                put(j, C_USED, "text", format_percent(float(fraction[j])))
-                put(j, C_USED, "background", tuple(used[k].tolist()))
-                put(j, C_USED, "foreground", (20, 20, 20))
+            put(C_ERR, "text", rows, [eng(e, 4) for e in err[rows].tolist()])
+            put(C_ERR, "foreground", rows, [red if o else None for o in over[rows].tolist()])
+            put(C_USED, "text", rows, [format_percent(f) for f in fraction[rows].tolist()])
+            put(C_USED, "background", rows, [tuple(u) for u in used.tolist()])
+            put(C_USED, "foreground", rows, [(20, 20, 20)] * len(rows))
         else:
-            for j in np.flatnonzero(todo_err).tolist():
-                for c in (C_ERR, C_USED):
-                    put(j, c, "text", "")
-                    put(j, c, "background", None)
+            for c in (C_ERR, C_USED):
+                put(c, "text", rows, [""] * len(rows))
+                put(c, "background", rows, [None] * len(rows))
         self._tip_numbers = (
             ds if same else None,
             (err, budget, over) if err is not None else None,
