@@ -497,6 +497,8 @@ class JointsPanel(QWidget):
             item = items[j]
             if sized:
                 self._resized_columns.add(column)
+                if column == C_NAME:  # a name turned bold (or back): measure names again
+                    self._names_width = None
                 text, bold = texts[j], bolds[j]
                 ok = isinstance(text, str) and text
                 bold = bold is not _UNSHOWN and bool(bold)
