@@ -259,6 +259,7 @@ class JointsPanel(QWidget):
         self._draft_row: int | None = None  # a rule being added: not a rule until it has a name
         self._names_width: int | None = None  # what the names need, measured once per clip
         self._joints_of: tuple | None = None  # (names, exact-name pattern -> joints)
+        self._tuning_key: tuple | None = None  # (clip, settings, rules, cells) last shown
 
         self.filter = QLineEdit()
         self.filter.setPlaceholderText("Filter joints (text or glob such as *Hand*)")
@@ -460,6 +461,14 @@ class JointsPanel(QWidget):
         self._fit_split()
 
     def _on_settings(self) -> None:
+        """A tuning edit. A rules edit that changes a precision says so twice (settings and
+        rounding changed): the second finds this very tuning shown and does nothing."""
+        doc = self.document
+        tuning = (doc.clip, doc.settings, doc.overrides, self._cells)
+        last = self._tuning_key
+        if last is not None and all(a is b or a == b for a, b in zip(last, tuning, strict=True)):
+            return
+        self._tuning_key = tuning
         self._refresh_tuning()
         self._size_columns()
         self._refresh_rules()
