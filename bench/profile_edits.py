@@ -55,6 +55,22 @@ def timed(label: str, fn):  # type: ignore[no-untyped-def]
     return wrapper
 
 
+def widget_name(w: QtCore.QObject) -> str:
+    """A widget's class; a plain Qt widget (a view's viewport, a dock's contents) is named
+    with the nearest ancestor of our own or of pyqtgraph ("QWidget in PlotWidget <
+    ErrorPlotPanel"), so that one class does not hide which panel's paint it is."""
+    name = type(w).__name__
+    if not name.startswith("Q"):
+        return name
+    chain, p = [], w.parent()
+    while p is not None and len(chain) < 2:
+        cls = type(p).__name__
+        if not cls.startswith("Q") or cls in ("QTreeView", "QTreeWidget", "QTableWidget"):
+            chain.append(cls)
+        p = p.parent()
+    return f"{name} in {' < '.join(chain)}" if chain else name
+
+
 class App(QtWidgets.QApplication):
     """Times every paint event, by the painted widget's class."""
 
@@ -64,7 +80,7 @@ class App(QtWidgets.QApplication):
             t = time.perf_counter()
             ok = super().notify(receiver, event)
             name = "Paint" if kind == QtCore.QEvent.Type.Paint else "UpdateRequest"
-            add(f"ui {name} {type(receiver).__name__}", 1e3 * (time.perf_counter() - t))
+            add(f"ui {name} {widget_name(receiver)}", 1e3 * (time.perf_counter() - t))
             return ok
         if kind == QtCore.QEvent.Type.LayoutRequest:
             t = time.perf_counter()
@@ -114,6 +130,8 @@ def instrument() -> None:
         for slot in list(self._slots):
             owner = getattr(slot, "__self__", None)
             name = f"{type(owner).__name__}.{slot.__name__}" if owner else slot.__qualname__
+            if type(owner).__name__ == "WhenShown":  # a panel's refresh, run or put off
+                name = f"{type(owner.widget).__name__}.{owner.refresh.__name__} (when shown)"
             t = time.perf_counter()
             slot(*args)
             add(f"ui slot {name}", 1e3 * (time.perf_counter() - t))
@@ -179,6 +197,9 @@ def main() -> None:
             total.append(1e3 * s)
             row = {k: sum(v) for k, v in TIMES.items()}
             row.update({f"{k} #": float(len(v)) for k, v in TIMES.items() if k.startswith("ui U")})
+            row["ui slot (all handlers, sum)"] = sum(
+                v for k, v in row.items() if k.startswith("ui slot ")
+            )
             row["codec compression_time"] = 1e3 * st["compression_time"]
             per_edit.append(row)
         keys = sorted({k for r in per_edit for k in r})

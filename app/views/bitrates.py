@@ -12,12 +12,13 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt
-from PySide6.QtGui import QColor, QFont, QMouseEvent, QPainter, QPaintEvent
+from PySide6.QtGui import QColor, QFont, QMouseEvent, QPainter, QPaintEvent, QShowEvent
 from PySide6.QtWidgets import QLabel, QScrollArea, QToolTip, QVBoxLayout, QWidget
 
 from app.comparison import bits_difference, kinds_of
 from app.document import Document
 from app.views.handler_guard import survives, survives_event
+from app.views.when_shown import WhenShown
 from codec.codecs.acl_style.bit_rates import CONSTANT_BITS, SUB_TRACKS, TrackKind
 from codec.codecs.acl_style.tables import cell_bytes, segment_errors
 
@@ -322,12 +323,19 @@ class BitRatePanel(QWidget):
         layout.addWidget(self.summary)
         layout.addWidget(self.scroll, 1)
         layout.addWidget(legend)
-        document.result_changed.connect(self._on_result)
-        document.clip_changed.connect(self._on_result)
+        # tabbed behind another dock, a result waits until the panel is shown
+        self.when_shown = WhenShown(self, self._on_result)
+        document.result_changed.connect(self.when_shown.request)
+        document.clip_changed.connect(self.when_shown.request)
         document.selection_changed.connect(self._on_selection)
         document.time_changed.connect(self.canvas.update)
-        document.comparison_changed.connect(self._on_result)
-        self._on_result()
+        document.comparison_changed.connect(self.when_shown.request)
+        self.when_shown.request()
+
+    @survives
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self.when_shown.shown()
 
     @property
     def bits(self) -> np.ndarray:
@@ -371,6 +379,8 @@ class BitRatePanel(QWidget):
         )
 
     def _on_selection(self) -> None:
+        if self.when_shown.stale:  # drawn with the result when shown
+            return
         self.canvas.update()
         j = self.document.selection
         if j is not None and j < len(self.canvas.row_of):

@@ -10,13 +10,15 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtGui import QBrush, QColor, QShowEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
 
 from app.comparison import stat_change, stats_of
 from app.document import Document
 from app.error_scale import format_cm
+from app.views.handler_guard import survives
 from app.views.stat_rows import LABELS, SECTIONS
+from app.views.when_shown import WhenShown
 
 GOOD, BAD = QColor("#1e8449"), QColor("#c0392b")
 LOWER_IS_BETTER = {
@@ -103,9 +105,16 @@ class CompareStatsTable(QTableWidget):
         for row, (_, label) in enumerate(self.keys):
             self.setItem(row, 0, QTableWidgetItem(label))
         self.cellDoubleClicked.connect(self._on_double_click)
-        document.comparison_changed.connect(self.refresh)
-        document.result_changed.connect(self.refresh)
-        self.refresh()
+        # hidden while nothing is compared (the Stats sheet shows instead): results wait
+        self.when_shown = WhenShown(self, self.refresh)
+        document.comparison_changed.connect(self.when_shown.request)
+        document.result_changed.connect(self.when_shown.request)
+        self.when_shown.request()
+
+    @survives
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self.when_shown.shown()
 
     def cell_text(self, key: str, column: int, tip: bool = False) -> str:
         """What row `key` shows in column 0 (A), 1 (B) or 2 (change), or its tooltip (the

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QSignalBlocker, Qt
-from PySide6.QtGui import QResizeEvent
+from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -29,6 +29,7 @@ from app.comparison import kind_name, lossy_clip_of, segments_of, stored_keys_of
 from app.document import Document
 from app.views.handler_guard import survives
 from app.views.time_cursor import TimeCursor
+from app.views.when_shown import WhenShown
 from codec.model import quat
 
 CHANNEL_COLOURS = ((213, 94, 0), (0, 158, 115), (0, 114, 178), (120, 120, 120))  # x y z w
@@ -110,14 +111,21 @@ class CurvesPanel(QWidget):
         layout.addLayout(bar)
         layout.addWidget(self.canvas, 1)
 
+        # tabbed behind another dock, changes wait until the panel is shown
+        self.when_shown = WhenShown(self, self.refresh)
         for signal in (
             document.clip_changed,
             document.result_changed,
             document.selection_changed,
             document.comparison_changed,
         ):
-            signal.connect(self.refresh)
-        self.refresh()
+            signal.connect(self.when_shown.request)
+        self.when_shown.request()
+
+    @survives
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self.when_shown.shown()
 
     # --- model -> view ------------------------------------------------------------------
     def euler_order(self, joint: int) -> str:

@@ -26,6 +26,7 @@ from PySide6.QtGui import (
     QPaintEvent,
     QPen,
     QResizeEvent,
+    QShowEvent,
 )
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -46,6 +47,7 @@ from app.error_scale import (
     format_percent,
 )
 from app.views.handler_guard import survives, survives_event
+from app.views.when_shown import WhenShown
 
 INDENT = 8
 MIN_ROW = 2  # px: the least a fitted row gets (44 joints in the 1280x800 window's plots dock)
@@ -303,6 +305,9 @@ class ErrorHeatmapPanel(QWidget):
         self.row_of = np.zeros(0, dtype=np.int64)
         self.names: tuple[str, ...] = ()
         self.image: QImage | None = None
+        # (clip, (S, J) fractions, (J, S, 4) colours) of the last error image drawn
+        self._colours: tuple[object, np.ndarray, np.ndarray] | None = None
+        self.recoloured = 0  # rows coloured for the last image (tests, benchmarks)
         self.num_samples = 0
         self.rate = 1.0
 
@@ -338,12 +343,19 @@ class ErrorHeatmapPanel(QWidget):
         layout.addLayout(top)
         layout.addWidget(self.scroll, 1)
 
-        document.result_changed.connect(self._on_result)
-        document.clip_changed.connect(self._on_result)
+        # tabbed behind another dock, a result waits until the panel is shown
+        self.when_shown = WhenShown(self, self._on_result)
+        document.result_changed.connect(self.when_shown.request)
+        document.clip_changed.connect(self.when_shown.request)
         document.selection_changed.connect(self._on_selection)
         document.time_changed.connect(self._repaint)
-        document.comparison_changed.connect(self._on_result)
-        self._on_result()
+        document.comparison_changed.connect(self.when_shown.request)
+        self.when_shown.request()
+
+    @survives
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self.when_shown.shown()
 
     def _repaint(self) -> None:
         self.canvas.update()
@@ -375,8 +387,7 @@ class ErrorHeatmapPanel(QWidget):
                 rgba = np.ascontiguousarray(difference_colors_u8(self.ratio.T))
             else:
                 err = error_of(r)[:, self.order]
-                self.ratio = budget_fraction(err, budget)
-                rgba = np.ascontiguousarray(error_colors_u8(self.ratio.T))  # (J, S, 4)
+                rgba = self._recolour(budget_fraction(err, budget), doc.clip)  # (J, S, 4)
             self.num_samples, self.rate = self.ratio.shape[0], r.clip.sample_rate
             h, w = rgba.shape[:2]
             self.image = QImage(rgba.data, w, h, 4 * w, QImage.Format.Format_RGBA8888).copy()
@@ -385,6 +396,26 @@ class ErrorHeatmapPanel(QWidget):
         self.row_of[self.order] = np.arange(len(self.order))
         self._relayout()
         self._on_selection()
+
+    def _recolour(self, ratio: np.ndarray, clip: object) -> np.ndarray:
+        """The (J, S, 4) colours of budget fractions `ratio` (S, J), rows in hierarchy
+        order: only the rows whose fractions changed since the last image of this clip are
+        coloured again (an edit of one joint's precision moves a few joints' errors; the
+        colour scale costs far more than the comparison). Sets `ratio` and `recoloured`,
+        the number of rows coloured."""
+        last = self._colours
+        if last is not None and last[0] is clip and last[1].shape == ratio.shape:
+            rgba = last[2]  # the colours of last[1], row for row: a pure function of it
+            rows = np.flatnonzero(np.any(ratio != last[1], axis=0))
+            if rows.size:
+                rgba[rows] = error_colors_u8(ratio[:, rows].T)
+        else:
+            rgba = np.ascontiguousarray(error_colors_u8(ratio.T))
+            rows = np.arange(ratio.shape[1])
+        self.recoloured = int(rows.size)
+        self.ratio = ratio
+        self._colours = (clip, ratio, rgba)
+        return rgba
 
     def _relayout(self) -> None:
         """The canvas as tall as its rows (the scroll area's height decides fitted rows)."""
@@ -398,6 +429,8 @@ class ErrorHeatmapPanel(QWidget):
         self._relayout()
 
     def _on_selection(self) -> None:
+        if self.when_shown.stale:  # drawn with the result when shown
+            return
         j = self.document.selection
         if j is not None and j < len(self.row_of) and self.image is not None:
             y = int(self.row_of[j]) * self.canvas.row_height

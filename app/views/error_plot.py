@@ -10,9 +10,12 @@ engineering notation, and starts at zero with the budget always in view.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QSignalBlocker, Qt
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
@@ -26,7 +29,10 @@ from PySide6.QtWidgets import (
 from app.comparison import error_of
 from app.document import Document
 from app.error_scale import eng_ticks, format_budget, format_cm, format_percent
+from app.views.handler_guard import survives
 from app.views.time_cursor import TimeCursor
+from app.views.when_shown import WhenShown, off_screen
+from codec.result import Result
 
 MAX_COLOUR = (214, 64, 40)
 SELECTED_COLOUR = (40, 110, 220)
@@ -75,16 +81,21 @@ class ErrorPlotPanel(QWidget):
         self.plot.setMenuEnabled(False)
         self.plot.getViewBox().setMouseEnabled(x=True, y=False)
         self.plot.setMinimumHeight(90)
-        self.max_curve = self.plot.plot(pen=MAX_PEN)
-        self.joint_curve = self.plot.plot(pen=SELECTED_PEN)
-        self.between_curve = self.plot.plot(pen=BETWEEN_PEN)
+        # no dynamic range limit: errors are never a million times the axis they are drawn
+        # on, and with it every curve computes its data again on each change of the axis
+        # (an edit moves the budget, a result the errors: two or three times an edit)
+        curve = {"dynamicRangeLimit": None}
+        self.max_curve = self.plot.plot(pen=MAX_PEN, **curve)
+        self.joint_curve = self.plot.plot(pen=SELECTED_PEN, **curve)
+        self.between_curve = self.plot.plot(pen=BETWEEN_PEN, **curve)
         # while comparing: A's curves beside B's (the current result's, recoloured)
-        self.a_max_curve = self.plot.plot(pen=A_PEN)
-        self.a_joint_curve = self.plot.plot(pen=A_JOINT_PEN)
+        self.a_max_curve = self.plot.plot(pen=A_PEN, **curve)
+        self.a_joint_curve = self.plot.plot(pen=A_JOINT_PEN, **curve)
         self.precision_line = pg.InfiniteLine(angle=0, pen=PRECISION_PEN, movable=False)
         self.joint_precision_line = pg.InfiniteLine(angle=0, pen=JOINT_PRECISION_PEN)
         for item in (self.precision_line, self.joint_precision_line):
             self.plot.addItem(item, ignoreBounds=True)
+        self._sample_max: tuple[object, np.ndarray] | None = None  # (result, (S,) maxima)
         self.cursor = TimeCursor(document, self.plot)
         self.plot.scene().sigMouseClicked.connect(self._on_scene_clicked)
 
@@ -118,6 +129,9 @@ class ErrorPlotPanel(QWidget):
         layout.addWidget(self.legend)
         layout.addWidget(self.plot, 1)
 
+        # hidden (another tab in front), any change waits for the panel to be shown, and is
+        # then drawn whole: one refresh however many signals came in between
+        self.when_shown = WhenShown(self, self._refresh)
         document.result_changed.connect(self._on_result)
         document.clip_changed.connect(self._on_result)
         document.settings_changed.connect(self._on_precision)
@@ -126,8 +140,19 @@ class ErrorPlotPanel(QWidget):
         document.rounding_changed.connect(self._update_readout)
         document.display_changed.connect(self._on_display)
         document.comparison_changed.connect(self._on_result)
-        self._on_result()
-        self._on_display()
+        self.when_shown.request()
+
+    @survives
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self.when_shown.shown()
+
+    def _hidden(self) -> bool:
+        """Off screen: mark the panel for a whole refresh when shown, draw nothing now."""
+        if off_screen(self):
+            self.when_shown.defer()
+            return True
+        return False
 
     # --- model -> view ------------------------------------------------------------------
     def _result(self):  # the result of the clip on screen, or None while it compresses
@@ -147,13 +172,18 @@ class ErrorPlotPanel(QWidget):
         return np.arange(r.error.shape[0]) / r.clip.sample_rate if r is not None else np.zeros(0)
 
     def _on_result(self) -> None:
+        self.when_shown.request()
+
+    def _refresh(self) -> None:
+        """Everything from the document, each part once (a result, a clip, a comparison,
+        or the panel shown after changes it did not draw)."""
         r = self._result()
         self.worst_button.setEnabled(r is not None)
         if r is None:
             self.max_curve.setData([], [])
             self.between_curve.setData([], [])
         else:
-            self.max_curve.setData(self._times(), np.asarray(r.error).max(axis=1))
+            self.max_curve.setData(self._times(), self._per_sample_max(r))
         comparing = self.document.comparison.active
         self.max_curve.setPen(B_PEN if comparing else MAX_PEN)
         self.joint_curve.setPen(B_JOINT_PEN if comparing else SELECTED_PEN)
@@ -162,27 +192,45 @@ class ErrorPlotPanel(QWidget):
             self.a_max_curve.setData([], [])
         else:
             self.a_max_curve.setData(self._times_of(a), a.max(axis=1))
-        self._on_display()
-        self._on_selection()
-        self._on_precision()
+        self._draw_between()
+        self._draw_joint_curve()
+        self._draw_budget_lines()
+        self._update_legend()
+        self._update_readout()
         # a new clip gets its own time axis at once, before its result exists
         self.plot.setXRange(0.0, max(self.document.duration, 1e-6), padding=0.02)
         self._fit_y()
+
+    def _per_sample_max(self, r: Result) -> np.ndarray:
+        """(S,) the worst joint's error at every sample, computed once per result."""
+        cached = self._sample_max
+        if cached is None or cached[0] is not r:
+            cached = self._sample_max = (r, np.asarray(r.error).max(axis=1))
+        return cached[1]
 
     def _fit_y(self) -> None:
         """0 .. a little over the larger of the worst error and the budget."""
         r = self._result()
         top = self.document.settings.precision
         if r is not None and np.asarray(r.error).size:
-            top = max(top, float(np.asarray(r.error).max()))
+            top = max(top, float(self._per_sample_max(r).max()))
         a = self._a_error()
         if a is not None and a.size:
             top = max(top, float(a.max()))
             if self.document.display.show_error_between and np.asarray(r.error_between).size:
                 top = max(top, float(np.asarray(r.error_between).max()))
-        self.plot.setYRange(0.0, top * HEADROOM, padding=0)
+        low, high = self.plot.getViewBox().viewRange()[1]
+        if low != 0.0 or not math.isclose(high, top * HEADROOM, rel_tol=1e-9):
+            # (set again, the same range still re-plots every curve)
+            self.plot.setYRange(0.0, top * HEADROOM, padding=0)
 
     def _on_display(self) -> None:
+        if self._hidden():
+            return
+        self._draw_between()
+        self._update_legend()
+
+    def _draw_between(self) -> None:
         on = self.document.display.show_error_between
         with QSignalBlocker(self.between_box):  # the model's value, not the user's click
             self.between_box.setChecked(on)
@@ -195,12 +243,26 @@ class ErrorPlotPanel(QWidget):
             )
         else:
             self.between_curve.setData([], [])
-        self._update_legend()
 
     def _on_precision(self) -> None:
-        self.precision_line.setValue(self.document.settings.precision)
-        self._on_selection()
+        """A tuning edit: the budget lines and the axis move; the curves wait for the
+        result (they are the previous result's until it comes)."""
+        if self._hidden():
+            return
+        self._draw_budget_lines()
+        self._update_legend()
         self._fit_y()
+
+    def _draw_budget_lines(self) -> None:
+        """The global budget, and the selected joint's own when it differs."""
+        self.precision_line.setValue(self.document.settings.precision)
+        r, j = self._result(), self.document.selection
+        if r is None or j is None or j >= r.error.shape[1]:
+            self.joint_precision_line.hide()
+        else:
+            p = self._joint_precision(j)
+            self.joint_precision_line.setValue(p)
+            self.joint_precision_line.setVisible(p != self.document.settings.precision)
 
     def _joint_precision(self, j: int) -> float:
         joints = self.document.resolved_joints()
@@ -209,22 +271,24 @@ class ErrorPlotPanel(QWidget):
         return float(joints.precision[j])
 
     def _on_selection(self) -> None:
+        if self._hidden():
+            return
+        self._draw_joint_curve()
+        self._draw_budget_lines()
+        self._update_legend()
+        self._update_readout()
+
+    def _draw_joint_curve(self) -> None:
         r, j = self._result(), self.document.selection
         if r is None or j is None or j >= r.error.shape[1]:
             self.joint_curve.setData([], [])
-            self.joint_precision_line.hide()
         else:
             self.joint_curve.setData(self._times(), np.asarray(r.error)[:, j])
-            p = self._joint_precision(j)
-            self.joint_precision_line.setValue(p)
-            self.joint_precision_line.setVisible(p != self.document.settings.precision)
         a = self._a_error()
         if a is None or j is None or j >= a.shape[1]:
             self.a_joint_curve.setData([], [])
         else:
             self.a_joint_curve.setData(self._times_of(a), a[:, j])
-        self._update_legend()
-        self._update_readout()
 
     def _update_legend(self) -> None:
         doc = self.document
@@ -256,6 +320,8 @@ class ErrorPlotPanel(QWidget):
         self.legend.setText(" &nbsp; ".join(parts))
 
     def _update_readout(self) -> None:
+        if self._hidden():
+            return
         doc = self.document
         shown = doc.shown_pose()
         if shown is None:

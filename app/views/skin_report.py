@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtGui import QBrush, QColor, QFont, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFileDialog,
@@ -32,7 +32,9 @@ from PySide6.QtWidgets import (
 )
 
 from app.document import Document
+from app.views.handler_guard import survives
 from app.views.sync_guard import SyncGuard
+from app.views.when_shown import WhenShown
 from codec.codecs.acl_style.tables import skin_report_rows
 
 GOOD, BAD = "#1e8449", "#c0392b"
@@ -152,11 +154,18 @@ class SkinReportPanel(QWidget):
         layout.addLayout(buttons)
         layout.addWidget(self.table, 1)
         layout.addWidget(self.message)
-        document.result_changed.connect(self._on_result)
-        document.clip_changed.connect(self._on_result)
+        # tabbed behind another dock, a result waits until the panel is shown
+        self.when_shown = WhenShown(self, self._on_result)
+        document.result_changed.connect(self.when_shown.request)
+        document.clip_changed.connect(self.when_shown.request)
         document.clip_changed.connect(self.message.clear)  # an export message is the old clip's
         document.settings_changed.connect(self._sync_button)
-        self._on_result()
+        self.when_shown.request()
+
+    @survives
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self.when_shown.shown()
 
     # --- model -> view ------------------------------------------------------------------
     def _sync_button(self) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QFileDialog,
     QFormLayout,
@@ -29,7 +30,9 @@ from PySide6.QtWidgets import (
 
 from app.document import Document
 from app.error_scale import MINUS, format_cm, format_rate
+from app.views.handler_guard import survives
 from app.views.stat_rows import LABELS, SECTIONS
+from app.views.when_shown import WhenShown
 from codec.codecs.acl_style.bit_rates import SUB_TRACKS
 from codec.result import Result
 
@@ -98,12 +101,19 @@ class StatsPanel(QWidget):
         layout.addLayout(self._export_buttons())
         layout.addWidget(self.export_error)
 
-        document.result_changed.connect(self._on_result)
-        document.clip_changed.connect(self._on_result)
+        # hidden (a dock closed or tabbed behind another), a result waits until it is shown
+        self.when_shown = WhenShown(self, self._on_result)
+        document.result_changed.connect(self.when_shown.request)
+        document.clip_changed.connect(self.when_shown.request)
         document.clip_changed.connect(self.export_error.clear)  # it was about the old clip
         document.comparison_changed.connect(self._on_comparison)
-        self._on_result()
+        self.when_shown.request()
         self._on_comparison()
+
+    @survives
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self.when_shown.shown()
 
     def _on_comparison(self) -> None:
         """While comparing the sheet gives way to the A | B | change table."""

@@ -8,11 +8,19 @@ from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 
 from tests.app.conftest import RESULT_TIMEOUT_MS
 from tests.app.test_layout import cut_texts
 
 BVH_NAME = "cmu_02_02_walk_daz.bvh"
+
+
+def _front(window, panel: str) -> None:
+    """Bring a tabbed panel to the front, as a user does to read it: panels behind another
+    tab leave their work until they are shown."""
+    window.docks[panel].raise_()
+    QApplication.processEvents()
 
 
 def _pin_and_loosen(qtbot, window, precision: float = 0.2) -> None:
@@ -90,6 +98,7 @@ def test_error_plot_stats_heat_map_and_bit_rates_show_both(qtbot, loaded) -> Non
     assert t.cell_text("compressed_size", 2) == f"{100 * (cb - ca) / ca:+.1f}%"
 
     precision = np.asarray(b.clip.skeleton.precision)
+    _front(loaded, "ErrorHeatmapPanel")
     b_ratio = heat.ratio.copy()
     doc.set_comparison_view(panel_source="A")
     assert not np.allclose(heat.ratio, b_ratio)
@@ -97,6 +106,7 @@ def test_error_plot_stats_heat_map_and_bit_rates_show_both(qtbot, loaded) -> Non
     order = b.clip.skeleton.hierarchy_order()
     np.testing.assert_allclose(heat.ratio, ((b.error - a.error) / precision)[:, order])
     assert "B \u2212 A" in heat.toolTip()
+    _front(loaded, "BitRatePanel")
     assert bits.canvas.diff is not None
     both = (a.costs.bits_per_component >= 0) & (b.costs.bits_per_component >= 0)
     np.testing.assert_array_equal(
@@ -109,6 +119,7 @@ def test_error_plot_stats_heat_map_and_bit_rates_show_both(qtbot, loaded) -> Non
     loaded.compare_bar.swap_action.trigger()
     assert doc.side_result("A") is b and doc.side_result("B") is a
     a_budget = np.asarray(a.clip.skeleton.precision)  # the budget of what is now B
+    _front(loaded, "ErrorHeatmapPanel")
     np.testing.assert_allclose(heat.ratio, ((a.error - b.error) / a_budget)[:, order])
 
 

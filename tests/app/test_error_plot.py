@@ -192,3 +192,23 @@ def test_heat_map_rows_scroll_to_the_selection_on_a_big_rig(qtbot) -> None:
     doc.set_selection(last)
     bar = panel.scroll.verticalScrollBar()
     assert bar.value() > 0  # scrolled down to the last row
+
+
+def test_heat_map_colours_again_only_the_rows_whose_error_changed(qtbot) -> None:
+    """A result that moves one joint's error recolours that joint's row; the image is the
+    one a fresh panel draws of the same result, pixel for pixel."""
+    doc = make_document()
+    panel = ErrorHeatmapPanel(doc)
+    qtbot.addWidget(panel)
+    assert panel.recoloured == doc.clip.num_joints  # the first image: every row
+    r = make_result(doc.compression_input())
+    r.measurements.error[:, 3] *= 1.7  # RightHand only
+    doc.set_result(r)
+    assert panel.recoloured == 1
+    fresh = ErrorHeatmapPanel(doc)
+    qtbot.addWidget(fresh)
+    assert fresh.recoloured == doc.clip.num_joints
+    assert panel.image == fresh.image
+    np.testing.assert_array_equal(panel.ratio, fresh.ratio)
+    doc.set_result(make_result(doc.compression_input(), scale=3.0))  # every error moves
+    assert panel.recoloured == doc.clip.num_joints

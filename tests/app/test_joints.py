@@ -7,6 +7,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QDoubleSpinBox
 
+from app.document import Document
 from app.error_scale import eng, format_percent
 from app.views.joints import (
     C_DOM,
@@ -25,6 +26,8 @@ from app.views.joints import (
 from codec.sidecar import load_sidecar, sidecar_path
 from codec.tuning import JointOverride
 from tests.app.panel_helpers import Recompressions, attach, make_document, make_result
+
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 def _panel(qtbot, tmp_path: Path | None = None) -> tuple[JointsPanel, object, Recompressions]:
@@ -293,3 +296,50 @@ def test_a_joints_edit_rewrites_its_row_and_a_global_edit_every_row(qtbot) -> No
     panel.reset_selected_joint()
     assert {rows[i] for i, _ in written} == {2}
     assert panel.items[2].text(C_PREC) == "0.05" and not panel.items[2].font(C_PREC).bold()
+
+
+def test_a_result_with_one_joints_bits_changed_rewrites_that_joints_bit_columns(qtbot) -> None:
+    """Each group of result columns is written for the joints whose numbers in it moved: a
+    result that changes one joint's bit rates (errors the same) writes that joint's Rot cell
+    and nothing else; one that changes every error writes only the error columns."""
+    panel, doc, _ = _panel(qtbot)
+    written: list[tuple[int, int]] = []
+    panel.tree.itemChanged.connect(lambda item, col: written.append((id(item), col)))
+    rows = {id(item): j for j, item in enumerate(panel.items)}
+    r = make_result(doc.compression_input())
+    r.costs.bits_per_component[:, 2, 0] += 1  # LeftHand's rotation only: 11-13 -> 12-14
+    doc.set_result(r)
+    assert {(rows[i], c) for i, c in written} == {(2, C_ROT)}
+    assert panel.items[2].text(C_ROT) == "12–14" and panel.items[3].text(C_ROT) == "9–12"
+    written.clear()
+    doc.set_result(make_result(doc.compression_input(), scale=2.0))
+    assert {c for _, c in written} == {C_ROT, C_ERR, C_USED}  # the hand's bits go back too
+    assert {rows[i] for i, c in written if c == C_ROT} == {2}
+    assert {rows[i] for i, c in written if c == C_ERR} == set(range(5))
+
+
+def test_value_columns_fit_their_widest_cell_on_a_real_clip(qtbot) -> None:
+    """Columns are sized from the texts written (not by asking Qt for every row's size hint):
+    on a real 44-joint result each value column is at least what Qt measures, and a text
+    column no more than two pixels wider."""
+    import codec
+    from codec.compression import Compression
+
+    clip = codec.load_clip(DATA / "acl" / "cmu_13_07.acl.sjson.xz")
+    doc = Document()
+    panel = JointsPanel(doc)
+    qtbot.addWidget(panel)
+    panel.resize(500, 600)
+    panel.show()
+    qtbot.waitExposed(panel)
+    doc.set_clip(clip)
+    compression = Compression(clip)
+    header = panel.values.header()
+    for precision in (0.01, 0.0005, 2.0):
+        doc.update_settings(precision=precision)
+        settings = doc.settings.compression_settings(codec=doc.codec, has_mesh=False)
+        skeleton = doc.compression_input().skeleton
+        doc.set_result(compression.run(settings, skeleton=skeleton))
+        for c in (C_ERR, C_USED, C_PREC, C_SHELL, C_DOM, C_ROT, C_TRANS, C_SCALE, C_ROUND):
+            measured = max(panel.values.sizeHintForColumn(c), header.sectionSizeHint(c))
+            assert measured <= header.sectionSize(c) <= measured + 2, (precision, c)

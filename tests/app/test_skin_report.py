@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 
 from app import exports
 from app.views.skin_report import COLUMNS
@@ -22,6 +23,10 @@ def cesium(window, ui, tmp_path: Path):
     path = tmp_path / "CesiumMan.glb"
     shutil.copy(ui.data / "gltf" / "CesiumMan.glb", path)
     ui.open(window, path)
+    # its tab to the front, as a user does to read it: a panel behind another tab leaves
+    # its work until it is shown
+    window.docks["SkinReportPanel"].raise_()
+    QApplication.processEvents()
     return window
 
 
