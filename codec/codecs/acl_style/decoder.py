@@ -18,6 +18,7 @@ from codec.codecs.acl_style.keyframe_stripping import Rows, assemble
 from codec.codecs.acl_style.quantize import decode_params, decode_values, segment_range_decode
 from codec.errors import ClipValidationError, CompressedFormatError
 from codec.model.clip import Clip, Skeleton
+from codec.model.pose_blend import blend_rows
 from codec.model.sampling import (
     INTERPOLATIONS,
     Pose,
@@ -186,8 +187,9 @@ class CompressedClip:
     def sample_times(self, times: Array, rounding: str = "none") -> tuple[Array, Array, Array]:
         """Rotations (N, J, 4), translations and scales (N, J, 3) float64 at times (N,),
         blended by nlerp as `sample` does, in batches of DECODE_CHUNK times. Each stored
-        sample a batch needs is decoded once: supersampled times share their two samples
-        (4 per interval share 2, decoded 8 times over before)."""
+        sample a batch needs is decoded once (supersampled times share their two samples),
+        and the compiled blend (codec.model.pose_blend) gives numpy's nlerp to the bit
+        without its (N, J, 4) temporaries."""
         first, second, alpha = sample_keys_batch(
             times, self.sample_rate, self.num_samples, rounding, self.wrap, self.duration
         )
@@ -198,14 +200,8 @@ class CompressedClip:
             rows, at = np.unique(np.concatenate((first[lo:hi], second[lo:hi])), return_inverse=True)
             rot, tr, sc = self.decode_rows(rows)  # each row alone: the same values as ever
             rot = rot / np.linalg.norm(rot, axis=-1, keepdims=True)
-            a, b = at[: hi - lo], at[hi - lo :]
-            pose = blend(
-                Pose(rot[a], tr[a], sc[a]),
-                Pose(rot[b], tr[b], sc[b]),
-                alpha[lo:hi, None],
-            )
-            for k in range(3):
-                out[k][lo:hi] = pose[k]
+            part = (out[0][lo:hi], out[1][lo:hi], out[2][lo:hi])
+            blend_rows((rot, tr, sc), at[: hi - lo], at[hi - lo :], alpha[lo:hi], part)
         return out
 
 
