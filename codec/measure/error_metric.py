@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from codec.jit import kernel
+from codec.jit import inlined, kernel
 from codec.model import affine
 from codec.model.affine import compose, qvv_matrix
 
@@ -88,6 +88,13 @@ def _pose_errors(
             out[i, j] = affine.shell_error(mats[0, j], mats[1, j], shell[j])
 
 
+# the affine helpers inlined into the kernels below, which run once per edit over every
+# pose and joint between samples: the same functions, without a call per joint
+_qvv_matrix = inlined(qvv_matrix)
+_compose = inlined(compose)
+_shell_error = inlined(affine.shell_error)
+
+
 @kernel
 def _object_matrices(rot, tr, sc, parents, pose, out):
     """out (N, J, 12): object-space matrices of N local poses rot (N, J, 4), tr and sc
@@ -99,10 +106,10 @@ def _object_matrices(rot, tr, sc, parents, pose, out):
             for c in range(3):
                 pose[4 + c] = tr[i, j, c]
                 pose[7 + c] = sc[i, j, c]
-            qvv_matrix(pose, out[i, j])
+            _qvv_matrix(pose, out[i, j])
             p = parents[j]
             if p >= 0:
-                compose(out[i, p], out[i, j], out[i, j])
+                _compose(out[i, p], out[i, j], out[i, j])
 
 
 @kernel
@@ -117,11 +124,11 @@ def _errors_against(raw_mats, rot, tr, sc, parents, shell, pose, mats, out):
             for c in range(3):
                 pose[4 + c] = tr[i, j, c]
                 pose[7 + c] = sc[i, j, c]
-            qvv_matrix(pose, mats[j])
+            _qvv_matrix(pose, mats[j])
             p = parents[j]
             if p >= 0:
-                compose(mats[p], mats[j], mats[j])
-            out[i, j] = affine.shell_error(raw_mats[i, j], mats[j], shell[j])
+                _compose(mats[p], mats[j], mats[j])
+            out[i, j] = _shell_error(raw_mats[i, j], mats[j], shell[j])
 
 
 def object_matrices(poses: tuple[Array, Array, Array], parents: Array) -> Array:
