@@ -13,6 +13,7 @@ import numpy as np
 from codec.compression import compress
 from codec.model import quat
 from codec.model.clip import Clip, Skeleton
+from codec.model.mesh import SkinnedMesh
 from codec.settings import CompressionSettings
 
 _lock = threading.Lock()
@@ -33,7 +34,7 @@ def warm_up() -> None:
     with _lock:
         if _warm:
             return
-        result = compress(warm_up_clip(), CompressionSettings(level="highest"))
+        result = compress(_skinned(warm_up_clip()), CompressionSettings(level="highest"))
         result.decoder.sample(0.01, "none")
         _warm = True
 
@@ -53,3 +54,20 @@ def warm_up_clip() -> Clip:
     sc[:, 2, 0] = 1.0 + 0.2 * t
     sk = Skeleton.create(["a", "b", "c"], [-1, 0, 1], bind_translations=tr[0])
     return Clip(sk, 30.0, rot, tr, sc, name="warm-up")
+
+
+def _skinned(clip: Clip) -> Clip:
+    """The clip with a three-vertex mesh on two joints: the true skin error's kernel too."""
+    sk = clip.skeleton
+    rest = np.tile(np.eye(3, 4), (sk.num_joints, 1, 1))
+    rest[:, :, 3] = -np.cumsum(sk.bind_translations, axis=0)  # the chain's bind offsets
+    mesh = SkinnedMesh(
+        "warm-up",
+        np.array([[0.0, 1.0, 0.0], [1.0, 10.0, 0.0], [0.0, 20.0, 1.0]]),
+        np.array([[0, 1, 2]]),
+        np.array([[0, 1], [0, 1], [1, 2]]),
+        np.array([[1.0, 0.0], [0.5, 0.5], [0.7, 0.3]]),
+        np.arange(sk.num_joints),
+        rest,
+    )
+    return clip.replace(meshes=(mesh,))

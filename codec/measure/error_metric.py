@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from codec.jit import kernel
+from codec.jit import inlined, kernel
 from codec.model import affine
 from codec.model.affine import compose, qvv_matrix
 
@@ -88,6 +88,94 @@ def _pose_errors(
             out[i, j] = affine.shell_error(mats[0, j], mats[1, j], shell[j])
 
 
+# the affine helpers inlined into the kernels below, which run once per edit over every
+# pose and joint between samples: the same functions, without a call per joint
+_qvv_matrix = inlined(qvv_matrix)
+_compose = inlined(compose)
+_shell_error = inlined(affine.shell_error)
+
+
+@kernel
+def _object_matrices(rot, tr, sc, parents, pose, out):
+    """out (N, J, 12): object-space matrices of N local poses rot (N, J, 4), tr and sc
+    (N, J, 3), by the very operations `_pose_errors` applies to a pose at alpha 0."""
+    for i in range(rot.shape[0]):
+        for j in range(parents.shape[0]):
+            for c in range(4):
+                pose[c] = rot[i, j, c]
+            for c in range(3):
+                pose[4 + c] = tr[i, j, c]
+                pose[7 + c] = sc[i, j, c]
+            _qvv_matrix(pose, out[i, j])
+            p = parents[j]
+            if p >= 0:
+                _compose(out[i, p], out[i, j], out[i, j])
+
+
+@kernel
+def _errors_against(raw_mats, rot, tr, sc, parents, shell, pose, mats, out):
+    """out (N, J): error of every joint of N local poses rot (N, J, 4), tr and sc (N, J, 3)
+    against the object-space matrices raw_mats (N, J, 12) of the raw poses (float32 or
+    float64 out: the float64 error rounded once, as numpy's astype does)."""
+    for i in range(rot.shape[0]):
+        for j in range(parents.shape[0]):
+            for c in range(4):
+                pose[c] = rot[i, j, c]
+            for c in range(3):
+                pose[4 + c] = tr[i, j, c]
+                pose[7 + c] = sc[i, j, c]
+            _qvv_matrix(pose, mats[j])
+            p = parents[j]
+            if p >= 0:
+                _compose(mats[p], mats[j], mats[j])
+            out[i, j] = _shell_error(raw_mats[i, j], mats[j], shell[j])
+
+
+def object_matrices(poses: tuple[Array, Array, Array], parents: Array) -> Array:
+    """(N, J, 12) object-space matrices (rows of 3x4) of local rotations (N, J, 4),
+    translations and scales (N, J, 3): the raw side of `errors_against`, computed once for
+    a clip that is measured again and again."""
+    c = np.ascontiguousarray
+    rot, tr, sc = (c(a, dtype=np.float64) for a in poses)
+    out = np.empty((rot.shape[0], rot.shape[1], 12))
+    _object_matrices(rot, tr, sc, np.asarray(parents, np.int64), np.empty(10), out)
+    return out
+
+
+def errors_against(
+    raw_matrices: Array,
+    lossy: tuple[Array, Array, Array],
+    parents: Array,
+    shell: Array,
+    out: Array | None = None,
+) -> Array:
+    """(N, J) error of the lossy local poses (rotations (N, J, 4), translations and scales
+    (N, J, 3)) against the raw poses' `object_matrices` (N, J, 12): bit for bit
+    `array_errors` of the raw and the lossy poses at alpha 0, without posing the raw side
+    again. `out`: a C-contiguous float64 or float32 (N, J) array to fill."""
+    c = np.ascontiguousarray
+    rot, tr, sc = (c(a, dtype=np.float64) for a in lossy)
+    n, nj = rot.shape[0], rot.shape[1]
+    if raw_matrices.shape != (n, nj, 12) or raw_matrices.dtype != np.float64:
+        raise ValueError(f"raw matrices must be float64 of shape {(n, nj, 12)}")
+    if out is None:
+        out = np.empty((n, nj))
+    if out.shape != (n, nj) or not out.flags.c_contiguous:
+        raise ValueError(f"out must be C-contiguous of shape {(n, nj)}")
+    _errors_against(
+        c(raw_matrices),
+        rot,
+        tr,
+        sc,
+        np.asarray(parents, np.int64),
+        np.asarray(shell, np.float64),
+        np.empty(10),
+        np.empty((nj, 12)),
+        out,
+    )
+    return out
+
+
 def pose_errors(raw: Clip, lossy: Clip, ks: Array, alphas: Array) -> Array:
     """(N, J) error of every joint at N poses of two clips: pose i blends samples ks[i] and
     ks[i] + 1 by alphas[i] the way ACL does; alpha 0 takes sample ks[i] itself."""
@@ -132,9 +220,15 @@ def array_errors(
     return out
 
 
-def clip_errors(raw: Clip, lossy: Clip) -> Array:
-    """(S, J) error of every joint on its own shell at every sample (nearest rounding)."""
+def clip_errors(raw: Clip, lossy: Clip, raw_matrices: Array | None = None) -> Array:
+    """(S, J) error of every joint on its own shell at every sample (nearest rounding);
+    `raw_matrices` (S, J, 12): the raw clip's `object_matrices` at its samples when the
+    caller keeps them (the same errors, bit for bit, without posing the raw clip again)."""
     s = raw.num_samples
+    if raw_matrices is not None:
+        sk = raw.skeleton
+        lossy_poses = (lossy.rotations, lossy.translations, lossy.scales)
+        return errors_against(raw_matrices, lossy_poses, sk.parents, sk.shell_distance)
     return pose_errors(raw, lossy, np.arange(s), np.zeros(s))
 
 

@@ -73,9 +73,11 @@ class ErrorSummary:
     """What the stats need of an (N, V) error array fed a chunk of rows at a time, in
     memory bounded by V and the 1 % largest values: each vertex's largest error and its
     row, each row's largest, the exact 99th percentile (numpy's linear rule, from the
-    largest values only) and, when small enough, the whole array."""
+    largest values only; `ranked` False skips it, for a caller that never asks) and, when
+    small enough, the whole array."""
 
-    def __init__(self, rows: int, vertices: int, keep: bool) -> None:
+    def __init__(self, rows: int, vertices: int, keep: bool, ranked: bool = True) -> None:
+        self.ranked = ranked
         n = rows * vertices
         self.size = n
         self.position = (n - 1) * 0.99
@@ -93,14 +95,17 @@ class ErrorSummary:
         better = value > self.vertex_max
         self.vertex_max[better] = value[better]
         self.vertex_row[better] = best[better] + rows.start
-        pool = np.concatenate([self.top, error.ravel()])
-        if len(pool) > self.needed:
-            pool = np.partition(pool, len(pool) - self.needed)[-self.needed :]
-        self.top = pool
+        if self.ranked:  # the partition is most of a chunk's cost
+            pool = np.concatenate([self.top, error.ravel()])
+            if len(pool) > self.needed:
+                pool = np.partition(pool, len(pool) - self.needed)[-self.needed :]
+            self.top = pool
         if self.full is not None:
             self.full[rows] = error
 
     def percentile99(self) -> float:
+        if not self.ranked:
+            raise ValueError("this summary was made without its 99th percentile")
         top = np.sort(self.top)
         lo = top[0]
         hi = top[1] if len(top) > 1 else lo
@@ -159,7 +164,7 @@ def _summarise_decoder(
 ) -> ErrorSummary:
     """The error between the raw poses at ks + alphas (the file's own curves between samples
     where the clip has them) and the decoder's poses at `times` (N,), a chunk at a time."""
-    summary = ErrorSummary(len(ks), skin.num_vertices, keep=False)
+    summary = ErrorSummary(len(ks), skin.num_vertices, keep=False, ranked=False)
     parents = clip.skeleton.parents
     for rows in chunks(len(ks), skin):
         raw = object_space(*clip_between(clip, ks[rows], alphas[rows]), parents)

@@ -8,6 +8,7 @@ from codec import warm_up
 def test_warm_up_compiles_every_kernel_of_a_compression() -> None:
     from codec.codecs.acl_style import bitstream, constant_tracks, optimizer
     from codec.measure import error_metric, shells
+    from codec.model import pose_blend
 
     warm_up.warm_up()
     assert warm_up.is_warm()
@@ -18,6 +19,9 @@ def test_warm_up_compiles_every_kernel_of_a_compression() -> None:
         optimizer._repair_sweep,
         optimizer._slack_round,
         error_metric._pose_errors,
+        error_metric._object_matrices,
+        error_metric._errors_against,
+        pose_blend._blend,
         bitstream._pack,
     ):
         assert kernel.signatures, kernel.py_func.__name__

@@ -18,6 +18,7 @@ from codec.codecs.acl_style.keyframe_stripping import Rows, assemble
 from codec.codecs.acl_style.quantize import decode_params, decode_values, segment_range_decode
 from codec.errors import ClipValidationError, CompressedFormatError
 from codec.model.clip import Clip, Skeleton
+from codec.model.pose_blend import blend_rows
 from codec.model.sampling import (
     INTERPOLATIONS,
     Pose,
@@ -30,6 +31,7 @@ from codec.model.sampling import (
 Array = np.ndarray
 LOOPING = ("clamp", "wrap")
 DECODE_CHUNK = 256  # samples decoded per batch: bounds the temporary arrays
+KEEP_ROWS = 1 << 17  # stored samples x joints whose decoded poses a decoder keeps (10 MB)
 F32 = np.float32
 
 
@@ -66,6 +68,9 @@ class CompressedClip:
         self.wrap = enc.wrap
         self.duration = duration_of(enc.num_samples, enc.sample_rate, enc.wrap)
         self._build_tables(tables)
+        # every stored sample decoded and normalised, once decode_all has run (small clips):
+        # what sample_times blends, so measuring between samples decodes nothing again
+        self._rows: tuple[Array, Array, Array] | None = None
 
     # --- tables built once ----------------------------------------------------------------
     def _build_tables(self, tables: tuple[Array, Array] | None) -> None:
@@ -139,8 +144,18 @@ class CompressedClip:
 
     # --- public ---------------------------------------------------------------------------
     def decode_all(self) -> Clip:
-        """Every stored sample as a Clip (S stored samples, `looping` when wrapping)."""
-        return self.clip_of(*self.decode_rows(np.arange(self.num_samples)), looping=self.wrap)
+        """Every stored sample as a Clip (S stored samples, `looping` when wrapping). A small
+        clip's rows are kept for `sample_times` (they depend on the payload alone)."""
+        rot, tr, sc = self.decode_rows(np.arange(self.num_samples))
+        keep = self._rows is None and rot.shape[0] * rot.shape[1] <= KEEP_ROWS
+        if keep:
+            with np.errstate(invalid="ignore", divide="ignore"):  # corrupt: clip_of says so
+                unit = rot / np.linalg.norm(rot, axis=-1, keepdims=True)
+            rows = (unit, tr.copy(), sc.copy())  # the clip below owns tr and sc
+        clip = self.clip_of(rot, tr, sc, looping=self.wrap)
+        if keep:
+            self._rows = rows
+        return clip
 
     def decode_source(self, name: str = "") -> Clip:
         """Every sample of the clip that was compressed: a wrapping clip's dropped last
@@ -186,26 +201,24 @@ class CompressedClip:
     def sample_times(self, times: Array, rounding: str = "none") -> tuple[Array, Array, Array]:
         """Rotations (N, J, 4), translations and scales (N, J, 3) float64 at times (N,),
         blended by nlerp as `sample` does, in batches of DECODE_CHUNK times. Each stored
-        sample a batch needs is decoded once: supersampled times share their two samples
-        (4 per interval share 2, decoded 8 times over before)."""
+        sample a batch needs is decoded once (supersampled times share their two samples),
+        or none when `decode_all` has kept every sample; the compiled blend
+        (codec.model.pose_blend) gives numpy's nlerp to the bit without its (N, J, 4)
+        temporaries."""
         first, second, alpha = sample_keys_batch(
             times, self.sample_rate, self.num_samples, rounding, self.wrap, self.duration
         )
         n, nj = len(first), self.skeleton.num_joints
         out = (np.empty((n, nj, 4)), np.empty((n, nj, 3)), np.empty((n, nj, 3)))
+        if self._rows is not None:  # every stored sample decoded already (decode_all)
+            return blend_rows(self._rows, first, second, alpha, out)
         for lo in range(0, n, DECODE_CHUNK):
             hi = min(lo + DECODE_CHUNK, n)
             rows, at = np.unique(np.concatenate((first[lo:hi], second[lo:hi])), return_inverse=True)
             rot, tr, sc = self.decode_rows(rows)  # each row alone: the same values as ever
             rot = rot / np.linalg.norm(rot, axis=-1, keepdims=True)
-            a, b = at[: hi - lo], at[hi - lo :]
-            pose = blend(
-                Pose(rot[a], tr[a], sc[a]),
-                Pose(rot[b], tr[b], sc[b]),
-                alpha[lo:hi, None],
-            )
-            for k in range(3):
-                out[k][lo:hi] = pose[k]
+            part = (out[0][lo:hi], out[1][lo:hi], out[2][lo:hi])
+            blend_rows((rot, tr, sc), at[: hi - lo], at[hi - lo :], alpha[lo:hi], part)
         return out
 
 

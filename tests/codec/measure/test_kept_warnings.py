@@ -67,3 +67,25 @@ def test_a_returned_list_is_the_callers_own() -> None:
     got.append("changed by the caller")
     assert kept.warnings(fox) == clip_warnings(fox)
     assert np.all([w != "changed by the caller" for w in kept.warnings(fox)])
+
+
+def test_a_precision_edit_reuses_the_kept_check_and_another_bind_pose_does_not() -> None:
+    """A global or per-joint precision edit gives the clip a new skeleton (copies of the
+    same bind pose and hierarchy): the kept check still answers. The same sample arrays
+    under another bind pose are measured afresh."""
+    fox = codec.load_clip(FOX)
+    session = Compression(fox)
+    first = session.run(CompressionSettings(precision=0.05)).stats["warnings"]
+    kept = session._raw_poses._warned
+    assert kept is not None
+    for precision in (0.07, 0.09):
+        again = session.run(CompressionSettings(precision=precision))
+        assert again.clip.skeleton is not fox.skeleton  # a new skeleton each edit
+        assert session._raw_poses._warned is kept  # the check was not run again
+        assert again.stats["warnings"] == first == clip_warnings(again.clip)
+
+    sk = fox.skeleton
+    far = fox.replace(skeleton=replace(sk, bind_translations=sk.bind_translations * 1000.0))
+    assert far.rotations is fox.rotations  # only the bind pose differs
+    got = session._raw_poses.warnings(far)
+    assert got == clip_warnings(far) != first

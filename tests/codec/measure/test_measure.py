@@ -134,9 +134,9 @@ def test_a_session_measures_each_edit_as_a_fresh_compression_does(source: str) -
 
 
 def test_raw_poses_are_blended_again_for_other_arrays() -> None:
-    """Kept poses belong to the arrays they were blended from: another clip of the same
-    shape (a moved joint) gets its own."""
-    from codec.measure.error_metric import between_keys
+    """Kept matrices belong to the arrays they were posed from: another clip of the same
+    shape (a moved joint) gets its own, and the first one's come back when it returns."""
+    from codec.measure.error_metric import between_keys, object_matrices
     from codec.measure.measure import RawPoses
     from codec.model.sampling import clip_between
 
@@ -147,6 +147,9 @@ def test_raw_poses_are_blended_again_for_other_arrays() -> None:
     ks, alphas = between_keys(clip.num_samples, 3)
     kept = RawPoses()
     for c in (clip, other, clip):
-        got = kept.chunk(c, 3, 0, ks, alphas)
-        for a, b in zip(got, clip_between(c, ks, alphas), strict=True):
-            np.testing.assert_array_equal(a, b)
+        got = kept.matrices(c, 3, 0, ks, alphas)
+        want = object_matrices(clip_between(c, ks, alphas), c.skeleton.parents)
+        np.testing.assert_array_equal(got, want)
+        at_samples = kept.sample_matrices(c)
+        poses = (c.rotations, c.translations, c.scales)
+        np.testing.assert_array_equal(at_samples, object_matrices(poses, c.skeleton.parents))

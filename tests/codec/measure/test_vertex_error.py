@@ -393,6 +393,15 @@ def test_the_streaming_summary_is_exact(rows: int, vertices: int, step: int) -> 
         assert np.array_equal(s.vertex_row, a.argmax(axis=0))
         assert np.array_equal(s.row_max, a.max(axis=1))
         assert len(s.top) <= max(1, int(np.ceil(0.01 * a.size)) + 1)
+    unranked = ErrorSummary(rows, vertices, keep=False, ranked=False)  # between samples
+    for start in range(0, rows, step):
+        part = slice(start, min(start + step, rows))
+        unranked.add(part, a[part])
+    assert np.array_equal(unranked.vertex_max, a.max(axis=0))
+    assert np.array_equal(unranked.vertex_row, a.argmax(axis=0))
+    assert np.array_equal(unranked.row_max, a.max(axis=1))
+    with pytest.raises(ValueError, match="99th percentile"):
+        unranked.percentile99()
 
 
 def test_a_long_clip_keeps_its_stats_without_the_whole_error(monkeypatch) -> None:

@@ -1,0 +1,85 @@
+"""acl-style's sample_times: the same poses, bit for bit, whether it decodes the samples it
+needs or blends the rows `decode_all` kept, and as numpy's nlerp of the decoded rows."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import codec
+from codec.codecs.acl_style import decoder as decoder_module
+from codec.codecs.acl_style.decoder import CompressedClip
+from codec.codecs.registry import decode_file
+from codec.model.sampling import Pose, blend, sample_keys_batch
+from codec.settings import CompressionSettings
+from tests.codec.helpers import chain_clip, data_clip
+
+Array = np.ndarray
+
+
+def _numpy_sample_times(dec, times: Array) -> tuple[Array, Array, Array]:
+    """The decoded rows a time needs, normalised and blended by sampling.blend."""
+    first, second, alpha = sample_keys_batch(
+        times, dec.sample_rate, dec.num_samples, "none", dec.wrap, dec.duration
+    )
+    rot, tr, sc = dec.decode_rows(np.arange(dec.num_samples))
+    rot = rot / np.linalg.norm(rot, axis=-1, keepdims=True)
+    a, b = first, second
+    pose = blend(Pose(rot[a], tr[a], sc[a]), Pose(rot[b], tr[b], sc[b]), alpha[:, None])
+    return pose.rotations, pose.translations, pose.scales
+
+
+def _fresh_decoder(data: bytes, clip) -> CompressedClip:
+    """A decoder of the written file that has decoded nothing yet."""
+    _, dec = decode_file(data, clip.skeleton)
+    assert isinstance(dec, CompressedClip)
+    return dec
+
+
+def _assert_bits(got, want) -> None:
+    for g, w in zip(got, want, strict=True):
+        assert g.shape == w.shape and g.tobytes() == w.tobytes()
+
+
+@pytest.mark.parametrize(
+    "source, settings",
+    [
+        ("cmu_09_02.acl.sjson", CompressionSettings(skin_error=False)),
+        ("cmu_09_02.acl.sjson", CompressionSettings(strip_proportion=0.4, skin_error=False)),
+        ("cmu_81_18_looping.acl.sjson", CompressionSettings(skin_error=False)),  # wraps
+        ("chain", CompressionSettings(precision=0.05, skin_error=False)),
+    ],
+)
+def test_kept_rows_blend_to_what_decoding_each_batch_gives(source, settings, monkeypatch) -> None:
+    clip = (
+        chain_clip(num_samples=21, scale=True)
+        if source == "chain"
+        else codec.load_clip(data_clip(source))
+    )
+    r = codec.compress(clip, settings)
+    rng = np.random.default_rng(5)
+    times = np.concatenate(
+        (rng.uniform(-0.1, clip.duration + 0.1, 300), r.error_between_times, [clip.duration])
+    )
+    fresh = _fresh_decoder(r.data, r.clip)
+    monkeypatch.setattr(decoder_module, "DECODE_CHUNK", 16)  # many batches
+    decoded = fresh.sample_times(times)  # nothing kept yet: decodes batch by batch
+    assert fresh._rows is None
+    fresh.decode_all()
+    assert fresh._rows is not None
+    kept = fresh.sample_times(times)
+    _assert_bits(kept, decoded)
+    _assert_bits(kept, _numpy_sample_times(fresh, times))
+    assert fresh.wrap == (source == "cmu_81_18_looping.acl.sjson")  # the loop is detected
+
+
+def test_a_long_clip_keeps_nothing(monkeypatch) -> None:
+    """Past KEEP_ROWS stored samples x joints the rows are decoded again each time."""
+    clip = codec.load_clip(data_clip("cmu_09_02.acl.sjson"))
+    r = codec.compress(clip, CompressionSettings(skin_error=False))
+    monkeypatch.setattr(decoder_module, "KEEP_ROWS", clip.num_joints * 5)
+    fresh = _fresh_decoder(r.data, r.clip)
+    fresh.decode_all()
+    assert fresh._rows is None
+    times = r.error_between_times
+    _assert_bits(fresh.sample_times(times), _numpy_sample_times(fresh, times))
