@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 import threading
 import time
 from pathlib import Path
@@ -12,7 +14,7 @@ import pytest
 from PySide6 import QtCore
 
 import codec
-from app.controller import Controller
+from app.controller import WORKER_NICE, Controller
 from app.document import Document
 from codec.model.clip import Clip, Skeleton
 from codec.sidecar import load_sidecar, sidecar_path
@@ -396,3 +398,33 @@ def test_a_drag_keeps_showing_results_when_each_run_is_slower_than_the_last(qtbo
     qtbot.waitUntil(lambda: doc.result.clip.skeleton.precision[0] == 0.079, timeout=30_000)
     assert during >= 3, (during, runs)
     assert shown == sorted(shown)  # results of ever newer settings, none stale
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread niceness is Linux's")
+def test_compression_threads_run_below_the_ui_threads_priority(qtbot) -> None:
+    """The worker (and the codec's segment threads it starts) yield the CPU to the UI thread:
+    its niceness is WORKER_NICE, the UI thread's is left as it was."""
+    doc = Document()
+    ctl = Controller(doc)
+    ui_nice = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    seen = []
+
+    def compress(clip, settings, progress, cancel):
+        seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+        started = []
+        t = threading.Thread(
+            target=lambda: started.append(
+                os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+            )
+        )
+        t.start()
+        t.join()
+        seen.extend(started)
+        return codec.compress(clip, settings, progress=progress, cancel=cancel)
+
+    ctl._compress = compress
+    with qtbot.waitSignal(ctl.result_ready, timeout=30_000):
+        ctl.open_clip(small_clip())
+    want = max(ui_nice, WORKER_NICE)
+    assert seen == [want, want]
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == ui_nice
