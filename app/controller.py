@@ -10,10 +10,11 @@ results keep coming while the user drags (a run cancelled so gives the next one 
 sidecar waits for the edits to settle (`debounce`); opening another clip and closing write a
 pending save at once.
 
-Compression runs on a daemon thread per request. Each run has its own cancel flag that the
-codec polls through its `cancel` callback; a newer request raises the flag of the older
-one, and results of stale runs are dropped by generation number, so the document only ever
-receives the result of the latest settings. Daemon threads cannot hold the process open.
+Compression runs on one daemon worker thread (`_Worker`), in the order requested. Each run has
+its own cancel flag that the codec polls through its `cancel` callback; a newer request raises
+the flag of the older one, and results of stale runs are dropped by generation number, so the
+document only ever receives the result of the latest settings. Daemon threads cannot hold the
+process open.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import threading
 import time
 import traceback
 import weakref
+from collections import deque
 from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
@@ -64,6 +66,7 @@ PROGRESS_DELAY = 0.3  # s
 # longest UI block per edit fell from 26-57 to 19-36 ms; at 10 the worker starved while the
 # UI was busy (a 20-tick slider drag showed 0-3 results instead of 12-18)
 WORKER_NICE = 3
+WORKER_IDLE_S = 10.0  # the compression thread ends after this long without a run
 
 
 def below_ui() -> None:
@@ -105,9 +108,52 @@ class _Run:
     def __init__(self, generation: int) -> None:
         self.generation = generation
         self.cancel = threading.Event()
+        self.done = threading.Event()  # set when its job has returned (run or skipped)
         self.started = time.monotonic()
-        self.thread: threading.Thread | None = None
         self.last_progress = 0.0
+
+
+class _Worker:
+    """One compression thread that runs jobs in the order given and stops after WORKER_IDLE_S
+    without work. A thread per run made the UI thread wait in `Thread.start` for the new
+    thread to get the CPU and the GIL from the run in flight: 1-5 ms per edit, tens of ms
+    over a slider drag, in the UI's longest blocks (bench/ui_blocks.py). Queuing a job here
+    never waits; runs in order also means a run starts only once the stale one before it has
+    stopped (runs share the clip's Compressor, whose caches are not for two threads at once).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._wake = threading.Condition(self._lock)
+        self._jobs: deque[Callable[[], None]] = deque()
+        self._thread: threading.Thread | None = None
+
+    def submit(self, job: Callable[[], None]) -> None:
+        with self._lock:
+            self._jobs.append(job)
+            start = self._thread is None
+            if start:
+                self._thread = threading.Thread(target=self._loop, name="compress", daemon=True)
+            else:
+                self._wake.notify()
+            thread = self._thread
+        if start:
+            thread.start()
+
+    def _loop(self) -> None:
+        below_ui()
+        while True:
+            with self._lock:
+                if not self._jobs:
+                    self._wake.wait(WORKER_IDLE_S)
+                if not self._jobs:  # idle: the next job starts a new thread
+                    self._thread = None
+                    return
+                job = self._jobs.popleft()
+            try:
+                job()
+            except Exception:  # a job's own failure; the jobs after it still run
+                traceback.print_exc()
 
 
 READER_MODULES = (
@@ -179,6 +225,7 @@ class Controller(QtCore.QObject):
         self.level_override: str | None = None
         document.settings_changed.connect(self.schedule)
         self._cache = _CompressorCache()
+        self._worker = _Worker()
         self._pending = False  # an edit waits for the throttle (or the run in flight)
         self._unsaved = False  # a tuning edit waits for the edits to settle to be saved
         self._opening = False
@@ -288,10 +335,9 @@ class Controller(QtCore.QObject):
         run = _Run(self._generation)
         self._run = run
         self.throttle.start()
-        self._runs = [r for r in self._runs if r.thread is not None and r.thread.is_alive()]
-        # runs share the clip's Compressor (its caches are not for two threads at once): this
-        # one starts when the stale one, cancelled above, has stopped at its next poll
-        before = self._runs[-1].thread if self._runs else None
+        self._runs = [r for r in self._runs if not r.done.is_set()]
+        # the worker runs jobs in order: this one starts when the stale one, cancelled above,
+        # has stopped at its next poll
         self._runs.append(run)
         settings = self.settings()
         if self._compress is not None:
@@ -308,8 +354,12 @@ class Controller(QtCore.QObject):
                 getattr(ctl, signal).emit(*args)
 
         def work() -> None:
-            below_ui()
+            try:
+                compress()
+            finally:
+                run.done.set()
 
+        def compress() -> None:
             def progress(fraction: float, message: str = "") -> None:
                 now = time.monotonic()
                 if now - run.started < PROGRESS_DELAY:
@@ -318,8 +368,6 @@ class Controller(QtCore.QObject):
                     run.last_progress = now
                     emit("_progressed", run.generation, float(fraction), str(message))
 
-            if before is not None:
-                before.join()
             if run.cancel.is_set():  # superseded while it waited
                 emit("_finished", run.generation, None, "")
                 return
@@ -334,10 +382,9 @@ class Controller(QtCore.QObject):
             else:
                 emit("_finished", run.generation, result, "")
 
-        run.thread = threading.Thread(target=work, name=f"compress-{run.generation}", daemon=True)
         self.document.set_status(Status(running=True, progress=0.0, message="Compressing\u2026"))
         self.busy_changed.emit(True)
-        run.thread.start()
+        self._worker.submit(work)
 
     @property
     def _compressor(self) -> Any:
@@ -591,8 +638,7 @@ class Controller(QtCore.QObject):
             r.cancel.set()
         deadline = time.monotonic() + timeout
         for r in self._runs:
-            if r.thread is not None:
-                r.thread.join(max(0.0, deadline - time.monotonic()))
+            r.done.wait(max(0.0, deadline - time.monotonic()))
         self._runs.clear()
 
 

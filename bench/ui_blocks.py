@@ -60,7 +60,9 @@ def where(frame: object) -> str:
 
 def idle(where: str) -> bool:
     """A thread that waits for work (an idle pool thread, the finished JIT warm-up)."""
-    return where.startswith("[jit") or where.endswith("thread.py:_worker:81")
+    if where.startswith("[jit") or where.endswith("thread.py:_worker:81"):
+        return True
+    return "controller.py:_loop:" in where and "threading.py:wait" in where
 
 
 def cpu_ns(tid: int) -> int:
