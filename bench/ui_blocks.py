@@ -12,8 +12,10 @@ and the functions seen most often on each thread (innermost frame of ours < inne
         [--top K] [--no-paints]
 
 The sampler takes the GIL about every millisecond, so it slows the worker's Python a little;
-the paint timing adds a Python `notify` per event (--no-paints leaves it out). The blocks
-counted at the end (per clip and phase: count >= 16 ms, longest) are the figures to compare.
+the paint timing adds a Python `notify` per event (--no-paints leaves it out: a plain
+QApplication), which lengthens every frame: the blocks here are longer than in
+bench/window_edits.py. The blocks counted at the end (per clip and phase: count >= 16 ms,
+longest, median) are the figures to compare, run against run with the same options.
 """
 
 from __future__ import annotations
@@ -158,7 +160,6 @@ def widget_name(w: QtCore.QObject) -> str:
 class App(QtWidgets.QApplication):
     """Times paints, update requests and layout requests per widget."""
 
-    timed = True
     KINDS = {
         QtCore.QEvent.Type.Paint: "Paint",
         QtCore.QEvent.Type.UpdateRequest: "UpdateRequest",
@@ -166,7 +167,7 @@ class App(QtWidgets.QApplication):
     }
 
     def notify(self, receiver: QtCore.QObject, event: QtCore.QEvent) -> bool:  # type: ignore[override]
-        kind = self.KINDS.get(event.type()) if self.timed else None
+        kind = self.KINDS.get(event.type())
         if kind is None:
             return super().notify(receiver, event)
         t = time.perf_counter()
@@ -224,8 +225,9 @@ def main() -> None:
     parser.add_argument("--no-paints", action="store_true", help="do not time Qt events")
     args = parser.parse_args()
     QtCore.QCoreApplication.setAttribute(QtCore.Qt.ApplicationAttribute.AA_ShareOpenGLContexts)
-    app = App(sys.argv[:1])
-    App.timed = not args.no_paints
+    # --no-paints: a plain QApplication, no Python call per event (the figures closest to
+    # bench/window_edits.py's)
+    app = (QtWidgets.QApplication if args.no_paints else App)(sys.argv[:1])
     app.setOrganizationName("ShellscopeBench")
     app.setApplicationName("ShellscopeBench")
     import shutil
