@@ -18,6 +18,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from app.camera import MODE_LABELS
 from app.controller import Controller
 from app.document import Document
+from app.views.frame_turns import FrameTurns
 from app.views.handler_guard import survives
 from app.views.timeline import TimelineWidget
 from app.views.viewport3d import Viewport3D
@@ -187,6 +188,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self.controller.attach(self.timeline)
         self._instant = InstantLayoutStyle()  # the docks, tab bars and centre lay out at once
         self._frame_waits = False  # a frame asked for now waits one event-loop turn
+        # the widgets' frame and the 3D view's are drawn in turns of their own
+        self.frame_turns = FrameTurns(self)
+        self.viewport.scene.turns = self.frame_turns
         self.installEventFilter(self)  # the window's own events: _window_event
         central = QtWidgets.QWidget(self)
         lay = QtWidgets.QVBoxLayout(central)
@@ -310,6 +314,10 @@ class MainWindow(QtWidgets.QMainWindow):
                 self._frame_waits = False
                 self._next_turn.start()
                 return True
+            if self.frame_turns.taken():  # the 3D view drew a frame in this turn: ours next
+                self._next_turn.start()
+                return True
+            self.frame_turns.take()
             settle_before_paint(self)
         elif kind == QtCore.QEvent.Type.ChildPolished:
             child = event.child()  # type: ignore[attr-defined]

@@ -78,7 +78,11 @@ class WidgetFrames(QtCore.QObject):
 
     def eventFilter(self, watched: QtCore.QObject, event: QtCore.QEvent) -> bool:
         if watched is self.window and event.type() == QtCore.QEvent.Type.UpdateRequest:
-            if not getattr(self.window, "_frame_waits", False):  # else put off a turn
+            turns = getattr(self.window, "frame_turns", None)  # the 3D view drew this turn
+            put_off = getattr(self.window, "_frame_waits", False) or (
+                turns is not None and turns.taken()
+            )
+            if not put_off:  # else put off a turn
                 QtCore.QTimer.singleShot(0, self._done)  # runs once this frame is painted
         return False
 

@@ -27,6 +27,7 @@ from OpenGL import GL
 from pyqtgraph.opengl.GLViewWidget import GLViewMixin
 from PySide6 import QtCore, QtGui, QtOpenGL, QtWidgets
 
+from app.views.frame_turns import FrameTurns
 from app.views.handler_guard import report, survives
 
 Array = np.ndarray
@@ -104,6 +105,12 @@ class SceneView(GLViewMixin, QtOpenGL.QOpenGLWindow):
         self.overlay: Callable[[QtGui.QPainter], None] | None = None
         self.container: QtWidgets.QWidget | None = None
         self._press: QtCore.QPointF | None = None
+        # shared with the window's widgets: a frame of theirs drawn in this turn puts ours off
+        self.turns: FrameTurns | None = None
+        self._next_turn = QtCore.QTimer(self)
+        self._next_turn.setSingleShot(True)
+        self._next_turn.setInterval(0)
+        self._next_turn.timeout.connect(self._post_frame)
 
     def embed(self, parent: QtWidgets.QWidget) -> QtWidgets.QWidget:
         """The widget that shows this window inside `parent` (a window container; it owns
@@ -162,6 +169,24 @@ class SceneView(GLViewMixin, QtOpenGL.QOpenGLWindow):
         return -self.view_rotation()[2]
 
     # --- painting -----------------------------------------------------------------------
+    def event(self, ev: QtCore.QEvent) -> bool:
+        """A frame asked for in a turn that has drawn the widgets' frame waits for the next
+        turn (app.views.frame_turns); the parts to draw stay marked, so the frame posted
+        then draws them."""
+        if ev.type() == QtCore.QEvent.Type.UpdateRequest and self.turns is not None:
+            if self.turns.taken():
+                self._next_turn.start()
+                return True
+            self.turns.take()
+        return super().event(ev)
+
+    def _post_frame(self) -> None:
+        QtCore.QCoreApplication.postEvent(
+            self,
+            QtCore.QEvent(QtCore.QEvent.Type.UpdateRequest),
+            QtCore.Qt.EventPriority.LowEventPriority.value,
+        )
+
     def update(self, *args: object) -> None:
         """Schedule a frame, except from inside `before_paint`: the items it refills call
         update() (pyqtgraph's GLGraphicsItem.update), and the frame being painted already

@@ -160,6 +160,7 @@ class StatsPanel(QWidget):
         self.histogram.setLabel("bottom", "bits per component")
         self.histogram.setMinimumHeight(140)
         self.bars = pg.BarGraphItem(x=[], height=[], width=0.8, brush=(60, 120, 200))
+        self._hist_ranges: tuple | None = None  # the (x, y) ranges last set
         self.histogram.addItem(self.bars)
         hist_layout.addWidget(self.histogram)
         sheet_layout.addWidget(hist_box)
@@ -242,8 +243,14 @@ class StatsPanel(QWidget):
         xs = np.array(sorted(hist), dtype=float)
         self.bars.setOpts(x=xs, height=[hist[int(x)] for x in xs], width=0.8)
         if len(xs):
-            self.histogram.setXRange(min(-0.5, xs.min() - 0.5), max(xs.max(), 8) + 0.5)
-            self.histogram.setYRange(0, max(hist.values()) * 1.05)
+            ranges = (
+                (min(-0.5, xs.min() - 0.5), max(xs.max(), 8) + 0.5),
+                (0, max(hist.values()) * 1.05),
+            )
+            if ranges != self._hist_ranges:  # (set again, the same range re-lays the plot out)
+                self._hist_ranges = ranges
+                self.histogram.setXRange(*ranges[0])
+                self.histogram.setYRange(*ranges[1])
         self.change.setText(change_text(self.document.previous_result, r))
         for b in self.export_buttons.values():
             b.setEnabled(r is not None)

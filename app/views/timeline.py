@@ -49,6 +49,30 @@ class ScrubBar(QtWidgets.QWidget):
             "stripped keyframes (rebuilt from their neighbours)"
         )
         self._dragging = False
+        self._ticks: tuple[tuple, tuple[list[QtCore.QLineF], list[QtCore.QLineF]]] | None = None
+
+    def _tick_lines(
+        self, n: int, rate: float, stored: np.ndarray
+    ) -> tuple[list[QtCore.QLineF], list[QtCore.QLineF]]:
+        """The sample ticks (kept, stripped), at least 4 px apart; made again only when the
+        size, the clip or the stored keyframes change. A tick at a time from Python was
+        1-2 ms of every frame of the window's widgets (each edit, each frame of playback).
+        `stored` (S,) bool."""
+        h, width, dur = self.height(), self.width(), self.document.duration
+        key = (width, h, n, rate, dur, stored.tobytes())
+        if self._ticks is not None and self._ticks[0] == key:
+            return self._ticks[1]
+        left, right = self.MARGIN, width - self.MARGIN
+        px_per = (right - left) / max(n - 1, 1)
+        every = max(1, math.ceil(4 / max(px_per, 1e-9)))
+        s = np.arange(0, n, every)
+        w = width - 2 * self.MARGIN
+        xs = self.MARGIN + (s / rate / dur * w if dur > 0 else np.zeros(len(s)))
+        keep = stored[s]
+        kept = [QtCore.QLineF(x, h - 12, x, h - 4) for x in xs[keep].tolist()]
+        stripped = [QtCore.QLineF(x, 4, x, h - 4) for x in xs[~keep].tolist()]
+        self._ticks = (key, (kept, stripped))
+        return kept, stripped
 
     def time_to_x(self, t: float) -> float:
         dur = self.document.duration
@@ -103,18 +127,12 @@ class ScrubBar(QtWidgets.QWidget):
                 p.setPen(QtGui.QPen(QtGui.QColor(240, 160, 40), 2))
                 p.drawLine(QtCore.QPointF(x0, 4), QtCore.QPointF(x0, h - 4))
         # sample ticks, thinned so they never crowd
-        n = clip.num_samples
-        px_per = (right - left) / max(n - 1, 1)
-        every = max(1, math.ceil(4 / max(px_per, 1e-9)))
-        stored = doc.stored_keyframes()
-        kept_pen = QtGui.QPen(pal.color(QtGui.QPalette.ColorRole.Mid), 1)
-        stripped_pen = QtGui.QPen(STRIPPED_COLOR, 1)
-        for s in range(0, n, every):
-            x = self.time_to_x(s / rate)
-            # a stripped keyframe (rebuilt from its neighbours): a violet tick, full height
-            top = h - 12 if stored[s] else 4
-            p.setPen(kept_pen if stored[s] else stripped_pen)
-            p.drawLine(QtCore.QPointF(x, top), QtCore.QPointF(x, h - 4))
+        kept, stripped = self._tick_lines(clip.num_samples, rate, doc.stored_keyframes())
+        p.setPen(QtGui.QPen(pal.color(QtGui.QPalette.ColorRole.Mid), 1))
+        p.drawLines(kept)
+        # a stripped keyframe (rebuilt from its neighbours): a violet tick, full height
+        p.setPen(QtGui.QPen(STRIPPED_COLOR, 1))
+        p.drawLines(stripped)
         # cursor
         x = self.time_to_x(doc.time)
         p.setPen(QtGui.QPen(QtGui.QColor(255, 80, 80), 2))

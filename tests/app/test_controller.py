@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 import threading
 import time
 from pathlib import Path
@@ -12,7 +14,8 @@ import pytest
 from PySide6 import QtCore
 
 import codec
-from app.controller import Controller
+from app import controller as controller_module
+from app.controller import WORKER_NICE, Controller
 from app.document import Document
 from codec.model.clip import Clip, Skeleton
 from codec.sidecar import load_sidecar, sidecar_path
@@ -396,3 +399,86 @@ def test_a_drag_keeps_showing_results_when_each_run_is_slower_than_the_last(qtbo
     qtbot.waitUntil(lambda: doc.result.clip.skeleton.precision[0] == 0.079, timeout=30_000)
     assert during >= 3, (during, runs)
     assert shown == sorted(shown)  # results of ever newer settings, none stale
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread niceness is Linux's")
+def test_compression_threads_run_below_the_ui_threads_priority(qtbot) -> None:
+    """The worker (and the codec's segment threads it starts) yield the CPU to the UI thread:
+    its niceness is WORKER_NICE, the UI thread's is left as it was."""
+    doc = Document()
+    ctl = Controller(doc)
+    ui_nice = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    seen = []
+
+    def compress(clip, settings, progress, cancel):
+        seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+        started = []
+        t = threading.Thread(
+            target=lambda: started.append(
+                os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+            )
+        )
+        t.start()
+        t.join()
+        seen.extend(started)
+        return codec.compress(clip, settings, progress=progress, cancel=cancel)
+
+    ctl._compress = compress
+    with qtbot.waitSignal(ctl.result_ready, timeout=30_000):
+        ctl.open_clip(small_clip())
+    want = max(ui_nice, WORKER_NICE)
+    assert seen == [want, want]
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == ui_nice
+
+
+def test_runs_share_one_worker_thread_in_the_order_requested(qtbot) -> None:
+    """Edits queue on one compression thread (no thread started per edit)."""
+    doc = Document()
+    ctl = Controller(doc)
+    ran = []
+
+    def compress(clip, settings, progress, cancel):
+        ran.append((threading.current_thread(), float(clip.skeleton.precision[0])))
+        return codec.compress(clip, settings, progress=progress, cancel=cancel)
+
+    ctl._compress = compress
+    with qtbot.waitSignal(ctl.result_ready, timeout=30_000):
+        ctl.open_clip(small_clip())
+    for p in (0.02, 0.03):
+        with qtbot.waitSignal(ctl.result_ready, timeout=30_000):
+            ctl.edit_settings({"precision": p})
+    assert len(ran) == 3 and len({t for t, _ in ran}) == 1
+    assert ran[0][0] is not threading.main_thread()
+    assert [p for _, p in ran[1:]] == [0.02, 0.03]
+
+
+def test_the_worker_ends_when_idle_and_a_new_job_starts_it_again(monkeypatch) -> None:
+    monkeypatch.setattr(controller_module, "WORKER_IDLE_S", 0.05)
+    worker = controller_module._Worker()
+    seen: list[tuple[threading.Thread, int]] = []
+    done = threading.Event()
+
+    def job(i: int) -> None:
+        seen.append((threading.current_thread(), i))
+        if i == 2:
+            done.set()
+
+    for i in range(3):
+        worker.submit(lambda i=i: job(i))
+    assert done.wait(5)
+    first = seen[0][0]
+    assert [i for _, i in seen] == [0, 1, 2] and all(t is first for t, _ in seen)
+    first.join(5)
+    assert not first.is_alive()  # idle: it ended
+    again = threading.Event()
+    worker.submit(again.set)
+    assert again.wait(5)
+
+
+def test_a_failing_job_does_not_stop_the_ones_after_it(capsys) -> None:
+    worker = controller_module._Worker()
+    done = threading.Event()
+    worker.submit(lambda: 1 / 0)
+    worker.submit(done.set)
+    assert done.wait(5)
+    assert "ZeroDivisionError" in capsys.readouterr().err

@@ -18,7 +18,8 @@ from tests.app.panel_helpers import attach, make_document, make_result
 
 class WidgetFrames(QObject):
     """Counts the frames of the window's widgets: the UpdateRequests the window paints (one
-    it puts off a turn is counted when it comes again). Installed after the window's own
+    it puts off a turn, after a result or after the 3D view's frame of this turn, is counted
+    when it comes again). Installed after the window's own
     filter, so it sees each one first."""
 
     def __init__(self, window) -> None:
@@ -29,7 +30,8 @@ class WidgetFrames(QObject):
         window.installEventFilter(self)
 
     def eventFilter(self, watched, event) -> bool:
-        if event.type() == QEvent.Type.UpdateRequest and not self.window._frame_waits:
+        put_off = self.window._frame_waits or self.window.frame_turns.taken()
+        if event.type() == QEvent.Type.UpdateRequest and not put_off:
             self.count += 1
             if self.seen is not None and "result" in self.seen:
                 self.seen.append("widgets")
@@ -173,3 +175,55 @@ def test_a_widget_change_does_not_redraw_the_3d_view(qtbot, opened) -> None:
     assert frames.count >= 5 and not gl_frames and vp.frames == drawn
     vp.invalidate()  # the 3D view still draws when asked
     qtbot.waitUntil(lambda: len(gl_frames) == 1 and vp.frames == drawn + 1, timeout=10_000)
+
+
+class Paints(QObject):
+    """Counts the paints of one widget."""
+
+    def __init__(self, widget) -> None:
+        super().__init__(widget)
+        self.count = 0
+        widget.installEventFilter(self)
+
+    def eventFilter(self, watched, event) -> bool:
+        if event.type() == QEvent.Type.Paint:
+            self.count += 1
+        return False
+
+
+def test_the_3d_view_draws_in_a_turn_of_its_own_after_the_widgets(qtbot, opened) -> None:
+    """A 3D frame asked for in the turn the widgets' frame was drawn waits for the next turn
+    (the two back to back blocked the UI for their sum), and is drawn then, not lost."""
+    window, vp = opened, opened.viewport
+    qtbot.wait(100)
+    gl = []
+    vp.frame_drawn.connect(lambda: gl.append(1))
+    window.frame_turns.take()  # as the widgets' frame does
+    vp.scene.update()
+    QApplication.sendEvent(vp.scene, QEvent(QEvent.Type.UpdateRequest))
+    assert not gl  # put off
+    qtbot.waitUntil(lambda: len(gl) >= 1, timeout=10_000)
+    assert window.frame_turns.taken() or not window.frame_turns._end.isActive()
+
+
+def test_the_widgets_draw_in_a_turn_of_their_own_after_the_3d_view(qtbot, opened) -> None:
+    """The widgets' frame asked for in the turn the 3D view drew waits for the next turn."""
+    window = opened
+    qtbot.wait(100)
+    assert not window._frame_waits
+    paints = Paints(window.timeline)
+    window.timeline.update()
+    window.frame_turns.take()  # as the 3D view's frame does
+    QApplication.sendEvent(window, QEvent(QEvent.Type.UpdateRequest))
+    assert paints.count == 0  # put off
+    qtbot.waitUntil(lambda: paints.count > 0, timeout=10_000)
+
+
+def test_a_frame_turn_ends_when_the_event_loop_comes_round(qtbot) -> None:
+    from app.views.frame_turns import FrameTurns
+
+    turns = FrameTurns()
+    assert not turns.taken()
+    turns.take()
+    assert turns.taken()
+    qtbot.waitUntil(lambda: not turns.taken(), timeout=5_000)

@@ -116,3 +116,17 @@ def test_stats_panel_equals_the_codec_command_line_on_cmu_13_07(qtbot) -> None:
     assert float(panel.values["max_error"].text().split()[0].replace("\u2212", "-")) == (
         pytest.approx(want["max_error"], rel=1e-4)
     )
+
+
+def test_the_histogram_fits_each_new_results_bit_rates(qtbot) -> None:
+    """The histogram's axes are set only when a result's ranges differ from the last ones,
+    and then fit it: every bar inside the view."""
+    doc = make_document(with_result=False)
+    panel = StatsPanel(doc)
+    qtbot.addWidget(panel)
+    for shift in (0, 0, 6, -2):
+        doc.set_result(make_result(doc.compression_input(), bits_shift=shift))
+        data = panel.histogram_data
+        (x0, x1), (y0, y1) = panel.histogram.getViewBox().viewRange()
+        assert x0 <= min(data) - 0.5 and max(data) + 0.5 <= x1, (shift, data, x0, x1)
+        assert y0 <= 0 and max(data.values()) <= y1

@@ -179,3 +179,36 @@ def test_a_rate_within_float_noise_of_an_integer_reads_as_that_integer(window, u
     assert window.document.clip.sample_rate == pytest.approx(59.9988, abs=1e-4)
     text = window.timeline.readout.text()
     assert text.endswith("60 Hz") and "59.99" not in text
+
+
+def test_the_ticks_follow_a_new_result_and_a_new_width(qtbot) -> None:
+    """The tick lines are kept between paints: a result that strips other keyframes, or a new
+    width, draws the new ones."""
+    from app.document import Document
+    from app.views.timeline import STRIPPED_COLOR, ScrubBar
+    from codec.compression import compress
+    from codec.settings import CompressionSettings
+    from tests.codec.helpers import chain_clip, keyed_clip
+
+    clip = keyed_clip(chain_clip(num_samples=31, num_joints=5, amplitude=0.9), 5)
+    doc = Document()
+    doc.set_clip(clip)
+    bar = ScrubBar(doc)
+    qtbot.addWidget(bar)
+    bar.resize(620, 40)
+
+    def violet_samples() -> list[int]:
+        img = bar.grab().toImage()
+        out = []
+        for s in range(31):
+            x = round(bar.time_to_x(s / clip.sample_rate))
+            if any(img.pixelColor(dx, 8) == STRIPPED_COLOR for dx in (x - 1, x, x + 1)):
+                out.append(s)
+        return out
+
+    assert violet_samples() == []  # no result: every keyframe is stored
+    doc.set_result(compress(clip, CompressionSettings(precision=0.1, skin_error=False)))
+    stripped = np.flatnonzero(~doc.stored_keyframes()).tolist()
+    assert stripped and violet_samples() == stripped
+    bar.resize(400, 40)
+    assert violet_samples() == stripped  # at the new width's positions
