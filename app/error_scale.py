@@ -149,6 +149,26 @@ def format_cm(value: float, signed: bool = False, digits: int = 4) -> str:
     return f"{text} cm"
 
 
+ROUND_STEPS = (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0)
+
+
+def round_up(value: float) -> float:
+    """The smallest of 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 x 10^k that is >= `value` (> 0).
+
+    An axis whose end is rounded so stays put while the data moves a little (an edit, each
+    tick of a slider drag), and so do its ticks: pyqtgraph draws an axis again, ticks, labels
+    and grid, whenever its range changes. Steps are at most 1.33x apart."""
+    v = float(value)
+    if not math.isfinite(v) or v <= 0.0:
+        return v
+    exp = math.floor(math.log10(v))
+    for step in ROUND_STEPS:
+        top = step * 10.0**exp
+        if top >= v * (1 - 1e-12):
+            return top
+    return 10.0 ** (exp + 1)
+
+
 def format_budget(value: float) -> str:
     """A budget as the user typed it: "0.01 cm", "0.0025 cm", "1e-05 cm". Budgets are round
     numbers someone chose, so a plain decimal reads as the setting (not "10e-3 cm")."""

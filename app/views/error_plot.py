@@ -18,6 +18,7 @@ from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
+    QGraphicsItem,
     QHBoxLayout,
     QLabel,
     QPushButton,
@@ -28,7 +29,7 @@ from PySide6.QtWidgets import (
 
 from app.comparison import error_of
 from app.document import Document
-from app.error_scale import eng_ticks, format_budget, format_cm, format_percent
+from app.error_scale import eng_ticks, format_budget, format_cm, format_percent, round_up
 from app.views.handler_guard import survives
 from app.views.time_cursor import TimeCursor
 from app.views.when_shown import WhenShown, off_screen
@@ -47,7 +48,9 @@ A_COLOUR, B_COLOUR = (230, 159, 0), (0, 158, 115)  # Compare's A and B (app.view
 A_PEN, B_PEN = pg.mkPen(A_COLOUR, width=2), pg.mkPen(B_COLOUR, width=2)
 A_JOINT_PEN = pg.mkPen(A_COLOUR, width=2, style=Qt.PenStyle.DashLine)
 B_JOINT_PEN = pg.mkPen(B_COLOUR, width=2, style=Qt.PenStyle.DashLine)
-HEADROOM = 1.12  # the error axis shows a little above the larger of max error and budget
+HEADROOM = 1.12  # the error axis shows a little above the larger of max error and budget,
+# its end rounded up (1, 1.2, 1.5, 2, 2.5, ... x 10^k): it moves only when the data crosses
+# one of these, not on every edit
 
 
 class EngineeringAxis(pg.AxisItem):
@@ -77,6 +80,12 @@ class ErrorPlotPanel(QWidget):
         left.enableAutoSIPrefix(False)
         left.setWidth(64)
         self.plot.getAxis("bottom").enableAutoSIPrefix(False)
+        # each axis (its ticks, labels and the grid across the plot) is drawn once into a
+        # pixmap and then copied, until its range or size changes: played back from
+        # pyqtgraph's QPicture it cost 1-1.5 ms per axis in every frame that repainted any
+        # part of the plot (a new curve, a moved budget line), 3-4 ms of the widgets' frame
+        for name in ("left", "bottom"):
+            self.plot.getAxis(name).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         self.plot.showGrid(x=True, y=True, alpha=0.25)
         self.plot.setMenuEnabled(False)
         self.plot.getViewBox().setMouseEnabled(x=True, y=False)
@@ -219,10 +228,11 @@ class ErrorPlotPanel(QWidget):
             top = max(top, float(a.max()))
             if self.document.display.show_error_between and np.asarray(r.error_between).size:
                 top = max(top, float(np.asarray(r.error_between).max()))
+        top = round_up(top * HEADROOM)
         low, high = self.plot.getViewBox().viewRange()[1]
-        if low != 0.0 or not math.isclose(high, top * HEADROOM, rel_tol=1e-9):
+        if low != 0.0 or not math.isclose(high, top, rel_tol=1e-9):
             # (set again, the same range still re-plots every curve)
-            self.plot.setYRange(0.0, top * HEADROOM, padding=0)
+            self.plot.setYRange(0.0, top, padding=0)
 
     def _on_display(self) -> None:
         if self._hidden():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtWidgets import QGraphicsItem
 
 from app.views.error_heatmap import ErrorHeatmapPanel
 from app.views.error_plot import ErrorPlotPanel
@@ -96,6 +97,25 @@ def test_legend_sits_outside_the_plot_and_the_axis_is_in_cm(qtbot) -> None:
     # the error axis starts at zero and shows the budget line
     lo, hi = panel.plot.getViewBox().viewRange()[1]
     assert lo == 0.0 and hi >= max(doc.settings.precision, doc.result.error.max())
+
+
+def test_error_axis_ends_on_a_round_value_that_small_changes_keep(qtbot) -> None:
+    doc = make_document()
+    panel = ErrorPlotPanel(doc)
+    qtbot.addWidget(panel)
+    vb = panel.plot.getViewBox()
+    assert vb.viewRange()[1] == pytest.approx([0.0, 0.04])  # worst 0.03 x 1.12, rounded up
+    doc.update_settings(precision=0.031)  # over the worst error: the budget sets the top
+    assert doc.settings.precision > doc.result.error.max()
+    assert vb.viewRange()[1] == pytest.approx([0.0, 0.04])  # 0.0347: the same round end
+    doc.update_settings(precision=0.033)  # a small step: the axis stays
+    assert vb.viewRange()[1][1] == pytest.approx(0.04)
+    doc.update_settings(precision=0.036)  # 0.0403: the next round end
+    assert vb.viewRange()[1][1] == pytest.approx(0.05)
+    # each axis is drawn into a pixmap once and copied until its range changes
+    for name in ("left", "bottom"):
+        mode = panel.plot.getAxis(name).cacheMode()
+        assert mode == QGraphicsItem.CacheMode.DeviceCoordinateCache
 
 
 def test_a_new_clip_clears_the_plot_before_its_result_exists(qtbot) -> None:

@@ -18,6 +18,7 @@ from app.error_scale import (
     format_percent,
     format_rate,
     legend_stops,
+    round_up,
 )
 
 
@@ -128,3 +129,15 @@ def test_budgets_read_as_the_user_set_them(precision: float, text: str) -> None:
     assert format_budget(precision) == text
     said = describe(0.00441, precision)
     assert said.endswith(f"of its {text} budget") and "10e-3" not in said
+
+
+def test_round_up_gives_the_next_round_axis_end() -> None:
+    assert round_up(0.0112) == pytest.approx(0.012)
+    assert round_up(0.012) == pytest.approx(0.012)  # already round: kept
+    assert round_up(0.0121) == pytest.approx(0.015)
+    assert round_up(8.1) == pytest.approx(10.0)
+    assert round_up(1.0) == pytest.approx(1.0)
+    assert round_up(3.3e-5) == pytest.approx(4e-5)
+    xs = np.geomspace(1e-6, 1e3, 500)
+    ends = np.array([round_up(x) for x in xs])
+    assert np.all(ends >= xs * (1 - 1e-12)) and np.all(ends <= xs * 1.34)
