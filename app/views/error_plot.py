@@ -18,7 +18,6 @@ from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
-    QGraphicsItem,
     QHBoxLayout,
     QLabel,
     QPushButton,
@@ -31,6 +30,7 @@ from app.comparison import error_of
 from app.document import Document
 from app.error_scale import eng_ticks, format_budget, format_cm, format_percent, round_up
 from app.views.handler_guard import survives
+from app.views.plot_cache import cache_drawings
 from app.views.time_cursor import TimeCursor
 from app.views.when_shown import WhenShown, off_screen
 from codec.result import Result
@@ -80,12 +80,6 @@ class ErrorPlotPanel(QWidget):
         left.enableAutoSIPrefix(False)
         left.setWidth(64)
         self.plot.getAxis("bottom").enableAutoSIPrefix(False)
-        # each axis (its ticks, labels and the grid across the plot) is drawn once into a
-        # pixmap and then copied, until its range or size changes: played back from
-        # pyqtgraph's QPicture it cost 1-1.5 ms per axis in every frame that repainted any
-        # part of the plot (a new curve, a moved budget line), 3-4 ms of the widgets' frame
-        for name in ("left", "bottom"):
-            self.plot.getAxis(name).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         self.plot.showGrid(x=True, y=True, alpha=0.25)
         self.plot.setMenuEnabled(False)
         self.plot.getViewBox().setMouseEnabled(x=True, y=False)
@@ -106,6 +100,11 @@ class ErrorPlotPanel(QWidget):
             self.plot.addItem(item, ignoreBounds=True)
         self._sample_max: tuple[object, np.ndarray] | None = None  # (result, (S,) maxima)
         self.cursor = TimeCursor(document, self.plot)
+        cache_drawings(
+            [self.plot.getAxis("left"), self.plot.getAxis("bottom"), self.cursor]
+            + [c.curve for c in self.curves()]
+            + [self.precision_line, self.joint_precision_line]
+        )
         self.plot.scene().sigMouseClicked.connect(self._on_scene_clicked)
 
         self.legend = QLabel()
@@ -150,6 +149,16 @@ class ErrorPlotPanel(QWidget):
         document.display_changed.connect(self._on_display)
         document.comparison_changed.connect(self._on_result)
         self.when_shown.request()
+
+    def curves(self) -> list[pg.PlotDataItem]:
+        """Every curve of the plot (the current result's, A's while comparing)."""
+        return [
+            self.max_curve,
+            self.joint_curve,
+            self.between_curve,
+            self.a_max_curve,
+            self.a_joint_curve,
+        ]
 
     @survives
     def showEvent(self, event: QShowEvent) -> None:

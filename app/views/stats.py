@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 from app.document import Document
 from app.error_scale import MINUS, format_cm, format_rate
 from app.views.handler_guard import survives
+from app.views.plot_cache import cache_drawings
 from app.views.stat_rows import LABELS, SECTIONS
 from app.views.when_shown import WhenShown
 from codec.codecs.acl_style.bit_rates import SUB_TRACKS
@@ -162,6 +163,9 @@ class StatsPanel(QWidget):
         self.bars = pg.BarGraphItem(x=[], height=[], width=0.8, brush=(60, 120, 200))
         self._hist_ranges: tuple | None = None  # the (x, y) ranges last set
         self.histogram.addItem(self.bars)
+        cache_drawings(
+            [self.bars, self.histogram.getAxis("left"), self.histogram.getAxis("bottom")]
+        )
         hist_layout.addWidget(self.histogram)
         sheet_layout.addWidget(hist_box)
         sheet_layout.addStretch(1)

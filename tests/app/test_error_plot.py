@@ -13,6 +13,13 @@ from codec.tuning import JointOverride
 from tests.app.panel_helpers import Recompressions, make_document, make_result
 
 
+def _pixels(image) -> np.ndarray:
+    """(H, W, 4) int ARGB values of a QImage."""
+    image = image.convertToFormat(image.Format.Format_ARGB32)
+    rows = np.frombuffer(image.constBits(), dtype=np.uint8).reshape(image.height(), -1, 4)
+    return rows[:, : image.width()].astype(int)
+
+
 def _click_view(qtbot, plot, x: float, y: float) -> None:
     vb = plot.getViewBox()
     scene = vb.mapViewToScene(QPointF(x, y))
@@ -112,10 +119,20 @@ def test_error_axis_ends_on_a_round_value_that_small_changes_keep(qtbot) -> None
     assert vb.viewRange()[1][1] == pytest.approx(0.04)
     doc.update_settings(precision=0.036)  # 0.0403: the next round end
     assert vb.viewRange()[1][1] == pytest.approx(0.05)
-    # each axis is drawn into a pixmap once and copied until its range changes
-    for name in ("left", "bottom"):
-        mode = panel.plot.getAxis(name).cacheMode()
-        assert mode == QGraphicsItem.CacheMode.DeviceCoordinateCache
+    # axes, curves and lines are drawn into pixmaps once and copied until they change
+    items = [panel.plot.getAxis("left"), panel.plot.getAxis("bottom"), panel.cursor]
+    items += [c.curve for c in panel.curves()] + [panel.precision_line]
+    for item in items:
+        assert item.cacheMode() == QGraphicsItem.CacheMode.DeviceCoordinateCache
+    # and drawn the same as without the pixmaps
+    panel.resize(500, 300)
+    panel.show()
+    qtbot.waitExposed(panel)
+    cached = _pixels(panel.plot.grab().toImage())
+    for item in items:
+        item.setCacheMode(QGraphicsItem.CacheMode.NoCache)
+    # (a grid line blended onto the pixmap first may differ by a shade)
+    assert np.abs(_pixels(panel.plot.grab().toImage()) - cached).max() <= 16
 
 
 def test_a_new_clip_clears_the_plot_before_its_result_exists(qtbot) -> None:
