@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.document import Document
-from app.error_scale import MINUS, format_cm, format_rate
+from app.error_scale import MINUS, format_cm, format_rate, round_up
 from app.views.handler_guard import survives
 from app.views.plot_cache import cache_drawings
 from app.views.stat_rows import LABELS, SECTIONS
@@ -249,7 +249,9 @@ class StatsPanel(QWidget):
         if len(xs):
             ranges = (
                 (min(-0.5, xs.min() - 0.5), max(xs.max(), 8) + 0.5),
-                (0, max(hist.values()) * 1.05),
+                # the count axis ends on a round value: the next result, a few counts
+                # apart, keeps it (each range set re-lays the plot out and draws its axis)
+                (0, round_up(max(hist.values()) * 1.05)),
             )
             if ranges != self._hist_ranges:  # (set again, the same range re-lays the plot out)
                 self._hist_ranges = ranges

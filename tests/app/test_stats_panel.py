@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from app.error_scale import format_cm
+from app.error_scale import format_cm, round_up
 from app.views.stats import StatsPanel
 from tests.app.panel_helpers import Recompressions, attach, make_document, make_result
 
@@ -130,3 +130,6 @@ def test_the_histogram_fits_each_new_results_bit_rates(qtbot) -> None:
         (x0, x1), (y0, y1) = panel.histogram.getViewBox().viewRange()
         assert x0 <= min(data) - 0.5 and max(data) + 0.5 <= x1, (shift, data, x0, x1)
         assert y0 <= 0 and max(data.values()) <= y1
+        # a round end (1, 1.2, 1.5, 2 ... x 10^k), kept while the counts move a little
+        end = round_up(max(data.values()) * 1.05)
+        assert end <= y1 <= 1.1 * end, (data, y1)
