@@ -104,12 +104,19 @@ def settle_before_paint(window: QtWidgets.QWidget) -> None:
         app.sendPostedEvents(None, QtCore.QEvent.Type.LayoutRequest.value)
 
 
+# the window's children its layout never animates: they keep the application's style, so
+# their paints and layouts ask no style hint of Python (the menu bar and the status bar asked
+# some 70 an edit, each a wait for the interpreter while a compression ran beside them)
+NOT_ANIMATED = (QtWidgets.QMenuBar, QtWidgets.QStatusBar)
+
+
 class InstantLayoutStyle(QtWidgets.QProxyStyle):
     """The application's style, except that the window's docks, their tab bars and the centre
     take a new layout at once. Qt moves them with a geometry animation even when docks are not
     animated (of length 0, ended on a later event-loop turn, which then repaints the dock
     separators): every text change that re-lays out a panel cost a second frame. Set on the
-    window's direct children only; their own children keep the application's style."""
+    window's direct children that its layout moves (not the menu bar and the status bar);
+    their own children keep the application's style."""
 
     def styleHint(  # type: ignore[override]
         self,
@@ -321,7 +328,11 @@ class MainWindow(QtWidgets.QMainWindow):
             settle_before_paint(self)
         elif kind == QtCore.QEvent.Type.ChildPolished:
             child = event.child()  # type: ignore[attr-defined]
-            if isinstance(child, QtWidgets.QWidget) and child.style() is not self._instant:
+            if (
+                isinstance(child, QtWidgets.QWidget)
+                and not isinstance(child, NOT_ANIMATED)
+                and child.style() is not self._instant
+            ):
                 child.setStyle(self._instant)
         return False
 

@@ -154,6 +154,9 @@ def test_the_window_handles_its_own_events_without_a_python_event_override(qtbot
     later = QDockWidget("later", window)  # polished after the window is on screen
     window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, later)
     qtbot.waitUntil(lambda: later.style() is window._instant, timeout=5_000)
+    # the menu and status bars, never animated, ask no style hint of Python
+    assert window.menuBar().style() is not window._instant
+    assert window.statusBar().style() is not window._instant
     frames = WidgetFrames(window)
     window.status_label.setText("a frame, please")
     qtbot.waitUntil(lambda: frames.count > 0, timeout=10_000)
