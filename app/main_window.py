@@ -20,6 +20,7 @@ from app.controller import Controller
 from app.document import Document
 from app.views.frame_turns import FrameTurns
 from app.views.handler_guard import survives
+from app.views.label_fence import LabelFence, fixed_group
 from app.views.timeline import TimelineWidget
 from app.views.viewport3d import Viewport3D
 from codec.formats import SPECS
@@ -436,7 +437,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self.cancel_button.setText("Cancel")
         self.cancel_button.setToolTip("Stop this compression")
         self.cancel_button.clicked.connect(self.controller.cancel)
-        bar.addWidget(self.status_label, 1)
+        # the status line and the progress bar with Cancel change on every edit, twice: in
+        # fences, their changes repaint them and re-lay out neither the bar nor the window
+        bar.addWidget(LabelFence(self.status_label), 1)
         # warnings about the open clip (and a clip that failed to open), beside the
         # compression status rather than over it; all of them in its menu
         self.notices: list[str] = []
@@ -450,15 +453,11 @@ class MainWindow(QtWidgets.QMainWindow):
         self.notice_button.hide()
         self.units_label = QtWidgets.QLabel()  # the clip's units and up axis, always in view
         bar.addPermanentWidget(self.units_label)
-        bar.addPermanentWidget(self.progress_bar)
-        bar.addPermanentWidget(self.cancel_button)
-        for w in (self.progress_bar, self.cancel_button):
-            # showing them must not re-lay out the window: that resizes the GL view, which
-            # repaints at once (tens of ms on software GL) on every compression's start and end
-            policy = w.sizePolicy()
-            policy.setRetainSizeWhenHidden(True)
-            w.setSizePolicy(policy)
-            w.hide()
+        # showing them must not re-lay out the window: that resized the GL view, which
+        # repainted at once (tens of ms on software GL) on every compression's start and end
+        bar.addPermanentWidget(fixed_group(self.progress_bar, self.cancel_button))
+        self.progress_bar.hide()
+        self.cancel_button.hide()
 
     def _on_status(self) -> None:
         """The status line, red with its tooltip on an error; the progress bar and Cancel

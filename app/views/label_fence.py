@@ -1,0 +1,48 @@
+"""A label whose text changes repaint it and re-lay out nothing around it.
+
+A QLabel whose text changes asks its parent's layout to run again, and a layout that ran asks
+its own parent's, up to the window: a new status line re-laid out the status bar, the window
+and every dock in it (1-3 ms an edit, twice an edit). Qt stops at a widget without a layout
+(the request is posted to it and dropped) and at a widget of fixed size; `LabelFence` is the
+first kind, `fixed_group` the second.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QWidget
+
+from app.views.handler_guard import survives
+
+
+class LabelFence(QWidget):
+    """Holds `label`, filling it, in a widget without a layout: as wide as its own layout
+    makes it and at least one line high, whatever the text (a text wider than the fence is
+    cut at its edge, not widening the window)."""
+
+    def __init__(self, label: QLabel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.label = label
+        label.setParent(self)
+        self.setMinimumHeight(label.fontMetrics().height())
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+
+    @survives
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.label.setGeometry(self.rect())
+
+
+def fixed_group(*widgets: QWidget) -> QWidget:
+    """`widgets` side by side in a widget of fixed size (their room kept while hidden):
+    showing or hiding one of them re-lays out this group only."""
+    group = QWidget()
+    row = QHBoxLayout(group)
+    row.setContentsMargins(0, 0, 0, 0)
+    for w in widgets:
+        policy = w.sizePolicy()
+        policy.setRetainSizeWhenHidden(True)
+        w.setSizePolicy(policy)
+        row.addWidget(w)
+    group.setFixedSize(group.sizeHint())
+    return group

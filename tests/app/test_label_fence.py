@@ -1,0 +1,98 @@
+"""Labels whose text changes on every edit repaint themselves and re-lay out nothing else."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QObject
+from PySide6.QtWidgets import QLabel, QPushButton, QVBoxLayout, QWidget
+
+from app.views.label_fence import LabelFence, fixed_group
+
+
+class LayoutRequests(QObject):
+    """Counts the re-layouts asked of some widgets."""
+
+    def __init__(self, *widgets: QWidget) -> None:
+        super().__init__()
+        self.count = 0
+        for w in widgets:
+            w.installEventFilter(self)
+
+    def eventFilter(self, watched, event) -> bool:
+        if event.type() == QEvent.Type.LayoutRequest:
+            self.count += 1
+        return False
+
+
+def _settle(qtbot) -> None:
+    qtbot.wait(50)
+
+
+def test_a_fenced_label_shows_any_text_without_re_laying_out_its_panel(qtbot) -> None:
+    panel = QWidget()
+    qtbot.addWidget(panel)
+    column = QVBoxLayout(panel)
+    label = QLabel("short")
+    fence = LabelFence(label)
+    column.addWidget(fence)
+    column.addWidget(QPushButton("below"))
+    panel.resize(300, 100)
+    panel.show()
+    qtbot.waitExposed(panel)
+    _settle(qtbot)
+    width = panel.minimumSizeHint().width()
+    requests = LayoutRequests(panel)
+    long_text = "a status line much longer than the panel is wide, " * 3
+    label.setText(long_text)
+    _settle(qtbot)
+    assert requests.count == 0
+    assert label.text() == long_text  # the whole text is kept (cut at the fence's edge)
+    assert label.geometry() == fence.rect() and fence.width() > 200
+    assert panel.minimumSizeHint().width() == width  # a long text does not widen the panel
+    panel.resize(400, 100)  # the label follows its fence
+    _settle(qtbot)
+    assert label.geometry() == fence.rect() and fence.width() > 300
+    # the same panel without the fence re-lays out on a text change
+    bare = QLabel("short")
+    column.addWidget(bare)
+    _settle(qtbot)
+    requests.count = 0
+    bare.setText(long_text)
+    _settle(qtbot)
+    assert requests.count > 0
+
+
+def test_a_fixed_group_shows_and_hides_its_widgets_in_place(qtbot) -> None:
+    panel = QWidget()
+    qtbot.addWidget(panel)
+    column = QVBoxLayout(panel)
+    a, b = QPushButton("a"), QPushButton("Cancel")
+    group = fixed_group(a, b)
+    column.addWidget(group)
+    panel.show()
+    qtbot.waitExposed(panel)
+    _settle(qtbot)
+    size = group.size()
+    requests = LayoutRequests(panel)
+    b.hide()
+    _settle(qtbot)
+    b.show()
+    a.hide()
+    _settle(qtbot)
+    assert requests.count == 0 and group.size() == size
+    assert b.isVisible() and not a.isVisible()
+
+
+def test_the_status_line_and_progress_re_lay_out_neither_bar_nor_window(qtbot, window) -> None:
+    qtbot.waitExposed(window)
+    _settle(qtbot)
+    requests = LayoutRequests(window, window.statusBar())
+    window.status_label.setText("Compressed: 16,584 bytes in 0.05 s, and a much longer tail")
+    window.progress_bar.show()
+    window.cancel_button.show()
+    _settle(qtbot)
+    window.status_label.setText("Compressing…")
+    window.progress_bar.hide()
+    window.cancel_button.hide()
+    _settle(qtbot)
+    assert requests.count == 0
+    assert window.status_label.isVisible() and window.status_label.width() > 300
