@@ -30,6 +30,7 @@ from app.comparison import error_of
 from app.document import Document
 from app.error_scale import eng_ticks, format_budget, format_cm, format_percent, round_up
 from app.views.handler_guard import survives
+from app.views.label_fence import LabelFence
 from app.views.plot_cache import cache_drawings
 from app.views.time_cursor import TimeCursor
 from app.views.when_shown import WhenShown, off_screen
@@ -129,7 +130,7 @@ class ErrorPlotPanel(QWidget):
         bar = QHBoxLayout()
         bar.addWidget(self.between_box)
         bar.addWidget(self.worst_button)
-        bar.addWidget(self.readout, 1)
+        bar.addWidget(LabelFence(self.readout), 1)  # its text follows time and each result
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.setSpacing(2)

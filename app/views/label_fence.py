@@ -9,28 +9,50 @@ first kind, `fixed_group` the second.
 
 from __future__ import annotations
 
+from PySide6.QtCore import QEvent
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QWidget
 
-from app.views.handler_guard import survives
+from app.views.handler_guard import survives, survives_event
 
 
 class LabelFence(QWidget):
     """Holds `label`, filling it, in a widget without a layout: as wide as its own layout
-    makes it and at least one line high, whatever the text (a text wider than the fence is
-    cut at its edge, not widening the window)."""
+    makes it, and as high as the label's text needs at that width (one line, or its wrapped
+    lines for a word-wrapping label). A new text re-lays out the panel only when it needs
+    another number of lines; a text wider than a one-line fence is cut at its edge instead
+    of widening the window."""
 
     def __init__(self, label: QLabel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.label = label
         label.setParent(self)
-        self.setMinimumHeight(label.fontMetrics().height())
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.fit()
+
+    def fit(self) -> None:
+        """Take the height the label's text needs at the fence's width, if it changed."""
+        label = self.label
+        line = label.fontMetrics().height()
+        if label.wordWrap() and self.width() > 0:
+            needed = label.heightForWidth(self.width())
+        else:
+            needed = label.sizeHint().height()
+        needed = max(needed, line)
+        if self.minimumHeight() != needed or self.maximumHeight() != needed:
+            self.setFixedHeight(needed)
+
+    @survives_event
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.LayoutRequest:  # the label's text (or font) changed
+            self.fit()
+        return super().event(event)
 
     @survives
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self.label.setGeometry(self.rect())
+        self.fit()  # wrapped lines at the new width
 
 
 def fixed_group(*widgets: QWidget) -> QWidget:

@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
 
 from app.comparison import registered_codecs
 from app.document import Document
+from app.views.label_fence import LabelFence
 from app.views.stats import change_text
 from app.views.sync_guard import SyncGuard
 from codec.settings import LEVELS
@@ -158,8 +159,10 @@ class SettingsPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(form)
-        layout.addWidget(self.change)
-        layout.addWidget(self.status)
+        # both change on every edit: fenced, a new text re-lays out the panel (and its dock
+        # and the window) only when it needs another number of lines
+        layout.addWidget(LabelFence(self.change))
+        layout.addWidget(LabelFence(self.status))
         layout.addStretch(1)
 
         self.slider.valueChanged.connect(self._on_slider)

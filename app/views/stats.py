@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 from app.document import Document
 from app.error_scale import MINUS, format_cm, format_rate, round_up
 from app.views.handler_guard import survives
+from app.views.label_fence import LabelFence
 from app.views.plot_cache import cache_drawings
 from app.views.stat_rows import LABELS, SECTIONS
 from app.views.when_shown import WhenShown
@@ -96,7 +97,7 @@ class StatsPanel(QWidget):
         self.compare_table = CompareStatsTable(document)  # A | B | change while comparing
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
-        layout.addWidget(self.change)
+        layout.addWidget(LabelFence(self.change))  # a new text re-lays out no more than it must
         layout.addWidget(scroll, 1)
         layout.addWidget(self.compare_table, 1)
         layout.addLayout(self._export_buttons())

@@ -96,3 +96,31 @@ def test_the_status_line_and_progress_re_lay_out_neither_bar_nor_window(qtbot, w
     _settle(qtbot)
     assert requests.count == 0
     assert window.status_label.isVisible() and window.status_label.width() > 300
+
+
+def test_a_fenced_wrapping_label_takes_the_lines_its_text_needs(qtbot) -> None:
+    panel = QWidget()
+    qtbot.addWidget(panel)
+    column = QVBoxLayout(panel)
+    label = QLabel("Change: none")
+    label.setWordWrap(True)
+    fence = LabelFence(label)
+    column.addWidget(fence)
+    column.addStretch(1)
+    panel.resize(200, 300)
+    panel.show()
+    qtbot.waitExposed(panel)
+    _settle(qtbot)
+    line = label.fontMetrics().height()
+    assert fence.height() < 2 * line
+    requests = LayoutRequests(panel)
+    long_text = "Change: size -594 B (-3.5 %) and max error +1.946e-3 cm, wrapped " * 2
+    label.setText(long_text)  # more lines: the panel makes room for them
+    _settle(qtbot)
+    assert requests.count > 0
+    assert fence.height() == label.heightForWidth(fence.width()) >= 2 * line
+    assert label.geometry() == fence.rect()  # every line in view
+    requests.count = 0
+    label.setText(long_text.replace("594", "612"))  # as many lines: nothing moves
+    _settle(qtbot)
+    assert requests.count == 0
