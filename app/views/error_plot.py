@@ -130,7 +130,9 @@ class ErrorPlotPanel(QWidget):
         bar = QHBoxLayout()
         bar.addWidget(self.between_box)
         bar.addWidget(self.worst_button)
-        bar.addWidget(LabelFence(self.readout), 1)  # its text follows time and each result
+        # its text follows time and each result, one line or two as the joint names go:
+        # two kept, so the plot below is not resized (and drawn whole) when they alternate
+        bar.addWidget(LabelFence(self.readout, min_lines=2), 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.setSpacing(2)

@@ -23,9 +23,10 @@ class LabelFence(QWidget):
     another number of lines; a text wider than a one-line fence is cut at its edge instead
     of widening the window."""
 
-    def __init__(self, label: QLabel, parent: QWidget | None = None) -> None:
+    def __init__(self, label: QLabel, min_lines: int = 1, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.label = label
+        self.min_lines = min_lines  # lines kept even for a shorter text
         label.setParent(self)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.fit()
@@ -33,7 +34,8 @@ class LabelFence(QWidget):
     def fit(self) -> None:
         """Take the height the label's text needs at the fence's width, if it changed."""
         label = self.label
-        line = label.fontMetrics().height()
+        metrics = label.fontMetrics()
+        line = metrics.height() + (self.min_lines - 1) * metrics.lineSpacing()
         if label.wordWrap() and self.width() > 0:
             needed = label.heightForWidth(self.width())
         else:

@@ -124,3 +124,18 @@ def test_a_fenced_wrapping_label_takes_the_lines_its_text_needs(qtbot) -> None:
     label.setText(long_text.replace("594", "612"))  # as many lines: nothing moves
     _settle(qtbot)
     assert requests.count == 0
+
+
+def test_a_fence_keeps_its_least_lines_for_a_shorter_text(qtbot) -> None:
+    label = QLabel("t 0.000 s")
+    label.setWordWrap(True)
+    fence = LabelFence(label, min_lines=2)
+    qtbot.addWidget(fence)
+    fence.resize(300, 10)
+    fence.show()
+    qtbot.waitExposed(fence)
+    two = label.fontMetrics().height() + label.fontMetrics().lineSpacing()
+    assert fence.height() == two  # one line of text, the room of two
+    label.setText("a readout long enough to need three lines or more at this width " * 2)
+    _settle(qtbot)
+    assert fence.height() == label.heightForWidth(300) > two
