@@ -181,11 +181,9 @@ class SceneView(GLViewMixin, QtOpenGL.QOpenGLWindow):
         return super().event(ev)
 
     def _post_frame(self) -> None:
-        QtCore.QCoreApplication.postEvent(
-            self,
-            QtCore.QEvent(QtCore.QEvent.Type.UpdateRequest),
-            QtCore.Qt.EventPriority.LowEventPriority.value,
-        )
+        """Ask Qt again for the frame put off: an update() asked for meanwhile joins it (a
+        frame posted by hand would be drawn, and then Qt's own for that update() again)."""
+        self.requestUpdate()
 
     def update(self, *args: object) -> None:
         """Schedule a frame, except from inside `before_paint`: the items it refills call

@@ -218,6 +218,23 @@ def test_the_3d_view_draws_in_a_turn_of_its_own_after_the_widgets(qtbot, opened)
     assert window.frame_turns.taken() or not window.frame_turns._end.isActive()
 
 
+def test_a_put_off_3d_frame_and_a_change_meanwhile_are_drawn_in_one_frame(qtbot, opened) -> None:
+    """The frame put off is asked of Qt again, so a change made before it is drawn joins it:
+    one frame, not the frame put off and then Qt's own for the change."""
+    window, vp = opened, opened.viewport
+    qtbot.wait(200)
+    gl = []
+    vp.frame_drawn.connect(lambda: gl.append(1))
+    vp._dirty = True
+    window.frame_turns.take()  # as the widgets' frame does
+    QApplication.sendEvent(vp.scene, QEvent(QEvent.Type.UpdateRequest))
+    assert not gl  # put off
+    vp.invalidate()  # a change before the frame put off is drawn
+    qtbot.waitUntil(lambda: len(gl) >= 1, timeout=10_000)
+    qtbot.wait(200)
+    assert len(gl) == 1 and not vp._dirty, gl
+
+
 def test_the_widgets_draw_in_a_turn_of_their_own_after_the_3d_view(qtbot, opened) -> None:
     """The widgets' frame asked for in the turn the 3D view drew waits for the next turn."""
     window = opened
