@@ -95,18 +95,24 @@ _compose = inlined(compose)
 _shell_error = inlined(affine.shell_error)
 
 
+@inlined
+def _local_matrix(rot, tr, sc, i, j, pose, out):
+    """out (12,): the local matrix of joint j in pose i, through the scratch pose (10,)."""
+    for c in range(4):
+        pose[c] = rot[i, j, c]
+    for c in range(3):
+        pose[4 + c] = tr[i, j, c]
+        pose[7 + c] = sc[i, j, c]
+    _qvv_matrix(pose, out)
+
+
 @kernel
 def _object_matrices(rot, tr, sc, parents, pose, out):
     """out (N, J, 12): object-space matrices of N local poses rot (N, J, 4), tr and sc
     (N, J, 3), by the very operations `_pose_errors` applies to a pose at alpha 0."""
     for i in range(rot.shape[0]):
         for j in range(parents.shape[0]):
-            for c in range(4):
-                pose[c] = rot[i, j, c]
-            for c in range(3):
-                pose[4 + c] = tr[i, j, c]
-                pose[7 + c] = sc[i, j, c]
-            _qvv_matrix(pose, out[i, j])
+            _local_matrix(rot, tr, sc, i, j, pose, out[i, j])
             p = parents[j]
             if p >= 0:
                 _compose(out[i, p], out[i, j], out[i, j])
@@ -119,12 +125,7 @@ def _errors_against(raw_mats, rot, tr, sc, parents, shell, pose, mats, out):
     float64 out: the float64 error rounded once, as numpy's astype does)."""
     for i in range(rot.shape[0]):
         for j in range(parents.shape[0]):
-            for c in range(4):
-                pose[c] = rot[i, j, c]
-            for c in range(3):
-                pose[4 + c] = tr[i, j, c]
-                pose[7 + c] = sc[i, j, c]
-            _qvv_matrix(pose, mats[j])
+            _local_matrix(rot, tr, sc, i, j, pose, mats[j])
             p = parents[j]
             if p >= 0:
                 _compose(mats[p], mats[j], mats[j])
