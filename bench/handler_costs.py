@@ -32,14 +32,13 @@ TIMES: dict[str, list[float]] = collections.defaultdict(list)
 
 def instrument() -> None:
     """Time every listener of the document's signals, by its owner's class."""
+    import window_edits as we
+
     from app import document as docmod
 
     def emit(self, *args):  # type: ignore[no-untyped-def]
         for slot in list(self._slots):
-            owner = getattr(slot, "__self__", None)
-            name = f"{type(owner).__name__}.{slot.__name__}" if owner else slot.__qualname__
-            if type(owner).__name__ == "WhenShown":  # a panel's refresh, run or put off
-                name = f"{type(owner.widget).__name__}.{owner.refresh.__name__} (when shown)"
+            name = we.slot_name(slot)
             t = time.perf_counter()
             slot(*args)
             TIMES[name].append(1e3 * (time.perf_counter() - t))

@@ -91,6 +91,8 @@ class App(QtWidgets.QApplication):
 
 
 def instrument() -> None:
+    import window_edits as we
+
     import codec.compression as comp
     import codec.measure.measure as meas
     from app import controller as ctl
@@ -128,10 +130,7 @@ def instrument() -> None:
 
     def emit(self, *args):  # type: ignore[no-untyped-def]
         for slot in list(self._slots):
-            owner = getattr(slot, "__self__", None)
-            name = f"{type(owner).__name__}.{slot.__name__}" if owner else slot.__qualname__
-            if type(owner).__name__ == "WhenShown":  # a panel's refresh, run or put off
-                name = f"{type(owner.widget).__name__}.{owner.refresh.__name__} (when shown)"
+            name = we.slot_name(slot)
             t = time.perf_counter()
             slot(*args)
             add(f"ui slot {name}", 1e3 * (time.perf_counter() - t))

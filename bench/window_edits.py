@@ -37,6 +37,15 @@ CLIPS = (  # (joints, path): a CMU rig, a Character Creator rig, the MakeHuman f
 )
 
 
+def slot_name(slot) -> str:  # type: ignore[no-untyped-def]
+    """A document listener named by its owner's class; a panel's deferred refresh by its
+    panel (app.views.when_shown)."""
+    owner = getattr(slot, "__self__", None)
+    if type(owner).__name__ == "WhenShown":  # a panel's refresh, run or put off
+        return f"{type(owner.widget).__name__}.{owner.refresh.__name__} (when shown)"
+    return f"{type(owner).__name__}.{slot.__name__}" if owner else slot.__qualname__
+
+
 class Heartbeat:
     """A 5 ms timer; `worst_ms()` is the longest the event loop went without serving it."""
 
