@@ -87,7 +87,15 @@ class DaskCluster:
             except (OSError, TimeoutError) as e:
                 raise LibraryError(f"--scheduler {scheduler}: cannot connect ({e})") from None
             return
-        with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+        # one clip per worker at a time, none queued behind it (Dask's default saturation
+        # of 1.1 gives a one-thread worker two): a clip whose worker dies then takes no
+        # innocent clip with it, which the one allowed failure would report as died too
+        with dask.config.set(
+            {
+                "distributed.scheduler.allowed-failures": 1,
+                "distributed.scheduler.worker-saturation": 1.0,
+            }
+        ):
             self.cluster = LocalCluster(
                 n_workers=workers,
                 threads_per_worker=1,
