@@ -414,3 +414,79 @@ def test_writer_channels_scale_warning_and_atomicity(tmp_path: Path) -> None:
     back = read_bvh(out, units="cm")
     assert np.allclose(back.translations, moved.translations, atol=1e-6)
     assert np.max(rotation_angle(back.rotations, moved.rotations)) < 1e-7
+
+
+SLIDE = """HIERARCHY
+ROOT Hips
+{
+  OFFSET 0 0 0
+  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+  JOINT Slide
+  {
+    OFFSET 10 0 0
+    CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+    End Site
+    {
+      OFFSET 0 5 0
+    }
+  }
+}
+MOTION
+Frames: 2
+Frame Time: 0.04
+"""
+
+
+def test_non_root_position_channels_are_read_as_the_file_means_them(tmp_path: Path) -> None:
+    """Blender writes (and reads) a position channel as the joint's local translation,
+    MakeHuman as an offset added to OFFSET: the first frame says which a file follows."""
+    replaced = write(tmp_path, SLIDE + "0 0 0 0 0 0 10 0 0 0 0 0\n0 0 0 0 0 0 12 1 0 0 0 0\n")
+    added = write(tmp_path, SLIDE + "0 0 0 0 0 0 0 0 0 0 0 0\n0 0 0 0 0 0 2 1 0 0 0 0\n", "a.bvh")
+    for path in (replaced, added):
+        clip = read_bvh(path, units="cm")
+        assert np.allclose(clip.translations[:, 1], [[10, 0, 0], [12, 1, 0]])
+        (note,) = clip.warnings
+        assert "1 non-root joint" in note and "--bvh-positions" in note
+        assert ("replacing OFFSET" in note) == (path == replaced)
+    forced = read_bvh(replaced, units="cm", bvh_positions="add")  # the other reading, asked for
+    assert np.allclose(forced.translations[:, 1], [[20, 0, 0], [22, 1, 0]]) and not forced.warnings
+    forced = read_bvh(added, units="cm", bvh_positions="replace")
+    assert np.allclose(forced.translations[:, 1], [[0, 0, 0], [2, 1, 0]])
+    with pytest.raises(ValueError, match="bvh_positions"):
+        read_bvh(added, bvh_positions="sideways")
+
+
+def test_makehuman_near_zero_channels_still_add() -> None:
+    clip = read_real("makehuman_tpose.bvh", units="cm")
+    (note,) = [w for w in clip.warnings if w.startswith("position channels")]
+    assert "143 non-root joint(s) read as offsets added to OFFSET" in note
+    assert "near OFFSET on 0 and near zero on 143" in note
+    same = read_real("makehuman_tpose.bvh", units="cm", bvh_positions="add")
+    assert np.array_equal(clip.translations, same.translations)
+
+
+def test_writer_writes_what_blender_reads(tmp_path: Path) -> None:
+    """A moving non-root joint's channels hold its local translation (Blender's reading,
+    `replace`), its OFFSET the bind translation; a joint held at another translation has no
+    position channel; one that starts near zero gets its first frame as OFFSET, so `auto`
+    reads every file we write the way Blender does."""
+    clip = read_bvh(write(tmp_path, SLIDE + "0 0 0 0 0 0 0 0 0 0 0 0\n" * 2))
+    trans = clip.translations.copy()
+    trans[:, 1] = [[10, 0, 0], [12, 1, 0]]  # moves, starts at its bind translation
+    out = tmp_path / "out.bvh"
+    write_bvh(clip.replace(translations=trans), out)
+    text = out.read_text()
+    assert "OFFSET 10.000000 0.000000 0.000000" in text
+    assert text.splitlines()[-1].split()[6:9] == ["12.000000", "1.000000", "0.000000"]
+    for reading in ("auto", "replace"):
+        back = read_bvh(out, units="cm", bvh_positions=reading)
+        assert np.allclose(back.translations, trans, atol=1e-6)
+    trans[:, 1] = [[0.1, 0, 0], [3, 0, 0]]  # nearer zero than its bind translation
+    write_bvh(clip.replace(translations=trans), out)
+    assert "OFFSET 0.100000 0.000000 0.000000" in out.read_text()
+    assert np.allclose(read_bvh(out, units="cm").translations, trans, atol=1e-6)
+    trans[:, 1] = [4, 0, 0]  # held away from the bind translation: OFFSET holds it
+    write_bvh(clip.replace(translations=trans), out)
+    assert out.read_text().count("CHANNELS 6") == 1
+    back = read_bvh(out, units="cm")
+    assert np.allclose(back.translations, trans) and not back.warnings
