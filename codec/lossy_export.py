@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -103,15 +103,16 @@ class Measured:
 @dataclass
 class LossyFile:
     """A lossy export, measured and ready to write: `data` for `path`, the writer's `notes`,
-    the `measured` error of the file's own values and how many joints were `tightened`."""
+    the `measured` error of the file's own values, how many joints were `tightened`, and the
+    decoded `clip` the file holds (a tightened one when joints were tightened)."""
 
     path: Path
     data: bytes
     notes: list[str]
     measured: Measured
+    clip: Clip
     tightened: int = 0
     rounds: int = 0
-    lines: list[str] = field(default_factory=list)
 
     def __fspath__(self) -> str:
         return os.fspath(self.path)
@@ -281,4 +282,4 @@ def lossy_file(
         tightened.update(over)
         rounds += 1
         current = recompress(precision)
-    return LossyFile(Path(path), data, notes, measured, len(tightened), rounds)
+    return LossyFile(Path(path), data, notes, measured, written, len(tightened), rounds)
