@@ -32,7 +32,7 @@ import math
 import os
 import re
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -615,9 +615,58 @@ def _is_end_site(clip: Clip, j: int, has_children: Array, tol: float) -> bool:
 
 
 def bvh_name(name: str) -> str:
-    """A name that reads back the same: one line, no braces, single spaces."""
-    clean = " ".join(re.sub(r"[{}]", "_", name).split())
+    """A name every reader takes as one: one word, no braces."""
+    clean = "_".join(re.sub(r"[{}]", "_", name).split())
     return clean or "joint"
+
+
+def _without_scale(clip: Clip, warnings: list[str]) -> Clip:
+    """The clip without scales, every joint where it was where that can be: a uniform scale
+    (per sample) multiplies the translations of every joint below it; a non-uniform one is
+    dropped, and `warnings` says which of each."""
+    sk = clip.skeleton
+    scales = clip.scales
+    if np.all(scales == 1.0) and np.all(sk.bind_scales == 1.0):
+        return clip
+
+    def uniform(s: Array) -> tuple[Array, Array]:
+        """Each joint's uniform scale (..., J) and whether it is uniform everywhere (J,)."""
+        mean = s.mean(axis=-1)
+        same = np.all(np.abs(s - mean[..., None]) <= 1e-6 * np.abs(mean[..., None]), axis=-1)
+        return mean, same.reshape(-1, sk.num_joints).all(axis=0)
+
+    u, ok = uniform(scales)
+    ub, ok_bind = uniform(sk.bind_scales[None])
+    ok &= ok_bind
+    u, ub = np.where(ok, u, 1.0), np.where(ok, ub, 1.0)
+    above = np.ones_like(u)  # (S, J) product of the uniform scales of each joint's ancestors
+    above_bind = np.ones_like(ub)
+    for j, p in enumerate(sk.parents):  # hierarchy order: a parent is done before its child
+        if p >= 0:
+            above[:, j] = above[:, p] * u[:, p]
+            above_bind[:, j] = above_bind[:, p] * ub[:, p]
+    scaled = np.any(np.abs(scales - 1.0) > 1e-6, axis=(0, 2)) | np.any(
+        np.abs(sk.bind_scales - 1.0) > 1e-6, axis=1
+    )
+    for which, what in (
+        (scaled & ok, "folded the uniform scale of {} joint(s) into the translations below"),
+        (scaled & ~ok, "dropped the non-uniform scale of {} joint(s)"),
+    ):
+        names = [sk.names[j] for j in np.flatnonzero(which)]
+        if names:
+            shown = ", ".join(names[:5]) + (" ..." if len(names) > 5 else "")
+            warnings.append(f"BVH has no scale: {what.format(len(names))}: {shown}")
+    skeleton = replace(
+        sk,
+        bind_translations=sk.bind_translations * above_bind[0][:, None],
+        bind_scales=np.ones_like(sk.bind_scales),
+    )
+    return clip.replace(
+        skeleton=skeleton,
+        translations=clip.translations * above[..., None],
+        scales=np.ones_like(scales),
+        curves=None,
+    )
 
 
 def write_bvh(clip: Clip, path: str | os.PathLike[str], *, precision_digits: int = 6) -> list[str]:
@@ -642,23 +691,19 @@ def bvh_text(clip: Clip, *, precision_digits: int = 6) -> tuple[str, list[str]]:
     is nearer zero than the bind translation, so that its first-frame values are always
     nearer its OFFSET than zero and `read_bvh`'s "auto" reads the file as written.
     Leaf joints named ``<parent>_End`` that never move are written as End Sites, which is
-    how `read_bvh` names them, so a round trip keeps the skeleton. BVH has no scale: scales
-    are dropped and a warning says so. Values are printed with `precision_digits` decimals
-    (degrees and clip units).
+    how `read_bvh` names them, so a round trip keeps the skeleton. BVH has no scale: a
+    uniform scale (an FBX rig's 100x armature) is folded into the translations below it,
+    which keeps every joint where it was; a non-uniform one is dropped, and a warning says
+    which. Names are one word (whitespace becomes `_`: assimp reads no other). Values are
+    printed with `precision_digits` decimals (degrees and clip units).
     """
     if precision_digits < 0 or precision_digits > 15:
         raise ValueError(f"precision_digits must be 0..15, got {precision_digits}")
+    warnings: list[str] = []
+    clip = _without_scale(clip, warnings)
     sk = clip.skeleton
     num = sk.num_joints
     parents = sk.parents
-    warnings: list[str] = []
-    scaled = np.any(np.abs(clip.scales - 1.0) > 1e-6, axis=(0, 2)) | np.any(
-        np.abs(sk.bind_scales - 1.0) > 1e-6, axis=1
-    )
-    if np.any(scaled):
-        names = [sk.names[j] for j in np.flatnonzero(scaled)]
-        shown = ", ".join(names[:5]) + (" ..." if len(names) > 5 else "")
-        warnings.append(f"BVH has no scale: dropped the scale of {len(names)} joint(s): {shown}")
     tol = 0.5 * 10.0 ** (-precision_digits)
     has_children = np.zeros(num, dtype=bool)
     has_children[parents[parents >= 0]] = True

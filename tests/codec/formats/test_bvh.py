@@ -398,13 +398,21 @@ def test_writer_channels_scale_warning_and_atomicity(tmp_path: Path) -> None:
     scales[:, 1] = 2.0
     scaled = clip.replace(scales=scales)
     out = tmp_path / "out.bvh"
-    warnings = write_bvh(scaled, out)
-    assert len(warnings) == 1 and "scale" in warnings[0] and "Spine" in warnings[0]
+    warnings = write_bvh(scaled, out)  # a uniform scale: folded into what hangs below it
+    assert warnings == [
+        "BVH has no scale: folded the uniform scale of 1 joint(s) into the translations "
+        "below: Spine"
+    ]
     text = out.read_text()
-    assert text.count("End Site") == 2
-    assert "CHANNELS 3 Zrotation Yrotation Xrotation" in text  # Spine: no translation change
+    assert "OFFSET 0.000000 4.000000 0.000000" in text  # Spine's tip, twice as far
     assert text.count("CHANNELS 6") == 1  # only the root; Slide never leaves its OFFSET
+    assert np.allclose(positions(read_bvh(out, units="cm")), positions(scaled), atol=1e-5)
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+    scales[:, 1] = [1.0, 2.0, 1.0]  # a non-uniform one cannot be: dropped, and said
+    assert write_bvh(clip.replace(scales=scales), out) == [
+        "BVH has no scale: dropped the non-uniform scale of 1 joint(s): Spine"
+    ]
+    assert out.read_text().count("End Site") == 2
     # a joint whose translation moves gets 6 channels and the motion survives
     trans = clip.translations.copy()
     trans[1, 1] += [0.5, 0, 0]
@@ -490,3 +498,24 @@ def test_writer_writes_what_blender_reads(tmp_path: Path) -> None:
     assert out.read_text().count("CHANNELS 6") == 1
     back = read_bvh(out, units="cm")
     assert np.allclose(back.translations, trans) and not back.warnings
+
+
+def test_assimp_reads_our_bvh_as_we_do(tmp_path: Path) -> None:
+    """assimp (like Blender) takes a non-root position channel for the joint's translation:
+    the Fox's hip, which moves, comes out where our clip has it (the old writer's file put
+    it 5,059 cm away)."""
+    from codec.formats.gltf import read_gltf
+    from tests.codec.formats import assimp_reference
+
+    clip = read_gltf(DATA.parent / "gltf" / "Fox.glb", animation="Walk")
+    out = tmp_path / "fox.bvh"
+    write_bvh(clip, out)
+    assert out.read_text().count("CHANNELS 6") >= 2  # the root and the moving hip
+    seconds = np.arange(clip.num_samples) / clip.sample_rate
+    world = assimp_reference.world_positions(out.read_bytes(), "Motion", seconds, b"bvh")
+    by_name = {path.rsplit("/", 1)[-1]: p for path, p in world.items()}
+    ours = positions(clip)
+    for j, name in enumerate(clip.skeleton.names):
+        if name in by_name:
+            assert np.abs(by_name[name] - ours[:, j]).max() < 1e-2, name
+    assert "b_Hip_01" in by_name
