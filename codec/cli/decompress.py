@@ -12,8 +12,6 @@ from codec.cli.files import check_outputs, read_ssc
 from codec.cli.flags import UNITS
 from codec.model.clip import Clip
 
-OUTPUTS = "OUT.acl.sjson|OUT.bvh|OUT.glb|OUT.gltf|OUT.usda|OUT.usdc|OUT.usdz"
-
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
@@ -26,10 +24,11 @@ def add_parser(sub: Any) -> None:
         "-o",
         "--output",
         required=True,
-        metavar=OUTPUTS,
-        help=".acl.sjson (each joint's precision and shell distance, as ACL 2.1 reads them), "
-        ".bvh, .usda/.usdc/.usdz (a copy of a USD source with its SkelAnimation replaced, "
-        "else a new stage), .glb/.gltf (a copy of the glTF source with its animation replaced)",
+        metavar="OUT",
+        help="the lossy clip: .acl.sjson (each joint's precision and shell distance, as "
+        "ACL 2.1 reads them), .bvh, .usda/.usdc/.usdz (a copy of a USD source with its "
+        "SkelAnimation replaced, else a new stage), .glb/.gltf (a copy of the glTF source "
+        "with its animation replaced)",
     )
     p.add_argument(
         "--source",
