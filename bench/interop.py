@@ -48,6 +48,7 @@ sys.path.insert(0, str(ROOT))
 import codec  # noqa: E402
 from app.exports import export_lossy  # noqa: E402
 from codec.formats import format_of, list_animations, load_clip  # noqa: E402
+from codec.formats.bvh import bvh_name  # noqa: E402
 from codec.model.clip import Clip  # noqa: E402
 from codec.model.transforms import object_space  # noqa: E402
 from tests.codec.formats import assimp_reference, gltf_validator  # noqa: E402
@@ -123,7 +124,7 @@ def blender_job(file: Path, written: Clip, animation: str | None, out: Path) -> 
         index = {n: k for k, n in enumerate(back.skeleton.names)}
         text = file.read_text()
         joints = []
-        for name in written.skeleton.names:
+        for name in (bvh_name(n) for n in written.skeleton.names):
             k = index[name]
             bone = f"JOINT {name}\n" in text or f"ROOT {name}\n" in text
             parent = back.skeleton.names[back.skeleton.parents[k]] if not bone else name
@@ -184,6 +185,7 @@ def assimp_positions(file: Path, written: Clip, times: np.ndarray) -> np.ndarray
     scale = 100.0 if file.suffix == ".glb" else 1.0
     out = np.full((len(times), written.num_joints, 3), np.nan)
     for j, name in enumerate(written.skeleton.names):
+        name = bvh_name(name) if file.suffix == ".bvh" else name
         if name in by_name:
             out[:, j] = by_name[name] * scale
     return out
