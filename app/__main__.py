@@ -25,6 +25,7 @@ from app.headless import (
     variants_from,
     wants_headless,
 )
+from codec.cli.flags import add_bvh_positions_flag
 from codec.model.sampling import ROUNDING_MODES
 from codec.settings import LEVELS
 
@@ -49,6 +50,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--sample-rate", type=float, metavar="HZ", help="resample glTF/FBX/USD at this rate"
     )
+    add_bvh_positions_flag(p)
     p.add_argument("--precision", type=float, help="global precision in clip units")
     p.add_argument("--level", choices=LEVELS, help="compression level")
     p.add_argument("--time", type=float, default=None, help="time to show, in seconds")
@@ -227,6 +229,8 @@ def main(argv: list[str] | None = None) -> int:
         window.open_options["units"] = args.units
     if args.sample_rate:
         window.open_options["sample_rate"] = args.sample_rate
+    if args.bvh_positions:
+        window.set_bvh_positions(args.bvh_positions)  # nothing is open yet: only remembered
 
     try:
         display = {

@@ -38,6 +38,7 @@ import codec
 from app import exports
 from app.document import Document, Status
 from app.tuning_history import Tuning, TuningHistory
+from codec.errors import ShellscopeError
 from codec.model.clip import Clip
 from codec.result import Result
 from codec.settings import CompressionSettings
@@ -184,7 +185,8 @@ class Controller(QtCore.QObject):
 
     Signals: `result_ready(result)` after the document got a new result, `failed(message)`
     when a run raised, `progress(fraction, message)`, `busy_changed(running)`,
-    `exported(kind, path, error)` after an export (error "" when it was written).
+    `exported(kind, path, error)` after an export (error "" when it was written), preceded
+    for a lossy clip by `export_measured(kind, text)`: the error measured in the file.
     """
 
     result_ready = QtCore.Signal(object)
@@ -192,6 +194,7 @@ class Controller(QtCore.QObject):
     progress = QtCore.Signal(float, str)
     busy_changed = QtCore.Signal(bool)
     exported = QtCore.Signal(str, str, str)
+    export_measured = QtCore.Signal(str, str)
     history_changed = QtCore.Signal()  # undo / redo became (un)available or changed labels
     # internal: worker threads -> UI thread
     _finished = QtCore.Signal(int, object, str)
@@ -501,6 +504,9 @@ class Controller(QtCore.QObject):
         show = getattr(view, "show_export", None)
         if show is not None:
             self.exported.connect(show)
+        measured = getattr(view, "show_export_measured", None)
+        if measured is not None:
+            self.export_measured.connect(measured)
 
     def edit_settings(self, changes: dict[str, Any]) -> None:
         """The user changed global settings (precision, shell_distance, level,
@@ -593,7 +599,7 @@ class Controller(QtCore.QObject):
         writers: dict[str, Callable[[], Path]] = {
             "stats": lambda: self._export_stats(path),
             "csv": lambda: exports.export_joint_csv(path, r),
-            "lossy": lambda: exports.export_lossy(path, r, source=doc.path),
+            "lossy": lambda: self._export_lossy(path),
             "screenshot": lambda: exports.export_screenshot(path, png or b""),
             "skin_csv": lambda: exports.export_skin_report_csv(path, r),
         }
@@ -603,11 +609,19 @@ class Controller(QtCore.QObject):
             if r is None:
                 raise ValueError("nothing to export before the first compression")
             out = writers[kind]()
-        except (OSError, ValueError, RuntimeError) as e:
+        except (OSError, ValueError, RuntimeError, ShellscopeError) as e:
             self.exported.emit(kind, str(path), str(e))
             return None
         self.exported.emit(kind, str(out), "")
         return out
+
+    def _export_lossy(self, path: str) -> Path:
+        """The lossy clip, measured in the file (codec.lossy_export); says the figure."""
+        doc = self.document
+        assert doc.result is not None
+        written = exports.export_lossy(path, doc.result, source=doc.path)
+        self.export_measured.emit("lossy", "; ".join(written.summary() + written.notes))
+        return written.path
 
     def _export_stats(self, path: str) -> Path:
         """The stats JSON; while comparing, A's and B's under `a` and `b` with their change

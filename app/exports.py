@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from codec.codecs.acl_style.tables import (
     SKIN_REPORT_COLUMNS,
     joint_columns,
@@ -25,7 +27,9 @@ from codec.codecs.acl_style.tables import (
     skin_report_rows,
 )
 from codec.formats.atomic import write_bytes, write_text
+from codec.lossy_export import LossyFile
 from codec.measure.stats import json_safe
+from codec.model.clip import Clip
 from codec.result import Result
 from codec.tuning import JointOverride
 
@@ -142,30 +146,34 @@ def export_lossy(
     result: Result,
     source: str | os.PathLike[str] | None = None,
     inputs: Sequence[object] = (),
-) -> Path:
-    """The decoded clip in the format the name asks for (`.acl.sjson`, `.bvh`, ...); for
-    `.glb` / `.gltf`, a copy of the `source` glTF with the clip's animation replaced by the
-    lossy one (codec.formats.gltf_lossy). Written whole or not at all (codec.formats.atomic), so a
-    failed export leaves no partial file; never over the `source` clip or other `inputs`.
-    """
-    from codec import save_clip  # lazy: the formats package is heavy and optional here
+) -> LossyFile:
+    """The decoded clip in the format the name asks for (`.acl.sjson`, `.bvh`, `.usda`,
+    `.usdc`, `.usdz`); for `.glb` / `.gltf`, a copy of the `source` glTF with the clip's
+    animation replaced by the lossy one (codec.formats.gltf_lossy); a USD `source` is copied
+    the same way. Measured from the file's own values against the raw clip before it is
+    written, and compressed again with tighter joints where the file's rounding would cross
+    their precision (codec.lossy_export); its `summary()` says what was measured. Written
+    whole or not at all (codec.formats.atomic); never over the `source` clip or `inputs`."""
+    from codec.compression import compress
+    from codec.lossy_export import Source, lossy_file
 
     refuse_inputs(path, [source, *inputs])
-    path = Path(path)
-    if path.suffix.lower() in (".glb", ".gltf"):
-        from codec.formats import format_of
-        from codec.formats.gltf_lossy import write_lossy_gltf
+    read_as = result.clip.units  # a unit the user gave when opening is undone the same way
+    units = read_as.unit if read_as is not None and read_as.chosen_by == "user" else None
+    lossy = result.lossy
 
-        if source is None or format_of(source) != "gltf":
-            raise ValueError("a lossy glTF is a copy of the source glTF: open a .glb/.gltf clip")
-        read_as = result.clip.units  # a unit the user gave when opening is undone the same way
-        units = read_as.unit if read_as is not None and read_as.chosen_by == "user" else None
-        write_lossy_gltf(
-            source, result.lossy, path, animation=result.lossy.name or None, units=units
-        )
-        return path
-    save_clip(result.lossy, path)
-    return path
+    def recompress(precision: np.ndarray) -> Clip:
+        return compress(result.clip.with_skeleton_settings(precision), result.settings).lossy
+
+    out = lossy_file(
+        path,
+        lossy,
+        Source(source, lossy.name or None, units),
+        reference=result.clip,
+        recompress=recompress,
+    )
+    out.write()
+    return out
 
 
 def export_screenshot(

@@ -32,6 +32,7 @@ from app.exports import export_joint_csv, export_lossy, export_stats, stats_dict
 from codec.cli.flags import add_tuning_flags
 from codec.errors import ShellscopeError
 from codec.formats import atomic
+from codec.lossy_export import LossyFile
 from codec.sidecar import load_tuning, sidecar_path
 from codec.tuning import GlobalSettings, JointOverride
 
@@ -50,7 +51,10 @@ def add_export_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--export-lossy",
         metavar="CLIP",
-        help="write the decoded clip (.acl.sjson or .bvh) and exit",
+        help="write the decoded clip and exit: .acl.sjson (each joint's precision), .bvh, "
+        ".usda/.usdc/.usdz (a copy of a USD source, else a new stage), or .glb/.gltf (a copy "
+        "of the glTF source with its animation replaced); measured from the file's own values "
+        "and kept within precision",
     )
     # the tuning flags of `python -m codec compress`, the same definitions (codec.cli.flags)
     add_tuning_flags(g)
@@ -117,6 +121,7 @@ def _check_exports(args: argparse.Namespace, clip_path: str) -> None:
     """Refuse, before any work, an export that cannot be written or would overwrite an
     input (the clip, its sidecar, the overrides file) or another export."""
     from codec.formats import format_of
+    from codec.lossy_export import EXTENSIONS, export_format
 
     inputs = [Path(clip_path), sidecar_path(clip_path)]
     if getattr(args, "overrides", None):
@@ -127,11 +132,16 @@ def _check_exports(args: argparse.Namespace, clip_path: str) -> None:
         if not value:
             continue
         path = Path(value)
-        if flag == "export_lossy" and (
-            format_of(path) not in ("sjson", "bvh", "gltf")
-            or path.name.lower().endswith((".gz", ".xz", ".zst"))
+        if flag == "export_lossy" and export_format(path) is None:
+            raise _BadUse(f"{value}: --export-lossy writes {EXTENSIONS} files")
+        if (
+            flag == "export_lossy"
+            and export_format(path) == "gltf"
+            and format_of(clip_path) != "gltf"
         ):
-            raise _BadUse(f"{value}: --export-lossy writes .acl.sjson, .bvh, .glb or .gltf files")
+            raise _BadUse(
+                f"{value}: a lossy glTF is a copy of the source glTF, and {clip_path} is not one"
+            )
         real = os.path.realpath(path)
         if real in seen:
             raise _BadUse(f"{value}: given twice as an export (also as {seen[real]})")
@@ -195,7 +205,7 @@ def _run(args: argparse.Namespace, clip_path: str, out: TextIO, err: TextIO) -> 
 
     try:
         _check_exports(args, clip_path)
-        keys = ("units", "animation", "sample_rate")
+        keys = ("units", "animation", "sample_rate", "bvh_positions")
         options = {k: getattr(args, k) for k in keys if getattr(args, k, None)}
         clip = codec.load_clip(clip_path, **options)
         saved, rules, source = load_tuning(clip_path, getattr(args, "overrides", None), clip.name)
@@ -261,9 +271,23 @@ def _run(args: argparse.Namespace, clip_path: str, out: TextIO, err: TextIO) -> 
         f"max error {s['max_error']:.6g} at {s['worst_track_name']} {s['worst_time']:.4f} s",
         file=out,
     )
-    for path in written:
-        print(f"wrote {path}", file=out)
+    _print_written(written, out, err)
     return 0
+
+
+def _print_written(written: list, out: TextIO, err: TextIO) -> None:
+    """`wrote PATH` for each file; a lossy export adds its measured figure and notes."""
+    for item in written:
+        if isinstance(item, LossyFile):
+            print(f"wrote {item.path}", file=out)
+            for line in item.summary():
+                print(f"  {line}", file=out)
+            for note in item.notes:
+                print(f"shellscope: warning: {item.path}: {note}", file=err)
+            if not item.measured.met:
+                print(f"shellscope: warning: {item.path}: {item.measured.line()}", file=err)
+        else:
+            print(f"wrote {item}", file=out)
 
 
 def _run_pair(
@@ -324,8 +348,7 @@ def _run_pair(
             f"max error {s['max_error']:.6g} at {s['worst_track_name']} {s['worst_time']:.4f} s",
             file=out,
         )
-    for path in written:
-        print(f"wrote {path}", file=out)
+    _print_written(written, out, err)
     return 0
 
 

@@ -23,7 +23,7 @@ from app.views.handler_guard import survives
 from app.views.label_fence import LabelFence, fixed_group
 from app.views.timeline import TimelineWidget
 from app.views.viewport3d import Viewport3D
-from codec.formats import SPECS
+from codec.formats import SPECS, format_of
 from codec.model.character_size import character_size, length_text, size_warning
 from codec.sidecar import SidecarError, load_sidecar
 from codec.tuning import GlobalSettings, JointOverride
@@ -575,6 +575,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.recent_menu = f.addMenu("Open &Recent")
         self._rebuild_recent()
         self._action(f, "Open &Library\u2026", lambda: self.open_library())
+        self._bvh_positions_menu(f.addMenu("&BVH position channels"))
         f.addSeparator()
         self._action(f, "&Quit", self.close, QtGui.QKeySequence.StandardKey.Quit)
         self._edit_menu(mb.addMenu("&Edit"))
@@ -747,6 +748,29 @@ class MainWindow(QtWidgets.QMainWindow):
         self._shortcuts.show()
         self._shortcuts.raise_()
         return self._shortcuts
+
+    def _bvh_positions_menu(self, menu: QtWidgets.QMenu) -> None:
+        """File > BVH position channels: how a BVH's non-root position channels are read
+        (codec.formats.bvh: auto decides from the first frame and says so in the warnings)."""
+        group = QtGui.QActionGroup(self)
+        self.bvh_position_actions: dict[str, QtGui.QAction] = {}
+        for key, text in (
+            ("auto", "&Auto (from the first frame)"),
+            ("add", "&Added to OFFSET (as MakeHuman writes them)"),
+            ("replace", "&Replacing OFFSET (as Blender reads them)"),
+        ):
+            act = self._action(menu, text, partial(self.set_bvh_positions, key), None, group)
+            self.bvh_position_actions[key] = act
+        self.bvh_position_actions["auto"].setChecked(True)
+
+    def set_bvh_positions(self, reading: str) -> None:
+        """Read BVH position channels this way from now on (File > BVH position channels,
+        `--bvh-positions`); an open BVH clip is opened again with it."""
+        self.open_options["bvh_positions"] = reading
+        self.bvh_position_actions[reading].setChecked(True)
+        path = self.document.path
+        if path is not None and format_of(path) == "bvh":
+            self.open_file(path, remember=False)
 
     # --- opening ------------------------------------------------------------------------
     def open_file(

@@ -230,6 +230,16 @@ MUTANTS: tuple[Mutant, ...] = (
         "BVH root position channels add to the OFFSET instead of replacing it",
     ),
     M(
+        "bvh-writer-positions-added",
+        "codec/formats/bvh.py",
+        "    pos = clip.translations[:, idx]\n",
+        "    pos = clip.translations[:, idx]"
+        " - np.where((parents[idx] >= 0)[:, None], offsets[idx], 0)\n",
+        ("tests/codec/formats/test_bvh.py",),
+        "the BVH writer writes non-root position channels added to OFFSET, which Blender and "
+        "assimp read as the whole translation (CesiumMan's lossy BVH 18.5 cm off in Blender)",
+    ),
+    M(
         "skin-weights-ignored",
         "codec/measure/skinning.py",
         "        out[:, live] += w[live, None] * moved",

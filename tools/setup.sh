@@ -11,6 +11,8 @@ libassimp5 chromium"
 # libassimp5: the tests' independent FBX reader (tests/codec/formats/assimp_reference.py),
 # checked against our ufbx-based reader; Shellscope itself does not need it.
 # chromium: the tests open the library's HTML report in headless Chromium (no network).
+# nodejs + npm (only when node is missing): Khronos glTF-Validator, below.
+command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || APT_PACKAGES="$APT_PACKAGES nodejs npm"
 
 missing=()
 if command -v dpkg-query >/dev/null 2>&1; then
@@ -37,6 +39,13 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e ".[test]"
+# Khronos glTF-Validator (npm), pinned, into .venv/npm: the tests check every lossy glTF
+# export with it (tests/codec/formats/gltf_validator.py), offline once it is installed
+GLTF_VALIDATOR=2.0.0-dev.3.10
+if ! grep -qs "\"version\": \"$GLTF_VALIDATOR\"" .venv/npm/node_modules/gltf-validator/package.json; then
+    npm install --prefix .venv/npm --no-save --no-package-lock --no-audit --no-fund --loglevel=error \
+        "gltf-validator@$GLTF_VALIDATOR"
+fi
 # compile the codec's kernels once now (numba caches them next to the sources), so the first
 # compression of a fresh checkout does not wait for the compiler
 .venv/bin/python -c "from codec.warm_up import warm_up; warm_up()"

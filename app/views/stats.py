@@ -8,6 +8,7 @@ ask for a file name and emit `export_requested`; the controller writes the file.
 
 from __future__ import annotations
 
+import html
 import os
 from pathlib import Path
 from typing import Any
@@ -76,6 +77,7 @@ class StatsPanel(QWidget):
         super().__init__(parent)
         self.document = document
         self._exported: Path | None = None
+        self._measured = ""
         self.values: dict[str, QLabel] = {}
         self.track_counts: dict[tuple[str, str], QLabel] = {}
         self.export_buttons: dict[str, QPushButton] = {}
@@ -179,7 +181,12 @@ class StatsPanel(QWidget):
             (
                 ("stats", "Stats JSON…", "ACL key names"),
                 ("csv", "Joints CSV…", "one row per joint: settings, storage, error"),
-                ("lossy", "Lossy clip…", "the decoded clip as ACL SJSON, BVH, or a glTF copy"),
+                (
+                    "lossy",
+                    "Lossy clip…",
+                    "the decoded clip as ACL SJSON, BVH, USD, or a copy of the glTF or USD "
+                    "source; measured in the file and kept within precision",
+                ),
                 ("screenshot", "Screenshot…", "the whole window as PNG"),
             )
         ):
@@ -307,7 +314,16 @@ class StatsPanel(QWidget):
             self.export_error.setText(f"<span style='color:{BAD}'>Export failed: {error}</span>")
         else:
             self._exported = Path(path)
-            self.export_error.setText(f"Wrote {path}")
+            note, self._measured = self._measured, ""
+            self.export_error.setText(
+                f"Wrote {path}" + (f"<br>{html.escape(note)}" if note else "")
+            )
+
+    def show_export_measured(self, kind: str, text: str) -> None:
+        """What an export measured in its own file (a lossy clip's error), shown with its
+        outcome."""
+        if kind in EXPORTS:
+            self._measured = text
 
     def _window_png(self) -> bytes:
         from app.views.screenshot import grab_png
@@ -321,13 +337,19 @@ class StatsPanel(QWidget):
         suggestions = {
             "stats": (f"{stem}.stats.json", "JSON (*.json)"),
             "csv": (f"{stem}.joints.csv", "CSV (*.csv)"),
-            "lossy": (f"{stem}.lossy.acl.sjson", "ACL SJSON (*.acl.sjson);;BVH (*.bvh)"),
+            "lossy": (
+                f"{stem}.lossy.acl.sjson",
+                "ACL SJSON (*.acl.sjson);;BVH (*.bvh);;USD (*.usda *.usdc *.usdz)",
+            ),
             "screenshot": (f"{stem}.png", "PNG (*.png)"),
         }
         name, filters = suggestions[kind]
         if kind == "lossy" and base is not None and ".gl" in "".join(base.suffixes).lower():
             name = f"{stem}.lossy.glb"  # a glTF source: offer its lossy copy first
             filters = "glTF copy of the source (*.glb *.gltf);;" + filters
+        elif kind == "lossy" and base is not None and ".usd" in "".join(base.suffixes).lower():
+            name = f"{stem}.lossy.usdz"  # a USD source: offer its lossy copy first
+            filters = "USD copy of the source (*.usda *.usdc *.usdz);;" + filters
         path, _ = QFileDialog.getSaveFileName(self, "Export", str(folder / name), filters)
         if path:
             self.export_to(kind, path)

@@ -146,6 +146,19 @@ def add_reader_flags(p: argparse.ArgumentParser) -> None:
         help="resample glTF/FBX/USD at this rate (default: glTF's own keys when uniform, "
         "else 30 Hz; FBX's frame rate; USD's time codes)",
     )
+    add_bvh_positions_flag(p)
+
+
+BVH_POSITIONS_HELP = (
+    "how a BVH reads position channels of non-root joints: add (to OFFSET, as MakeHuman "
+    "writes them), replace (OFFSET: the joint's local translation, as Blender reads them) or "
+    "auto (default: decided from the first frame, and said in the clip's warnings)"
+)
+
+
+def add_bvh_positions_flag(p: argparse.ArgumentParser | Any) -> None:
+    """`--bvh-positions auto|add|replace` (codec.formats.bvh.POSITIONS)."""
+    p.add_argument("--bvh-positions", choices=("auto", "add", "replace"), help=BVH_POSITIONS_HELP)
 
 
 def settings_from(
@@ -263,6 +276,8 @@ def load_options(args: argparse.Namespace) -> dict[str, Any]:
     opts: dict[str, Any] = {}
     if getattr(args, "units", None):
         opts["units"] = args.units
+    if getattr(args, "bvh_positions", None):
+        opts["bvh_positions"] = args.bvh_positions
     if getattr(args, "animation", None) is not None:
         opts["animation"] = args.animation
     if getattr(args, "sample_rate", None) is not None:
@@ -278,10 +293,14 @@ def warn_unused_reader_flags(args: argparse.Namespace, err: TextIO) -> None:
     from codec.formats import SPECS, format_of
 
     fmt = format_of(args.clip)
-    for flag, option in (("--sample-rate", "sample_rate"), ("--animation", "animation")):
+    for flag, option in (
+        ("--sample-rate", "sample_rate"),
+        ("--animation", "animation"),
+        ("--bvh-positions", "bvh_positions"),
+    ):
         if getattr(args, option, None) is None:
             continue
         takers = [s.label for s in SPECS.values() if option in s.read_options]
         if fmt is None or option not in SPECS[fmt].read_options:
-            named = ", ".join(takers[:-1]) + f" and {takers[-1]}"
+            named = ", ".join(takers[:-1]) + f" and {takers[-1]}" if len(takers) > 1 else takers[0]
             err.write(f"warning: {args.clip}: {flag} applies to {named}; ignored\n")

@@ -7,10 +7,16 @@ Conventions, chosen to match what DCC tools show for the real files we test on:
 - Bind pose: translation = OFFSET, rotation = identity, scale = 1.
 - Rotation channels are Euler angles in degrees applied in the order listed, intrinsic, for
   column vectors: ``Zrotation Xrotation Yrotation`` means ``R = Rz @ Rx @ Ry``.
-- Position channels: on a root they replace the OFFSET (what most tools do; roots usually
-  have OFFSET 0). On any other joint they are added to the OFFSET: MakeHuman writes its
-  6-channel joints that way (the T-pose stores zeros there, and replacing would collapse
-  144 joints onto their parents). An axis without a channel keeps the OFFSET value.
+- Position channels: on a root they replace the OFFSET (what every tool does; roots usually
+  have OFFSET 0). On any other joint files in the wild follow one of two conventions:
+  Blender's importer and three.js's BVHLoader read the channels as the joint's whole local
+  translation, replacing the OFFSET (and Blender's exporter writes them so); MakeHuman and
+  others write them added to the OFFSET (its T-pose stores zeros there, and replacing would
+  collapse 144 joints onto their parents). `positions="auto"` decides per file from the
+  data: each such joint whose OFFSET is not zero votes by its first-frame values, near its
+  OFFSET ("replace") or near zero ("add"); the majority wins (a tie reads "add") and a
+  warning on the clip says which was chosen and how the joints voted. "add" and "replace"
+  force one. An axis without a channel keeps the OFFSET value.
 - The MOTION block is parsed with one numpy conversion; the header's ``Frames:`` value is
   only compared with the rows found, never used to allocate. The rows are counted before
   they are split into numbers, so a file (or a small .xz of one) with more rows x joints
@@ -21,11 +27,12 @@ Conventions, chosen to match what DCC tools show for the real files we test on:
 
 from __future__ import annotations
 
+import io
 import math
 import os
 import re
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -49,6 +56,7 @@ from codec.model.units import UNIT_CM, USER_UNITS, Units, units_from_height
 Array = np.ndarray
 
 UNITS_TO_CM = UNIT_CM
+POSITIONS = ("auto", "add", "replace")  # how non-root position channels are read
 _CHANNELS = {
     "xposition": ("p", 0),
     "yposition": ("p", 1),
@@ -73,7 +81,11 @@ class _Joint:
 
 
 def read_bvh(
-    path: str | os.PathLike[str], *, units: str | None = "auto", data: bytes | None = None
+    path: str | os.PathLike[str],
+    *,
+    units: str | None = "auto",
+    bvh_positions: str | None = "auto",
+    data: bytes | None = None,
 ) -> Clip:
     """Read a BVH file into a clip in centimetres.
 
@@ -81,20 +93,26 @@ def read_bvh(
     ("cm", "m", "inch", "dm", "cmu", ...) or "auto": the unit in which the skeleton's height
     (the largest extent of the bind pose) is a human's (codec.model.units.HUMAN_HEIGHT: m 1.5-2,
     dm 15-20, CMU units 20-35, inches 60-75, cm 150-200); a height that fits none is taken
-    as cm with a warning. `clip.units` says what was chosen and why. `data`: the file's bytes
-    when already read. Raises ClipFormatError (file, line, what was expected) on bad input.
+    as cm with a warning. `clip.units` says what was chosen and why. `bvh_positions`: how
+    position channels of non-root joints are read, "add" (to the OFFSET), "replace" (the
+    OFFSET: the joint's local translation) or "auto" (decided from the data, with a warning
+    saying which; see the module docstring). `data`: the file's bytes when already read.
+    Raises ClipFormatError (file, line, what was expected) on bad input.
     """
     if units is None:
         units = "auto"
     if units not in USER_UNITS:
         raise ValueError(f"units must be one of {', '.join(USER_UNITS)}; got {units!r}")
+    positions = bvh_positions or "auto"
+    if positions not in POSITIONS:
+        raise ValueError(f"bvh_positions must be one of {', '.join(POSITIONS)}; got {positions!r}")
     try:
         if data is None:
             data = Path(path).read_bytes()
     except OSError as e:
         raise ClipFormatError(path, f"cannot read the file: {e.strerror or e}") from None
     try:
-        return _parse(path, data, units, transform_budget(file_bytes(path, data)))
+        return _parse(path, data, units, positions, transform_budget(file_bytes(path, data)))
     except ShellscopeError as e:
         if isinstance(e, ClipFormatError):
             raise
@@ -110,7 +128,7 @@ def _decode(data: bytes) -> str:
         return data.decode("latin-1")  # never fails; names from old exporters are often Latin-1
 
 
-def _parse(path: object, data: bytes, units: str, budget: int) -> Clip:
+def _parse(path: object, data: bytes, units: str, positions: str, budget: int) -> Clip:
     text = _decode(data)
     m = re.search(r"^[ \t]*MOTION\b", text, re.MULTILINE)
     head = text if m is None else text[: m.start()]
@@ -181,8 +199,7 @@ def _parse(path: object, data: bytes, units: str, budget: int) -> Clip:
             f"{Path(str(path)).name}: header says Frames: {header_frames} but there are "
             f"{rows} data rows; using the {rows} rows"
         )
-    clip = _build_clip(path, joints, values, frame_time, units, warnings)
-    return clip
+    return _build_clip(path, joints, values, frame_time, units, positions, warnings)
 
 
 class _Tokens:
@@ -423,6 +440,7 @@ def _build_clip(
     values: Array,
     frame_time: float,
     units: str,
+    positions: str,
     warnings: list[str],
 ) -> Clip:
     num = len(joints)
@@ -451,7 +469,10 @@ def _build_clip(
             col += 1
     if pj:
         pj_a, pa_a = np.array(pj), np.array(pa)
-        base = np.where(parents[pj_a] >= 0, offsets[pj_a, pa_a], 0.0)
+        if _position_convention(joints, offsets, pj_a, pa_a, values[0, pc], positions, warnings):
+            base = np.zeros(len(pj_a))
+        else:
+            base = np.where(parents[pj_a] >= 0, offsets[pj_a, pa_a], 0.0)
         trans[:, pj_a, pa_a] = base + values[:, pc]
     if rj:
         angles[:, rj, rk] = values[:, rc]
@@ -477,6 +498,54 @@ def _build_clip(
             for row in axes
         ),
     )
+
+
+def _position_convention(
+    joints: list[_Joint],
+    offsets: Array,
+    pj: Array,
+    pa: Array,
+    first: Array,
+    positions: str,
+    warnings: list[str],
+) -> bool:
+    """Whether non-root position channels replace the OFFSET (else they add to it).
+
+    `pj`, `pa`: joint and axis of each position channel, `first` its value at frame 0. In
+    "auto" each non-root joint with a channel and a non-zero OFFSET votes: first-frame values
+    nearer its OFFSET than zero say "replace", nearer zero say "add"; the warning says how the
+    joints voted, so a user who knows better can force the other reading."""
+    if positions != "auto":
+        return positions == "replace"
+    votes = {"replace": 0, "add": 0}
+    moved = sorted({int(j) for j in pj if joints[int(j)].parent >= 0})
+    for j in moved:
+        mine = pj == j
+        off, v0 = offsets[j, pa[mine]], first[mine]
+        if not np.any(off):
+            continue  # both readings agree: no vote
+        votes["replace" if np.linalg.norm(v0 - off) < np.linalg.norm(v0) else "add"] += 1
+    if not moved:
+        return False
+    replace = votes["replace"] > votes["add"]
+    how = (
+        "the joint's local translation, replacing OFFSET (as Blender reads them)"
+        if replace
+        else "offsets added to OFFSET (as MakeHuman writes them)"
+    )
+    other = "add" if replace else "replace"
+    voted = votes["replace"] + votes["add"]
+    why = (
+        f"first-frame values near OFFSET on {votes['replace']} and near zero on {votes['add']} "
+        f"of {voted} joint(s) with a non-zero OFFSET"
+        if voted
+        else "every such joint has OFFSET 0, where both readings agree"
+    )
+    warnings.append(
+        f"position channels of {len(moved)} non-root joint(s) read as {how}: {why} "
+        f"(--bvh-positions {other} reads them the other way)"
+    )
+    return replace
 
 
 def _choose_units(units: str, height: float, warnings: list[str]) -> Units:
@@ -518,6 +587,21 @@ def _quat_to_euler_zyx(q: Array) -> Array:
     return np.degrees(np.stack((z, y, x), axis=-1))
 
 
+def _offsets(clip: Clip, tol: float) -> Array:
+    """Each joint's OFFSET `(J, 3)`: the bind translation, unless a non-root joint's
+    translation is constant at another value (then that value: no position channel needed)
+    or it moves and its first-frame translation is nearer zero than its bind translation
+    (then the first-frame translation, so that `read_bvh` reads the channels as replacing
+    it). A root's channels replace its OFFSET in every reader: it keeps the bind value."""
+    sk = clip.skeleton
+    bind, first = sk.bind_translations, clip.translations[0]
+    constant = np.all(np.abs(clip.translations - first) <= tol, axis=(0, 2))
+    at_bind = np.all(np.abs(clip.translations - bind) <= tol, axis=(0, 2))
+    near_zero = np.linalg.norm(first - bind, axis=-1) >= 0.5 * np.linalg.norm(first, axis=-1)
+    use_first = (sk.parents >= 0) & ((constant & ~at_bind) | (~constant & near_zero))
+    return np.where(use_first[:, None], first, bind)
+
+
 def _is_end_site(clip: Clip, j: int, has_children: Array, tol: float) -> bool:
     sk = clip.skeleton
     p = int(sk.parents[j])
@@ -530,43 +614,102 @@ def _is_end_site(clip: Clip, j: int, has_children: Array, tol: float) -> bool:
     return bool(rot_ok and trans_ok)
 
 
-def _bvh_name(name: str) -> str:
-    """A name that reads back the same: one line, no braces, single spaces."""
-    clean = " ".join(re.sub(r"[{}]", "_", name).split())
+def bvh_name(name: str) -> str:
+    """A name every reader takes as one: one word, no braces."""
+    clean = "_".join(re.sub(r"[{}]", "_", name).split())
     return clean or "joint"
+
+
+def _without_scale(clip: Clip, warnings: list[str]) -> Clip:
+    """The clip without scales, every joint where it was where that can be: a uniform scale
+    (per sample) multiplies the translations of every joint below it; a non-uniform one is
+    dropped, and `warnings` says which of each."""
+    sk = clip.skeleton
+    scales = clip.scales
+    if np.all(scales == 1.0) and np.all(sk.bind_scales == 1.0):
+        return clip
+
+    def uniform(s: Array) -> tuple[Array, Array]:
+        """Each joint's uniform scale (..., J) and whether it is uniform everywhere (J,)."""
+        mean = s.mean(axis=-1)
+        same = np.all(np.abs(s - mean[..., None]) <= 1e-6 * np.abs(mean[..., None]), axis=-1)
+        return mean, same.reshape(-1, sk.num_joints).all(axis=0)
+
+    u, ok = uniform(scales)
+    ub, ok_bind = uniform(sk.bind_scales[None])
+    ok &= ok_bind
+    u, ub = np.where(ok, u, 1.0), np.where(ok, ub, 1.0)
+    above = np.ones_like(u)  # (S, J) product of the uniform scales of each joint's ancestors
+    above_bind = np.ones_like(ub)
+    for j, p in enumerate(sk.parents):  # hierarchy order: a parent is done before its child
+        if p >= 0:
+            above[:, j] = above[:, p] * u[:, p]
+            above_bind[:, j] = above_bind[:, p] * ub[:, p]
+    scaled = np.any(np.abs(scales - 1.0) > 1e-6, axis=(0, 2)) | np.any(
+        np.abs(sk.bind_scales - 1.0) > 1e-6, axis=1
+    )
+    for which, what in (
+        (scaled & ok, "folded the uniform scale of {} joint(s) into the translations below"),
+        (scaled & ~ok, "dropped the non-uniform scale of {} joint(s)"),
+    ):
+        names = [sk.names[j] for j in np.flatnonzero(which)]
+        if names:
+            shown = ", ".join(names[:5]) + (" ..." if len(names) > 5 else "")
+            warnings.append(f"BVH has no scale: {what.format(len(names))}: {shown}")
+    skeleton = replace(
+        sk,
+        bind_translations=sk.bind_translations * above_bind[0][:, None],
+        bind_scales=np.ones_like(sk.bind_scales),
+    )
+    return clip.replace(
+        skeleton=skeleton,
+        translations=clip.translations * above[..., None],
+        scales=np.ones_like(scales),
+        curves=None,
+    )
 
 
 def write_bvh(clip: Clip, path: str | os.PathLike[str], *, precision_digits: int = 6) -> list[str]:
     """Export `clip` as BVH (written whole or not at all); returns what was lost, as text.
+    The file is `bvh_text`'s."""
+    text, warnings = bvh_text(clip, precision_digits=precision_digits)
+    with atomic_open(path, "w", encoding="utf-8", newline="\n") as f:
+        f.write(text)
+    return warnings
+
+
+def bvh_text(clip: Clip, *, precision_digits: int = 6) -> tuple[str, list[str]]:
+    """The BVH text of `clip` and what it lost, as text.
 
     A lossy export for looking at a clip in a DCC: every joint gets ``Zrotation Yrotation
-    Xrotation`` channels (angles unwrapped over time so curves do not jump by 360), roots
-    also get absolute position channels, other joints get position channels only when
-    their translation moves or differs from the bind translation (written as the OFFSET).
+    Xrotation`` channels (angles unwrapped over time so curves do not jump by 360). Position
+    channels are written where the motion needs them, as the joint's whole local translation
+    (the convention Blender's importer and three.js read, and `read_bvh` detects): on roots,
+    and on joints whose translation moves. A joint whose translation is constant has none: its
+    OFFSET holds it (the bind translation when it is that), which every reader reads alike.
+    A moving joint's OFFSET is its bind translation, or its first-frame translation where that
+    is nearer zero than the bind translation, so that its first-frame values are always
+    nearer its OFFSET than zero and `read_bvh`'s "auto" reads the file as written.
     Leaf joints named ``<parent>_End`` that never move are written as End Sites, which is
-    how `read_bvh` names them, so a round trip keeps the skeleton. BVH has no scale: scales
-    are dropped and a warning says so. Values are printed with `precision_digits` decimals
-    (degrees and clip units).
+    how `read_bvh` names them, so a round trip keeps the skeleton. BVH has no scale: a
+    uniform scale (an FBX rig's 100x armature) is folded into the translations below it,
+    which keeps every joint where it was; a non-uniform one is dropped, and a warning says
+    which. Names are one word (whitespace becomes `_`: assimp reads no other). Values are
+    printed with `precision_digits` decimals (degrees and clip units).
     """
     if precision_digits < 0 or precision_digits > 15:
         raise ValueError(f"precision_digits must be 0..15, got {precision_digits}")
+    warnings: list[str] = []
+    clip = _without_scale(clip, warnings)
     sk = clip.skeleton
     num = sk.num_joints
     parents = sk.parents
-    warnings: list[str] = []
-    scaled = np.any(np.abs(clip.scales - 1.0) > 1e-6, axis=(0, 2)) | np.any(
-        np.abs(sk.bind_scales - 1.0) > 1e-6, axis=1
-    )
-    if np.any(scaled):
-        names = [sk.names[j] for j in np.flatnonzero(scaled)]
-        shown = ", ".join(names[:5]) + (" ..." if len(names) > 5 else "")
-        warnings.append(f"BVH has no scale: dropped the scale of {len(names)} joint(s): {shown}")
     tol = 0.5 * 10.0 ** (-precision_digits)
     has_children = np.zeros(num, dtype=bool)
     has_children[parents[parents >= 0]] = True
     end_site = [_is_end_site(clip, j, has_children, tol) for j in range(num)]
-    moves = np.any(np.abs(clip.translations - sk.bind_translations) > tol, axis=(0, 2))
-    six = (parents < 0) | moves
+    offsets = _offsets(clip, tol)
+    six = (parents < 0) | np.any(np.abs(clip.translations - clip.translations[:1]) > tol, (0, 2))
 
     children: list[list[int]] = [[] for _ in range(num)]
     for j in range(num):
@@ -576,7 +719,7 @@ def write_bvh(clip: Clip, path: str | os.PathLike[str], *, precision_digits: int
     fmt = f"%.{precision_digits}f"
     lines = ["HIERARCHY"]
 
-    names = [_bvh_name(n) for n in sk.names]
+    names = [bvh_name(n) for n in sk.names]
     renamed = sum(a != b for a, b in zip(names, sk.names, strict=True))
     if renamed:
         warnings.append(f"renamed {renamed} joint(s) whose names BVH cannot hold")
@@ -589,7 +732,7 @@ def write_bvh(clip: Clip, path: str | os.PathLike[str], *, precision_digits: int
         if closing:
             lines.append(f"{ind}}}")
             continue
-        off = " ".join(fmt % v for v in sk.bind_translations[j])
+        off = " ".join(fmt % v for v in offsets[j])
         if end_site[j]:
             lines.extend([f"{ind}End Site", f"{ind}{{", f"{ind}\tOFFSET {off}", f"{ind}}}"])
             continue
@@ -606,9 +749,7 @@ def write_bvh(clip: Clip, path: str | os.PathLike[str], *, precision_digits: int
     idx = np.array(order)
     euler = _quat_to_euler_zyx(clip.rotations[:, idx])  # (S, n, 3)
     euler = np.degrees(np.unwrap(np.radians(euler), axis=0))
-    pos = clip.translations[:, idx] - np.where(
-        (parents[idx] >= 0)[:, None], sk.bind_translations[idx], 0.0
-    )
+    pos = clip.translations[:, idx]
     cols = []
     for k, j in enumerate(order):
         if six[j]:
@@ -618,10 +759,10 @@ def write_bvh(clip: Clip, path: str | os.PathLike[str], *, precision_digits: int
     lines.extend(
         ["MOTION", f"Frames: {clip.num_samples}", f"Frame Time: {1.0 / clip.sample_rate:.10g}"]
     )
-    with atomic_open(path, "w", encoding="utf-8", newline="\n") as f:
-        f.write("\n".join(lines) + "\n")
-        np.savetxt(f, table, fmt=fmt, delimiter=" ")
-    return warnings
+    out = io.StringIO()
+    out.write("\n".join(lines) + "\n")
+    np.savetxt(out, table, fmt=fmt, delimiter=" ")
+    return out.getvalue(), warnings
 
 
 FORMAT = FormatSpec(
@@ -629,7 +770,7 @@ FORMAT = FormatSpec(
     label="BVH",
     extensions=(".bvh",),
     read=read_bvh,
-    read_options=("units",),
+    read_options=("units", "bvh_positions"),
     write=write_bvh,
     write_options=("precision_digits",),
 )

@@ -69,12 +69,14 @@ def run_reader(
     library: str,
     address_space: int = READER_ADDRESS_SPACE,
     seconds: float | None = None,
+    doing: str = "reading",
 ) -> dict[str, Array]:
     """Run `python -m module` on the file; its .npz answer as a dict of arrays, or
     ClipFormatError naming the file (never another exception for anything the file does).
 
     `library` names the native reader in messages ("usd-core", "ufbx"); `seconds` replaces
-    codec.model.limits.reader_seconds of the file's size."""
+    codec.model.limits.reader_seconds of the file's size; `doing` says what the child does
+    with the file in a crash's message ("reading", or "writing" for a USD export)."""
     size = file_bytes(path, data)
     memory = reader_memory(size)
     req = dict(request, path=None if data is not None else os.fspath(path))  # type: ignore[arg-type]
@@ -118,7 +120,7 @@ def run_reader(
     if proc.returncode == EXIT_BAD_FILE:
         raise _file_error(path, text)
     if proc.returncode != 0:
-        raise ClipFormatError(path, _crash_text(library, name, proc.returncode, text))
+        raise ClipFormatError(path, _crash_text(library, name, proc.returncode, text, doing))
     try:
         with np.load(io.BytesIO(out), allow_pickle=False) as npz:
             return {k: npz[k] for k in npz.files}
@@ -218,7 +220,7 @@ def _file_error(path: object, text: str) -> ClipFormatError:
     return ClipFormatError(path, message)
 
 
-def _crash_text(library: str, name: str, code: int, text: str) -> str:
+def _crash_text(library: str, name: str, code: int, text: str, doing: str = "reading") -> str:
     if code < 0:
         try:
             what = signal.Signals(-code).name
@@ -229,7 +231,7 @@ def _crash_text(library: str, name: str, code: int, text: str) -> str:
     if "bad_alloc" in text or ("MemoryError" in text and code > 0):
         what += " (out of memory)"
     hint = useful_noise(text)
-    return f"{library} crashed while reading {name}: {what}" + (f" ({hint})" if hint else "")
+    return f"{library} crashed while {doing} {name}: {what}" + (f" ({hint})" if hint else "")
 
 
 _FATAL = re.compile(r"FATAL ERROR:?\s*(.+)")

@@ -5,8 +5,10 @@ codec.formats.reader_process), never a user. Why a separate process: usd-core is
 library that a hostile file can crash (a stack overflow on 50,000 nested prims), abort
 ("FATAL ERROR: Dereferenced an invalid SdfPrimSpec") or make allocate gigabytes; here that
 only ends this process. Protocol: see codec.formats.reader_process; the request carries
-"mode" ("list" | "read"), "name" (the user's path, for messages and the sandbox folder),
-"path" (null when the bytes follow), "animation", "sample_rate", "units".
+"mode" ("list" | "read" | "write"), "name" (the user's path, for messages and the sandbox
+folder), "path" (null when the bytes follow), "animation", "sample_rate", "units"; a
+"write" request (codec.formats.usd_lossy) sends a clip's .npz as the bytes, with "out" and
+"source", and is answered with the written file's bytes.
 """
 
 from __future__ import annotations
@@ -28,6 +30,11 @@ def _answer(request: dict, data: bytes | None) -> bytes:
     # make it the clip's own, the sandbox codec.formats.usd checks every reference against
     name = os.path.abspath(request["name"])
     os.chdir(os.path.dirname(name))
+    if request["mode"] == "write":
+        from codec.formats.usd_lossy import usd_answer
+
+        assert data is not None
+        return usd_answer(request, data)
     if request["mode"] == "list":
         buf = io.BytesIO()
         np.savez(buf, skeletons=np.array(list_usd_in_process(name, data=data), dtype=str))

@@ -97,6 +97,8 @@ def test_exports_parse_back_to_the_codecs_numbers(exported: tuple[Path, str]) ->
     np.testing.assert_allclose(lossy.rotations, want.lossy.rotations, atol=1e-6)
     np.testing.assert_allclose(lossy.translations, want.lossy.translations, atol=1e-5)
     assert "wrote" in out and f"{want.stats['compressed_size']} B" in out
+    # the lossy file's own error, measured from it against the raw clip, is said
+    assert "in the file: max error" in out and "every joint within its precision" in out
 
 
 def test_sidecar_and_overrides_file_are_applied(tmp_path: Path) -> None:

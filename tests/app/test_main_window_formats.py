@@ -55,6 +55,8 @@ def test_stats_panel_exports_a_lossy_copy_of_the_source_glb(window, ui, tmp_path
     panel = window.panels["StatsPanel"]
     out = panel.export_to("lossy", tmp_path / "cesium.lossy.glb")
     assert out == tmp_path / "cesium.lossy.glb"
+    said = panel.export_error.text()  # the error measured in the file, under "Wrote"
+    assert "in the file: max error" in said and "every joint within its precision" in said
     back = codec.load_clip(out)
     lossy = window.document.result.lossy
     assert (back.num_samples, back.sample_rate) == (48, 24.0)
@@ -90,3 +92,23 @@ def test_the_open_dialog_lists_every_declared_format() -> None:
             assert f"*{ext}" in OPEN_FILTER and ext in CLIP_SUFFIXES
         if spec.compressible:
             assert f"{spec.label} (" in OPEN_FILTER
+
+
+def test_bvh_position_channels_can_be_read_the_other_way(window, ui, tmp_path) -> None:
+    """File > BVH position channels: a file read as Blender writes it (the channel replaces
+    OFFSET) opens again read as MakeHuman writes it, and the warning said how to."""
+    path = tmp_path / "slide.bvh"
+    path.write_text(
+        "HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 6 Xposition Yposition Zposition "
+        "Zrotation Xrotation Yrotation\n JOINT Slide\n {\n  OFFSET 10 0 0\n  CHANNELS 6 "
+        "Xposition Yposition Zposition Zrotation Xrotation Yrotation\n  End Site\n  {\n"
+        "   OFFSET 0 5 0\n  }\n }\n}\nMOTION\nFrames: 2\nFrame Time: 0.04\n"
+        "0 0 0 0 0 0 10 0 0 0 0 0\n0 0 0 0 0 0 12 0 0 0 0 0\n"
+    )
+    window.open_options["units"] = "cm"
+    ui.open(window, path)
+    assert window.document.clip.translations[1, 1, 0] == 12.0
+    assert any("--bvh-positions add" in n for n in window.notices)
+    window.bvh_position_actions["add"].trigger()
+    assert window.document.clip.translations[1, 1, 0] == 22.0
+    assert window.bvh_position_actions["add"].isChecked()

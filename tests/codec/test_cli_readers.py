@@ -86,6 +86,8 @@ def test_decompress_to_a_lossy_copy_of_the_source_glb(tmp_path: Path) -> None:
     code, out, err = run("decompress", ssc, "-o", tmp_path / "fox.lossy.glb")
     assert code == 0, err
     assert "found beside" in out and "replacing animation 'Walk'" in out
+    assert "in the file: max error" in out and "against the raw clip" in out
+    assert "every joint within its precision" in out
     lossy = load_clip(tmp_path / "fox.lossy.glb", animation="Walk")
     raw = load_clip(tmp_path / "fox.glb", animation="Walk")
     assert (lossy.num_samples, lossy.sample_rate) == (raw.num_samples, raw.sample_rate)
@@ -111,7 +113,38 @@ def test_decompress_to_glb_without_a_source_says_how(tmp_path: Path) -> None:
 
 def test_flags_that_do_not_apply_are_said_to_be_ignored() -> None:
     clip = DATA / "acl" / "cmu_09_02.acl.sjson"
-    code, out, err = run("compress", clip, "--sample-rate", "60", "--animation", "Walk")
+    code, out, err = run(
+        "compress", clip, "--sample-rate", "60", "--animation", "Walk", "--bvh-positions", "add"
+    )
     assert code == 0 and "samples at 24 Hz" in out
     assert "--sample-rate applies to glTF, FBX and USD; ignored" in err
     assert "--animation applies to glTF, FBX and USD; ignored" in err
+    assert "--bvh-positions applies to BVH; ignored" in err
+
+
+def test_bvh_positions_flag_chooses_how_channels_are_read(tmp_path: Path) -> None:
+    """A file whose non-root channels hold local translations (Blender's way): auto reads
+    it so and says it; --bvh-positions add reads it the other way, and quietly."""
+    clip = tmp_path / "slide.bvh"
+    clip.write_text(
+        "HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 6 Xposition Yposition Zposition "
+        "Zrotation Xrotation Yrotation\n JOINT Slide\n {\n  OFFSET 10 0 0\n  CHANNELS 6 "
+        "Xposition Yposition Zposition Zrotation Xrotation Yrotation\n  End Site\n  {\n"
+        "   OFFSET 0 50 0\n  }\n }\n}\nMOTION\nFrames: 2\nFrame Time: 0.04\n"
+        "0 0 0 0 0 0 10 0 0 0 0 0\n0 0 0 0 0 0 12 0 0 0 0 0\n"
+    )
+    code, _, err = run("compress", clip, "--units", "cm")
+    assert code == 0 and "read as the joint's local translation, replacing OFFSET" in err
+    code, _, err = run("compress", clip, "--units", "cm", "--bvh-positions", "add")
+    assert code == 0 and "position channels" not in err
+
+
+def test_decompress_to_usd_is_measured_against_the_source(tmp_path: Path) -> None:
+    shutil.copy(DATA / "acl" / "cmu_09_02.acl.sjson", tmp_path / "walk.acl.sjson")
+    ssc = tmp_path / "walk.ssc"
+    assert run("compress", tmp_path / "walk.acl.sjson", "-o", ssc)[0] == 0
+    code, out, err = run("decompress", ssc, "-o", tmp_path / "walk.usda")
+    assert code == 0, err
+    assert "source: " in out and "against the raw clip" in out
+    back = load_clip(tmp_path / "walk.usda")
+    assert (back.num_joints, back.num_samples, back.units.unit) == (44, 26, "cm")

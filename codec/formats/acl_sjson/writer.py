@@ -1,4 +1,16 @@
-"""Writing a clip as an ACL version 5 raw clip (`*.acl.sjson`), in ACL's key order."""
+"""Writing a clip as an ACL version 5 file (`*.acl.sjson`), in ACL's key order.
+
+ACL 2.1's reader takes a joint's own precision only in the `track_list` form (a `qvvf`
+track's `precision` and `shell_distance`); the `clip` form has one precision for every bone
+(`settings.error_threshold`) and a per-bone `vertex_distance`. So a clip whose joints share
+one precision is written as a `clip` (binary-exact float64, ACL's regression format), and a
+clip tuned joint by joint as a `track_list` of qvvf tracks with each joint's precision and
+shell distance, which acl_compressor compresses as a raw clip with those values. That list
+is written with decimals (is_binary_exact = false): ACL's binary-exact track lists hold
+float32 bit patterns, while shortest round-trip decimals keep our float64 values exact and
+ACL reads them as doubles cast to float, as it reads a clip's hex doubles. No `settings`
+block there: in a track list it would replace acl_compressor's default compression settings.
+"""
 
 from __future__ import annotations
 
@@ -15,16 +27,22 @@ Array = np.ndarray
 
 
 def write_acl_sjson(clip: Clip, path: str | Path, *, binary_exact: bool = True) -> None:
-    """Write `clip` as an ACL version 5 raw clip, atomically, in ACL's key order.
+    """Write `clip` as an ACL version 5 file, atomically, in ACL's key order: a raw clip,
+    or a qvvf track list when joint precisions differ (see the module docstring).
 
-    Binary-exact files hold float64 bit patterns as hex strings, so reading gives back the
+    Binary-exact clips hold float64 bit patterns as hex strings, so reading gives back the
     same arrays bit for bit; decimal files use shortest round-trip decimals (also exact).
-    ACL's clip form has one precision for the clip (`settings.error_threshold`): when joint
-    precisions differ, the smallest is written and a comment says so.
     """
+    write_text(path, acl_sjson_text(clip, path, binary_exact=binary_exact))
+
+
+def acl_sjson_text(clip: Clip, path: str | Path, *, binary_exact: bool = True) -> str:
+    """The text `write_acl_sjson` writes (`path` names the clip when it has no name)."""
     sk = clip.skeleton
     if len(set(sk.names)) != len(sk.names):
         raise ValueError("ACL SJSON identifies bones by name: joint names must be unique")
+    if not np.all(sk.precision == sk.precision[0]):
+        return _track_list_text(clip, path)
     fmt = _hex_rows if binary_exact else _decimal_rows
     out: list[str] = [f"version = {WRITTEN_VERSION}", ""]
     out += [
@@ -38,13 +56,10 @@ def write_acl_sjson(clip: Clip, path: str | Path, *, binary_exact: bool = True) 
         "}",
         "",
     ]
-    precision = sk.precision
-    if not np.all(precision == precision[0]):
-        out.append("// Shellscope: joint precisions differ; error_threshold holds the smallest")
     out += [
         "settings =",
         "{",
-        f"\terror_threshold = {sjson.format_float(precision.min())}",
+        f"\terror_threshold = {sjson.format_float(sk.precision[0])}",
         "}",
         "",
     ]
@@ -78,7 +93,52 @@ def write_acl_sjson(clip: Clip, path: str | Path, *, binary_exact: bool = True) 
             out.append("\t\t]")
         out.append("\t}")
     out.append("]")
-    write_text(path, "\n".join(out) + "\n")
+    return "\n".join(out) + "\n"
+
+
+def _track_list_text(clip: Clip, path: str | Path) -> str:
+    """A version 5 qvvf track list: each joint's precision and shell distance, decimals."""
+    sk = clip.skeleton
+    num = sjson.format_float
+    out: list[str] = [f"version = {WRITTEN_VERSION}", ""]
+    out += [
+        "track_list =",
+        "{",
+        f"\tname = {sjson.quote(clip.name or clip_name(path))}",
+        f"\tnum_samples = {clip.num_samples}",
+        f"\tsample_rate = {_number(clip.sample_rate)}",
+        "\tis_binary_exact = false",
+        "}",
+        "",
+        "tracks =",
+        "[",
+    ]
+    rot, tr, sc = (
+        np.asarray(a, dtype=np.float64) for a in (clip.rotations, clip.translations, clip.scales)
+    )
+    for j, bname in enumerate(sk.names):
+        out += [
+            "\t{",
+            f"\t\tname = {sjson.quote(bname)}",
+            '\t\ttype = "qvvf"',
+            f"\t\tprecision = {num(sk.precision[j])}",
+            f"\t\toutput_index = {j}",
+        ]
+        if sk.parents[j] >= 0:
+            out.append(f"\t\tparent_index = {int(sk.parents[j])}")
+        out.append(f"\t\tshell_distance = {num(sk.shell_distance[j])}")
+        for key, values in (
+            ("bind_rotation", sk.bind_rotations[j]),
+            ("bind_translation", sk.bind_translations[j]),
+            ("bind_scale", sk.bind_scales[j]),
+        ):
+            out.append(f"\t\t{key} = {_decimal_rows(values[None])[0]}")
+        out += ["\t\tdata =", "\t\t["]
+        r, t, s = (_decimal_rows(a[:, j]) for a in (rot, tr, sc))
+        out += [f"\t\t\t[ {a}, {b}, {c} ]" for a, b, c in zip(r, t, s, strict=True)]
+        out += ["\t\t]", "\t}"]
+    out.append("]")
+    return "\n".join(out) + "\n"
 
 
 def _hex_rows(values: Array) -> list[str]:

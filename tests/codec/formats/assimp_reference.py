@@ -157,9 +157,9 @@ def _matrices(pos: np.ndarray, rot_wxyz: np.ndarray, scl: np.ndarray) -> np.ndar
     return m
 
 
-def animation_names(data: bytes) -> list[str]:
-    """The names of the animations assimp finds in an FBX file's bytes."""
-    return list(_read(data, None, np.zeros(1))[1])
+def animation_names(data: bytes, hint: bytes = b"fbx") -> list[str]:
+    """The names of the animations assimp finds in a file's bytes (an FBX file's by default)."""
+    return list(_read(data, None, np.zeros(1), hint)[1])
 
 
 def key_times(data: bytes, animation: str) -> dict[str, np.ndarray]:
@@ -185,19 +185,20 @@ def key_times(data: bytes, animation: str) -> dict[str, np.ndarray]:
 
 
 def world_positions(
-    data: bytes, animation: str | None, seconds: np.ndarray
+    data: bytes, animation: str | None, seconds: np.ndarray, hint: bytes = b"fbx"
 ) -> dict[str, np.ndarray]:
     """World positions (S, 3), in the file's units, of every non-mesh, non-helper node at
     `seconds` (from the animation's start) of animation `animation` (None: the rest pose),
-    keyed by the node's path of names ('Armature/Hips/Spine')."""
-    return _read(data, animation, np.asarray(seconds, dtype=np.float64))[0]
+    keyed by the node's path of names ('Armature/Hips/Spine'). `hint`: the file's format
+    as assimp names it (b"fbx", b"bvh", b"glb", b"gltf")."""
+    return _read(data, animation, np.asarray(seconds, dtype=np.float64), hint)[0]
 
 
 def _read(
-    data: bytes, animation: str | None, seconds: np.ndarray
+    data: bytes, animation: str | None, seconds: np.ndarray, hint: bytes = b"fbx"
 ) -> tuple[dict[str, np.ndarray], list[str]]:
     lib = _library()
-    ptr = lib.aiImportFileFromMemory(data, len(data), 0, b"fbx")
+    ptr = lib.aiImportFileFromMemory(data, len(data), 0, hint)
     if not ptr:
         raise ValueError(f"assimp cannot read the file: {lib.aiGetErrorString().decode()}")
     try:

@@ -517,18 +517,44 @@ def test_round_trip_keeps_float64_that_float32_cannot_hold(
     assert_same_clip(clip, read_acl_sjson(out))
 
 
-def test_non_uniform_precision_writes_the_smallest_with_a_comment(tmp_path: Path) -> None:
+def test_joint_precisions_go_where_acl_reads_them(tmp_path: Path) -> None:
+    """ACL 2.1 takes a joint's own precision only from a qvvf track list: a clip tuned joint
+    by joint is written as one, every value exact, in the order ACL's reader asks for."""
     clip = random_clip(3)
     out = tmp_path / "p.acl.sjson"
     write_acl_sjson(clip, out)
     text = out.read_text()
-    assert "// Shellscope: joint precisions differ" in text
+    assert "track_list =" in text and "clip =" not in text and "settings" not in text
     back = read_acl_sjson(out)
-    assert np.all(back.skeleton.precision == clip.skeleton.precision.min())
+    assert np.array_equal(back.skeleton.precision, clip.skeleton.precision)
+    assert np.array_equal(back.skeleton.shell_distance, clip.skeleton.shell_distance)
+    assert np.array_equal(back.skeleton.parents, clip.skeleton.parents)
+    assert_same_clip(clip, back)
+    track = text[text.index("\t{") : text.index("\t}")]
+    keys = [ln.split("=")[0].strip() for ln in track.splitlines() if "=" in ln]
+    assert keys == [
+        "name",
+        "type",
+        "precision",
+        "output_index",
+        "shell_distance",  # the root: no parent_index, ACL's "none"
+        "bind_rotation",
+        "bind_translation",
+        "bind_scale",
+        "data",
+    ]
+    second = text.split("\t{")[2]
+    assert "parent_index = 0" in second
+    # one precision for every joint: ACL's clip form, as before
+    uniform = clip.replace(skeleton=clip.skeleton.with_settings(precision=0.02))
+    write_acl_sjson(uniform, out)
+    assert "clip =" in out.read_text() and "error_threshold" in out.read_text()
+    assert np.all(read_acl_sjson(out).skeleton.precision == 0.02)
 
 
 def test_written_file_follows_acl_key_order(tmp_path: Path) -> None:
     clip = random_clip(1)
+    clip = clip.replace(skeleton=clip.skeleton.with_settings(precision=0.01))
     out = tmp_path / "k.acl.sjson"
     write_acl_sjson(clip, out)
     text = out.read_text()

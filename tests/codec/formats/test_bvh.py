@@ -210,13 +210,13 @@ def test_hand_made_frame_count_mismatch_uses_rows(tmp_path: Path) -> None:
 def test_units(tmp_path: Path) -> None:
     path = write(tmp_path, hand([ZERO]))
     cm = read_bvh(path, units="cm")
-    assert cm.warnings == []
+    assert [w for w in cm.warnings if not w.startswith("position channels")] == []
     m = read_bvh(path, units="m")
     inch = read_bvh(path, units="inch")
     assert np.allclose(m.skeleton.bind_translations, cm.skeleton.bind_translations * 100)
     assert np.allclose(inch.translations, cm.translations * 2.54)
     assert (m.units.unit, m.units.chosen_by, m.units.to_cm) == ("m", "user", 100.0)
-    auto = read_bvh(path, units="auto")  # 3 units tall: no human scale fits, so cm, said
+    auto = read_bvh(path, units="auto", bvh_positions="add")  # 3 units tall: cm, said
     assert auto.warnings == [
         "units: the skeleton is 3 units tall, which fits no human scale; taken as cm "
         "(choose with --units)"
@@ -382,9 +382,14 @@ def test_write_read_round_trip_within_print_precision(
     pos_tol, ang_tol = round_trip_bounds(clip, digits)
     assert np.max(np.abs(positions(back) - positions(clip))) <= pos_tol
     assert np.max(rotation_angle(back.rotations, clip.rotations)) <= ang_tol
-    assert np.allclose(
-        back.skeleton.bind_translations, clip.skeleton.bind_translations, atol=10.0**-digits
-    )
+    # OFFSET is the bind translation, or where a joint holds another one throughout (the
+    # MakeHuman T-pose's tiny channel values) that one, so it needs no position channel
+    sk = clip.skeleton
+    held = np.all(np.abs(clip.translations - clip.translations[0]) <= 1e-12, axis=(0, 2))
+    moved = np.any(np.abs(clip.translations - sk.bind_translations) > 1e-12, axis=(0, 2))
+    use = (held & moved & (sk.parents >= 0))[:, None]
+    want = np.where(use, clip.translations[0], sk.bind_translations)
+    assert np.allclose(back.skeleton.bind_translations, want, atol=10.0**-digits)
 
 
 def test_writer_channels_scale_warning_and_atomicity(tmp_path: Path) -> None:
@@ -393,13 +398,21 @@ def test_writer_channels_scale_warning_and_atomicity(tmp_path: Path) -> None:
     scales[:, 1] = 2.0
     scaled = clip.replace(scales=scales)
     out = tmp_path / "out.bvh"
-    warnings = write_bvh(scaled, out)
-    assert len(warnings) == 1 and "scale" in warnings[0] and "Spine" in warnings[0]
+    warnings = write_bvh(scaled, out)  # a uniform scale: folded into what hangs below it
+    assert warnings == [
+        "BVH has no scale: folded the uniform scale of 1 joint(s) into the translations "
+        "below: Spine"
+    ]
     text = out.read_text()
-    assert text.count("End Site") == 2
-    assert "CHANNELS 3 Zrotation Yrotation Xrotation" in text  # Spine: no translation change
+    assert "OFFSET 0.000000 4.000000 0.000000" in text  # Spine's tip, twice as far
     assert text.count("CHANNELS 6") == 1  # only the root; Slide never leaves its OFFSET
+    assert np.allclose(positions(read_bvh(out, units="cm")), positions(scaled), atol=1e-5)
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+    scales[:, 1] = [1.0, 2.0, 1.0]  # a non-uniform one cannot be: dropped, and said
+    assert write_bvh(clip.replace(scales=scales), out) == [
+        "BVH has no scale: dropped the non-uniform scale of 1 joint(s): Spine"
+    ]
+    assert out.read_text().count("End Site") == 2
     # a joint whose translation moves gets 6 channels and the motion survives
     trans = clip.translations.copy()
     trans[1, 1] += [0.5, 0, 0]
@@ -409,3 +422,100 @@ def test_writer_channels_scale_warning_and_atomicity(tmp_path: Path) -> None:
     back = read_bvh(out, units="cm")
     assert np.allclose(back.translations, moved.translations, atol=1e-6)
     assert np.max(rotation_angle(back.rotations, moved.rotations)) < 1e-7
+
+
+SLIDE = """HIERARCHY
+ROOT Hips
+{
+  OFFSET 0 0 0
+  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+  JOINT Slide
+  {
+    OFFSET 10 0 0
+    CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+    End Site
+    {
+      OFFSET 0 5 0
+    }
+  }
+}
+MOTION
+Frames: 2
+Frame Time: 0.04
+"""
+
+
+def test_non_root_position_channels_are_read_as_the_file_means_them(tmp_path: Path) -> None:
+    """Blender writes (and reads) a position channel as the joint's local translation,
+    MakeHuman as an offset added to OFFSET: the first frame says which a file follows."""
+    replaced = write(tmp_path, SLIDE + "0 0 0 0 0 0 10 0 0 0 0 0\n0 0 0 0 0 0 12 1 0 0 0 0\n")
+    added = write(tmp_path, SLIDE + "0 0 0 0 0 0 0 0 0 0 0 0\n0 0 0 0 0 0 2 1 0 0 0 0\n", "a.bvh")
+    for path in (replaced, added):
+        clip = read_bvh(path, units="cm")
+        assert np.allclose(clip.translations[:, 1], [[10, 0, 0], [12, 1, 0]])
+        (note,) = clip.warnings
+        assert "1 non-root joint" in note and "--bvh-positions" in note
+        assert ("replacing OFFSET" in note) == (path == replaced)
+    forced = read_bvh(replaced, units="cm", bvh_positions="add")  # the other reading, asked for
+    assert np.allclose(forced.translations[:, 1], [[20, 0, 0], [22, 1, 0]]) and not forced.warnings
+    forced = read_bvh(added, units="cm", bvh_positions="replace")
+    assert np.allclose(forced.translations[:, 1], [[0, 0, 0], [2, 1, 0]])
+    with pytest.raises(ValueError, match="bvh_positions"):
+        read_bvh(added, bvh_positions="sideways")
+
+
+def test_makehuman_near_zero_channels_still_add() -> None:
+    clip = read_real("makehuman_tpose.bvh", units="cm")
+    (note,) = [w for w in clip.warnings if w.startswith("position channels")]
+    assert "143 non-root joint(s) read as offsets added to OFFSET" in note
+    assert "near OFFSET on 0 and near zero on 143" in note
+    same = read_real("makehuman_tpose.bvh", units="cm", bvh_positions="add")
+    assert np.array_equal(clip.translations, same.translations)
+
+
+def test_writer_writes_what_blender_reads(tmp_path: Path) -> None:
+    """A moving non-root joint's channels hold its local translation (Blender's reading,
+    `replace`), its OFFSET the bind translation; a joint held at another translation has no
+    position channel; one that starts near zero gets its first frame as OFFSET, so `auto`
+    reads every file we write the way Blender does."""
+    clip = read_bvh(write(tmp_path, SLIDE + "0 0 0 0 0 0 0 0 0 0 0 0\n" * 2))
+    trans = clip.translations.copy()
+    trans[:, 1] = [[10, 0, 0], [12, 1, 0]]  # moves, starts at its bind translation
+    out = tmp_path / "out.bvh"
+    write_bvh(clip.replace(translations=trans), out)
+    text = out.read_text()
+    assert "OFFSET 10.000000 0.000000 0.000000" in text
+    assert text.splitlines()[-1].split()[6:9] == ["12.000000", "1.000000", "0.000000"]
+    for reading in ("auto", "replace"):
+        back = read_bvh(out, units="cm", bvh_positions=reading)
+        assert np.allclose(back.translations, trans, atol=1e-6)
+    trans[:, 1] = [[0.1, 0, 0], [3, 0, 0]]  # nearer zero than its bind translation
+    write_bvh(clip.replace(translations=trans), out)
+    assert "OFFSET 0.100000 0.000000 0.000000" in out.read_text()
+    assert np.allclose(read_bvh(out, units="cm").translations, trans, atol=1e-6)
+    trans[:, 1] = [4, 0, 0]  # held away from the bind translation: OFFSET holds it
+    write_bvh(clip.replace(translations=trans), out)
+    assert out.read_text().count("CHANNELS 6") == 1
+    back = read_bvh(out, units="cm")
+    assert np.allclose(back.translations, trans) and not back.warnings
+
+
+def test_assimp_reads_our_bvh_as_we_do(tmp_path: Path) -> None:
+    """assimp (like Blender) takes a non-root position channel for the joint's translation:
+    the Fox's hip, which moves, comes out where our clip has it (the old writer's file put
+    it 5,059 cm away)."""
+    from codec.formats.gltf import read_gltf
+    from tests.codec.formats import assimp_reference
+
+    clip = read_gltf(DATA.parent / "gltf" / "Fox.glb", animation="Walk")
+    out = tmp_path / "fox.bvh"
+    write_bvh(clip, out)
+    assert out.read_text().count("CHANNELS 6") >= 2  # the root and the moving hip
+    seconds = np.arange(clip.num_samples) / clip.sample_rate
+    world = assimp_reference.world_positions(out.read_bytes(), "Motion", seconds, b"bvh")
+    by_name = {path.rsplit("/", 1)[-1]: p for path, p in world.items()}
+    ours = positions(clip)
+    for j, name in enumerate(clip.skeleton.names):
+        if name in by_name:
+            assert np.abs(by_name[name] - ours[:, j]).max() < 1e-2, name
+    assert "b_Hip_01" in by_name
