@@ -22,7 +22,7 @@ from codec.codecs.acl21.details import stats_details, track_costs
 from codec.codecs.acl21.layout import AclTracks
 from codec.codecs.base import Encoded, Progress
 from codec.errors import CompressedFormatError, SettingsError
-from codec.measure.acl_metric import acl_max_error
+from codec.measure.acl_metric import acl_max_error, normalize_deterministic
 from codec.measure.shells import DominantShells, dominant_shells, segment_dominant_shells
 from codec.model.clip import Clip, Skeleton
 from codec.settings import CompressionSettings
@@ -95,7 +95,9 @@ class AclCodec:
 
 class AclOutput(AclCodec):
     """ACL's compressed output from a file (`acl_compressor -out=FILE.acl`, a game's
-    export): the same codec, its bytes fixed; tuning changes what is measured, not them."""
+    export): the same codec, its bytes fixed; tuning changes what is measured, not them.
+    ACL's own measure of it starts from the raw rotations normalised as ACL's reader of
+    `clip` SJSON files normalises them (acl_compressor's usual input)."""
 
     def __init__(self, data: bytes, source: str = "") -> None:
         self.data = bytes(data)
@@ -115,7 +117,7 @@ class AclOutput(AclCodec):
     ) -> Encoded:
         extra = {"acl_output": self.source} if self.source else {}
         try:
-            return encoded(self.data, clip, extra)
+            return encoded(self.data, clip, extra, read_normalised=True)
         except CompressedFormatError as e:
             where = f"{self.source}: " if self.source else ""
             raise CompressedFormatError(f"{where}{e} ({clip.name or 'the clip'})") from None
@@ -167,12 +169,16 @@ def matched(tracks: AclTracks, skeleton: Skeleton) -> AclTracks:
     return out
 
 
-def encoded(data: bytes, clip: Clip, extra: dict[str, Any] | None = None) -> Encoded:
+def encoded(
+    data: bytes, clip: Clip, extra: dict[str, Any] | None = None, read_normalised: bool = False
+) -> Encoded:
     """ACL's bytes as an encoding of `clip`: matched to its joints, its length and rate
     checked, decoded, with ACL's details (of the file as given) and per-track costs
     (dominant shells: Shellscope's estimate on the raw clip, for the views). The payload
     is ACL's buffer without its metadata (ACL's own compressed size) when its tracks are in
-    the clip's joint order, else as given (its names say which track is which joint)."""
+    the clip's joint order, else as given (its names say which track is which joint).
+    `read_normalised`: ACL read the raw rotations normalising them (its `clip` SJSON form),
+    which ACL's own measure then starts from."""
     full = layout.read(data)
     tracks = matched(full, clip.skeleton)
     S = tracks.num_samples + (1 if tracks.wrap else 0)
@@ -186,6 +192,9 @@ def encoded(data: bytes, clip: Clip, extra: dict[str, Any] | None = None) -> Enc
             f"the ACL data is sampled at {tracks.sample_rate:g} Hz, the clip at "
             f"{clip.sample_rate:g} Hz"
         )
+    # ACL's own measure starts from ACL's default values (its metadata keeps them); the
+    # payload's decoder, like a game's, from the bind pose the clip supplies
+    measured = acl_measure(AclDecoder(tracks, clip.skeleton), clip, read_normalised)
     payload = bytes(data)
     if tracks is full:  # the clip's order: the frame's skeleton names the tracks
         payload = layout.without_metadata(data, full)
@@ -195,18 +204,20 @@ def encoded(data: bytes, clip: Clip, extra: dict[str, Any] | None = None) -> Enc
     seg_distance, seg_precision = segment_dominant_shells(clip, tracks.segments, tracks.wrap)
     shells = DominantShells(distance, precision, seg_distance, seg_precision)
     details = stats_details(full)
-    details["acl_measure"] = acl_measure(decoder, clip)
+    details["acl_measure"] = measured
     details.update(extra or {})
     return Encoded(payload, decoder, details, track_costs(tracks, shells))
 
 
-def acl_measure(decoder: AclDecoder, clip: Clip) -> dict[str, Any]:
+def acl_measure(decoder: AclDecoder, clip: Clip, read_normalised: bool = False) -> dict[str, Any]:
     """ACL's own measure of its pose against the clip (codec.measure.acl_metric): the
     `max_error` / `worst_track` / `worst_time` acl_compressor and a game's log report,
     computed as ACL computes them; it equals ACL's to the bit when ACL read these very
-    float32 values."""
+    float32 values (`read_normalised`: with its rotations normalised as its reader of
+    `clip` SJSON files does)."""
     sk = clip.skeleton
-    raw = np.concatenate((clip.rotations, clip.translations, clip.scales), axis=-1)
+    rot = normalize_deterministic(clip.rotations) if read_normalised else clip.rotations
+    raw = np.concatenate((rot, clip.translations, clip.scales), axis=-1)
     error, joint, time = acl_max_error(
         raw,
         decoder.poses_at,

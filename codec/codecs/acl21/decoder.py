@@ -269,9 +269,11 @@ class AclDecoder:
         return blend(a, b, weight.astype(np.float64), "slerp")
 
     def sample_times(self, times: Array, rounding: str = "none") -> tuple[Array, Array, Array]:
-        """Rotations (N, J, 4), translations and scales (N, J, 3) float64 at times (N,)."""
+        """Rotations (N, J, 4), translations and scales (N, J, 3) float64 at times (N,), the
+        rotations made unit in float64 (as `sample` and the decoded clip have them)."""
         p = self.poses_at(times, rounding).astype(np.float64)
-        return p[..., :4], p[..., 4:7], p[..., 7:]
+        rot = p[..., :4] / np.linalg.norm(p[..., :4], axis=-1, keepdims=True)
+        return rot, p[..., 4:7], p[..., 7:]
 
     def decode_all(self) -> Clip:
         """Every sample of the stored grid as a Clip (`looping` when wrapping)."""

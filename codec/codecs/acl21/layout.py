@@ -112,17 +112,18 @@ class AclTracks:
     translation, scale; scales are default when the clip has no scale); constants (Kc, 4)
     float32 in sub-track order (rotations by track, then translations, then scales; x y z
     and w for quatf_full, x y z otherwise) and constant_tracks (Kc, 2) the track and
-    sub-track of each; animated (Ka, 2) track and sub-track of each
-    animated sub-track in stream order, variable (Ka,) whether it is quantised (a variable
-    format) and clip_min / clip_extent (Ka, 3) float32 its clip range (zeros when not
-    variable); segments (G, 2) first sample and count; retained (S,) bool the keyframes
-    stored (all True without stripping); bits (G, Ka) bits per component (0: constant in
-    the segment, 32: raw or full-precision float32); segment_range (G, Ka, 6) uint8 the range
-    bytes in x y z min, x y z extent order (for a constant sub-track its three 16-bit values
-    as x high, x low, y high, ...; zeros with one segment); pose_bits (G,) bits of one stored
-    keyframe; data the file; data_bits (G,) the bit offset of each segment's first keyframe;
-    segment_bytes (G,) bytes of each segment's data as written (per-track bytes, range,
-    padding, keyframes). Sizes of the file's sections are in `sections`.
+    sub-track of each; animated (Ka, 2) track and sub-track of each animated sub-track in
+    stream order, variable (Ka,) whether it is quantised (a variable format) and clip_min /
+    clip_extent (Ka, 3) float32 its clip range (zeros when not variable); segments (G, 2)
+    first sample and count; retained (S,) bool the keyframes stored (all True without
+    stripping); bits (G, Ka) bits per component (0: constant in the segment, 32: raw or
+    full-precision float32); segment_range (G, Ka, 6) uint8 each sub-track's range bytes
+    as stored (min x y z, extent x y z; a constant-in-segment rotation's 16-bit values high
+    byte first, a vector's as three little-endian u16; zeros with one segment); pose_bits
+    (G,) bits of one stored keyframe; data the file (padded); data_bits (G,) the bit offset
+    of each segment's first keyframe; segment_bytes (G,) each segment's bytes as ACL counts
+    them (per-track bytes, range, padding from the segment's start, keyframes). Sizes of
+    the file's sections are in `sections`.
     """
 
     version: int
@@ -621,7 +622,10 @@ class _Reader:
             self.need(at, need, f"segment {g}'s keyframes")
             self.data_bits[g] = 8 * at
             prev_end = at + need
-            self.seg_bytes[g] = prev_end - off
+            # ACL's own count (its stats' segment_size): the padding counted from the
+            # segment's start, not the file's
+            rng = 6 * self.n_var if G > 1 else 0
+            self.seg_bytes[g] = _align(_align(self.n_var, 2) + rng, 4) + need
         self.sections["segments"] = prev_end - self.segments_start
         self.sections["tracks_end"] = prev_end
 
