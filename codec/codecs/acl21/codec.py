@@ -108,6 +108,15 @@ class AclOutput(AclCodec):
     def unavailable(self) -> str | None:
         return None
 
+    def check(self, clip: Clip) -> None:
+        """CompressedFormatError naming the file and what does not fit `clip` (its joints,
+        hierarchy, length or rate), before any decoding."""
+        try:
+            fits(matched(self.tracks, clip.skeleton), clip)
+        except CompressedFormatError as e:
+            where = f"{self.source}: " if self.source else ""
+            raise CompressedFormatError(f"{where}{e} ({clip.name or 'the clip'})") from None
+
     def encode(
         self,
         clip: Clip,
@@ -169,6 +178,22 @@ def matched(tracks: AclTracks, skeleton: Skeleton) -> AclTracks:
     return out
 
 
+def fits(tracks: AclTracks, clip: Clip) -> None:
+    """CompressedFormatError unless `tracks` (matched to the clip's joints) hold the clip's
+    samples at its rate."""
+    S = tracks.num_samples + (1 if tracks.wrap else 0)
+    if S != clip.num_samples:
+        raise CompressedFormatError(
+            f"the ACL data holds {S} samples, the clip {clip.num_samples}"
+            + (" (ACL dropped the last one to wrap)" if tracks.wrap else "")
+        )
+    if np.float32(tracks.sample_rate) != np.float32(clip.sample_rate):
+        raise CompressedFormatError(
+            f"the ACL data is sampled at {tracks.sample_rate:g} Hz, the clip at "
+            f"{clip.sample_rate:g} Hz"
+        )
+
+
 def encoded(
     data: bytes, clip: Clip, extra: dict[str, Any] | None = None, read_normalised: bool = False
 ) -> Encoded:
@@ -181,17 +206,7 @@ def encoded(
     which ACL's own measure then starts from."""
     full = layout.read(data)
     tracks = matched(full, clip.skeleton)
-    S = tracks.num_samples + (1 if tracks.wrap else 0)
-    if S != clip.num_samples:
-        raise CompressedFormatError(
-            f"the ACL data holds {S} samples, the clip {clip.num_samples}"
-            + (" (ACL dropped the last one to wrap)" if tracks.wrap else "")
-        )
-    if np.float32(tracks.sample_rate) != np.float32(clip.sample_rate):
-        raise CompressedFormatError(
-            f"the ACL data is sampled at {tracks.sample_rate:g} Hz, the clip at "
-            f"{clip.sample_rate:g} Hz"
-        )
+    fits(tracks, clip)
     # ACL's own measure starts from ACL's default values (its metadata keeps them); the
     # payload's decoder, like a game's, from the bind pose the clip supplies
     measured = acl_measure(AclDecoder(tracks, clip.skeleton), clip, read_normalised)

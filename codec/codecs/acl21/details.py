@@ -39,7 +39,7 @@ def track_costs(t: AclTracks, shells: DominantShells | None = None) -> TrackCost
     not animated; bytes of each segment's data (G,); the keyframes stored (S,)."""
     G, J = t.num_segments, t.num_tracks
     rates = np.full((G, J, 3), -1, dtype=np.int16)
-    bits = np.full((G, J, 3), -1, dtype=np.int16)
+    bits = np.full((G, J, 3), -1, dtype=np.int64)  # as acl-style's: the views' int64
     anim = t.animated
     bits[:, anim[:, 0], anim[:, 1]] = t.bits
     rates[:, anim[:, 0], anim[:, 1]] = bit_rates(t.bits)
