@@ -14,18 +14,19 @@ translation, scales multiplied; and:
 
 Both sides are float32 and the errors are float32 differences of coordinates: at 250 cm
 float32 steps by 1.5e-5 cm, so ACL's number carries that much rounding. Every operation
-here is ACL's (its math library's SSE2 code, term by term, in its order), so the rounding is
-the same; the one difference is the reciprocal square root that normalises a rotation,
-whose first estimate is the processor's own (two Newton steps refine it; here they start
-from the exact value). Without scale, or with uniform positive scale, the QVV and affine
-compositions agree; with non-uniform scale a QVV cannot hold the shear a matrix product
-makes, and ACL's number is the QVV one (a negative scale, which ACL composes through
-matrices, is not reproduced).
+here is ACL's (its math library's SSE2 code, term by term, in its order), so the rounding
+is the same, down to the reciprocal square root that normalises a rotation, which starts
+from the processor's own estimate (codec.measure.rsqrt). Without scale, or with uniform
+positive scale, the QVV and affine compositions agree; with non-uniform scale a QVV cannot
+hold the shear a matrix product makes, and ACL's number is the QVV one (a negative scale,
+which ACL composes through matrices, is not reproduced).
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from codec.measure import rsqrt
 
 Array = np.ndarray
 F32 = np.float32
@@ -73,8 +74,7 @@ def normalize(q: Array) -> Array:
     steps, then a multiply."""
     sq = q * q
     dot = (sq[..., 0] + sq[..., 2]) + (sq[..., 1] + sq[..., 3])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        x = (1.0 / np.sqrt(dot.astype(np.float64))).astype(F32)
+    x = rsqrt.estimate(dot)
     h = dot * HALF
     for _ in range(2):
         x = x * (HALF - h * (x * x)) + x
