@@ -854,8 +854,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self.dialogs.error(self, "Cannot use ACL output", str(exc))
             self.notify(f"Could not use {Path(path).name}: {exc}")
             return False
-        self.notify(f"Measuring ACL's output {Path(path).name} against {self.document.clip.name}")
-        self._update_title()
+        self._update_title()  # says which ACL output is shown
         return True
 
     def _remembered_acl_compressor(self) -> None:

@@ -17,7 +17,7 @@ tracks (`-out`) and its stats (`-stat_exhaustive`). Shellscope then reads the by
 - sub-track counts and the compressed size from the headers: against the stats.
 
 The table lists each run; `ours` is Shellscope's own measure (three points, float64 affine)
-of the same decoding, which is never below ACL's. Exit status 1 when a check fails.
+of the same decoding. Exit status 1 when a check fails.
 """
 
 from __future__ import annotations

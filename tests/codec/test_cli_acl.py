@@ -35,7 +35,6 @@ def test_stats_measures_acls_output_against_its_raw_clip(tmp_path: Path) -> None
     assert s["codec"] == "acl-2.1" and s["num_bones"] == 44 and s["num_samples"] == 26
     assert s["acl_measure"]["max_error"] == theirs["max_error"]  # ACL's own number, to the bit
     assert s["acl_compressed_size"] == 3523 and s["acl_file_size"] == theirs["compressed_size"]
-    assert s["max_error"] >= s["acl_measure"]["max_error"]  # ours: three points, float64
     assert s["worst_track_name"] == "rFoot" and s["sub_tracks"]["rotation"]["animated"] == 17
     assert "ACL's measure" in out and "0.0106768 cm at rFoot" in out
 
