@@ -28,12 +28,16 @@ from codec.model.character_size import character_size, length_text, size_warning
 from codec.sidecar import SidecarError, load_sidecar
 from codec.tuning import GlobalSettings, JointOverride
 
-_KINDS = {  # file dialog filters: name -> patterns (each also .gz / .xz / .zst), from the formats
-    spec.label: tuple(f"*{e}" for e in spec.extensions)
+_KINDS = {  # file dialog filters: name -> patterns, from the formats
+    spec.label: tuple(f"*{e}" for e in spec.extensions) for spec in SPECS.values()
+}
+_PACKED = tuple(  # the compressible ones also inside a .gz / .xz / .zst
+    f"*{e}{z}"
     for spec in SPECS.values()
     if spec.compressible
-}
-_PACKED = tuple(f"{p}{z}" for pats in _KINDS.values() for p in pats for z in (".gz", ".xz", ".zst"))
+    for e in spec.extensions
+    for z in (".gz", ".xz", ".zst")
+)
 OPEN_FILTER = ";;".join(
     [
         f"Animation clips ({' '.join(p for pats in _KINDS.values() for p in pats)} *.ssc "

@@ -12,6 +12,7 @@ name and measures ACL's pose against the raw one. The layout is in codec.codecs.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 import numpy as np
@@ -27,10 +28,13 @@ MAX_BYTES = 1 << 28  # 256 MiB: far more than the largest clip Shellscope holds 
 def read_bytes(path: str | os.PathLike[str]) -> bytes:
     """The bytes of an ACL file, checked to be a regular file of a size ACL could write
     (ClipFormatError naming the file otherwise)."""
-    from codec.formats import check_regular_file
-
-    check_regular_file(path)
-    size = os.stat(path).st_size
+    try:  # a regular file only: a FIFO would block, a device never end
+        st = os.stat(path)
+    except OSError as e:
+        raise ClipFormatError(path, f"cannot read: {e.strerror or e}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise ClipFormatError(path, "is not a regular file")
+    size = st.st_size
     if size > MAX_BYTES:
         raise ClipFormatError(path, f"{size} bytes is larger than any ACL output Shellscope reads")
     try:

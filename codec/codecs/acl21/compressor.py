@@ -67,9 +67,9 @@ def configured() -> str | None:
 
 def configure(path: str | None) -> None:
     """Use `path` for acl_compressor in this process and the processes it starts (None or
-    empty: forget it)."""
+    empty: forget it). A relative path is made absolute: workers may run elsewhere."""
     if path:
-        os.environ[ENV] = str(path)
+        os.environ[ENV] = str(Path(path).expanduser().absolute())
     else:
         os.environ.pop(ENV, None)
 
