@@ -80,6 +80,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--screenshot-view", metavar="PNG", help="save the 3D view alone to PNG once drawn, exit"
     )
     p.add_argument("--size", help="window size WxH (default: the last session's, or 1280x800)")
+    p.add_argument(
+        "--acl-output",
+        metavar="FILE.acl",
+        help="show ACL 2.1's compressed output (acl_compressor -out=FILE.acl) measured against "
+        "CLIP, its raw clip (codec acl-2.1: ACL's pose, bit rates and errors)",
+    )
     add_export_arguments(p)  # --export-* (and --shell-distance, --overrides): no window
     return p.parse_args(argv)
 
@@ -150,6 +156,17 @@ def _size(text: str) -> tuple[int, int]:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     shooting = bool(args.screenshot or args.screenshot_view)
+    if args.acl_compressor:
+        from codec.codecs.acl21 import compressor
+
+        compressor.configure(args.acl_compressor)  # this process and what it starts
+    if args.acl_output and (wants_headless(args) or not args.clip):
+        print(
+            "shellscope: --acl-output needs CLIP, its raw clip, and shows in the window; "
+            "its numbers without one: python -m codec stats CLIP --acl-output FILE.acl --json",
+            file=sys.stderr,
+        )
+        return 2
     try:
         variants = variants_from(args)
     except ValueError as exc:
@@ -215,6 +232,10 @@ def main(argv: list[str] | None = None) -> int:
         except SettingsError as exc:
             print(f"shellscope: --codec: {exc}", file=sys.stderr)
             return 2
+        why = registry.unavailable(args.codec) if args.codec != registry.AUTO else None
+        if why and not args.acl_output:
+            print(f"shellscope: --codec {args.codec} is unavailable: {why}", file=sys.stderr)
+            return 2
         window.document.set_codec(args.codec)
     overrides = None
     if args.overrides:
@@ -262,6 +283,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.clip:
             window.show()
             return app.exec()
+    if args.acl_output and not window.open_acl_output(args.acl_output):
+        if shooting:
+            return 2
     if tuning.get("shell_from_mesh") and doc.clip is not None and not doc.clip.meshes:
         print(
             f"shellscope: {path} has no skinned mesh: --shell-distance mesh is ignored",

@@ -38,6 +38,16 @@ def registered_codecs() -> tuple[str, ...]:
     return (*registry.names(), registry.AUTO)
 
 
+def codec_unavailable(name: str, acl_output: str | None = None) -> str | None:
+    """Why codec `name` cannot compress here (acl-2.1 without acl_compressor), or None; an
+    ACL output file being measured makes acl-2.1 available."""
+    from codec.codecs import registry
+
+    if name == registry.AUTO or (name == "acl-2.1" and acl_output):
+        return None
+    return registry.unavailable(name)
+
+
 def check_codec(name: str) -> str:
     """`name` when it is a registered codec; ValueError naming the known ones otherwise."""
     known = registered_codecs()

@@ -88,8 +88,9 @@ class _CompressorCache:
     (in the worker, off the UI thread). A plain object: workers reach it without holding the
     Controller, whose QTimers must die on the UI thread."""
 
-    def __init__(self) -> None:
+    def __init__(self, fixed: Any = None) -> None:
         self.compressor: Any = None
+        self.fixed = fixed  # ACL's output file, measured as acl-2.1 (codec.compression)
 
     def compress(
         self, source: Clip, clip: Clip, settings: CompressionSettings, **kwargs: Any
@@ -101,7 +102,7 @@ class _CompressorCache:
 
         c = self.compressor
         if c is None or c.clip is not source:
-            c = self.compressor = Compression(source)
+            c = self.compressor = Compression(source, fixed=self.fixed)
         return c.run(settings, skeleton=clip.skeleton, **kwargs)
 
 
@@ -292,7 +293,41 @@ class Controller(QtCore.QObject):
         self.history.reset(Tuning(self.document.settings, self.document.overrides))
         self.history_changed.emit()
         self.cancel()
+        self._drop_acl_output()  # it belonged to the clip it was measured against
         self.compress_now()
+
+    # --- ACL's own output -----------------------------------------------------------------
+    def use_acl_output(self, path: str | Path) -> None:
+        """Measure ACL's compressed output FILE.acl against the open clip, as codec acl-2.1
+        with those bytes: read and matched to the clip now (ClipFormatError or
+        CompressedFormatError naming what does not fit; nothing changes then), compressed
+        and measured in the background like any edit. Opening another clip drops it."""
+        from codec.formats.acl_binary import read_output
+
+        clip = self.document.clip
+        if clip is None:
+            raise ValueError("open the raw clip first: ACL's output is measured against it")
+        output = read_output(path)
+        output.check(clip)  # type: ignore[attr-defined]
+        if self.document.acl_output is None:
+            self._codec_before_acl = self.document.codec
+        self._cache = _CompressorCache(fixed=output)
+        self.document.acl_output = str(path)
+        if self.document.codec == output.name:  # type: ignore[attr-defined]
+            self.compress_now()
+        else:
+            self.document.set_codec(output.name)  # type: ignore[attr-defined]
+
+    def _drop_acl_output(self) -> None:
+        if self.document.acl_output is None:
+            return
+        self.document.acl_output = None
+        self._cache = _CompressorCache()
+        self._opening = True  # the codec going back is not an edit
+        try:
+            self.document.set_codec(getattr(self, "_codec_before_acl", self.document.codec))
+        finally:
+            self._opening = False
 
     # --- compressing --------------------------------------------------------------------
     @property

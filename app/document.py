@@ -136,6 +136,7 @@ class Document:
         self.display = DisplayOptions()
         self.status = Status()
         self.codec = DEFAULT_CODEC  # the codec B (the current result) is compressed with
+        self.acl_output: str | None = None  # ACL's output file measured as acl-2.1, if any
         self.comparison = Comparison()
         self._shown: tuple[tuple[Any, ...], ShownPose] | None = None
         self._shown_a: tuple[tuple[Any, ...], tuple[np.ndarray, np.ndarray]] | None = None

@@ -28,12 +28,16 @@ from codec.model.character_size import character_size, length_text, size_warning
 from codec.sidecar import SidecarError, load_sidecar
 from codec.tuning import GlobalSettings, JointOverride
 
-_KINDS = {  # file dialog filters: name -> patterns (each also .gz / .xz / .zst), from the formats
-    spec.label: tuple(f"*{e}" for e in spec.extensions)
+_KINDS = {  # file dialog filters: name -> patterns, from the formats
+    spec.label: tuple(f"*{e}" for e in spec.extensions) for spec in SPECS.values()
+}
+_PACKED = tuple(  # the compressible ones also inside a .gz / .xz / .zst
+    f"*{e}{z}"
     for spec in SPECS.values()
     if spec.compressible
-}
-_PACKED = tuple(f"{p}{z}" for pats in _KINDS.values() for p in pats for z in (".gz", ".xz", ".zst"))
+    for e in spec.extensions
+    for z in (".gz", ".xz", ".zst")
+)
 OPEN_FILTER = ";;".join(
     [
         f"Animation clips ({' '.join(p for pats in _KINDS.values() for p in pats)} *.ssc "
@@ -52,6 +56,7 @@ FAILED = "Compression failed: "  # a warning about one run, dropped when a run s
 RECENT_KEY = "recent_files"
 GEOMETRY_KEY = "window/geometry"
 STATE_KEY = "window/state"
+ACL_COMPRESSOR_KEY = "acl/compressor"  # QSettings: the acl_compressor codec acl-2.1 runs
 LAYOUT_VERSION = 3  # bump when the docks change so an old saved layout is not applied
 # the share of the window's height the bottom docks take while Curves is in front: three
 # plots need height to be read (at 1280x800 the default 184 px left them about 90)
@@ -152,6 +157,17 @@ class Dialogs:
         path, _ = QtWidgets.QFileDialog.getOpenFileName(parent, "Open clip", directory, OPEN_FILTER)
         return path or None
 
+    def open_acl_path(self, parent: QtWidgets.QWidget, directory: str) -> str | None:
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(
+            parent, "Open ACL output", directory, "ACL 2.1 compressed tracks (*.acl)"
+        )
+        return path or None
+
+    def acl_compressor_path(self, parent: QtWidgets.QWidget, current: str) -> str | None:
+        """The acl_compressor codec acl-2.1 runs (None: cancelled, unchanged)."""
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(parent, "ACL 2.1's acl_compressor", current)
+        return path or None
+
     def choose_animation(self, parent: QtWidgets.QWidget, names: list[str]) -> str | None:
         name, ok = QtWidgets.QInputDialog.getItem(
             parent, "Choose animation", "This file holds several animations:", names, 0, False
@@ -185,6 +201,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.controller = controller or Controller(self.document, parent=self)
         self.dialogs = dialogs or Dialogs()
         self.qsettings = QtCore.QSettings()
+        self._remembered_acl_compressor()
         self.open_options: dict[str, Any] = {}
         self._shortcuts: QtWidgets.QDialog | None = None
         self.setWindowTitle("Shellscope")
@@ -575,6 +592,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.recent_menu = f.addMenu("Open &Recent")
         self._rebuild_recent()
         self._action(f, "Open &Library\u2026", lambda: self.open_library())
+        self._action(f, "Open &ACL output\u2026", lambda: self.open_acl_output())
         self._bvh_positions_menu(f.addMenu("&BVH position channels"))
         f.addSeparator()
         self._action(f, "&Quit", self.close, QtGui.QKeySequence.StandardKey.Quit)
@@ -600,6 +618,8 @@ class MainWindow(QtWidgets.QMainWindow):
         c = mb.addMenu("&Compression")
         self._action(c, "&Recompress now", self.controller.compress_now, "Ctrl+R")
         self._action(c, "&Cancel", self.controller.cancel, "Esc")
+        c.addSeparator()
+        self._action(c, "ACL 2.1 &compressor\u2026", lambda: self.choose_acl_compressor())
 
         compare = mb.addMenu("Co&mpare")
         for act in self.compare_bar.actions_for_menu():
@@ -835,7 +855,60 @@ class MainWindow(QtWidgets.QMainWindow):
         if remember:
             self._add_recent(path)
         self.set_notices(notices)  # the new clip's warnings; older ones were about other files
+        self._update_title()  # an ACL output shown with the previous clip is gone
         return True
+
+    def open_acl_output(self, path: str | Path | None = None) -> bool:
+        """File > Open ACL output: ACL 2.1's compressed output (acl_compressor -out=FILE.acl)
+        measured against the open clip, its raw reference: codec acl-2.1 shows ACL's pose,
+        bit rates and errors until another clip opens. A file that does not fit the clip
+        (other joints, length or rate) is refused with the reason; the result stays."""
+        if self.document.clip is None:
+            self.dialogs.error(
+                self,
+                "Open ACL output",
+                "Open the raw clip first: ACL's output is measured against it.",
+            )
+            return False
+        if path is None:
+            start = str(self.document.path.parent) if self.document.path else str(Path.cwd())
+            chosen = self.dialogs.open_acl_path(self, start)
+            if not chosen:
+                return False
+            path = chosen
+        try:
+            self.controller.use_acl_output(path)
+        except Exception as exc:  # the reader's or the match's message is the point
+            self.dialogs.error(self, "Cannot use ACL output", str(exc))
+            self.notify(f"Could not use {Path(path).name}: {exc}")
+            return False
+        self._update_title()  # says which ACL output is shown
+        return True
+
+    def _remembered_acl_compressor(self) -> None:
+        """The acl_compressor chosen in an earlier session, unless this one was given one."""
+        from codec.codecs.acl21 import compressor
+
+        saved = self.qsettings.value(ACL_COMPRESSOR_KEY, "")
+        if saved and not compressor.configured():
+            compressor.configure(str(saved))
+
+    def choose_acl_compressor(self, path: str | None = None) -> None:
+        """Compression > ACL 2.1 compressor: the acl_compressor codec acl-2.1 runs
+        (remembered; SHELLSCOPE_ACL_COMPRESSOR or --acl-compressor win for a session)."""
+        from codec.codecs.acl21 import compressor
+
+        if path is None:
+            path = self.dialogs.acl_compressor_path(self, compressor.configured() or "")
+            if path is None:
+                return
+        compressor.configure(path)
+        self.qsettings.setValue(ACL_COMPRESSOR_KEY, path)
+        why = compressor.problem(compressor.configured())
+        self.notify(f"acl-2.1: {why}" if why else f"acl-2.1 runs {path}")
+        for view in (self.panels.get("SettingsPanel"), self.compare_bar):
+            if view is not None:
+                view.refresh_codecs()
 
     def open_library(self, folder: str | Path | None = None) -> Any:
         """File > Open Library: the library dialog (app.views.library), which runs a folder's
@@ -874,6 +947,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.units_label.setToolTip(tip)
         self.units_label.setStyleSheet("QLabel { color: #d08020; }" if warning else "")
         tag = f" [{units.short()}]" if units else ""
+        if self.document.acl_output:  # ACL's own output shown against this raw clip
+            tag += f" \u00b7 ACL output {Path(self.document.acl_output).name}"
         self.setWindowTitle(f"{p.name}{tag} \u2014 Shellscope" if p else "Shellscope")
 
     def recent_files(self) -> list[str]:

@@ -48,8 +48,11 @@ def compress(
 class Compression:
     """Compresses one clip under changing settings (and per-joint skeletons)."""
 
-    def __init__(self, clip: Clip) -> None:
+    def __init__(self, clip: Clip, fixed: Any = None) -> None:
+        """`fixed`: a codec object used, when settings name it, instead of the registry's
+        codec of that name (ACL's output read from a file: codec.codecs.acl21.AclOutput)."""
         self.clip = clip
+        self.fixed = fixed
         self._sessions: dict[str, Any] = {}
         self._raw_poses = RawPoses()  # every run measures against the same raw clip
 
@@ -69,6 +72,8 @@ class Compression:
         distances (the same joints, parents and bind pose)."""
         settings = settings or CompressionSettings()
         codecs = registry.chosen(settings.codec)
+        if self.fixed is not None and settings.codec == self.fixed.name:
+            codecs = (self.fixed,)
         clip = self.clip if skeleton is None else self.clip.with_skeleton(skeleton)
         clip = settings.apply(clip)
         start = time.perf_counter()

@@ -1,8 +1,9 @@
 """Regenerate every picture in docs/ from the real window: `python tools/screenshots.py`.
 
 The main window at 1280x800 and 1920x1080, the 3D view alone (shells, magnifier, a named
-view), each panel, the skinned mesh with its report, and Compare / Curves (alone with
-`--compare-only`), on clips the repository carries.
+view), each panel, the skinned mesh with its report, ACL 2.1's own output (alone with
+`--acl-only`) and Compare / Curves (alone with `--compare-only`), on clips the repository
+carries.
 Works without a display (a private Xvfb is started, as `shellscope --screenshot` does). Look
 at the pictures before committing.
 """
@@ -24,6 +25,10 @@ WALK = DATA / "bvh" / "cmu_02_02_walk_daz.bvh"
 RUN = DATA / "bvh" / "cmu_02_03_run_ccrig.bvh"
 LONG_XZ = DATA / "acl" / "cmu_13_07.acl.sjson.xz"
 CESIUM = DATA / "gltf" / "CesiumMan.glb"
+LOOP_XZ = DATA / "acl" / "cmu_81_18_looping.acl.sjson.xz"
+LOOP_ACL = DATA / "acl21" / "cmu_81_18_looping.acl"  # ACL 2.1's own output of it
+WALK_ACL_RAW = DATA / "acl" / "cmu_09_02.acl.sjson"
+WALK_ACL = DATA / "acl21" / "cmu_09_02.acl"
 
 
 def main() -> int:
@@ -91,6 +96,46 @@ def shoot() -> int:
         for _ in range(20):
             app.processEvents()
         return window
+
+    # ACL 2.1's own output against its raw clip: the loop at ACL's worst moment with ACL's
+    # bit rates (the error magnified x100), and a walk's raw and ACL pose in the 3D view
+    window = window_at(1280, 800)
+    open_clip(window, LOOP_XZ)
+    doc = window.document
+    loop = QtCore.QEventLoop()
+    window.controller.result_ready.connect(loop.quit)
+    if not window.open_acl_output(LOOP_ACL):
+        raise SystemExit(f"cannot use {LOOP_ACL}")
+    loop.exec()
+    stats = doc.result.stats
+    doc.set_time(stats["worst_time"])
+    doc.set_selection(stats["worst_track"])
+    doc.update_display(magnify=100.0)
+    window.reset_layout()
+    window.docks["BitRatePanel"].raise_()
+    settle(window)
+    save(grab_image(window), "acl_output.png")
+    window.close()
+    window = window_at(1920, 1080)  # the 3D view alone: a short walk, raw and ACL's pose
+    open_clip(window, WALK_ACL_RAW)
+    doc = window.document
+    loop = QtCore.QEventLoop()
+    window.controller.result_ready.connect(loop.quit)
+    if not window.open_acl_output(WALK_ACL):
+        raise SystemExit(f"cannot use {WALK_ACL}")
+    loop.exec()
+    doc.set_time(doc.result.stats["worst_time"])
+    doc.set_selection(doc.result.stats["worst_track"])
+    doc.update_display(magnify=300.0)
+    window.viewport.set_view("right")
+    settle(window)
+    save(window.viewport.scene.grabFramebuffer(), "view_acl_output.png")
+    window.close()
+    if "--acl-only" in sys.argv:  # just these two
+        for path in written:
+            print(f"wrote {path.relative_to(ROOT)}")
+        app.shutdown()
+        return 0
 
     # 0) Compare and Curves at 1280x800: the walk at 0.01 cm pinned as A, then 0.1 cm (B)
     window = window_at(1280, 800)

@@ -11,6 +11,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from app.comparison import PANEL_SOURCES, registered_codecs
 from app.document import Document
+from app.views.codec_choice import mark_unavailable
 from app.views.compare_layer import RAW_COLOUR, SIDE_COLOURS
 from app.views.sync_guard import SyncGuard
 
@@ -105,6 +106,10 @@ class CompareBar(QtWidgets.QToolBar):
         else:
             self.document.set_comparison_view(**{f"show_{key.lower()}": on})
 
+    def refresh_codecs(self) -> None:
+        """Grey out again the codecs that cannot run (the acl_compressor changed)."""
+        mark_unavailable(self.codec_box, self.document)
+
     def sync(self) -> None:
         """Copy the document into the controls (without echoing back)."""
         doc = self.document
@@ -117,6 +122,7 @@ class CompareBar(QtWidgets.QToolBar):
             self.swap_action.setEnabled(c.active and doc.result is not None and not busy)
             self.clear_action.setEnabled(c.active)
             self.codec_box.setCurrentText(doc.codec)
+            mark_unavailable(self.codec_box, doc)
             self.show_boxes["raw"].setChecked(doc.display.show_raw)
             self.show_boxes["A"].setChecked(c.show_a)
             self.show_boxes["B"].setChecked(c.show_b)

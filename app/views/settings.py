@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
 
 from app.comparison import registered_codecs
 from app.document import Document
+from app.views.codec_choice import mark_unavailable
 from app.views.label_fence import LabelFence
 from app.views.stats import change_text
 from app.views.sync_guard import SyncGuard
@@ -186,6 +187,10 @@ class SettingsPanel(QWidget):
         self._on_result()
         self._on_status()
 
+    def refresh_codecs(self) -> None:
+        """Grey out again the codecs that cannot run (the acl_compressor changed)."""
+        mark_unavailable(self.codec, self.document)
+
     # --- model -> view ------------------------------------------------------------------
     def _on_settings(self) -> None:
         s = self.document.settings
@@ -195,6 +200,7 @@ class SettingsPanel(QWidget):
             self.shell.setValue(s.shell_distance)
             self.level.setCurrentText(s.level)
             self.codec.setCurrentText(self.document.codec)
+            mark_unavailable(self.codec, self.document)
             self.strip_trivial.setChecked(s.strip_trivial)
             self.strip_proportion.setValue(100.0 * s.strip_proportion)
             self.strip_threshold.setValue(s.strip_threshold)

@@ -115,6 +115,7 @@ def compress_summary(path: str, s: dict[str, Any], skeleton: Skeleton) -> str:
         *([f"  segments         {s['num_segments']}"] if "num_segments" in s else []),
         *([f"  keyframes        {stripping_line(s)}"] if "keyframe_stripping" in s else []),
         *([f"  auto             {auto_line(s['auto'])}"] if "auto" in s else []),
+        *acl_lines(s),
         f"  compression time {s['compression_time']:.3f} s",
     ]
     if "vertex_max_error" in s:
@@ -122,6 +123,21 @@ def compress_summary(path: str, s: dict[str, Any], skeleton: Skeleton) -> str:
     if "skin_strict" in s:
         lines.append(f"  skin strict      {skin_strict_line(s['skin_strict'])}")
     return "\n".join(lines) + "\n"
+
+
+def acl_lines(s: dict[str, Any]) -> list[str]:
+    """ACL 2.1's own numbers of an acl-2.1 result: its size, and its error by its own
+    measure (what acl_compressor's stats and a game's log say)."""
+    if "acl_measure" not in s:
+        return []
+    m = s["acl_measure"]
+    return [
+        f"  ACL's size       {fmt_bytes(s['acl_compressed_size'])}  (ACL's count; its file "
+        f"{fmt_bytes(s['acl_file_size'])} with names and hierarchy)",
+        f"  ACL's measure    {m['max_error']:.6g} cm at {m['worst_track_name']} (joint "
+        f"{m['worst_track']}), t = {m['worst_time']:.4g} s",
+        *(f"  note             {n}" for n in s.get("acl_notes", [])),
+    ]
 
 
 def skin_strict_line(k: dict[str, Any]) -> str:

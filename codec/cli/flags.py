@@ -96,6 +96,14 @@ def add_tuning_flags(p: Any) -> None:
                 "CLIP.shellscope.json",
             },
         ),
+        (
+            "--acl-compressor",
+            {
+                "metavar": "PATH",
+                "help": "ACL 2.1's acl_compressor, which --codec acl-2.1 runs (default: "
+                "$SHELLSCOPE_ACL_COMPRESSOR)",
+            },
+        ),
     ]
     for flag, kwargs in flags:
         if not _has(p, flag):
@@ -189,6 +197,7 @@ def settings_from(
         registry.chosen(codec)
     except ShellscopeError as e:
         raise CliError(f"--codec: {e}") from None
+    check_codec_available(args, codec)
     return CompressionSettings(
         codec=codec,
         level=args.level or level or "automatic",
@@ -199,6 +208,21 @@ def settings_from(
         strip_threshold=getattr(args, "strip_threshold", 0.0),
         skin_strict=bool(getattr(args, "skin_strict", None) or skin_strict),
     )
+
+
+def check_codec_available(args: argparse.Namespace, codec: str) -> None:
+    """Take `--acl-compressor` (this process and the workers it starts), then CliError when
+    the chosen codec cannot run here (acl-2.1 without acl_compressor)."""
+    from codec.codecs import registry
+    from codec.codecs.acl21 import compressor
+
+    path = getattr(args, "acl_compressor", None)
+    if path:
+        compressor.configure(path)
+    if codec != registry.AUTO:
+        why = registry.unavailable(codec)
+        if why:
+            raise CliError(f"--codec {codec} is unavailable: {why}")
 
 
 SHOWN_UNMATCHED = 2  # rules named one by one before the rest are counted

@@ -73,6 +73,13 @@ def add_parser(sub: Any) -> None:
         help="the codec (`python -m codec codecs` lists them; auto: the smallest strict one)",
     )
     p.add_argument(
+        "--acl-compressor",
+        metavar="PATH",
+        help="ACL 2.1's acl_compressor, for --codec acl-2.1 (default: "
+        "$SHELLSCOPE_ACL_COMPRESSOR; cached rows do not know which one: --no-cache after "
+        "changing it)",
+    )
+    p.add_argument(
         "--overrides",
         metavar="RULES",
         help="a rules file (a sidecar or a JSON list of name-pattern rules) for every clip",
@@ -169,6 +176,9 @@ def _settings(args: argparse.Namespace) -> Any:
         tuning.settings()
     except SettingsError as e:
         raise CliError(str(e)) from None
+    from codec.cli.flags import check_codec_available
+
+    check_codec_available(args, args.codec)
     return LibrarySettings(
         tuning=tuning,
         sidecars=not args.no_sidecars,

@@ -47,6 +47,13 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--csv", metavar="FILE|-", help="write one row per clip as CSV")
     p.add_argument(
+        "--acl-output",
+        metavar="FILE.acl",
+        help="measure ACL 2.1's compressed output (acl_compressor -out=FILE.acl) against the "
+        "one raw clip given: our measure of ACL's pose, ACL's bit rates from its headers",
+    )
+    p.add_argument("--json", metavar="FILE|-", help="with --acl-output: the stats as JSON")
+    p.add_argument(
         "--jobs", "-j", type=int, metavar="N", help="worker processes (default: CPU count)"
     )
     add_settings_flags(p)
@@ -55,10 +62,10 @@ def add_parser(sub: Any) -> None:
 
 def clip_extensions() -> tuple[str, ...]:
     """What `stats` looks for in folders: every readable clip, plain or compressed, but not
-    .ssc (already compressed)."""
+    .ssc nor ACL's .acl (already compressed)."""
     from codec.formats import clip_extensions as every
 
-    return tuple(e for e in every() if not e.startswith(".ssc"))
+    return tuple(e for e in every() if not e.startswith((".ssc", ".acl")) or ".sjson" in e)
 
 
 def is_clip_file(path: Path) -> bool:
@@ -249,6 +256,10 @@ def stats_report(rows: list[dict], skipped: int) -> str:
 
 def cmd_stats(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Compress many clips in parallel; one row per clip, a summary, optionally a CSV."""
+    if args.acl_output:
+        return cmd_acl_output(args, out, err)
+    if args.json:
+        raise CliError("--json goes with --acl-output (one clip); many clips: --csv")
     settings = settings_from(args)
     if args.jobs is not None and args.jobs < 1:
         raise CliError(f"--jobs must be at least 1, got {args.jobs}")
@@ -289,4 +300,38 @@ def cmd_stats(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         write_text_output(args.csv, buf.getvalue(), out)
     if args.csv != "-":
         out.write(stats_report(rows, skipped))
+    return EXIT_OK
+
+
+def cmd_acl_output(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Measure ACL's output file against its raw clip (tuned as `compress` tunes it); print
+    the summary, write the stats as JSON with --json."""
+    from codec.cli.compress import compress_summary, units_line
+    from codec.cli.files import dumps_json, write_outputs
+    from codec.cli.flags import tuned
+    from codec.compression import Compression
+    from codec.formats import load_clip
+    from codec.formats.acl_binary import read_output
+
+    if len(args.paths) != 1:
+        raise CliError("--acl-output measures one raw clip against it: give exactly one clip")
+    if args.csv:
+        raise CliError("--acl-output writes --json, not --csv")
+    path = args.paths[0]
+    check_outputs([args.json], [path, args.acl_output])
+    settings_from(args)  # the flags' own checks, before any work
+    fixed = read_output(args.acl_output)
+    clip = load_clip(path, **load_options(args))
+    if not clip.name:
+        clip.name = Path(path).name
+    clip, level = tuned(clip, args, path, err)
+    settings = replace(settings_from(args, level), codec=fixed.name)
+    try:
+        result = Compression(clip, fixed=fixed).run(settings)
+    except ShellscopeError as e:
+        raise CliError(f"{args.acl_output}: {e}") from None
+    write_outputs([(args.json, dumps_json(result.stats) if args.json else "")], out)
+    if args.json != "-":
+        out.write(compress_summary(path, result.stats, result.clip.skeleton))
+        out.write(f"  ACL output       {args.acl_output}\n  {units_line(clip)}\n")
     return EXIT_OK

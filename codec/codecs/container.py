@@ -7,7 +7,8 @@ reads its own payload. Little-endian, offsets from the start of the file:
     header (20 bytes)
       0  magic         b"SSCF"
       4  version       u8 (VERSION)
-      5  codec id      u8 (acl-style 0, subsample 1, keyreduce 2, curve 3, wavelet 4)
+      5  codec id      u8 (acl-style 0, subsample 1, keyreduce 2, curve 3, wavelet 4,
+                      acl-2.1 21)
       6  flags         u16: bit 1 metadata (other bits must be 0)
       8  crc32         u32 of every byte after this field (zlib.crc32)
      12  total_size    u32 length of the whole file

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from codec.codecs import container
+from codec.codecs.acl21.codec import CODEC as ACL_21
 from codec.codecs.acl_style.codec import CODEC as ACL_STYLE
 from codec.codecs.base import Codec, Decoder
 from codec.codecs.container import Container
@@ -17,7 +18,8 @@ DEFAULT = "acl-style"
 AUTO = "auto"  # every codec tries; the smallest strict encoding wins (codec.compression)
 AUTO_DESCRIPTION = "every codec tries; the smallest strict encoding wins"
 CODECS: dict[str, Codec] = {
-    c.name: c for c in (ACL_STYLE, SubsampleCodec(), KeyReduceCodec(), CurveCodec(), WaveletCodec())
+    c.name: c
+    for c in (ACL_STYLE, SubsampleCodec(), KeyReduceCodec(), CurveCodec(), WaveletCodec(), ACL_21)
 }
 
 
@@ -27,8 +29,18 @@ def names() -> tuple[str, ...]:
 
 
 def chosen(name: str) -> tuple[Codec, ...]:
-    """The codecs a settings' `codec` names: one, or every codec for AUTO."""
-    return tuple(CODECS.values()) if name == AUTO else (get(name),)
+    """The codecs a settings' `codec` names: one, or every codec for AUTO (not those that
+    say `in_auto = False`: acl-2.1 runs an outside program)."""
+    if name == AUTO:
+        return tuple(c for c in CODECS.values() if getattr(c, "in_auto", True))
+    return (get(name),)
+
+
+def unavailable(name: str) -> str | None:
+    """Why the codec called `name` cannot run here (acl-2.1 without acl_compressor), or
+    None: listed either way, never an error until it is chosen."""
+    check = getattr(get(name), "unavailable", None)
+    return None if check is None else check()
 
 
 def get(name: str) -> Codec:

@@ -23,7 +23,7 @@ from dataclasses import replace
 import numpy as np
 
 from codec.errors import ClipFormatError, ClipValidationError, CompressedFormatError
-from codec.formats import acl_sjson, bvh, fbx, gltf, ssc, usd
+from codec.formats import acl_binary, acl_sjson, bvh, fbx, gltf, ssc, usd
 from codec.formats.compressed import COMPRESSIONS, compression_of, inner_name, read_decompressed
 from codec.formats.spec import FormatSpec
 from codec.model.clip import Clip
@@ -53,7 +53,7 @@ __all__ = [
 ]
 
 # one entry per format: the module whose FORMAT (codec.formats.spec.FormatSpec) declares it
-_MODULES = (acl_sjson, bvh, gltf, fbx, usd, ssc)
+_MODULES = (acl_sjson, bvh, gltf, fbx, usd, ssc, acl_binary)
 SPECS: dict[str, FormatSpec] = {m.FORMAT.name: m.FORMAT for m in _MODULES}
 # extension -> format name; longest match wins (.acl.sjson before .sjson)
 FORMATS = {ext: spec.name for spec in SPECS.values() for ext in spec.extensions}

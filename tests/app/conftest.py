@@ -53,6 +53,12 @@ class FakeDialogs:
     def open_path(self, parent: object, directory: str) -> str | None:
         return self.paths.pop(0) if self.paths else None
 
+    def open_acl_path(self, parent: object, directory: str) -> str | None:
+        return self.paths.pop(0) if self.paths else None
+
+    def acl_compressor_path(self, parent: object, current: str) -> str | None:
+        return self.paths.pop(0) if self.paths else None
+
     def choose_animation(self, parent: object, names: list[str]) -> str | None:
         self.animation_choices.append(list(names))
         return self.animation
