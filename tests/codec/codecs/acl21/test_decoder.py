@@ -21,14 +21,16 @@ NOT_TO_THE_BIT = {"cmu_09_02.quatf_drop_w_full.acl"}  # see the test below
 @pytest.mark.parametrize("name", NAMES)
 def test_acls_measure_of_the_decoded_pose_is_the_one_acl_reported(name: str) -> None:
     """max_error / worst_track / worst_time of acl_compressor's stats, from our decoding of
-    its bytes and ACL's measure: equal to the bit (float32 throughout, ACL's arithmetic)."""
+    its bytes and ACL's measure (float32 throughout, ACL's arithmetic): equal to the bit on
+    the processor maker that made the fixtures (AMD here), and to float32 rounding on another,
+    whose `rsqrtss` estimate differs (bench/acl_binary.py checks the bits on the machine)."""
     enc = AclOutput(fixture(name), name).encode(raw_clip(name), SETTINGS)
     ours, theirs = enc.details["acl_measure"], acl_stats(name)
     if name in NOT_TO_THE_BIT:
         # raw float32 rotations: the error is float32 rounding alone (1e-4 cm at 250 cm)
         assert abs(ours["max_error"] - theirs["max_error"]) < 5e-5
         return
-    assert ours["max_error"] == theirs["max_error"]
+    assert ours["max_error"] == pytest.approx(theirs["max_error"], rel=1e-5, abs=0)
     assert ours["worst_track"] == theirs["worst_track"]
     assert ours["worst_time"] == theirs["worst_time"]
 
