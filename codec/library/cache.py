@@ -31,17 +31,22 @@ def file_hash(path: str | os.PathLike[str]) -> str:
 
 @lru_cache(maxsize=1)
 def codec_version() -> str:
-    """A hash of the codec's own sources (models, measures, codecs, formats; not the command
-    line nor this package): any change to how a clip is read, compressed or measured makes
-    every cached row stale."""
-    root = Path(__file__).resolve().parents[1]
+    """A hash of every file of the codec package (its path and bytes; compiled caches left
+    out): a row depends on the readers, the codecs, the measures and also on this package,
+    which makes the rows, so any change anywhere under codec/ makes every cached row stale."""
+    return source_hash(Path(__file__).resolve().parents[1])
+
+
+def source_hash(root: Path) -> str:
+    """16 hex digits of sha256 over every file under `root` but `__pycache__` (Python's and
+    numba's compiled caches, which change without the source changing), in path order."""
     h = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
+    for path in sorted(root.rglob("*")):
         rel = path.relative_to(root)
-        if rel.parts[0] in ("cli", "library"):
+        if "__pycache__" in rel.parts or not path.is_file():
             continue
-        h.update(str(rel).encode())
-        h.update(path.read_bytes())
+        h.update(rel.as_posix().encode() + b"\0")
+        h.update(hashlib.sha256(path.read_bytes()).digest())
     return h.hexdigest()[:16]
 
 
