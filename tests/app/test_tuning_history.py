@@ -71,6 +71,20 @@ def test_a_drag_of_one_knob_is_one_step_but_a_pause_or_another_knob_is_not() -> 
     assert len(h) == 1
 
 
+def test_a_long_drag_is_one_step_the_window_counting_from_its_last_edit() -> None:
+    """A 3 s drag with an edit every 0.5 s (each within MERGE_SECONDS of the one before,
+    though most are further from the first): one step, and one undo goes back before it."""
+    clock = Clock()
+    h = TuningHistory(tuning(), clock=clock)
+    assert 0.5 < MERGE_SECONDS < 3.0
+    for i in range(1, 8):  # t = 0, 0.5, ... 3.0 s
+        h.push(tuning(0.01 + 0.001 * i), "precision", merge="precision")
+        clock.now += 0.5
+    assert len(h) == 1 and h.current == tuning(0.017)
+    assert h.undo() == tuning() and h.undo() is None
+    assert h.redo() == tuning(0.017)
+
+
 def test_the_oldest_steps_are_forgotten_past_the_limit() -> None:
     h = TuningHistory(tuning(), limit=3)
     for p in (0.02, 0.03, 0.04, 0.05):
