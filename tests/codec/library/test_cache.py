@@ -4,13 +4,17 @@ changes a result, and every file of the codec package (codec_version)."""
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import shutil
 from pathlib import Path
+
+import pytest
 
 import codec
 from codec.cli import build_parser
 from codec.cli.library import _settings
-from codec.library.cache import RowCache, codec_version, file_hash, source_hash
+from codec.library.cache import RowCache, codec_version, content_hash, file_hash, source_hash
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 
@@ -92,3 +96,32 @@ def test_the_codec_version_changes_with_every_file_of_the_codec(tmp_path: Path) 
     (copy / "measure" / "__pycache__").mkdir(exist_ok=True)
     (copy / "measure" / "__pycache__" / "shells.cpython-311.pyc").write_bytes(b"\0" * 16)
     assert source_hash(copy) == base
+
+
+def split_glb(glb: Path, folder: Path) -> Path:
+    """`glb` as a .gltf in `folder` and the rig.bin its one buffer names."""
+    data = glb.read_bytes()
+    n = int.from_bytes(data[12:16], "little")
+    doc = json.loads(data[20 : 20 + n])
+    at, size = 20 + n, int.from_bytes(data[20 + n : 24 + n], "little")  # the BIN chunk
+    (folder / "rig.bin").write_bytes(data[at + 8 : at + 8 + size])
+    doc["buffers"][0]["uri"] = "rig.bin"
+    (folder / "rig.gltf").write_text(json.dumps(doc))
+    return folder / "rig.gltf"
+
+
+@pytest.mark.timeout(60)
+def test_a_gltfs_buffer_file_is_part_of_its_content(tmp_path: Path) -> None:
+    gltf = split_glb(DATA / "gltf" / "RiggedSimple.glb", tmp_path)
+    assert codec.load_clip(gltf).num_joints == 2  # the reader reads the .bin
+    base = content_hash(gltf)
+    assert content_hash(gltf) == base != file_hash(gltf)
+    data = (tmp_path / "rig.bin").read_bytes()
+    (tmp_path / "rig.bin").write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
+    assert content_hash(gltf) != base  # the same .gltf, another clip
+    (tmp_path / "rig.bin").unlink()
+    os.mkfifo(tmp_path / "rig.bin")  # a FIFO is never read (its read would never end)
+    assert content_hash(gltf) not in (base, file_hash(gltf))
+    assert content_hash(DATA / "gltf" / "RiggedSimple.glb") == file_hash(
+        DATA / "gltf" / "RiggedSimple.glb"
+    )  # a .glb holding its buffer is its bytes
