@@ -350,6 +350,34 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/app/test_tuning_history.py",),
         "the undo merge window counts from a drag's first edit: a long drag is several steps",
     ),
+    # --- found beside them (issue 38) ---
+    M(
+        "library-key-gltf-buffers-ignored",
+        "codec/library/cache.py",
+        "    buffers = _gltf_buffer_files(path)\n",
+        "    buffers = []\n",
+        ("tests/codec/library/test_cache.py",),
+        "the library's cache key leaves out a .gltf's .bin: a changed buffer gives old rows",
+    ),
+    M(
+        "usd-sandbox-bracket-is-package",
+        "codec/formats/usd.py",
+        "    elif Ar.IsPackageRelativePath(layer.ComputeAbsolutePath(asset)):",
+        '    elif "[" in layer.ComputeAbsolutePath(asset):',
+        (
+            "tests/codec/formats/test_hostile_files.py::"
+            "test_load_clip_refuses_in_one_line_naming_file_and_place",
+        ),
+        "the USD sandbox takes any path with a [ for inside a package: take[1]/ is not checked",
+    ),
+    M(
+        "undo-drag-not-held",
+        "app/tuning_history.py",
+        "if now - top.at <= MERGE_SECONDS or merge == self._held:",
+        "if now - top.at <= MERGE_SECONDS:",
+        ("tests/app/test_tuning_history.py",),
+        "a slider drag that pauses longer than the merge window becomes two undo steps",
+    ),
     M(
         "private-xvfb-killed",
         "app/display.py",
