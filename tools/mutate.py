@@ -330,7 +330,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "return file.startswith(folder)",
         (
             "tests/codec/formats/test_hostile_files.py::"
-            "test_load_clip_refuses_in_one_line_naming_file_and_place",
+            "test_load_clip_refuses_in_one_line_naming_file_and_place[usd_sublayer_sibling_prefix]",
         ),
         "the USD sandbox compares paths as text: ../clip-other/ passes for inside clip/",
     ),
@@ -366,7 +366,7 @@ MUTANTS: tuple[Mutant, ...] = (
         '    elif "[" in layer.ComputeAbsolutePath(asset):',
         (
             "tests/codec/formats/test_hostile_files.py::"
-            "test_load_clip_refuses_in_one_line_naming_file_and_place",
+            "test_load_clip_refuses_in_one_line_naming_file_and_place[usd_sublayer_bracket_folder]",
         ),
         "the USD sandbox takes any path with a [ for inside a package: take[1]/ is not checked",
     ),
