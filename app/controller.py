@@ -526,12 +526,15 @@ class Controller(QtCore.QObject):
     # --- the views' intents -------------------------------------------------------------
     def attach(self, view: QtCore.QObject) -> None:
         """Route a view's intents here: whichever of the signals `settings_edited(changes)`,
-        `overrides_edited(rules)` and `export_requested(kind, path, png)` it has; export
-        outcomes go back to its `show_export(kind, path, error)`."""
+        `overrides_edited(rules)`, `export_requested(kind, path, png)` and
+        `gesture_started(setting)` / `gesture_ended()` (one undo step in between) it has;
+        export outcomes go back to its `show_export(kind, path, error)`."""
         for name, slot in (
             ("settings_edited", self.edit_settings),
             ("overrides_edited", self.edit_overrides),
             ("export_requested", self.export),
+            ("gesture_started", self.history.hold),  # a slider pressed: its drag one step
+            ("gesture_ended", self.history.seal),
         ):
             signal = getattr(view, name, None)
             if signal is not None:

@@ -6,8 +6,11 @@ sidecar saves is exactly the state the history stands on. Qt-free so tests drive
 window; the controller applies its states to the document (app.controller.Controller.undo).
 
 A burst of edits of one knob (a slider drag, a spin box held down) is one step: an edit that
-carries the same `merge` key as the step before, within `MERGE_SECONDS`, replaces that step's
-outcome instead of adding a step. Opening a clip starts a new history (`reset`).
+carries the same `merge` key as the step before, within `MERGE_SECONDS` of the last one,
+replaces that step's outcome instead of adding a step. A gesture the view can see begin and
+end (a slider pressed, then released: `hold`, `seal`) is one step however long it pauses,
+and the next one is a step of its own however soon it follows. Opening a clip starts a new
+history (`reset`).
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ class TuningHistory:
         self._initial = initial
         self._done: list[_Step] = []
         self._undone: list[_Step] = []
+        self._held: str | None = None
 
     @property
     def current(self) -> Tuning:
@@ -72,7 +76,7 @@ class TuningHistory:
         self._undone.clear()
         top = self._done[-1] if self._done else None
         if merge is not None and top is not None and top.merge == merge:
-            if now - top.at <= MERGE_SECONDS:
+            if now - top.at <= MERGE_SECONDS or merge == self._held:
                 self._done[-1] = _Step(top.label, top.before, tuning, merge, now)
                 if tuning == top.before:  # dragged back to where it started: no step
                     self._done.pop()
@@ -83,8 +87,16 @@ class TuningHistory:
             self._initial = dropped.after
         return True
 
+    def hold(self, merge: str) -> None:
+        """A gesture on the knob `merge` began (a slider pressed): a step of its own, whose
+        edits are one step however long it pauses, until `seal`."""
+        self.seal()
+        self._held = merge
+
     def seal(self) -> None:
-        """The next edit starts a new step even if it touches the same knob."""
+        """The next edit starts a new step even if it touches the same knob (a gesture
+        ended: the slider released)."""
+        self._held = None
         if self._done:
             top = self._done[-1]
             self._done[-1] = _Step(top.label, top.before, top.after, None, top.at)

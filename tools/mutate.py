@@ -306,6 +306,88 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/codec/formats/test_authored_interpolation.py",),
         "glTF LINEAR rotations between samples are nlerp instead of the spec's slerp",
     ),
+    # --- the six of issue 38 ---
+    M(
+        "library-key-forgets-reader",
+        "codec/library/tuning.py",
+        '            "reader": [list(kv) for kv in self.reader],\n',
+        "",
+        ("tests/codec/library/test_cache.py",),
+        "the library's cache key leaves out --units and --sample-rate: old rows come back",
+    ),
+    M(
+        "codec-version-one-folder",
+        "codec/library/cache.py",
+        "return source_hash(Path(__file__).resolve().parents[1])",
+        "return source_hash(Path(__file__).resolve().parent)",
+        ("tests/codec/library/test_cache.py",),
+        "the codec version hashes codec/library only: a changed error metric keeps cached rows",
+    ),
+    M(
+        "report-joint-unescaped",
+        "codec/library/report_html.py",
+        "f\"<td>{escape(r['worst_joint'])}</td></tr>\"",
+        "f\"<td>{r['worst_joint']}</td></tr>\"",
+        (
+            "tests/codec/library/test_report_browser.py::test_markup_in_every_text_field_is_shown_as_text",
+        ),
+        "the report's worst clips table puts a joint's name in the page as markup",
+    ),
+    M(
+        "usd-sandbox-string-prefix",
+        "codec/formats/usd.py",
+        "return os.path.commonpath([folder, file]) == folder",
+        "return file.startswith(folder)",
+        (
+            "tests/codec/formats/test_hostile_files.py::"
+            "test_load_clip_refuses_in_one_line_naming_file_and_place[usd_sublayer_sibling_prefix]",
+        ),
+        "the USD sandbox compares paths as text: ../clip-other/ passes for inside clip/",
+    ),
+    M(
+        "skin-strict-palette-index",
+        "codec/measure/skin_budget.py",
+        "joints = skin.palette_joint[skin.influence[over]]",
+        "joints = skin.influence[over]",
+        ("tests/codec/test_skin_strict.py",),
+        "skin-strict tightens the palette entry's number instead of the joint behind it",
+    ),
+    M(
+        "undo-merge-from-first-edit",
+        "app/tuning_history.py",
+        "self._done[-1] = _Step(top.label, top.before, tuning, merge, now)",
+        "self._done[-1] = _Step(top.label, top.before, tuning, merge, top.at)",
+        ("tests/app/test_tuning_history.py",),
+        "the undo merge window counts from a drag's first edit: a long drag is several steps",
+    ),
+    # --- found beside them (issue 38) ---
+    M(
+        "library-key-gltf-buffers-ignored",
+        "codec/library/cache.py",
+        "    buffers = _gltf_buffer_files(path)\n",
+        "    buffers = []\n",
+        ("tests/codec/library/test_cache.py",),
+        "the library's cache key leaves out a .gltf's .bin: a changed buffer gives old rows",
+    ),
+    M(
+        "usd-sandbox-bracket-is-package",
+        "codec/formats/usd.py",
+        "    elif Ar.IsPackageRelativePath(layer.ComputeAbsolutePath(asset)):",
+        '    elif "[" in layer.ComputeAbsolutePath(asset):',
+        (
+            "tests/codec/formats/test_hostile_files.py::"
+            "test_load_clip_refuses_in_one_line_naming_file_and_place[usd_sublayer_bracket_folder]",
+        ),
+        "the USD sandbox takes any path with a [ for inside a package: take[1]/ is not checked",
+    ),
+    M(
+        "undo-drag-not-held",
+        "app/tuning_history.py",
+        "if now - top.at <= MERGE_SECONDS or merge == self._held:",
+        "if now - top.at <= MERGE_SECONDS:",
+        ("tests/app/test_tuning_history.py",),
+        "a slider drag that pauses longer than the merge window becomes two undo steps",
+    ),
     M(
         "private-xvfb-killed",
         "app/display.py",

@@ -61,6 +61,8 @@ class SettingsPanel(QWidget):
     """Dockable view of `document.settings`; edits go out as `settings_edited(changes)`."""
 
     settings_edited = Signal(object)  # {setting: new value}
+    gesture_started = Signal(str)  # the precision slider pressed: its drag is one undo step
+    gesture_ended = Signal()  # and released
     codec_requested = Signal(str)  # the codec to compress with (auto: the smallest strict)
 
     def __init__(self, document: Document, parent: QWidget | None = None) -> None:
@@ -167,6 +169,8 @@ class SettingsPanel(QWidget):
         layout.addStretch(1)
 
         self.slider.valueChanged.connect(self._on_slider)
+        self.slider.sliderPressed.connect(lambda: self.gesture_started.emit("precision"))
+        self.slider.sliderReleased.connect(self.gesture_ended.emit)
         self.precision.valueChanged.connect(self._on_precision)
         self.shell.valueChanged.connect(self._on_shell)
         self.shell_from_mesh.toggled.connect(self._on_shell_from_mesh)

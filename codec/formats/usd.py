@@ -157,14 +157,22 @@ def _check_layers(path: object, root: Any) -> None:
 def _sandboxed(
     path: object, where: str, asset: str, layer: Any, folder: str, sandbox: str
 ) -> str | None:
-    """The real path of an existing regular file `asset` names inside the sandbox; None when
-    it is missing or inside a .usdz package; ClipFormatError naming `where` otherwise."""
+    """The real path of an existing regular file `asset` names inside the sandbox (for a
+    layer inside a package, `pkg.usdz[inner.usda]`, the package's file); None when it is
+    missing or inside the package `layer` is in; ClipFormatError naming `where` otherwise.
+    Whether a path is inside a package is usd-core's own parse of it, never a `[` anywhere
+    in it: a folder may be named `take[1]`."""
+    from pxr import Ar
+
     if os.path.isabs(asset) or asset.startswith("~") or re.match(r"[A-Za-z][\w+.-]*:", asset):
         raise ClipFormatError(
             path, f"{where}: an absolute path; only files in the clip's folder are read"
         )
-    if "[" in layer.ComputeAbsolutePath(asset) and ".." not in Path(asset).parts:
-        return None  # inside a .usdz package
+    if Ar.IsPackageRelativePath(asset):
+        asset = Ar.SplitPackageRelativePathOuter(asset)[0]  # the package file must pass
+    elif Ar.IsPackageRelativePath(layer.ComputeAbsolutePath(asset)):
+        if ".." not in Path(asset).parts:
+            return None  # inside the package `layer` is in
     file = os.path.normpath(os.path.join(folder, asset))
     if not _within(sandbox, file):
         raise ClipFormatError(path, f"{where}, which is outside the clip's folder")

@@ -1,4 +1,4 @@
-"""Rows already computed, keyed by (file hash, settings, codec version).
+"""Rows already computed, keyed by (content hash, settings, codec version).
 
 A re-run, or a run after Ctrl+C, only compresses what changed: a clip whose bytes, whose
 tuning (global, rules, sidecar) and whose codec are the same as before gets its old rows.
@@ -11,6 +11,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
+import stat
+import urllib.parse
 from functools import lru_cache
 from pathlib import Path
 
@@ -18,6 +21,8 @@ from codec.formats import atomic
 from codec.library.rows import Row
 
 _CHUNK = 1 << 20
+_MAX_GLTF_JSON = 64 << 20  # bytes of a glTF's JSON read to find its buffer files
+_SCHEME = re.compile(r"[A-Za-z][\w+.-]*:")  # data:, http: ...: no file beside the clip
 
 
 def file_hash(path: str | os.PathLike[str]) -> str:
@@ -29,19 +34,79 @@ def file_hash(path: str | os.PathLike[str]) -> str:
     return h.hexdigest()
 
 
+def content_hash(path: str | os.PathLike[str]) -> str:
+    """sha256 of everything the clip's reader reads: the file's bytes and, for a glTF, the
+    bytes of every buffer file it names beside it (a .bin changed under an unchanged .gltf
+    is another clip). A buffer that is missing or no regular file counts as such; the reader
+    says what is wrong with it. OSError when the file itself cannot be read."""
+    own = file_hash(path)
+    buffers = _gltf_buffer_files(path)
+    if not buffers:
+        return own
+    h = hashlib.sha256(own.encode())
+    for name, file in buffers:
+        h.update(b"\0" + name.encode() + b"\0")
+        try:
+            regular = stat.S_ISREG(os.stat(file).st_mode)  # never a FIFO's endless read
+            h.update(file_hash(file).encode() if regular else b"not a regular file")
+        except OSError:
+            h.update(b"missing")
+    return h.hexdigest()
+
+
+def _gltf_buffer_files(path: str | os.PathLike[str]) -> list[tuple[str, Path]]:
+    """(uri, file) of each buffer a .gltf or .glb (plain or compressed) names by a relative
+    path; [] for any other file or one whose JSON cannot be read (its row says why)."""
+    from codec.errors import ShellscopeError
+    from codec.formats.compressed import compression_of, inner_name, read_decompressed
+
+    packed = compression_of(path)
+    kind = Path(inner_name(path)).suffix.lower()
+    if kind not in (".gltf", ".glb") or (packed and kind == ".glb"):
+        return []  # a compressed .glb is read whole by its worker alone
+    try:
+        if packed:
+            data = read_decompressed(path)
+        else:
+            with open(path, "rb") as f:
+                if kind == ".glb":  # header (12 bytes), then the JSON chunk's length, type
+                    head = f.read(20)
+                    size = int.from_bytes(head[12:16], "little") if head[:4] == b"glTF" else 0
+                    data = f.read(min(size, _MAX_GLTF_JSON))
+                elif os.fstat(f.fileno()).st_size <= _MAX_GLTF_JSON:
+                    data = f.read()
+                else:
+                    return []
+        doc = json.loads(data)
+    except (OSError, ValueError, ShellscopeError):
+        return []
+    buffers = doc.get("buffers") if isinstance(doc, dict) else None
+    out = []
+    for b in buffers if isinstance(buffers, list) else []:
+        uri = b.get("uri") if isinstance(b, dict) else None
+        if isinstance(uri, str) and uri and not _SCHEME.match(uri):
+            out.append((uri, Path(path).parent / urllib.parse.unquote(uri)))
+    return out
+
+
 @lru_cache(maxsize=1)
 def codec_version() -> str:
-    """A hash of the codec's own sources (models, measures, codecs, formats; not the command
-    line nor this package): any change to how a clip is read, compressed or measured makes
-    every cached row stale."""
-    root = Path(__file__).resolve().parents[1]
+    """A hash of every file of the codec package (its path and bytes; compiled caches left
+    out): a row depends on the readers, the codecs, the measures and also on this package,
+    which makes the rows, so any change anywhere under codec/ makes every cached row stale."""
+    return source_hash(Path(__file__).resolve().parents[1])
+
+
+def source_hash(root: Path) -> str:
+    """16 hex digits of sha256 over every file under `root` but `__pycache__` (Python's and
+    numba's compiled caches, which change without the source changing), in path order."""
     h = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
+    for path in sorted(root.rglob("*")):
         rel = path.relative_to(root)
-        if rel.parts[0] in ("cli", "library"):
+        if "__pycache__" in rel.parts or not path.is_file():
             continue
-        h.update(str(rel).encode())
-        h.update(path.read_bytes())
+        h.update(rel.as_posix().encode() + b"\0")
+        h.update(hashlib.sha256(path.read_bytes()).digest())
     return h.hexdigest()[:16]
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from codec.errors import ShellscopeError
-from codec.library.cache import RowCache, file_hash
+from codec.library.cache import RowCache, content_hash
 from codec.library.job import FileJob, JobResult, run_job
 from codec.library.rows import Row, error_row
 from codec.library.tuning import LibrarySettings
@@ -177,7 +177,7 @@ def run_library(
             key = None
             if cache is not None:
                 try:
-                    key = cache.key(file_hash(path), settings.fingerprint(path))
+                    key = cache.key(content_hash(path), settings.fingerprint(path))
                 except OSError as e:
                     finish(i, [error_row(name, "", f"{path}: cannot read: {e.strerror}")], False)
                     continue

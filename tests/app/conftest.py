@@ -109,6 +109,41 @@ def draw(qtbot, viewport) -> None:
     assert not viewport._dirty
 
 
+class _LayoutRequests(QtCore.QObject):
+    """Counts the layout requests delivered anywhere in the application."""
+
+    count = 0
+
+    def eventFilter(self, watched: QtCore.QObject, event: QtCore.QEvent) -> bool:
+        if event.type() == QtCore.QEvent.Type.LayoutRequest:
+            self.count += 1
+        return False
+
+
+def settle(qtbot, viewport=None, timeout: int = 10_000) -> None:
+    """Wait until what was asked of the layout is done (a resize, View > Reset layout, a clip
+    opened, a dock raised, a text changed): a turn of the event loop that delivers every
+    event posted so far carries out no layout request any more, and the 3D view's GL window
+    (when given its `viewport`) has its container's size. Tests that measure the layout
+    measure only then: a fixed wait was too short on a loaded machine."""
+    from PySide6.QtWidgets import QApplication
+
+    app, layouts = QApplication.instance(), _LayoutRequests()
+
+    def done() -> bool:
+        layouts.count = 0
+        QApplication.processEvents()
+        QApplication.sendPostedEvents(None, QtCore.QEvent.Type.LayoutRequest)
+        sized = viewport is None or viewport.scene.size() == viewport.scene_box.size()
+        return layouts.count == 0 and sized
+
+    app.installEventFilter(layouts)
+    try:
+        qtbot.waitUntil(done, timeout=timeout)
+    finally:
+        app.removeEventFilter(layouts)
+
+
 @pytest.fixture
 def acl_copy(tmp_path) -> Path:
     """The ACL test clip copied alone into the test's folder: the window saves a tuning
@@ -135,6 +170,7 @@ def ui(qtbot, dialogs: FakeDialogs, acl_copy: Path):
     return SimpleNamespace(
         open=lambda window, path, **kw: open_through_ui(qtbot, window, dialogs, path, **kw),
         draw=lambda viewport: draw(qtbot, viewport),
+        settle=lambda window: settle(qtbot, window.viewport),
         data=DATA,
         acl_clip=acl_copy,
     )

@@ -45,7 +45,7 @@ def _viewport(qtbot) -> tuple[Document, Viewport3D]:
     qtbot.waitExposed(vp)
     vp.scene_box.resize(*VIEW_SIZE)  # the toolbar rows sit above the scene
     vp.resize(VIEW_SIZE[0], VIEW_SIZE[1] + vp.toolbar.sizeHint().height() * 2 + 8)
-    qtbot.wait(10)
+    qtbot.waitUntil(lambda: vp.scene.size() == vp.scene_box.size(), timeout=10_000)
     return doc, vp
 
 
@@ -118,10 +118,14 @@ def test_real_playback_keeps_the_lossy_skeleton_in_view(ui, loaded, qtbot) -> No
     vp.frame_drawn.connect(check)
     window.timeline.loop_box.setChecked(False)
     window.timeline.set_speed(1.0)
-    doc.set_time(0.0)
-    window.timeline.play()
-    qtbot.waitUntil(lambda: not window.timeline.playing, timeout=20_000)
-    ui.draw(vp)
+    for _ in range(20):  # played again until more than 10 frames were seen (a busy machine
+        # draws fewer in one pass)
+        doc.set_time(0.0)
+        window.timeline.play()
+        qtbot.waitUntil(lambda: not window.timeline.playing, timeout=20_000)
+        ui.draw(vp)
+        if len(drawn) > 10:
+            break
     vp.frame_drawn.disconnect(check)
     assert doc.time == pytest.approx(doc.duration)
     assert len(drawn) > 10 and max(drawn) == pytest.approx(doc.duration) and not bad

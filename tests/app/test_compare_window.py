@@ -10,7 +10,7 @@ import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from tests.app.conftest import RESULT_TIMEOUT_MS
+from tests.app.conftest import RESULT_TIMEOUT_MS, settle
 from tests.app.test_layout import cut_texts
 
 BVH_NAME = "cmu_02_02_walk_daz.bvh"
@@ -128,11 +128,11 @@ def test_nothing_is_cut_while_comparing_at_1280x800(qtbot, loaded) -> None:
     loaded.reset_layout()
     _pin_and_loosen(qtbot, loaded, 0.1)
     loaded.document.set_selection(3)
-    qtbot.wait(50)
+    settle(qtbot, loaded.viewport)
     problems = []
     for name in ("StatsPanel", "CurvesPanel", "ErrorPlotPanel"):
         loaded.docks[name].raise_()
-        qtbot.wait(20)
+        settle(qtbot, loaded.viewport)
         problems += cut_texts(loaded.docks[name])
     problems += cut_texts(loaded.compare_bar)
     assert not problems, "\n".join(problems)

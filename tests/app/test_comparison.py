@@ -77,7 +77,8 @@ def test_swap_exchanges_results_and_tuning_without_recompressing(qtbot) -> None:
     calls = []
     ctl._compress = lambda *args, **kw: calls.append(1)
     ctl.swap_comparison()
-    qtbot.wait(100)
+    # nothing scheduled: no timer that could start a run, none running
+    qtbot.waitUntil(lambda: not ctl.debounce.isActive() and not ctl.throttle.isActive())
     assert not calls and not ctl.running
     assert doc.result is a and doc.comparison.a.result is b
     assert doc.settings.precision == 0.01 and doc.comparison.a.settings.precision == 0.2

@@ -6,6 +6,7 @@ from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QLabel, QPushButton, QVBoxLayout, QWidget
 
 from app.views.label_fence import LabelFence, fixed_group
+from tests.app.conftest import settle
 
 
 class LayoutRequests(QObject):
@@ -24,7 +25,7 @@ class LayoutRequests(QObject):
 
 
 def _settle(qtbot) -> None:
-    qtbot.wait(50)
+    settle(qtbot)  # every layout request posted (and counted) and carried out
 
 
 def test_a_fenced_label_shows_any_text_without_re_laying_out_its_panel(qtbot) -> None:

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from tests.app.conftest import DATA
+from tests.app.conftest import DATA, settle
 
 SIZES = ((1280, 800), (1920, 1080))
 BIG_RIG = DATA / "bvh" / "cmu_02_03_run_ccrig.bvh"  # 142 joints, the longest names we carry
@@ -139,17 +139,17 @@ def big(ui, window):
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
-def test_no_text_is_cut_in_any_dock_and_every_control_is_reachable(big, qtbot, size) -> None:
+def test_no_text_is_cut_in_any_dock_and_every_control_is_reachable(big, ui, size) -> None:
     window = big
     window.resize(*size)
     window.reset_layout()
-    qtbot.wait(50)
+    ui.settle(window)
     problems, unreachable = [], []
     tabbed = [d for d in window.docks.values() if window.tabifiedDockWidgets(d)]
     for dock in window.docks.values():
         if dock in tabbed:
             dock.raise_()
-            qtbot.wait(20)
+            ui.settle(window)
         problems += [f"{dock.windowTitle()}: {p}" for p in cut_texts(dock)]
         unreachable += unreachable_controls(dock)
         assert dock.widget().width() >= dock.widget().minimumSizeHint().width() - 1
@@ -192,11 +192,11 @@ def test_window_size_and_docks_are_remembered(qtbot, dialogs) -> None:
     first.resize(1500, 900)
     first.show()
     qtbot.waitExposed(first)
-    qtbot.wait(50)
+    settle(qtbot, first.viewport)
     joints = first.docks["JointsPanel"]
     first.resizeDocks([joints], [444], Qt.Orientation.Horizontal)
     first.docks["StatsPanel"].hide()
-    qtbot.wait(50)
+    settle(qtbot, first.viewport)
     width = joints.width()
     first.close()
 
@@ -205,7 +205,7 @@ def test_window_size_and_docks_are_remembered(qtbot, dialogs) -> None:
     assert second.layout_restored
     second.show()
     qtbot.waitExposed(second)
-    qtbot.wait(50)
+    settle(qtbot, second.viewport)
     assert (second.width(), second.height()) == (1500, 900)
     assert abs(second.docks["JointsPanel"].width() - width) <= 4
     assert not second.docks["StatsPanel"].isVisible()
@@ -312,7 +312,7 @@ def test_joint_names_and_their_error_columns_are_whole(
     window.reset_layout()
     dialogs.animation = animation
     ui.open(window, DATA / clip)
-    qtbot.wait(50)
+    ui.settle(window)
     names, widest, values, columns = _joints_fit(window)
     assert names >= widest, f"names pane {names} px, widest name {widest} px"
     assert values >= columns, f"values pane {values} px, Max error + Used {columns} px"
@@ -327,7 +327,7 @@ def test_the_3d_view_and_the_heat_map_get_the_room(ui, window, qtbot, size) -> N
     ui.open(window, DATA / "acl" / "cmu_13_07.acl.sjson.xz")
     heat = window.panels["ErrorHeatmapPanel"]
     window.docks["ErrorHeatmapPanel"].raise_()
-    qtbot.wait(50)
+    ui.settle(window)
     scene = window.viewport.scene
     assert scene.width() * scene.height() > 650 * 390
     assert scene.height() > 390
@@ -335,6 +335,6 @@ def test_the_3d_view_and_the_heat_map_get_the_room(ui, window, qtbot, size) -> N
     rows_in_view = heat.scroll.viewport().height() // canvas.row_height
     assert rows_in_view >= window.document.clip.num_joints == 44
     heat.fit_rows.setChecked(False)  # one line of text per row: the rows scroll instead
-    qtbot.wait(20)
+    ui.settle(window)
     assert canvas.row_height == canvas.text_row
     assert canvas.height() >= 44 * canvas.row_height > heat.scroll.viewport().height()

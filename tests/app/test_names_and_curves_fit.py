@@ -49,7 +49,7 @@ def test_every_cc_rig_name_is_whole_or_keeps_both_ends(ui, window, qtbot, size) 
     window.resize(*size)
     window.reset_layout()
     ui.open(window, CC_RIG)
-    qtbot.wait(50)
+    ui.settle(window)
     panel = window.panels["JointsPanel"]
     tree = panel.tree
     delegate = tree.itemDelegateForColumn(C_NAME)  # what paints the names
@@ -87,7 +87,7 @@ def test_the_full_name_is_the_tooltip(ui, window, qtbot) -> None:
     j = window.document.clip.skeleton.index("CC_Base_R_ToeBaseShareBone_End")
     index = tree.indexFromItem(panel.items[j], C_NAME)
     tree.scrollTo(index)
-    qtbot.wait(20)
+    ui.settle(window)
     rect = tree.visualRect(index)
     event = QHelpEvent(QEvent.Type.ToolTip, rect.center(), tree.viewport().mapToGlobal(QPoint()))
     assert tree.itemDelegateForColumn(C_NAME).helpEvent(event, tree, QStyleOptionViewItem(), index)
@@ -101,15 +101,15 @@ def test_curves_get_room_while_in_front(ui, window, qtbot, size) -> None:
     ui.open(window, WALK)
     doc = window.document
     doc.set_selection(doc.clip.skeleton.index("rFoot"))
-    qtbot.wait(50)
+    ui.settle(window)
     error_dock = window.docks["ErrorPlotPanel"]
     error_dock.raise_()
-    qtbot.wait(50)
+    ui.settle(window)
     before, scene_before = error_dock.height(), window.viewport.scene.height()
     window.docks["CurvesPanel"].raise_()
     qtbot.waitUntil(lambda: window.docks["CurvesPanel"].height() > before, timeout=2000)
     panel = window.panels["CurvesPanel"]
-    qtbot.wait(50)
+    ui.settle(window)
     canvas = panel.canvas
     for plot in panel.plots:
         assert plot.getViewBox().height() >= MIN_PLOT_HEIGHT

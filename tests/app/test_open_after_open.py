@@ -35,13 +35,11 @@ def _open(qtbot, window: MainWindow, dialogs, data, kind: str, wait_result: bool
     path, animation = KINDS[kind]
     dialogs.paths.append(str(data / path))
     dialogs.animation = animation
-    if wait_result:
-        with qtbot.waitSignal(window.controller.result_ready, timeout=60_000):
-            assert window.open_file(), kind
-    else:
-        assert window.open_file(), kind
-    qtbot.wait(30)  # the relayouts and repaints of the new clip's first frames
     vp = window.viewport
+    # the relayouts and repaints of the new clip's first frame (and its result, for half)
+    signals = [vp.frame_drawn, window.controller.result_ready][: 1 + wait_result]
+    with qtbot.waitSignals(signals, timeout=60_000):
+        assert window.open_file(), kind
     with qtbot.waitSignal(vp.frame_drawn, timeout=10_000):
         vp.invalidate()
     clip = window.document.clip
@@ -89,8 +87,8 @@ def test_a_bvh_then_a_skinned_gltf_with_no_saved_layout(qtbot, dialogs, ui, capl
     dialogs.animation = "Walk"
     for path in ("bvh/cmu_02_02_walk_daz.bvh", second):
         dialogs.paths.append(str(ui.data / path))
-        assert w.open_file()
-        qtbot.wait(200)
+        with qtbot.waitSignal(w.viewport.frame_drawn, timeout=10_000):  # its first frame
+            assert w.open_file()
     assert w.viewport.skin_controls.isVisible()
     with qtbot.waitSignal(w.viewport.frame_drawn, timeout=10_000):
         w.viewport.invalidate()

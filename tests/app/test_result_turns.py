@@ -162,28 +162,42 @@ def test_the_window_handles_its_own_events_without_a_python_event_override(qtbot
     qtbot.waitUntil(lambda: frames.count > 0, timeout=10_000)
 
 
+def opening_drawn(qtbot, window) -> None:
+    """Wait until whatever the opening asked for is drawn: the window puts no frame off and
+    300 ms pass without a 3D frame (a loaded machine draws the opening's last frames late;
+    a fixed wait was too short there)."""
+    vp, gl_frames = window.viewport, []
+
+    def on_frame() -> None:
+        gl_frames.append(1)
+
+    vp.frame_drawn.connect(on_frame)
+    try:
+        seen, quiet = 0, 0
+        for _ in range(200):
+            qtbot.wait(50)
+            idle = len(gl_frames) == seen and not window._frame_waits and not vp._dirty
+            seen, quiet = len(gl_frames), (quiet + 1 if idle else 0)
+            if quiet >= 6:
+                return
+        raise AssertionError("the 3D view kept drawing after the clip was opened")
+    finally:
+        vp.frame_drawn.disconnect(on_frame)
+
+
 def test_a_widget_change_does_not_redraw_the_3d_view(qtbot, opened) -> None:
     """The 3D view is a GL window of its own: the window's widgets paint without it (in a
     window holding a QOpenGLWidget every widget change composed the whole window in GL)."""
     window, vp = opened, opened.viewport
+    opening_drawn(qtbot, window)
     frames, gl_frames = WidgetFrames(window), []
     vp.frame_drawn.connect(lambda: gl_frames.append(1))
-    # whatever the opening asked for is drawn first: 300 ms without a 3D frame (a loaded
-    # machine draws the opening's last frames late)
-    seen, quiet = len(gl_frames), 0
-    for _ in range(200):
-        qtbot.wait(50)
-        seen, quiet = len(gl_frames), (quiet + 1 if len(gl_frames) == seen else 0)
-        if quiet >= 6:
-            break
-    assert quiet >= 6, "the 3D view kept drawing after the clip was opened"
-    gl_frames.clear()
     drawn = vp.frames
     for i in range(5):
         before = frames.count
         window.status_label.setText(f"a status text, {i}")
         qtbot.waitUntil(lambda b=before: frames.count > b, timeout=10_000)
-    qtbot.wait(100)
+    qtbot.wait(100)  # watching for a 3D frame: none comes
     assert frames.count >= 5 and not gl_frames and vp.frames == drawn
     vp.invalidate()  # the 3D view still draws when asked
     qtbot.waitUntil(lambda: len(gl_frames) == 1 and vp.frames == drawn + 1, timeout=10_000)
@@ -207,7 +221,7 @@ def test_the_3d_view_draws_in_a_turn_of_its_own_after_the_widgets(qtbot, opened)
     """A 3D frame asked for in the turn the widgets' frame was drawn waits for the next turn
     (the two back to back blocked the UI for their sum), and is drawn then, not lost."""
     window, vp = opened, opened.viewport
-    qtbot.wait(100)
+    opening_drawn(qtbot, window)
     gl = []
     vp.frame_drawn.connect(lambda: gl.append(1))
     window.frame_turns.take()  # as the widgets' frame does
@@ -222,7 +236,7 @@ def test_a_put_off_3d_frame_and_a_change_meanwhile_are_drawn_in_one_frame(qtbot,
     """The frame put off is asked of Qt again, so a change made before it is drawn joins it:
     one frame, not the frame put off and then Qt's own for the change."""
     window, vp = opened, opened.viewport
-    qtbot.wait(200)
+    opening_drawn(qtbot, window)
     gl = []
     vp.frame_drawn.connect(lambda: gl.append(1))
     vp._dirty = True
@@ -231,14 +245,14 @@ def test_a_put_off_3d_frame_and_a_change_meanwhile_are_drawn_in_one_frame(qtbot,
     assert not gl  # put off
     vp.invalidate()  # a change before the frame put off is drawn
     qtbot.waitUntil(lambda: len(gl) >= 1, timeout=10_000)
-    qtbot.wait(200)
+    qtbot.wait(200)  # watching for a second frame: none comes
     assert len(gl) == 1 and not vp._dirty, gl
 
 
 def test_the_widgets_draw_in_a_turn_of_their_own_after_the_3d_view(qtbot, opened) -> None:
     """The widgets' frame asked for in the turn the 3D view drew waits for the next turn."""
     window = opened
-    qtbot.wait(100)
+    opening_drawn(qtbot, window)
     assert not window._frame_waits
     paints = Paints(window.timeline)
     window.timeline.update()

@@ -27,7 +27,7 @@ def _activate(window, qtbot) -> None:
 def _click_view(vp, qtbot) -> None:
     """A left click in an empty corner of the 3D view (a pick of nothing)."""
     QTest.mouseClick(vp.scene, QtCore.Qt.MouseButton.LeftButton, pos=QtCore.QPoint(3, 3))
-    qtbot.wait(10)
+    qtbot.waitUntil(lambda: QtWidgets.QApplication.focusWidget() is vp, timeout=10_000)
 
 
 def _press(key: Key, mods=QtCore.Qt.KeyboardModifier.NoModifier) -> None:

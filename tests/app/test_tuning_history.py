@@ -71,6 +71,36 @@ def test_a_drag_of_one_knob_is_one_step_but_a_pause_or_another_knob_is_not() -> 
     assert len(h) == 1
 
 
+def test_a_long_drag_is_one_step_the_window_counting_from_its_last_edit() -> None:
+    """A 3 s drag with an edit every 0.5 s (each within MERGE_SECONDS of the one before,
+    though most are further from the first): one step, and one undo goes back before it."""
+    clock = Clock()
+    h = TuningHistory(tuning(), clock=clock)
+    assert 0.5 < MERGE_SECONDS < 3.0
+    for i in range(1, 8):  # t = 0, 0.5, ... 3.0 s
+        h.push(tuning(0.01 + 0.001 * i), "precision", merge="precision")
+        clock.now += 0.5
+    assert len(h) == 1 and h.current == tuning(0.017)
+    assert h.undo() == tuning() and h.undo() is None
+    assert h.redo() == tuning(0.017)
+
+
+def test_a_held_slider_is_one_step_however_long_it_pauses_and_the_next_drag_its_own() -> None:
+    clock = Clock()
+    h = TuningHistory(tuning(), clock=clock)
+    h.push(tuning(0.02), "precision", merge="precision")  # typed in the spin box
+    clock.now += 0.2
+    h.hold("precision")  # the slider pressed: a step of its own
+    for p in (0.03, 0.04):
+        h.push(tuning(p), "precision", merge="precision")
+        clock.now += 2 * MERGE_SECONDS  # held still, longer than the window
+    h.seal()  # released
+    clock.now += 0.1
+    h.push(tuning(0.05), "precision", merge="precision")  # the next drag, at once
+    assert len(h) == 3
+    assert h.undo() == tuning(0.04) and h.undo() == tuning(0.02) and h.undo() == tuning()
+
+
 def test_the_oldest_steps_are_forgotten_past_the_limit() -> None:
     h = TuningHistory(tuning(), limit=3)
     for p in (0.02, 0.03, 0.04, 0.05):
@@ -233,3 +263,21 @@ def test_undo_names_what_it_undoes() -> None:
     assert _rules_label((hand, own), (hand,), names) == "reset joint LeftHand"
     odd = JointOverride("weird[*]name", shell_distance=2.0)
     assert _rules_label((), (odd,), names) == "edit joint weird*name"
+
+
+def test_a_drag_of_the_precision_slider_is_one_undo_step(qtbot, loaded) -> None:
+    """Pressed, moved with a pause longer than the merge window, released: one step; a
+    second drag right after it is another."""
+    clock = Clock()
+    ctl, slider = loaded.controller, loaded.panels["SettingsPanel"].slider
+    ctl.history._clock = clock
+    start = loaded.document.settings.precision
+    for values in ((slider.value() + 5, slider.value() + 10), (slider.value() + 20,)):
+        slider.setSliderDown(True)  # as a mouse press on the handle does
+        for v in values:
+            slider.setValue(v)
+            clock.now += 3 * MERGE_SECONDS
+        slider.setSliderDown(False)
+        clock.now += 0.1
+    assert len(ctl.history) == 2
+    assert ctl.undo() and ctl.undo() and loaded.document.settings.precision == start

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
 
 from app.picking import pick, project, ray_through
 from app.skeleton_mesh import (
@@ -319,7 +320,7 @@ def test_frame_after_a_zoom_and_the_selection_camera(loaded, ui, qtbot) -> None:
     ui.draw(vp)
     fitted = vp.scene.opts["distance"]
     for _ in range(5):  # the wheel zooms and stops the automatic distance
-        qtbot.wait(1)
+        QApplication.processEvents()  # a turn of the event loop between two wheel steps
         vp.scene.wheelEvent(_wheel(vp.scene, -600))
     ui.draw(vp)
     assert vp.scene.opts["distance"] > 2 * fitted

@@ -744,3 +744,54 @@ NATIVE_CASES["usd_crate_invalid_spec_usdz"] = (
 )
 MEMORY_CASES.update(NATIVE_CASES)
 CASES = {**MEMORY_CASES, **NUMBER_CASES}
+
+
+def usd_sublayer_sibling_prefix(folder: Path) -> Path:
+    """The sublayer is in folder/clip-other/, beside the clip's folder/clip/: its path starts
+    with the clip folder's path as text, but it is not inside that folder."""
+    (folder / "clip-other").mkdir()
+    usda_text(folder / "clip-other", "outside.usda")
+    return usd_outside_sublayer(folder, "../clip-other/outside.usda")
+
+
+def usd_sublayer_bracket_folder(folder: Path) -> Path:
+    """The clip's folder is named take[1]: its sublayer's own sublayer leaves that folder."""
+    take = folder / "take[1]"
+    (take / "clip").mkdir(parents=True)
+    usda_text(take, "outside.usda")
+    inner = "#usda 1.0\n(\n    subLayers = [@../outside.usda@]\n)\n"
+    (take / "clip" / "inner.usda").write_text(inner)
+    return usda_text(take / "clip", "clip.usda", sublayers="subLayers = [@inner.usda@]")
+
+
+def usd_sublayer_package_link_out(folder: Path) -> Path:
+    """A layer inside a package, link.usdz[inner.usda], where link.usdz links out."""
+    from pxr import Sdf
+
+    (folder / "away").mkdir()
+    inner = usda_text(folder / "away", "inner.usda")
+    package = Sdf.ZipFileWriter.CreateNew(str(folder / "away" / "pkg.usdz"))
+    package.AddFile(str(inner), "inner.usda")
+    package.Save()
+    path = usd_outside_sublayer(folder, "link.usdz[inner.usda]")
+    (path.parent / "link.usdz").symlink_to(folder / "away" / "pkg.usdz")
+    return path
+
+
+# paths that only a comparison of path components (not of text) keeps out of the USD sandbox:
+# load_clip's refusal is theirs to check (exit codes, memory and the window are the other
+# cases' and take the same path)
+SANDBOX_CASES: dict[str, tuple[Builder, tuple[str, ...]]] = {
+    "usd_sublayer_sibling_prefix": (
+        usd_sublayer_sibling_prefix,
+        ("'../clip-other/outside.usda'", "outside the clip's folder"),
+    ),
+    "usd_sublayer_bracket_folder": (
+        usd_sublayer_bracket_folder,
+        ("inner.usda pulls in '../outside.usda'", "outside the clip's folder"),
+    ),
+    "usd_sublayer_package_link_out": (
+        usd_sublayer_package_link_out,
+        ("'link.usdz[inner.usda]'", "a symbolic link to a file outside the clip's folder"),
+    ),
+}

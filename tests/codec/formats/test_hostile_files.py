@@ -46,9 +46,9 @@ def _refusal(path: Path) -> tuple[str, int]:
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.parametrize("name", sorted(hf.CASES))
+@pytest.mark.parametrize("name", sorted({**hf.CASES, **hf.SANDBOX_CASES}))
 def test_load_clip_refuses_in_one_line_naming_file_and_place(name: str, tmp_path: Path) -> None:
-    build, words = hf.CASES[name]
+    build, words = {**hf.CASES, **hf.SANDBOX_CASES}[name]
     path = build(tmp_path)
     message, peak = _refusal(path)
     assert "\n" not in message

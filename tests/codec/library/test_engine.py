@@ -131,6 +131,21 @@ def test_files_with_the_same_bytes_share_rows_but_keep_their_paths(cluster, tmp_
     assert again.cached == 2 and [r["path"] for r in again.rows] == ["a.glb", "b.glb"]
 
 
+def test_a_gltf_whose_buffer_file_changed_is_computed_again(cluster, tmp_path):
+    from tests.codec.library.test_cache import split_glb
+
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    split_glb(DATA / "gltf" / "RiggedSimple.glb", lib)
+    cache = RowCache(tmp_path / "cache")
+    first = run_library(library_files(lib), LibrarySettings(), cluster=cluster, cache=cache)
+    assert first.computed == 1 and not first.rows[0]["error"]
+    data = (lib / "rig.bin").read_bytes()
+    (lib / "rig.bin").write_bytes(data[:-1] + bytes([data[-1] ^ 1]))  # the .gltf unchanged
+    again = run_library(library_files(lib), LibrarySettings(), cluster=cluster, cache=cache)
+    assert again.cached == 0 and again.computed == 1
+
+
 def test_a_worker_killed_mid_run_loses_no_clip(cluster, tmp_path):
     lib = tmp_path / "many"
     distinct_copies(lib, 6)

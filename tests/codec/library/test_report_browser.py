@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from codec.library.report_html import NEAR_COLOUR, OVER_COLOUR, library_html
+from codec.library.rows import error_row
 
 # Chromium's own requests, made whatever the page (checked against an empty page)
 BROWSER_HOSTS = {"accounts.google.com", "update.googleapis.com", "clients2.google.com"}
@@ -74,9 +75,10 @@ class RecordingProxy:
         self.sock.close()
 
 
-def _render(page: Path, png: Path, proxy: RecordingProxy) -> None:
-    """Open `page` in headless Chromium with every request sent to `proxy`; screenshot it."""
-    subprocess.run(
+def _chromium_run(page: Path, output: str, proxy: RecordingProxy) -> str:
+    """Open `page` in headless Chromium with every request sent to `proxy`, its scripts run
+    (3 s of virtual time); `output` is --screenshot=PNG or --dump-dom. Returns stdout."""
+    return subprocess.run(
         [
             _chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
             "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -85,11 +87,16 @@ def _render(page: Path, png: Path, proxy: RecordingProxy) -> None:
             "--disable-features=NetworkTimeServiceQuerying,OptimizationHints,MediaRouter",
             f"--proxy-server=http://{proxy.address}",
             "--proxy-bypass-list=<-loopback>", "--window-size=1280,1600",
-            f"--user-data-dir={png.parent / 'chromium-profile'}", "--virtual-time-budget=3000",
-            f"--screenshot={png}", page.as_uri(),
+            f"--user-data-dir={page.parent / 'chromium-profile'}", "--virtual-time-budget=3000",
+            output, page.as_uri(),
         ],
-        check=True, capture_output=True, timeout=120,
-    )  # fmt: skip
+        check=True, capture_output=True, timeout=120, text=True,
+    ).stdout  # fmt: skip
+
+
+def _render(page: Path, png: Path, proxy: RecordingProxy) -> None:
+    """Screenshot `page` to `png`."""
+    _chromium_run(page, f"--screenshot={png}", proxy)
 
 
 def test_report_draws_its_plots_and_loads_nothing(embedded, tmp_path):
@@ -123,3 +130,43 @@ def test_report_draws_its_plots_and_loads_nothing(embedded, tmp_path):
     assert near(NEAR_COLOUR, 8) > 60
     assert near("#5b7fa6", 8) > 5000
     assert near(OVER_COLOUR) == 0  # no clip of this library is over its budget
+
+
+def _markup(field: str) -> str:
+    """Text that is markup: an element and a script that runs if the page takes it as such."""
+    script = f"document.body.setAttribute('data-ran-{field}', 1)"
+    return f'<img id="x-{field}" src=x onerror="{script}">{field}'
+
+
+FIELDS = ("file", "animation", "joint", "error", "folder")
+
+
+def test_markup_in_every_text_field_is_shown_as_text(tmp_path):
+    """A file, animation, joint or folder name and an error message holding markup are text
+    in the page Chromium builds: no element and no script of theirs in its DOM."""
+    row = {
+        "path": _markup("file"), "animation": _markup("animation"), "joints": 2,
+        "samples": 10, "duration": 1.0, "raw_size": 800, "compressed_size": 100,
+        "compression_ratio": 8.0, "max_error": 0.009, "precision": 0.01,
+        "precision_met": True, "worst_joint": _markup("joint"), "worst_time": 0.5,
+        "codec": "acl-style", "compression_time": 0.1, "error": "",
+    }  # fmt: skip
+    rows = [row, dict(row, max_error=0.02, precision_met=False)]
+    rows.append(error_row(_markup("file"), _markup("animation"), _markup("error")))
+    meta = {"root": _markup("folder"), "precision": 0.01}
+    page = tmp_path / "report.html"
+    page.write_text(library_html(rows, f"library {_markup('folder')}", meta))
+    # the detector works: the same markup let into the page makes an element and runs
+    raw = tmp_path / "raw.html"
+    raw.write_text(page.read_text().replace("<h2>Totals", _markup("control") + "<h2>Totals", 1))
+    proxy = RecordingProxy()
+    try:
+        dom = _chromium_run(page, "--dump-dom", proxy)
+        control = _chromium_run(raw, "--dump-dom", proxy)
+    finally:
+        proxy.close()
+    assert '<img id="x-control"' in control and 'data-ran-control="1"' in control
+    leaked = [f for f in FIELDS if f'<img id="x-{f}"' in dom or f'data-ran-{f}="1"' in dom]
+    assert not leaked and "<img" not in dom, leaked
+    for field in FIELDS:  # each shown, as the text it is
+        assert f'&lt;img id="x-{field}" src=x onerror=' in dom, field
