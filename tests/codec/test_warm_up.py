@@ -15,9 +15,7 @@ def test_warm_up_compiles_every_kernel_of_a_compression() -> None:
     for kernel in (
         shells._dominant,
         constant_tracks._decide,
-        optimizer._lower_bound,
-        optimizer._repair_sweep,
-        optimizer._slack_round,
+        optimizer._solve,
         error_metric._pose_errors,
         error_metric._object_matrices,
         error_metric._errors_against,
