@@ -6,7 +6,7 @@ from codec import warm_up
 
 
 def test_warm_up_compiles_every_kernel_of_a_compression() -> None:
-    from codec.codecs.acl_style import bitstream, constant_tracks, optimizer
+    from codec.codecs.acl_style import bitstream, constant_tracks, decoder, optimizer
     from codec.measure import error_metric, shells
     from codec.model import pose_blend
 
@@ -21,6 +21,7 @@ def test_warm_up_compiles_every_kernel_of_a_compression() -> None:
         error_metric._errors_against,
         pose_blend._blend,
         bitstream._pack,
+        decoder._decode_rows,
     ):
         assert kernel.signatures, kernel.py_func.__name__
 

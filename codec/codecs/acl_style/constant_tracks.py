@@ -17,7 +17,7 @@ import numpy as np
 
 from codec.codecs.acl_style import quantize, rotation_layout
 from codec.codecs.acl_style.bit_rates import TrackKind
-from codec.jit import kernel
+from codec.jit import helper, kernel
 from codec.model.affine import pack_qvv, qvv_matrix, shell_error
 from codec.model.clip import Clip
 
@@ -101,25 +101,63 @@ def rebuild_rotations(stored: Array, dropped: Array) -> Array:
         return q / np.sqrt(np.sum(q * q, axis=-1, keepdims=True))
 
 
+@helper
+def _still_same(a, b, flags, s, signed):
+    """Clear flags (J, 2) [constant, default] of the joints whose sub-track sample s of
+    a (S, J, C) differs from its first sample, or from its bind value b (J, C); returns how
+    many flags are left."""
+    left = 0
+    for j in range(a.shape[1]):
+        for f in range(2):
+            if not flags[j, f]:
+                continue
+            eq = True
+            neg = signed
+            for c in range(a.shape[2]):
+                ref = a[0, j, c] if f == 0 else b[j, c]
+                eq = eq and a[s, j, c] == ref
+                neg = neg and a[s, j, c] == -ref
+            flags[j, f] = eq or neg
+            left += flags[j, f]
+    return left
+
+
+@kernel
+def _exact(rot, tr, sc, b_rot, b_tr, b_sc, out):
+    """out (J, 3): `exact_kinds` of the rotations, translations and scales, sample by sample
+    in memory order until every sub-track differs from its first sample and its bind."""
+    flags = np.ones((3, rot.shape[1], 2), dtype=np.bool_)
+    left = np.full(3, rot.shape[1] * 2)
+    for s in range(rot.shape[0]):
+        if left[0]:
+            left[0] = _still_same(rot, b_rot, flags[0], s, True)
+        if left[1]:
+            left[1] = _still_same(tr, b_tr, flags[1], s, False)
+        if left[2]:
+            left[2] = _still_same(sc, b_sc, flags[2], s, False)
+        if left[0] + left[1] + left[2] == 0:
+            break
+    for j in range(rot.shape[1]):
+        for k in range(3):
+            const, default = flags[k, j, 0], flags[k, j, 1]
+            out[j, k] = _DEFAULT if default else (_CONSTANT if const else _ANIMATED)
+
+
 def exact_kinds(clip: Clip) -> Array:
     """(J, 3): DEFAULT where a sub-track equals its bind value at every sample, CONSTANT where
     it equals its first sample, ANIMATED otherwise (rotations up to sign)."""
-
-    def same(a: Array, b: Array, signed: bool) -> Array:
-        eq = np.all(a == b, axis=-1)
-        if signed:
-            eq |= np.all(a == -b, axis=-1)
-        return np.all(eq, axis=0)
-
     sk = clip.skeleton
-    out = np.full((clip.num_joints, 3), _ANIMATED, dtype=np.int64)
-    parts = (clip.rotations, clip.translations, clip.scales)
-    binds = (sk.bind_rotations, sk.bind_translations, sk.bind_scales)
-    for k, (a, bind) in enumerate(zip(parts, binds, strict=True)):
-        const = same(a, a[:1], k == 0)
-        default = same(a, bind[None], k == 0)
-        out[const, k] = _CONSTANT
-        out[default, k] = _DEFAULT
+    out = np.empty((clip.num_joints, 3), dtype=np.int64)
+    c = np.ascontiguousarray
+    _exact(
+        c(clip.rotations),
+        c(clip.translations),
+        c(clip.scales),
+        c(sk.bind_rotations, dtype=np.float64),
+        c(sk.bind_translations, dtype=np.float64),
+        c(sk.bind_scales, dtype=np.float64),
+        out,
+    )
     return out
 
 

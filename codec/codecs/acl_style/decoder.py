@@ -15,8 +15,9 @@ from codec.codecs.acl_style import layout as ssc_format
 from codec.codecs.acl_style.bit_rates import has_segment_range
 from codec.codecs.acl_style.constant_tracks import rebuild_rotations
 from codec.codecs.acl_style.keyframe_stripping import Rows, assemble
-from codec.codecs.acl_style.quantize import decode_params, decode_values, segment_range_decode
+from codec.codecs.acl_style.quantize import decode_params, decode_value, segment_range_decode
 from codec.errors import ClipValidationError, CompressedFormatError
+from codec.jit import inlined, kernel
 from codec.model.clip import Clip, Skeleton
 from codec.model.pose_blend import blend_rows
 from codec.model.sampling import (
@@ -125,18 +126,26 @@ class CompressedClip:
         return assemble(self.retained, rows, self._decode_kept)
 
     def _decode_kept(self, rows: Array) -> tuple[Array, Array, Array]:
-        """`decode_rows` of stored keyframes only."""
-        n = len(rows)
-        parts = [np.repeat(b[None], n, axis=0) for b in self._base]
-        for lo in range(0, n, DECODE_CHUNK):
-            part = rows[lo : lo + DECODE_CHUNK]
-            seg = self._seg_of[part]
-            q = self._q[self._packed[part]]
-            v = decode_values(q, self._rate[seg], self._lay[seg], self._dec[seg])
-            for k, width in enumerate((4, 3, 3)):
-                sel = self._track_sub == k
-                parts[k][lo : lo + len(part), self._track_joint[sel]] = v[:, sel, :width]
-        return parts[0], parts[1], parts[2]
+        """`decode_rows` of stored keyframes only (compiled: quantize.decode_value on every
+        animated sub-track of every row, numpy's decode_values to the bit)."""
+        n, sk = len(rows), self.skeleton
+        out = (np.empty((n, sk.num_joints, 4)), np.empty((n, sk.num_joints, 3)))
+        out = (*out, np.empty((n, sk.num_joints, 3)))
+        _decode_rows(
+            self._q,
+            self._q.view(F32),
+            self._packed,
+            self._seg_of,
+            np.ascontiguousarray(rows, dtype=np.int64),
+            self._rate,
+            self._lay,
+            self._dec,
+            self._track_joint,
+            self._track_sub,
+            *self._base,
+            *out,
+        )
+        return out
 
     def clip_of(self, rot: Array, tr: Array, sc: Array, looping: bool, name: str = "") -> Clip:
         """A Clip of decoded local arrays (see `decoded_clip`)."""
@@ -220,6 +229,59 @@ class CompressedClip:
             part = (out[0][lo:hi], out[1][lo:hi], out[2][lo:hi])
             blend_rows((rot, tr, sc), at[: hi - lo], at[hi - lo :], alpha[lo:hi], part)
         return out
+
+
+_decode_value = inlined(decode_value)
+
+
+@kernel
+def _decode_rows(
+    q,
+    qf,
+    packed,
+    seg_of,
+    rows,
+    rate,
+    lay,
+    dec,
+    track_joint,
+    track_sub,
+    b_rot,
+    b_tr,
+    b_sc,
+    rot,
+    tr,
+    sc,
+):
+    """rot (n, J, 4), tr and sc (n, J, 3) = the stored samples `rows (n,)`: the base pose
+    (bind or constant values) with every animated sub-track decoded from its integers q
+    (R, T, 3) (qf: the same bits as float32, for raw rates) at row packed[s] of segment
+    seg_of[s], by the segment's rate, lay and dec (G, T, ...)."""
+    out4 = np.zeros(4, dtype=np.float32)
+    for i in range(rows.shape[0]):
+        s = rows[i]
+        g = seg_of[s]
+        row = packed[s]
+        for j in range(b_rot.shape[0]):
+            for c in range(4):
+                rot[i, j, c] = b_rot[j, c]
+            for c in range(3):
+                tr[i, j, c] = b_tr[j, c]
+                sc[i, j, c] = b_sc[j, c]
+        for k in range(track_joint.shape[0]):
+            out4[3] = 0.0
+            _decode_value(q[row, k], qf[row, k], rate[g, k], lay[g, k], dec[g, k], out4)
+            j = track_joint[k]
+            sub = track_sub[k]
+            if sub == 0:
+                for c in range(4):
+                    rot[i, j, c] = out4[c]
+            elif sub == 1:
+                for c in range(3):
+                    tr[i, j, c] = out4[c]
+            else:
+                for c in range(3):
+                    sc[i, j, c] = out4[c]
 
 
 def decoded_clip(

@@ -37,7 +37,12 @@ from codec.codecs.acl_style.constant_tracks import detect_kinds, exact_kinds
 from codec.codecs.acl_style.decoder import CompressedClip, decoded_clip
 from codec.codecs.acl_style.details import stats_details, track_costs
 from codec.codecs.acl_style.keyframe_stripping import Stripping, StripSettings
-from codec.codecs.acl_style.optimizer import Hierarchy, SegmentProblem, optimize_segment
+from codec.codecs.acl_style.optimizer import (
+    Hierarchy,
+    SegmentProblem,
+    TrackTable,
+    optimize_segment,
+)
 from codec.codecs.acl_style.quantize import (
     F32,
     clip_ranges,
@@ -152,6 +157,20 @@ class _Tracks:
         joint = np.ascontiguousarray(anim[order, 0])
         kind = np.ascontiguousarray(anim[order, 1])
         return cls(order, joint, kind, [joint[kind == k] for k in range(3)])
+
+
+@dataclass(frozen=True, eq=False)
+class _Shared:
+    """What every segment's problem shares in one run: the fixed values of default and
+    constant sub-tracks (J, 10), every joint's shell distance and precision (J,), every
+    sample as QVV rows (S, J, 10), segment_cost_bits by segment size, the animated tracks."""
+
+    base: Array
+    shell: Array
+    precision: Array
+    raw: Array
+    costs: dict[int, Array]
+    tracks: TrackTable
 
 
 @dataclass(eq=False)
@@ -323,6 +342,14 @@ class Compressor:
         base = pack_qvv(*kinds.fixed)
         shell = np.ascontiguousarray(sk.shell_distance, dtype=np.float64)
         precision = np.ascontiguousarray(sk.precision, dtype=np.float64)
+        shared = _Shared(
+            base,
+            shell,
+            precision,
+            pack_qvv(clip.rotations, clip.translations, clip.scales),
+            {n: segment_cost_bits(n, G > 1) for n in set(table[:, 1].tolist())},
+            TrackTable.of(tracks.joint, tracks.kind, h),
+        )
         # a segment's samples, as stored, follow from the clip (this Compressor's), the kinds
         # and the layouts; its ranges are in `dec`: those, not the samples, are hashed
         common = hashlib.blake2b(digest_size=16)  # what every segment's solution depends on
@@ -363,7 +390,7 @@ class Compressor:
                     0.05 + 0.9 * (attempt * G + g) / (ATTEMPTS * G if attempt else G),
                     f"segment {g + 1}/{G}" + (f", pass {attempt + 1}" if attempt else ""),
                 )
-                problem = _problem(clip, g, tracks, quant, framing, base, shell, precision)
+                problem = _problem(clip, g, quant, framing, shared)
                 key = _segment_key(common.copy(), g, problem)
                 solved: Future | tuple[Array, Array, Array] | None = self._memo.get(key)
                 if solved is None and pool is not None:
@@ -409,52 +436,42 @@ def _framing(clip: Clip, loop_optimization: bool, scale: Array) -> _Framing:
 
 def _quantize(clip: Clip, tracks: _Tracks, framing: _Framing) -> _Quantized:
     """Rotation layouts from each segment's smallest component magnitudes, the stored
-    components of every sample, the clip and segment ranges, and the decoding parameters."""
+    components of every sample, the clip and segment ranges, and the decoding parameters.
+    Every segment at once: each sample takes its segment's layout and ranges (seg_of)."""
     table = framing.table
     G = len(table)
     starts = table[:, 0]
+    stored = framing.stored
+    seg_of = np.repeat(np.arange(G), table[:, 1])
     per_kind = tracks.per_kind
     ka, kr = len(tracks.order), len(per_kind[0])
-    mins = np.empty((G, kr, 4))
-    for g, (first, n) in enumerate(table):
-        mins[g] = np.abs(clip.rotations[first : first + n, per_kind[0]]).min(axis=0)
+    rot = clip.rotations[:stored, per_kind[0]]
+    mins = np.minimum.reduceat(np.abs(rot), starts, axis=0)  # (G, kr, 4)
     layout = np.full(ka, -1, dtype=np.int64)
     dropped = np.full((G, ka), -1, dtype=np.int64)
     layout[:kr], dropped[:, :kr] = rotation_layout.choose(mins)
     comps = rotation_layout.kept_components(dropped)  # (G, Ka, 3)
 
-    # the stored components of every sample (float32), segment by segment
-    sources = (clip.rotations, clip.translations, clip.scales)
-    values = np.empty((framing.stored, ka, 3), dtype=F32)
-    for g, (first, n) in enumerate(table):
-        rows = slice(first, first + n)
-        col = 0
-        for k, joints in enumerate(per_kind):
-            v = sources[k][rows, joints]
-            if k == 0:
-                d = dropped[g, :kr]
-                v = rotation_layout.signed(v, np.broadcast_to(d, v.shape[:-1]))
-                v = np.take_along_axis(v, comps[g, :kr][None], axis=2)
-            values[rows, col : col + len(joints)] = v
-            col += len(joints)
+    # the stored components of every sample (float32)
+    values = np.empty((stored, ka, 3), dtype=F32)
+    rot = rotation_layout.signed(rot, dropped[seg_of, :kr])
+    values[:, :kr] = np.take_along_axis(rot, comps[seg_of, :kr], axis=2)
+    col = kr
+    for source, joints in ((clip.translations, per_kind[1]), (clip.scales, per_kind[2])):
+        values[:, col : col + len(joints)] = source[:stored, joints]
+        col += len(joints)
     clip_min, clip_ext = clip_ranges(
         np.minimum.reduceat(values, starts, axis=0),
         np.maximum.reduceat(values, starts, axis=0),
         comps,
     )
-    unit = np.empty_like(values)  # clip-normalised, then segment space
-    for g, (first, n) in enumerate(table):
-        c = comps[g]
-        unit[first : first + n] = normalize(
-            values[first : first + n],
-            np.take_along_axis(clip_min, c, axis=1),
-            np.take_along_axis(clip_ext, c, axis=1),
-        )
+    lo = np.take_along_axis(clip_min[None], comps, axis=2)  # (G, Ka, 3) per stored value
+    ext = np.take_along_axis(clip_ext[None], comps, axis=2)
+    unit = normalize(values, lo[seg_of], ext[seg_of])  # clip-normalised, then segment space
     seg_const = constant_value(unit, starts)
     if G > 1 and ka:
         seg_min, seg_ext, smin, sext = segment_ranges(unit, starts)
-        for g, (first, n) in enumerate(table):
-            unit[first : first + n] = to_segment_space(unit[first : first + n], smin[g], sext[g])
+        unit = to_segment_space(unit, smin[seg_of], sext[seg_of])
     else:
         seg_min = np.zeros((G, ka, 3), dtype=np.uint8)
         seg_ext = np.zeros((G, ka, 3), dtype=np.uint8)
@@ -467,37 +484,28 @@ def _quantize(clip: Clip, tracks: _Tracks, framing: _Framing) -> _Quantized:
 
 
 def _problem(
-    clip: Clip,
-    g: int,
-    tracks: _Tracks,
-    quant: _Quantized,
-    framing: _Framing,
-    base: Array,
-    shell: Array,
-    precision: Array,
+    clip: Clip, g: int, quant: _Quantized, framing: _Framing, shared: _Shared
 ) -> SegmentProblem:
-    """Segment g's inputs to the optimiser; `base` (J, 10) the fixed values of default and
-    constant sub-tracks, `shell` and `precision` (J,) every joint's own."""
+    """Segment g's inputs to the optimiser."""
     first, n = (int(v) for v in framing.table[g])
     span = slice(first, first + n)
     rows = np.arange(n)
-    raw_rows = np.arange(first, first + n)
+    seg_raw = shared.raw[span]
     if framing.wrap and g == 0:  # the dropped last sample decodes as sample 0
         rows = np.append(rows, 0)
-        raw_rows = np.append(raw_rows, clip.num_samples - 1)
+        seg_raw = shared.raw[np.append(np.arange(first, first + n), clip.num_samples - 1)]
     return SegmentProblem(
         rows=rows,
-        raw=pack_qvv(clip.rotations[raw_rows], clip.translations[raw_rows], clip.scales[raw_rows]),
-        base=base,
-        track_joint=tracks.joint,
-        track_kind=tracks.kind,
+        raw=seg_raw,
+        base=shared.base,
+        tracks=shared.tracks,
         unit=quant.unit[span],
         raw_values=quant.values[span],
         lay=quant.lay[g],
         dec=quant.dec[g],
-        cost=segment_cost_bits(n, len(framing.table) > 1),
-        shell=shell,
-        precision=precision,
+        cost=shared.costs[n],
+        shell=shared.shell,
+        precision=shared.precision,
         dom_dist=framing.seg_dist[g],
         dom_prec=framing.seg_local_prec[g],
     )

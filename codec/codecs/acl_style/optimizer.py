@@ -121,14 +121,36 @@ def _hierarchy(parents: bytes) -> Hierarchy:
     return Hierarchy.build(np.frombuffer(parents, dtype=np.int64))
 
 
+@dataclass(frozen=True, eq=False)
+class TrackTable:
+    """The animated tracks (T) in the optimiser's order (rotations, then translations, then
+    scales) as the kernels take them, the same for every segment of a compression:
+    tracks (5, T) (rates and order still to fill) and joints (4, J + 1) with every joint's
+    tracks (TRACK_PTR into tracks[JOINT_TRACKS])."""
+
+    tracks: Array
+    joints: Array
+
+    @classmethod
+    def of(cls, track_joint: Array, track_kind: Array, h: Hierarchy) -> TrackTable:
+        tracks = np.zeros((5, len(track_joint)), dtype=np.int64)
+        tracks[TRACK_JOINT] = track_joint
+        tracks[TRACK_KIND] = track_kind
+        tracks[JOINT_TRACKS] = np.argsort(track_joint, kind="stable")
+        joints = h.joints.copy()
+        joints[TRACK_PTR] = np.searchsorted(
+            track_joint[tracks[JOINT_TRACKS]], np.arange(len(h.parents) + 1)
+        )
+        return cls(tracks, joints)
+
+
 @dataclass(eq=False)
 class SegmentProblem:
     """One segment's inputs.
 
     m rows are compared; `rows (m,)` maps them to the segment's stored samples (n).
     raw (m, J, 10) raw QVV rows at the compared samples; base (J, 10) the fixed values of
-    default and constant sub-tracks. Tracks (T) in the optimiser's order (rotations, then
-    translations, then scales): track_joint, track_kind (T,). Decoding: unit (n, T, 3)
+    default and constant sub-tracks; `tracks` the animated tracks. Decoding: unit (n, T, 3)
     float32 segment-space values, raw_values (n, T, 3) float32 stored components, lay
     (T, 4) and dec (T, 17) (quantize.decode_params). cost (25,) bits per rate;
     shell, precision, dom_dist, dom_prec (J,).
@@ -137,8 +159,7 @@ class SegmentProblem:
     rows: Array
     raw: Array
     base: Array
-    track_joint: Array
-    track_kind: Array
+    tracks: TrackTable
     unit: Array
     raw_values: Array
     lay: Array
@@ -164,20 +185,12 @@ def optimize_segment(p: SegmentProblem, h: Hierarchy, level: str) -> tuple[Array
     quantised samples (n, T, 3) uint32 at those rates (raw rate: float32 bits)."""
     code = LEVELS[level]
     m, num_joints = p.raw.shape[:2]
-    t = p.unit.shape[1]
     steps = 2 if code == 2 else 1
     qvv = np.empty((2, m, num_joints, 10))
     qvv[RAW] = p.raw
     qvv[CUR] = p.base
     per_joint = np.stack((p.shell, bounds(h, p.dom_dist, p.precision), p.dom_dist, p.dom_prec))
-    tracks = np.zeros((5, t), dtype=np.int64)
-    tracks[TRACK_JOINT] = p.track_joint
-    tracks[TRACK_KIND] = p.track_kind
-    tracks[JOINT_TRACKS] = np.argsort(p.track_joint, kind="stable")
-    joints = h.joints.copy()
-    joints[TRACK_PTR] = np.searchsorted(
-        p.track_joint[tracks[JOINT_TRACKS]], np.arange(num_joints + 1)
-    )
+    tracks = p.tracks.tracks.copy()  # the kernel fills in rates and order
     stored = np.stack((p.unit, p.raw_values))
     flags = np.zeros((2, num_joints), dtype=np.bool_)
     q = np.empty(p.unit.shape, dtype=np.uint32)
@@ -189,7 +202,7 @@ def optimize_segment(p: SegmentProblem, h: Hierarchy, level: str) -> tuple[Array
         p.lay,
         p.dec,
         tracks,
-        joints,
+        p.tracks.joints,
         h.lists,
         qvv,
         per_joint,
