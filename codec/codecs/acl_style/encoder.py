@@ -611,7 +611,13 @@ def _strip(
         )
         return clip_errors(raw, lossy)
 
-    removals = keyframe_stripping.removal_order(table, sk.precision, errors_of, strip)
+    def screen(first: Array, second: Array, rows: Array, alpha: Array) -> Array:
+        raw = (clip.rotations, clip.translations, clip.scales)
+        return keyframe_stripping.surely_over(
+            decoded, raw, sk.parents, sk.shell_distance, sk.precision, first, second, rows, alpha
+        )
+
+    removals = keyframe_stripping.removal_order(table, sk.precision, errors_of, strip, screen)
     chosen = keyframe_stripping.choose(table, removals, strip, stored)
     if strip.trivial and not strip.destructive:
         chosen = keyframe_stripping.widen(table, sk.precision, errors_of, chosen)
