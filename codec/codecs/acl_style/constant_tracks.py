@@ -13,6 +13,8 @@ makes it animated.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from codec.codecs.acl_style import quantize, rotation_layout
@@ -161,38 +163,59 @@ def exact_kinds(clip: Clip) -> Array:
     return out
 
 
+@dataclass(frozen=True, eq=False)
+class FirstSamples:
+    """Every joint's sub-tracks held at their first sample as a constant stores them, and
+    at the bind pose: what the constant and default tests try, settings-free (a
+    compressor makes it once per clip). dropped (J,) each rotation's dropped component,
+    stored (J, 3) float32 the kept rotation components as written, values the decoded
+    rotations (J, 4), translations and scales (J, 3) float64, binds the bind pose, and both
+    as QVV rows (J, 10) for the kernel."""
+
+    dropped: Array
+    stored: Array
+    values: tuple[Array, Array, Array]
+    binds: tuple[Array, Array, Array]
+    const10: Array
+    bind10: Array
+
+    @classmethod
+    def of(cls, clip: Clip) -> FirstSamples:
+        sk = clip.skeleton
+        binds = (sk.bind_rotations, sk.bind_translations, sk.bind_scales)
+        dropped, stored, const_rot = constant_rotations(clip.rotations[0])
+        values = (
+            const_rot,
+            clip.translations[0].astype(F32).astype(np.float64),
+            clip.scales[0].astype(F32).astype(np.float64),
+        )
+        return cls(dropped, stored, values, binds, pack_qvv(*values), pack_qvv(*binds))
+
+
 def detect_kinds(
     clip: Clip,
     dom_dist: Array,
     dom_prec: Array,
     forced: Array,
     exact: Array,
+    first: FirstSamples | None = None,
 ) -> tuple[Array, tuple[Array, Array, Array], Array]:
     """Kinds (J, 3) uint8, the fixed value of every joint per sub-track (bind where default,
     the decoded constant where constant, unused where animated) and the dropped component of
     each constant rotation (J,) (-1 where not constant).
 
     `forced (J, 3)` keeps sub-tracks animated unless they are exactly constant; `exact`
-    comes from `exact_kinds`.
+    comes from `exact_kinds`; `first` is `FirstSamples.of(clip)` when the caller has it.
     """
-    sk = clip.skeleton
-    binds = (sk.bind_rotations, sk.bind_translations, sk.bind_scales)
-    dropped, _, const_rot = constant_rotations(clip.rotations[0])
-    consts = (
-        const_rot,
-        clip.translations[0].astype(F32).astype(np.float64),
-        clip.scales[0].astype(F32).astype(np.float64),
-    )
-    bind10 = pack_qvv(*binds)
-    const10 = pack_qvv(*consts)
+    first = FirstSamples.of(clip) if first is None else first
     kinds = np.zeros((clip.num_joints, 3), dtype=np.int64)
     c = np.ascontiguousarray
     _decide(
         c(clip.rotations),
         c(clip.translations),
         c(clip.scales),
-        bind10,
-        const10,
+        first.bind10,
+        first.const10,
         np.stack((dom_dist, dom_prec)).astype(np.float64),
         np.asarray(forced, np.bool_),
         np.asarray(exact, np.int64),
@@ -202,8 +225,7 @@ def detect_kinds(
         np.empty((2, 10)),
         np.empty((2, 12)),
     )
-    fixed = tuple(
-        np.where((kinds[:, k] == _CONSTANT)[:, None], consts[k], binds[k]) for k in range(3)
-    )
-    const_dropped = np.where(kinds[:, 0] == _CONSTANT, dropped, -1)
+    constant = kinds == _CONSTANT
+    fixed = tuple(np.where(constant[:, k, None], first.values[k], first.binds[k]) for k in range(3))
+    const_dropped = np.where(constant[:, 0], first.dropped, -1)
     return kinds.astype(np.uint8), fixed, const_dropped

@@ -52,9 +52,13 @@ class CompressedClip:
         parsed: ssc_format.ParsedPayload,
         skeleton: Skeleton,
         tables: tuple[Array, Array] | None = None,
+        base: tuple[Array, Array, Array] | None = None,
     ) -> None:
         """`tables`: the decoding parameters (G, Ka, 4) and (G, Ka, 17) when the caller has
-        them already (the compressor), see codec.codecs.acl_style.quantize.decode_params."""
+        them already (the compressor), see codec.codecs.acl_style.quantize.decode_params;
+        `base`: the pose of the default and constant sub-tracks, rotations (J, 4),
+        translations and scales (J, 3) float64 (bind values, constants as decoded), when the
+        caller has it (the compressor)."""
         enc = parsed.encoded
         sk = skeleton
         if sk.num_joints != enc.num_joints:
@@ -68,13 +72,15 @@ class CompressedClip:
         self.num_samples = enc.num_samples
         self.wrap = enc.wrap
         self.duration = duration_of(enc.num_samples, enc.sample_rate, enc.wrap)
-        self._build_tables(tables)
+        self._build_tables(tables, base)
         # every stored sample decoded and normalised, once decode_all has run (small clips):
         # what sample_times blends, so measuring between samples decodes nothing again
         self._rows: tuple[Array, Array, Array] | None = None
 
     # --- tables built once ----------------------------------------------------------------
-    def _build_tables(self, tables: tuple[Array, Array] | None) -> None:
+    def _build_tables(
+        self, tables: tuple[Array, Array] | None, base: tuple[Array, Array, Array] | None
+    ) -> None:
         enc = self.encoded
         sizes = enc.segment_sizes
         ka = len(enc.animated)
@@ -99,7 +105,14 @@ class CompressedClip:
                 enc.seg_constant,
             )
         self._lay, self._dec = tables
-        sk = self.skeleton
+        self._base = self._base_pose() if base is None else base
+        anim = enc.animated
+        self._track_joint = np.ascontiguousarray(anim[:, 0], dtype=np.int64)
+        self._track_sub = np.ascontiguousarray(anim[:, 1], dtype=np.int64)
+
+    def _base_pose(self) -> tuple[Array, Array, Array]:
+        """The bind pose with the constant sub-tracks' decoded values in their place."""
+        enc, sk = self.encoded, self.skeleton
         rot = sk.bind_rotations.copy()
         tr = sk.bind_translations.copy()
         sc = sk.bind_scales.copy()
@@ -111,10 +124,7 @@ class CompressedClip:
             )
         tr[consts[consts[:, 1] == 1, 0]] = enc.constants[consts[:, 1] == 1]
         sc[consts[consts[:, 1] == 2, 0]] = enc.constants[consts[:, 1] == 2]
-        self._base = (rot, tr, sc)
-        anim = enc.animated
-        self._track_joint = np.ascontiguousarray(anim[:, 0], dtype=np.int64)
-        self._track_sub = np.ascontiguousarray(anim[:, 1], dtype=np.int64)
+        return rot, tr, sc
 
     def decode_rows(self, rows: Array) -> tuple[Array, Array, Array]:
         """Stored samples `rows (n,)` as local rotations (n, J, 4), translations and scales

@@ -33,7 +33,7 @@ import numpy as np
 from codec.codecs.acl_style import keyframe_stripping, rotation_layout
 from codec.codecs.acl_style import layout as ssc_format
 from codec.codecs.acl_style.bit_rates import TrackKind, segment_cost_bits
-from codec.codecs.acl_style.constant_tracks import detect_kinds, exact_kinds
+from codec.codecs.acl_style.constant_tracks import FirstSamples, detect_kinds, exact_kinds
 from codec.codecs.acl_style.decoder import CompressedClip, decoded_clip
 from codec.codecs.acl_style.details import stats_details, track_costs
 from codec.codecs.acl_style.keyframe_stripping import Stripping, StripSettings
@@ -55,7 +55,12 @@ from codec.codecs.acl_style.quantize import (
 from codec.codecs.acl_style.segments import segment_table
 from codec.codecs.base import Encoded
 from codec.errors import Cancelled
-from codec.measure.error_metric import clip_errors, shell_error
+from codec.measure.error_metric import (
+    clip_errors,
+    object_matrices,
+    rounding_margin,
+    shell_error,
+)
 from codec.measure.shells import (
     DominantShells,
     ancestor_scale,
@@ -104,12 +109,14 @@ def encode(
 @dataclass(frozen=True, eq=False)
 class _Raw:
     """What a clip's compressions share whatever the settings: its hierarchy for the kernels,
-    its exactly default or constant sub-tracks (constant_tracks.exact_kinds) and how
-    far its ancestors' scales stretch each joint's local errors."""
+    its exactly default or constant sub-tracks (constant_tracks.exact_kinds), how far its
+    ancestors' scales stretch each joint's local errors, and its first samples as constants
+    store them (constant_tracks.FirstSamples)."""
 
     hierarchy: Hierarchy
     exact: Array
     scale: Array  # (J,) codec.measure.shells.ancestor_scale
+    first: FirstSamples
 
 
 @dataclass(frozen=True, eq=False)
@@ -130,12 +137,14 @@ class _Framing:
 @dataclass(frozen=True, eq=False)
 class _Kinds:
     """How each sub-track is stored (constant_tracks.detect_kinds): kinds (J, 3), the
-    values (rotations, translations, scales) of default and constant ones, and the component
-    each constant rotation drops (J,)."""
+    values (rotations, translations, scales) of default and constant ones, the component
+    each constant rotation drops (J,), and every joint's first rotation as a constant stores
+    it (J, 3) float32."""
 
     kinds: Array
     fixed: tuple[Array, Array, Array]
     const_dropped: Array
+    stored_rotations: Array
 
 
 @dataclass(frozen=True, eq=False)
@@ -204,7 +213,10 @@ class Compressor:
     def __init__(self, clip: Clip) -> None:
         self.clip = clip
         self._raw = _Raw(
-            Hierarchy.of(clip.skeleton.parents), exact_kinds(clip), ancestor_scale(clip)
+            Hierarchy.of(clip.skeleton.parents),
+            exact_kinds(clip),
+            ancestor_scale(clip),
+            FirstSamples.of(clip),
         )
         self._memo: dict[bytes, tuple[Array, Array, Array]] = {}
         self.segments_solved = 0  # how many segments the last run optimised (not reused)
@@ -241,7 +253,8 @@ class Compressor:
         split = np.ones(clip.num_joints)  # local budgets shared out on failing chains
         self.segments_solved = 0
         for attempt in range(ATTEMPTS):
-            kinds = _Kinds(*detect_kinds(clip, dom_dist, local_prec / split, forced, raw.exact))
+            found = detect_kinds(clip, dom_dist, local_prec / split, forced, raw.exact, raw.first)
+            kinds = _Kinds(*found, raw.first.stored)
             enc, tables, stuck = self._encode(clip, kinds, framing, level, report, check, attempt)
             if len(stuck) == 0:
                 break
@@ -262,7 +275,7 @@ class Compressor:
 
         report(0.93, "stripping keyframes")
         check()
-        decoded = _decoded(clip, enc, tables, framing)
+        decoded = _decoded(clip, enc, tables, kinds.fixed, framing)
         strip = StripSettings(
             settings.strip_trivial, settings.strip_proportion, settings.strip_threshold
         )
@@ -272,7 +285,7 @@ class Compressor:
         while True:
             stored = _with_retained(enc, stripping)
             parsed = ssc_format.write(stored)
-            decoder = CompressedClip(parsed, clip.skeleton, tables=tables)
+            decoder = CompressedClip(parsed, clip.skeleton, tables, kinds.fixed)
             if strip.destructive or stripping.num_stripped == 0:
                 break
             # stripping measured the rebuild with the decoder's own arithmetic, so this does
@@ -419,19 +432,31 @@ class Compressor:
 def _framing(clip: Clip, loop_optimization: bool, scale: Array) -> _Framing:
     """Loop detection (a last sample equal to the first within every joint's precision is
     dropped and the clip wraps), the segments and their dominant shells."""
-    sk = clip.skeleton
     S = clip.num_samples
-    wrap = False
-    if loop_optimization and S >= 2:
-        ends = object_space(
-            clip.rotations[[0, -1]], clip.translations[[0, -1]], clip.scales[[0, -1]], sk.parents
-        )
-        wrap = bool(np.all(shell_error(ends[0], ends[1], sk.shell_distance) <= sk.precision))
+    wrap = loop_optimization and S >= 2 and _loops(clip)
     stored = S - 1 if wrap else S
     table = segment_table(stored)
     seg_dist, seg_prec = segment_dominant_shells(clip, table, wrap)
     local = local_precision(seg_prec, scale[None, :])
     return _Framing(table, wrap, stored, seg_dist, seg_prec, local)
+
+
+def _loops(clip: Clip) -> bool:
+    """Whether the last sample equals the first within every joint's precision (numpy's
+    object space decides). The compiled object space decides first where it is clear by
+    more than rounding (error_metric.rounding_margin): almost always, and without numpy's
+    level-by-level batches."""
+    sk = clip.skeleton
+    ends = (clip.rotations[[0, -1]], clip.translations[[0, -1]], clip.scales[[0, -1]])
+    mats = object_matrices(ends, sk.parents).reshape(2, -1, 3, 4)
+    approx = shell_error(mats[0], mats[1], sk.shell_distance)
+    margin = rounding_margin(sk.precision, sk.shell_distance, float(np.abs(mats).max()))
+    if np.any(approx > sk.precision + margin):
+        return False
+    if np.all(approx <= sk.precision - margin):
+        return True
+    exact = object_space(*ends, sk.parents)
+    return bool(np.all(shell_error(exact[0], exact[1], sk.shell_distance) <= sk.precision))
 
 
 def _quantize(clip: Clip, tracks: _Tracks, framing: _Framing) -> _Quantized:
@@ -520,7 +545,7 @@ def _header(clip: Clip, kinds: _Kinds, framing: _Framing) -> dict[str, Any]:
         "sample_rate": clip.sample_rate,
         "wrap": framing.wrap,
         "kinds": kinds.kinds,
-        "constants": _constant_values(clip, kinds.kinds, kinds.const_dropped),
+        "constants": _constant_values(clip, kinds.kinds, kinds.stored_rotations),
         "const_dropped": _constant_layouts(kinds.kinds, kinds.const_dropped),
         "segment_sizes": framing.table[:, 1].copy(),
     }
@@ -576,12 +601,16 @@ def _static(
 
 
 def _decoded(
-    clip: Clip, enc: ssc_format.EncodedClip, tables: tuple[Array, Array], framing: _Framing
+    clip: Clip,
+    enc: ssc_format.EncodedClip,
+    tables: tuple[Array, Array],
+    base: tuple[Array, Array, Array],
+    framing: _Framing,
 ) -> keyframe_stripping.Rows:
     """Every stored sample of the encoding (no keyframe stripped), as the decoder gives it
     (CompressedClip.decode_rows); decoded once for stripping and the lossy clip."""
     unwritten = ssc_format.ParsedPayload(enc, np.zeros(0), np.zeros(0), b"")
-    decoder = CompressedClip(unwritten, clip.skeleton, tables=tables)
+    decoder = CompressedClip(unwritten, clip.skeleton, tables, base)
     return decoder.decode_rows(np.arange(framing.stored))
 
 
@@ -674,18 +703,14 @@ def _segment_key(digest: hashlib.blake2b, g: int, p: SegmentProblem) -> bytes:
     return digest.digest()
 
 
-def _constant_values(clip: Clip, kinds: Array, const_dropped: Array) -> Array:
-    """(Kc, 3) float32 stored values of the constant sub-tracks, in stored order."""
+def _constant_values(clip: Clip, kinds: Array, rotations: Array) -> Array:
+    """(Kc, 3) float32 stored values of the constant sub-tracks, in stored order; rotations
+    (J, 3) float32 are the kept components as a constant stores them (FirstSamples.stored)."""
     consts = np.argwhere(kinds == TrackKind.CONSTANT)
     out = np.zeros((len(consts), 3), dtype=F32)
-    for k, src in enumerate((clip.rotations, clip.translations, clip.scales)):
+    for k, src in enumerate((rotations, clip.translations[0], clip.scales[0])):
         sel = consts[:, 1] == k
-        first = src[0, consts[sel, 0]]
-        if k == 0:
-            d = const_dropped[consts[sel, 0]]
-            first = rotation_layout.signed(first, d)
-            first = np.take_along_axis(first, rotation_layout.kept_components(d), axis=-1)
-        out[sel] = first
+        out[sel] = src[consts[sel, 0]]
     return out
 
 

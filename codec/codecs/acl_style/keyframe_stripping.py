@@ -50,6 +50,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from codec.jit import inlined, kernel
+from codec.measure.error_metric import MARGIN_RELATIVE, MARGIN_SIZE
 from codec.model import affine
 
 Array = np.ndarray
@@ -58,10 +59,6 @@ Rows = tuple[Array, Array, Array]  # decoded rotations (N, J, 4), translations, 
 ErrorsOf = Callable[[Array, Array, Array, Array], Array]
 PAIR_CHUNK = 4096  # rebuilt samples measured at once
 SPAN_GIVE_UP = 16.0  # a span this many times over a precision grows no further (`spans`)
-# `surely_over`: an error computed in another order differs from the exact one by rounding
-# alone (about 1e-16 of the pose's size per operation); these margins are far above that
-SCREEN_RELATIVE = 1e-6  # of the precision
-SCREEN_SIZE = 1e-9  # of the pose's largest object-space coordinate (times the shell)
 
 
 def neighbours(retained: Array, rows: Array) -> tuple[Array, Array, Array]:
@@ -251,9 +248,9 @@ def _over(
 ):
     """out (P,): whether sample rows[p] rebuilt from the decoded keyframes first[p] and
     second[p] (d_*: (N, J, 4|3)) at alpha[p] as `rebuild` does is over some joint's
-    precision against the raw sample (r_*) by more than SCREEN_RELATIVE of it and
-    SCREEN_SIZE of the pose's size: its error here is summed in another order than
-    numpy's, but only rounding tells the two apart."""
+    precision against the raw sample (r_*) by more than error_metric.rounding_margin: its
+    error here is summed in another order than numpy's, but only rounding tells the two
+    apart."""
     nj = parents.shape[0]
     lossy = np.empty((nj, 12))
     raw = np.empty((nj, 12))
@@ -297,7 +294,7 @@ def _over(
                 size = max(size, abs(raw[j, x]))
         over = False
         for j in range(nj):
-            margin = SCREEN_RELATIVE * precision[j] + SCREEN_SIZE * size * (1.0 + shell[j])
+            margin = MARGIN_RELATIVE * precision[j] + MARGIN_SIZE * size * (1.0 + shell[j])
             if _shell_error(raw[j], lossy[j], shell[j]) > precision[j] + margin:
                 over = True
                 break
