@@ -21,6 +21,7 @@ def test_warm_up_compiles_every_kernel_of_a_compression() -> None:
         error_metric._errors_against,
         pose_blend._blend,
         bitstream._pack,
+        bitstream._pack_runs,
         decoder._decode_rows,
     ):
         assert kernel.signatures, kernel.py_func.__name__

@@ -29,11 +29,18 @@ def _pack(values, widths, out):
         pos += w
 
 
-def pack(values: Array, widths: Array) -> bytes:
-    """Concatenate `values[i]` on `widths[i]` bits each (both (N,)), LSB first.
+@kernel
+def _pack_runs(values, widths, counts, offsets, out):
+    """`_pack` of each run of `counts (G,)` values on its own, run g from byte offsets[g]."""
+    first = 0
+    for g in range(counts.shape[0]):
+        _pack(
+            values[first : first + counts[g]], widths[first : first + counts[g]], out[offsets[g] :]
+        )
+        first += counts[g]
 
-    Returns ceil(sum(widths) / 8) bytes; a value wider than its width is an error.
-    """
+
+def _checked(values: Array, widths: Array) -> tuple[Array, Array]:
     # writable as well as contiguous: numba compiles a read-only array as another type, and
     # a specialisation the warm-up did not make would stall a compression on the compiler
     values = np.require(values, np.uint64, ("C", "W")).reshape(-1)
@@ -46,10 +53,34 @@ def pack(values: Array, widths: Array) -> bytes:
     if np.any(too_big):
         i = int(np.flatnonzero(too_big)[0])
         raise ValueError(f"value {values[i]} does not fit in {widths[i]} bits")
+    return values, widths
+
+
+def pack(values: Array, widths: Array) -> bytes:
+    """Concatenate `values[i]` on `widths[i]` bits each (both (N,)), LSB first.
+
+    Returns ceil(sum(widths) / 8) bytes; a value wider than its width is an error.
+    """
+    values, widths = _checked(values, widths)
     total = int(widths.sum())
     out = np.zeros((total + 7) // 8 + 8, dtype=np.uint8)
     _pack(values, widths, out)
     return out[: (total + 7) // 8].tobytes()
+
+
+def pack_runs(values: Array, widths: Array, counts: Array) -> tuple[bytes, Array]:
+    """`pack` of each run of `counts (G,)` consecutive values (both (N,), N = counts.sum()),
+    each run padded to a byte on its own, in one pass: the bytes of every run one after
+    the other, and where each run starts in them (G + 1,) (the last: their length)."""
+    values, widths = _checked(values, widths)
+    counts = np.require(counts, np.int64, ("C", "W"))
+    ends = np.cumsum(counts)
+    bits = np.concatenate(([0], np.cumsum(widths)))
+    nbytes = (bits[ends] - bits[ends - counts] + 7) // 8
+    offsets = np.concatenate(([0], np.cumsum(nbytes))).astype(np.int64)
+    out = np.zeros(int(offsets[-1]) + 8, dtype=np.uint8)
+    _pack_runs(values, widths, counts, offsets, out)
+    return out[: offsets[-1]].tobytes(), offsets
 
 
 def unpack(data: bytes | Array, offsets: Array, widths: Array) -> Array:
