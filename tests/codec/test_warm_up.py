@@ -8,7 +8,7 @@ from codec import warm_up
 def test_warm_up_compiles_every_kernel_of_a_compression() -> None:
     from codec.codecs.acl_style import bitstream, constant_tracks, decoder, optimizer
     from codec.measure import error_metric, shells
-    from codec.model import pose_blend
+    from codec.model import pose_blend, pose_space
 
     warm_up.warm_up()
     assert warm_up.is_warm()
@@ -23,6 +23,7 @@ def test_warm_up_compiles_every_kernel_of_a_compression() -> None:
         bitstream._pack,
         bitstream._pack_runs,
         decoder._decode_rows,
+        pose_space._pose_matrices,
     ):
         assert kernel.signatures, kernel.py_func.__name__
 

@@ -381,11 +381,14 @@ class Compressor:
         q = np.zeros((framing.stored, ka, 3), dtype=np.uint32)  # stored order
         stuck_all = np.zeros(clip.num_joints, dtype=bool)
         pool = _segment_pool() if G >= THREADED_SEGMENTS else None
-        pending: deque[tuple[int, bytes, Future | tuple[Array, Array, Array]]] = deque()
+        Solved = tuple[Array, Array, Array]
+        # (segment, key, solution or its future, whether it was solved in this run)
+        pending: deque[tuple[int, bytes, Future | Solved, bool]] = deque()
 
-        def take(g: int, key: bytes, solved: Future | tuple[Array, Array, Array]) -> None:
+        def take(g: int, key: bytes, solved: Future | Solved, fresh: bool) -> None:
             if isinstance(solved, Future):
                 solved = solved.result()
+            if fresh:
                 self.segments_solved += 1
                 if len(self._memo) >= _MEMO_LIMIT:
                     self._memo.clear()
@@ -405,13 +408,13 @@ class Compressor:
                 )
                 problem = _problem(clip, g, quant, framing, shared)
                 key = _segment_key(common.copy(), g, problem)
-                solved: Future | tuple[Array, Array, Array] | None = self._memo.get(key)
+                solved: Future | Solved | None = self._memo.get(key)
+                fresh = solved is None
                 if solved is None and pool is not None:
                     solved = pool.submit(optimize_segment, problem, h, level)
                 elif solved is None:
-                    solved = Future()
-                    solved.set_result(optimize_segment(problem, h, level))
-                pending.append((g, key, solved))
+                    solved = optimize_segment(problem, h, level)
+                pending.append((g, key, solved, fresh))
                 while pending and (
                     len(pending) > 2 * THREADS
                     or not isinstance(pending[0][2], Future)
@@ -422,7 +425,7 @@ class Compressor:
                 check()
                 take(*pending.popleft())
         finally:
-            for _, _, solved in pending:  # a cancelled run leaves nothing running behind it
+            for _, _, solved, _ in pending:  # a cancelled run leaves nothing running behind it
                 if isinstance(solved, Future):
                     solved.cancel()
         quant.free_samples()

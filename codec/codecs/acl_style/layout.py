@@ -67,7 +67,7 @@ from codec.codecs.acl_style.bit_rates import (
     TrackKind,
     has_segment_range,
     sample_bits,
-    segment_bytes,
+    segments_bytes,
 )
 from codec.codecs.acl_style.rotation_layout import PER_SEGMENT, W, kept_components
 from codec.errors import CompressedFormatError
@@ -180,16 +180,10 @@ class EncodedClip:
         """(G,) bytes each segment takes in the file: its keyframe mask (when stripped), rate
         bytes, ranges and packed samples of its stored keyframes."""
         multi = self.num_segments > 1
-        mask = self.retained is not None
-        return np.array(
-            [
-                segment_bytes(rates, int(r), multi) + (mask_bytes(int(n)) if mask else 0)
-                for rates, r, n in zip(
-                    self.bit_rates, self.retained_counts(), self.segment_sizes, strict=True
-                )
-            ],
-            dtype=np.int64,
-        )
+        out = segments_bytes(self.bit_rates, self.retained_counts(), multi)
+        if self.retained is not None:
+            out = out + mask_bytes(self.segment_sizes)
+        return out.astype(np.int64)
 
 
 def mask_bytes(num_samples: int) -> int:
