@@ -294,14 +294,20 @@ def _decode_rows(
                     sc[i, j, c] = out4[c]
 
 
+def normalise(rot: Array) -> None:
+    """Decoded rotations (..., 4) divided by their float64 length, in place (corrupt data
+    divides by zero: the Clip made of them says so)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rot /= np.sqrt(np.einsum("...i,...i->...", rot, rot))[..., None]
+
+
 def decoded_clip(
     skeleton: Skeleton, sample_rate: float, rows: Rows, looping: bool, name: str = ""
 ) -> Clip:
     """A Clip of decoded local arrays (from `decode_rows`, taken over: rotations are made
     unit in float64 in place, the way codec.model.clip.Clip would on a copy)."""
     rot, tr, sc = rows
-    with np.errstate(invalid="ignore", divide="ignore"):  # corrupt data: Clip says so
-        rot /= np.sqrt(np.einsum("...i,...i->...", rot, rot))[..., None]
+    normalise(rot)
     try:
         return Clip(skeleton, sample_rate, rot, tr, sc, looping=looping, name=name)
     except ClipValidationError as e:  # only corrupt data decodes to an invalid clip

@@ -34,7 +34,7 @@ from codec.codecs.acl_style import keyframe_stripping, rotation_layout
 from codec.codecs.acl_style import layout as ssc_format
 from codec.codecs.acl_style.bit_rates import TrackKind, segment_cost_bits
 from codec.codecs.acl_style.constant_tracks import FirstSamples, detect_kinds, exact_kinds
-from codec.codecs.acl_style.decoder import CompressedClip, decoded_clip
+from codec.codecs.acl_style.decoder import CompressedClip, normalise
 from codec.codecs.acl_style.details import stats_details, track_costs
 from codec.codecs.acl_style.keyframe_stripping import Stripping, StripSettings
 from codec.codecs.acl_style.optimizer import (
@@ -56,6 +56,7 @@ from codec.codecs.acl_style.segments import segment_table
 from codec.codecs.base import Encoded
 from codec.errors import Cancelled
 from codec.measure.error_metric import (
+    array_errors,
     clip_errors,
     object_matrices,
     rounding_margin,
@@ -69,7 +70,7 @@ from codec.measure.shells import (
     segment_dominant_shells,
 )
 from codec.model.affine import pack_qvv
-from codec.model.clip import Clip, Skeleton
+from codec.model.clip import Clip, Skeleton, exactly_unit
 from codec.model.transforms import object_space
 from codec.settings import CompressionSettings, resolve_level
 
@@ -632,16 +633,20 @@ def _strip(
     if not strip.enabled or len(enc.animated) == 0 or np.all(table[:, 1] <= 2):
         return none
     sk = clip.skeleton
+    # the raw clip as a Clip made of its rows would hold them (a row at a time, as here)
+    raw_rot = exactly_unit(clip.rotations)
 
     def errors_of(first: Array, second: Array, rows: Array, alpha: Array) -> Array:
+        """The errors of `clip_errors(raw rows, decoded_clip(rebuilt))`, without the two
+        clips: the rotations made unit as they would make them."""
         a = tuple(v[first] for v in decoded)
         b = tuple(v[second] for v in decoded)
-        rebuilt = keyframe_stripping.rebuild(a, b, alpha)
-        lossy = decoded_clip(sk, clip.sample_rate, rebuilt, looping=False)
-        raw = Clip(
-            sk, clip.sample_rate, clip.rotations[rows], clip.translations[rows], clip.scales[rows]
-        )
-        return clip_errors(raw, lossy)
+        rot, tr, sc = keyframe_stripping.rebuild(a, b, alpha)
+        normalise(rot)
+        raw = (raw_rot[rows], clip.translations[rows], clip.scales[rows])
+        at = np.arange(len(rows))
+        lossy = (exactly_unit(rot), tr, sc)
+        return array_errors(raw, lossy, at, np.zeros(len(rows)), sk.parents, sk.shell_distance)
 
     def screen(first: Array, second: Array, rows: Array, alpha: Array) -> Array:
         raw = (clip.rotations, clip.translations, clip.scales)
