@@ -41,16 +41,22 @@ def _pack_runs(values, widths, counts, offsets, out):
 
 
 def _checked(values: Array, widths: Array) -> tuple[Array, Array]:
-    # writable as well as contiguous: numba compiles a read-only array as another type, and
-    # a specialisation the warm-up did not make would stall a compression on the compiler
-    values = np.require(values, np.uint64, ("C", "W")).reshape(-1)
-    widths = np.require(widths, np.int64, ("C", "W")).reshape(-1)
+    """values (N,) uint64 and widths (N,) int64, contiguous and writable (numba compiles a
+    read-only array as another type, and a specialisation the warm-up did not make would
+    stall a compression on the compiler); ValueError on a width past 0..32 or a value
+    wider than its width."""
+    values = np.ascontiguousarray(values, dtype=np.uint64).reshape(-1)
+    widths = np.ascontiguousarray(widths, dtype=np.int64).reshape(-1)
+    values = values if values.flags.writeable else values.copy()
+    widths = widths if widths.flags.writeable else widths.copy()
     if values.shape != widths.shape:
         raise ValueError("values and widths differ in length")
-    if np.any((widths < 0) | (widths > 32)):
+    if widths.size == 0:
+        return values, widths
+    if widths.min() < 0 or widths.max() > 32:
         raise ValueError("widths must be within 0..32")
-    too_big = values >> widths.astype(np.uint64) != 0
-    if np.any(too_big):
+    too_big = values >> widths.astype(np.uint64)
+    if too_big.any():
         i = int(np.flatnonzero(too_big)[0])
         raise ValueError(f"value {values[i]} does not fit in {widths[i]} bits")
     return values, widths

@@ -197,9 +197,15 @@ def _mask_of(retained: Array) -> bytes:
 
 
 def _segments_bytes(enc: EncodedClip) -> tuple[list[bytes], bytes, Array]:
-    """Each segment's rate bytes and ranges; every segment's packed samples one after the
-    other and where each segment's start in them (G + 1,)."""
+    """Each segment's keyframe mask, rate bytes and ranges; every segment's packed samples
+    one after the other and where each segment's start in them (G + 1,)."""
     g_count, ka = enc.bit_rates.shape
+    starts, sizes = enc.segment_starts, enc.segment_sizes
+    masks = [b""] * g_count
+    if enc.retained is not None:
+        masks = [_mask_of(enc.retained[a : a + n]) for a, n in zip(starts, sizes, strict=True)]
+    if ka == 0:  # nothing animated: no rates, ranges nor samples
+        return masks, b"", np.zeros(g_count + 1, dtype=np.int64)
     rates = enc.bit_rates.astype(np.int64)
     per_segment = enc.clip_layout == PER_SEGMENT
     rate_bytes = (rates | (np.where(per_segment, enc.seg_dropped, 0) << DROPPED_SHIFT)).astype(
@@ -212,25 +218,22 @@ def _segments_bytes(enc: EncodedClip) -> tuple[list[bytes], bytes, Array]:
     )
     slots[ranged] = np.concatenate((enc.seg_min, enc.seg_extent), axis=-1)[ranged]
     used = (rates == 0) | ranged
-    heads = []
-    starts, sizes = enc.segment_starts, enc.segment_sizes
-    for g in range(g_count):
-        mask = b""
-        if enc.retained is not None:
-            mask = _mask_of(enc.retained[starts[g] : starts[g] + sizes[g]])
-        heads.append(mask + rate_bytes[g].tobytes() + slots[g][used[g]].tobytes())
+    heads = [
+        mask + rate_bytes[g].tobytes() + slots[g][used[g]].tobytes() for g, mask in enumerate(masks)
+    ]
     # every stored value on its rate's bits, sample-major within each segment
     counts = np.array([len(q) for q in enc.samples], dtype=np.int64)
     seg = np.repeat(np.arange(g_count), counts)
     widths = np.repeat(BIT_RATE_BITS[rates][seg], 3, axis=1).reshape(-1)
-    q = np.concatenate(enc.samples).reshape(-1) if ka else np.zeros(0, np.uint32)
-    packed, offsets = bitstream.pack_runs(q, widths, counts * ka * 3)
+    packed, offsets = bitstream.pack_runs(np.concatenate(enc.samples), widths, counts * ka * 3)
     return heads, packed, offsets
 
 
 def _clip_range_bytes(enc: EncodedClip) -> bytes:
     """Every animated sub-track's clip min then extent, each on the components it stores."""
     ka = len(enc.clip_layout)
+    if ka == 0:
+        return b""
     four = enc.range_components() == 4
     idx = np.zeros((ka, 4), dtype=np.int64)
     idx[:, :3] = enc.stored_components()[0]
