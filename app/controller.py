@@ -200,6 +200,7 @@ class Controller(QtCore.QObject):
     # internal: worker threads -> UI thread
     _finished = QtCore.Signal(int, object, str)
     _progressed = QtCore.Signal(int, float, str)
+    _warming = QtCore.Signal(str)  # the kernels compile (what to say), or "" once they have
 
     def __init__(
         self,
@@ -233,6 +234,7 @@ class Controller(QtCore.QObject):
         self._pending = False  # an edit waits for the throttle (or the run in flight)
         self._unsaved = False  # a tuning edit waits for the edits to settle to be saved
         self._opening = False
+        self.warming = ""  # while the codec's kernels compile (first start): what to say
         # every tuning edit goes through here; the sidecar saves its current state
         self.history = TuningHistory(Tuning(document.settings, document.overrides))
         # hand the GIL back to the UI thread more often while a worker computes
@@ -246,8 +248,11 @@ class Controller(QtCore.QObject):
 
             def warm() -> None:
                 below_ui()
-                warm_up.warm_up()
+                report = warm_up.warm_up(lambda: self._warming.emit(warm_up.COMPILING))
+                if report.compiled:
+                    self._warming.emit("")
 
+            self._warming.connect(self._on_warming, QtCore.Qt.ConnectionType.QueuedConnection)
             threading.Thread(target=warm, name="jit-warm-up", daemon=True).start()
 
     # --- opening ------------------------------------------------------------------------
@@ -449,10 +454,30 @@ class Controller(QtCore.QObject):
     def _on_progress(self, generation: int, fraction: float, message: str) -> None:
         if self._run is None or generation != self._run.generation:
             return
-        self.document.set_status(
-            Status(running=True, progress=fraction, message=message or "Compressing\u2026")
-        )
+        text = message or "Compressing\u2026"
+        if self.warming:
+            text += f" ({self.warming})"
+        self.document.set_status(Status(running=True, progress=fraction, message=text))
         self.progress.emit(fraction, message)
+
+    def _on_warming(self, text: str) -> None:
+        """The status line while the codec's kernels compile (a first start without their
+        cache: the first compression waits for them), and a word once they are ready."""
+        said, self.warming = self.warming, text
+        status = self.document.status
+        if status.error:
+            return
+        if text:
+            message = f"{status.message} ({text})" if status.running else text.capitalize()
+        elif said and said in status.message.lower():
+            message = (
+                status.message.replace(f" ({said})", "")
+                if status.running
+                else "The codec's kernels are compiled and cached for the next start"
+            )
+        else:
+            return
+        self.document.set_status(replace(status, message=message))
 
     def _on_finished(self, generation: int, payload: object, message: str) -> None:
         if self._run is None or generation != self._run.generation:

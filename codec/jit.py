@@ -1,5 +1,6 @@
 """The compiled core's switchboard: one decorator for every kernel and a disk cache that
-follows the source (codec.warm_up pays the compile, or the cache load, before a user waits).
+follows the source (codec.warm_up pays the compile, or the cache load, before a user waits;
+setup.py builds the cache into the wheel, so a `pip install` compiles nothing at first use).
 
 numba keys its on-disk cache on the caller's own file only, so a kernel whose callee (or a
 constant it reads) changed in another module would load stale machine code.
@@ -17,6 +18,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 os.environ.setdefault("NUMBA_OPT", "1")  # runs as fast as 3 on these kernels, compiles faster
+# machine code for any CPU of the architecture, so the cache a wheel carries (built where
+# the wheel is built) loads on every machine; as fast here (no fast-math: no FMA to gain)
+os.environ.setdefault("NUMBA_CPU_NAME", "generic")
 import numba
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -75,6 +79,19 @@ def drop_stale_caches(package: Path = PACKAGE) -> bool:
 
 
 drop_stale_caches()
+
+
+def cache_location() -> str:
+    """Where the kernels' cache is read and written: NUMBA_CACHE_DIR when set, else beside
+    the sources (a wheel carries it there), else, in an install the user cannot write to,
+    numba's cache folder in the user's home."""
+    if numba.config.CACHE_DIR:
+        return str(numba.config.CACHE_DIR)
+    if os.access(_STAMP.parent if _STAMP.parent.is_dir() else PACKAGE, os.W_OK):
+        return str(PACKAGE / "**" / "__pycache__")
+    from numba.misc.appdirs import AppDirs
+
+    return str(AppDirs(appname="numba", appauthor=False).user_cache_dir)
 
 
 def kernel(fn: F) -> F:

@@ -1,12 +1,19 @@
 """Paying numba's compile (or its cache load) before a user waits for a compression.
 
-A first compression in a process with an empty kernel cache waits seconds for the compiler;
-the window warms up on a background thread at start and `make`'s set-up once per checkout.
+The kernels are compiled once and cached on disk (codec.jit): `pip install` builds the cache
+into the wheel, `make`'s set-up into the checkout. Where the cache is missing or made for
+another machine, the first compression in a process waits for the compiler: the window
+warms up on a background thread at start (its status line says when it compiles), scripts
+call `warm_up()` or run `python -m codec warm-up` once.
 """
 
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -16,27 +23,74 @@ from codec.model.clip import Clip, Skeleton
 from codec.model.mesh import SkinnedMesh
 from codec.settings import CompressionSettings
 
+COMPILING = "compiling the codec's kernels (first start only; cached for the next)"
+
 _lock = threading.Lock()
-_warm = False
+_report: WarmUp | None = None
+
+
+@dataclass(frozen=True)
+class WarmUp:
+    """What a warm-up did: its seconds, and how many kernel specialisations numba compiled
+    (0 when every kernel came from the cache)."""
+
+    seconds: float
+    compiled: int
+
+    def __str__(self) -> str:
+        if self.compiled == 0:
+            return f"kernels loaded from the cache in {self.seconds:.2f} s"
+        return f"{self.compiled} kernels compiled and cached in {self.seconds:.1f} s"
 
 
 def is_warm() -> bool:
     """Whether `warm_up` has run in this process."""
-    return _warm
+    return _report is not None
 
 
-def warm_up() -> None:
+def warm_up(compiling: Callable[[], object] | None = None) -> WarmUp:
     """Compile (or load from the cache) every kernel a compression uses, on a tiny clip.
 
-    Idempotent and thread-safe.
+    `compiling()` is called once, from this thread, when the first kernel has to be
+    compiled (the cache does not hold it). Idempotent and thread-safe: a second call
+    returns the first one's report.
     """
-    global _warm
+    global _report
     with _lock:
-        if _warm:
-            return
-        result = compress(_skinned(warm_up_clip()), CompressionSettings(level="highest"))
-        result.decoder.sample(0.01, "none")
-        _warm = True
+        if _report is not None:
+            return _report
+        counter = _Compiles(compiling)
+        start = time.perf_counter()
+        with counter.listening():
+            result = compress(_skinned(warm_up_clip()), CompressionSettings(level="highest"))
+            result.decoder.sample(0.01, "none")
+        _report = WarmUp(time.perf_counter() - start, counter.count)
+        return _report
+
+
+class _Compiles:
+    """Counts numba's compilations (numba's event API: a cache hit is not one) and says
+    when the first one starts."""
+
+    def __init__(self, first: Callable[[], object] | None) -> None:
+        self.count = 0
+        self._first = first
+
+    def listening(self) -> AbstractContextManager[object]:
+        from numba.core import event
+
+        counter = self
+
+        class Listener(event.Listener):
+            def on_start(self, event: object) -> None:
+                if counter.count == 0 and counter._first is not None:
+                    counter._first()
+                counter.count += 1
+
+            def on_end(self, event: object) -> None:
+                pass
+
+        return event.install_listener("numba:compile", Listener())
 
 
 def warm_up_clip() -> Clip:

@@ -48,4 +48,4 @@ if ! grep -qs "\"version\": \"$GLTF_VALIDATOR\"" .venv/npm/node_modules/gltf-val
 fi
 # compile the codec's kernels once now (numba caches them next to the sources), so the first
 # compression of a fresh checkout does not wait for the compiler
-.venv/bin/python -c "from codec.warm_up import warm_up; warm_up()"
+.venv/bin/python -m codec warm-up

@@ -1,5 +1,5 @@
-"""The `python -m codec` command line: compress, decompress, info, stats, bench, codecs and
-library.
+"""The `python -m codec` command line: compress, decompress, info, stats, bench, codecs,
+library and warm-up.
 
 One module per command (`add_parser` registers its flags, `cmd_*` runs it and returns the
 exit code); `main(argv)` parses, dispatches and turns every failure into one line on stderr,
@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
-from codec.cli import bench, codecs, compress, decompress, info, library, stats
+from codec.cli import bench, codecs, compress, decompress, info, library, stats, warm_up
 from codec.cli.failures import EXIT_ERROR, EXIT_FAIL, EXIT_OK, PROG, CliError, RunFailed, one_line
 from codec.errors import ShellscopeError
 from codec.formats import atomic
@@ -31,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Shellscope's animation codecs on the command line.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in (compress, decompress, info, stats, bench, codecs, library):
+    for command in (compress, decompress, info, stats, bench, codecs, library, warm_up):
         command.add_parser(sub)
     return parser
 

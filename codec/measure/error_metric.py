@@ -19,6 +19,11 @@ if TYPE_CHECKING:
     from codec.model.clip import Clip
 
 Array = np.ndarray
+# An error summed in another order than a reference's differs from it by rounding alone
+# (about 1e-16 of the pose's size per operation); within these margins of a bound the
+# reference's own arithmetic decides (`rounding_margin`)
+MARGIN_RELATIVE = 1e-6  # of the precision
+MARGIN_SIZE = 1e-9  # of the pose's largest object-space coordinate (times the shell)
 
 
 def shell_error(raw: Array, lossy: Array, distance: Array) -> Array:
@@ -30,6 +35,13 @@ def shell_error(raw: Array, lossy: Array, distance: Array) -> Array:
     lin = d[..., :3] * np.asarray(distance, dtype=d.dtype)[..., None, None]
     pts = lin + d[..., 3:4]  # (..., 3 coords, 3 points)
     return np.sqrt(np.max(np.sum(pts * pts, axis=-2), axis=-1))
+
+
+def rounding_margin(precision: Array, shell: Array, size: float) -> Array:
+    """(J,) how far from a joint's precision an error computed in another order than the
+    reference's must lie to be on the same side of it: `size` is the largest object-space
+    coordinate of the poses compared."""
+    return MARGIN_RELATIVE * precision + MARGIN_SIZE * size * (1.0 + shell)
 
 
 def shell_reach(m: Array, distance: Array) -> Array:

@@ -17,7 +17,6 @@ import numpy as np
 from codec.jit import kernel
 from codec.model.affine import qvv_matrix
 from codec.model.clip import Clip
-from codec.model.topology import depth_levels
 
 Array = np.ndarray
 
@@ -100,13 +99,24 @@ def ancestor_scale(clip: Clip) -> Array:
     would otherwise pass local tests 100 times too loose, and only the object-space repair
     would find out, one freed chain at a time.
     """
-    parents = np.asarray(clip.skeleton.parents)
-    largest = np.abs(clip.scales).max(axis=-1)  # (S, J)
-    reach = np.ones_like(largest)
-    for level in depth_levels(parents)[1:]:
-        up = parents[level]
-        reach[:, level] = reach[:, up] * largest[:, up]
-    return reach.max(axis=0, initial=0.0)
+    out = np.zeros(clip.num_joints)
+    c = np.ascontiguousarray
+    _ancestor_scale(c(clip.scales), np.asarray(clip.skeleton.parents, np.int64), out)
+    return out
+
+
+@kernel
+def _ancestor_scale(sc, parents, out):
+    """out (J,) zeros: `ancestor_scale` of scales (S, J, 3), sample by sample (a joint's
+    reach is its parent's reach times the parent's largest |scale|; parents come first)."""
+    reach = np.ones(parents.shape[0])
+    for s in range(sc.shape[0]):
+        for j in range(parents.shape[0]):
+            p = parents[j]
+            if p >= 0:
+                big = max(max(abs(sc[s, p, 0]), abs(sc[s, p, 1])), abs(sc[s, p, 2]))
+                reach[j] = reach[p] * big
+            out[j] = max(out[j], reach[j])
 
 
 def local_precision(precision: Array, scale: Array) -> Array:
@@ -120,12 +130,41 @@ def segment_dominant_shells(clip: Clip, table: Array, wrap: bool) -> tuple[Array
     """Dominant shells of every segment, (G, J) each. `table (G, 2)` holds each segment's
     first stored sample and count; with `wrap`, segment 0 also answers for the dropped last
     sample (S - 1), which decodes as its first."""
-    num_joints = clip.num_joints
-    dist = np.empty((len(table), num_joints))
-    prec = np.empty((len(table), num_joints))
-    for g, (first, n) in enumerate(table):
-        rows = np.arange(first, first + n)
-        if wrap and g == 0:
-            rows = np.append(rows, clip.num_samples - 1)
-        dist[g], prec[g] = dominant_shells(clip, rows=rows)
+    sk = clip.skeleton
+    g = len(table)
+    dist = np.empty((g, clip.num_joints))
+    prec = np.empty((g, clip.num_joints))
+    c = np.ascontiguousarray
+    _segment_dominant(
+        c(clip.rotations),
+        c(clip.translations),
+        c(clip.scales),
+        np.asarray(table, dtype=np.int64),
+        clip.num_samples - 1 if wrap else -1,
+        np.asarray(sk.parents, dtype=np.int64),
+        np.asarray(sk.shell_distance, np.float64),
+        np.asarray(sk.precision, np.float64),
+        dist,
+        prec,
+    )
     return dist, prec
+
+
+@kernel
+def _segment_dominant(rot, tr, sc, table, wrapped, parents, shell, precision, dist, prec):
+    """dist, prec (G, J) = `dominant_shells` of each segment's rows: table (G, 2) first
+    sample and count; segment 0 also takes sample `wrapped` when it is >= 0."""
+    v = np.empty(10)
+    m = np.empty(12)
+    for g in range(table.shape[0]):
+        first, n = table[g, 0], table[g, 1]
+        extra = 1 if g == 0 and wrapped >= 0 else 0
+        rows = np.empty(n + extra, dtype=np.int64)
+        for i in range(n):
+            rows[i] = first + i
+        if extra:
+            rows[n] = wrapped
+        for j in range(parents.shape[0]):
+            dist[g, j] = shell[j]
+            prec[g, j] = precision[j]
+        _dominant(rot, tr, sc, rows, parents, dist[g], prec[g], v, m)

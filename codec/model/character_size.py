@@ -37,7 +37,8 @@ import numpy as np
 
 from codec.model.clip import Clip
 from codec.model.mesh import skin_of
-from codec.model.transforms import compose, object_space
+from codec.model.pose_space import pose_matrices
+from codec.model.transforms import compose
 from codec.model.units import UNIT_CM, UNIT_WORDS, units_from_height
 
 Array = np.ndarray
@@ -89,11 +90,11 @@ def diagonal(points: Array) -> Array:
 def character_size(clip: Clip) -> CharacterSize:
     """Measure `clip` (module docstring: bind pose, motion, skinned mesh)."""
     sk = clip.skeleton
-    bind = object_space(
+    bind = pose_matrices(
         sk.bind_rotations[None], sk.bind_translations[None], sk.bind_scales[None], sk.parents
     )  # (1, J, 3, 4)
     picks = np.unique(np.linspace(0, clip.num_samples - 1, MOTION_POSES).round().astype(int))
-    poses = object_space(
+    poses = pose_matrices(
         clip.rotations[picks], clip.translations[picks], clip.scales[picks], sk.parents
     )  # (P, J, 3, 4)
     compact = int(np.argmin(extent(poses[..., 3])))

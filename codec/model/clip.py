@@ -190,6 +190,20 @@ class Skeleton:
         )
 
 
+def exactly_unit(rot: Array, norm: Array | None = None) -> Array:
+    """Rotations (..., 4) as a Clip stores them: unit in float64, so float32 sources and
+    decoded files mean one rotation each however a reader turns them into matrices. Those
+    whose length `norm (...)` is off 1 by more than UNIT_EXACT are divided by it (in a copy);
+    the others, already unit, are left bit for bit (the very array when all are)."""
+    if norm is None:
+        norm = np.sqrt(np.einsum("...i,...i->...", rot, rot))
+    off = np.abs(norm - 1.0) > UNIT_EXACT
+    if np.any(off):
+        rot = rot.copy()
+        rot[off] /= norm[off][:, None]
+    return rot
+
+
 @dataclass(eq=False)
 class Clip:
     """A skeleton animated by dense local transforms at a uniform sample rate.
@@ -255,12 +269,7 @@ class Clip:
                 f"rotation of joint {ji} ({names[ji]!r}) at sample {si} is not a unit quaternion "
                 f"(length {1 + norm_err[si, ji]:.6g})"
             )
-        # unit in float64: float32 sources and decoded files then mean one rotation each,
-        # however a reader turns them into matrices (already unit ones are left bit for bit)
-        off = np.abs(norm - 1.0) > UNIT_EXACT
-        if np.any(off):
-            rot = rot.copy()
-            rot[off] /= norm[off][:, None]
+        rot = exactly_unit(rot, norm)
         self.rotations, self.translations, self.scales = rot, tr, sc
         self.looping = bool(self.looping)
         self.meshes = tuple(self.meshes)

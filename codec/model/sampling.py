@@ -173,14 +173,15 @@ def _blend_keys(
 def blend_samples(clip: Clip, ks: Array, alphas: Array) -> tuple[Array, Array, Array]:
     """The clip's samples ks and ks + 1 (N,) blended by alphas (N,) as ACL does, local poses
     (N, J, 4|3): component lerp on the shorter arc, normalised (alpha 0 is sample ks exactly);
-    translations and scales lerp. The file's own curves play no part (see `clip_between`)."""
+    translations and scales lerp. The file's own curves play no part (see `clip_between`).
+    Compiled (codec.model.pose_blend, numpy's quat.nlerp to the bit), imported here so that
+    reading a clip never loads the compiler."""
+    from codec.model.pose_blend import blend_rows
+
+    ks = np.asarray(ks, dtype=np.int64)
     nxt = np.minimum(ks + 1, clip.num_samples - 1)
-    a = alphas[:, None, None]
-    rot = quat.nlerp(clip.rotations[ks], clip.rotations[nxt], a)
-    rot = np.where(a == 0.0, clip.rotations[ks], rot)
-    tr = clip.translations[ks] + (clip.translations[nxt] - clip.translations[ks]) * a
-    sc = clip.scales[ks] + (clip.scales[nxt] - clip.scales[ks]) * a
-    return rot, tr, sc
+    rows = (clip.rotations, clip.translations, clip.scales)
+    return blend_rows(rows, ks, nxt, np.asarray(alphas, np.float64), exact_at_zero=True)
 
 
 def clip_between(clip: Clip, ks: Array, alphas: Array) -> tuple[Array, Array, Array]:

@@ -268,17 +268,52 @@ def test_a_failed_open_keeps_the_clip_and_its_compression_running(qtbot) -> None
 
 
 def test_the_window_warms_the_codec_kernels_up_in_the_background(qtbot, monkeypatch) -> None:
+    """Off the UI thread, saying so in the status line when the kernels compile (a first
+    start without their cache) and when they are ready."""
     from codec import warm_up
 
     calls = []
-    monkeypatch.setattr(warm_up, "warm_up", lambda: calls.append(threading.current_thread()))
-    Controller(Document())
-    qtbot.waitUntil(lambda: len(calls) == 1, timeout=5000)
+    go_on = threading.Event()
+
+    def compiling_warm_up(compiling):
+        calls.append(threading.current_thread())
+        compiling()
+        go_on.wait(5)
+        return warm_up.WarmUp(1.0, 3)
+
+    monkeypatch.setattr(warm_up, "warm_up", compiling_warm_up)
+    doc = Document()
+    ctl = Controller(doc)
+    qtbot.waitUntil(lambda: "compiling the codec's kernels" in doc.status.message.lower())
     assert calls[0] is not threading.main_thread()
+    assert ctl.warming == warm_up.COMPILING
+    ctl._on_progress(0, 0.5, "segment 1/2")  # no run: ignored
+    go_on.set()
+    qtbot.waitUntil(lambda: doc.status.message.startswith("The codec's kernels are compiled"))
+    assert ctl.warming == ""
     warming = lambda: sum(t.name == "jit-warm-up" for t in threading.enumerate())  # noqa: E731
     before = warming()
     Controller(Document(), compress=lambda *a, **k: None)  # a test's own codec: no warm-up
     assert warming() <= before and len(calls) == 1
+
+
+def test_a_run_waiting_for_the_compiler_says_so(qtbot) -> None:
+    from codec import warm_up
+
+    doc = Document()
+    ctl = Controller(doc, compress=_slow_compress)
+    ctl.open_clip(small_clip())
+    ctl._on_warming(warm_up.COMPILING)
+    assert doc.status.running and doc.status.message.endswith(f"({warm_up.COMPILING})")
+    ctl._on_warming("")
+    assert doc.status.running and warm_up.COMPILING not in doc.status.message
+    ctl.cancel()
+
+
+def _slow_compress(clip, settings, progress=None, cancel=None, **_kwargs):
+    while cancel is not None and not cancel():
+        time.sleep(0.01)
+    raise codec.Cancelled("cancelled")
 
 
 # --- the views' intents: tuning saved beside the clip, exports written ------------------------

@@ -266,6 +266,14 @@ def test_wrong_output_extension_exits_2(tmp_path: Path) -> None:
     assert_one_line_error(err, ".ssc")
 
 
+def test_warm_up_prepares_the_kernels_and_says_where_their_cache_is() -> None:
+    from codec import jit
+
+    code, out, err = run("warm-up")
+    assert code == 0, err
+    assert "kernels" in out and jit.cache_location() in out
+
+
 def test_bench_runs_from_a_checkout_only(tmp_path: Path, monkeypatch) -> None:
     from codec.cli import bench
 

@@ -6,23 +6,24 @@ from codec import warm_up
 
 
 def test_warm_up_compiles_every_kernel_of_a_compression() -> None:
-    from codec.codecs.acl_style import bitstream, constant_tracks, optimizer
+    from codec.codecs.acl_style import bitstream, constant_tracks, decoder, optimizer
     from codec.measure import error_metric, shells
-    from codec.model import pose_blend
+    from codec.model import pose_blend, pose_space
 
     warm_up.warm_up()
     assert warm_up.is_warm()
     for kernel in (
         shells._dominant,
         constant_tracks._decide,
-        optimizer._lower_bound,
-        optimizer._repair_sweep,
-        optimizer._slack_round,
+        optimizer._solve,
         error_metric._pose_errors,
         error_metric._object_matrices,
         error_metric._errors_against,
         pose_blend._blend,
         bitstream._pack,
+        bitstream._pack_runs,
+        decoder._decode_rows,
+        pose_space._pose_matrices,
     ):
         assert kernel.signatures, kernel.py_func.__name__
 
@@ -70,3 +71,24 @@ def test_after_the_warm_up_real_clips_compile_nothing_more() -> None:
     after = _compiled()
     grown = {k: sorted(after[k] - before.get(k, frozenset())) for k in after}
     assert not {k: v for k, v in grown.items() if v}
+
+
+def test_the_warm_up_counts_what_numba_compiles_and_says_when_it_starts() -> None:
+    """A cache hit is no compilation; the first compilation is announced once."""
+    import numba
+
+    said = []
+    counter = warm_up._Compiles(lambda: said.append("compiling"))
+
+    @numba.njit(cache=False)
+    def twice(x):
+        return 2 * x
+
+    with counter.listening():
+        twice(1)
+        twice(2)  # compiled already
+        twice(3.0)  # a second specialisation
+    assert counter.count == 2 and said == ["compiling"]
+    report = warm_up.warm_up()
+    assert warm_up.warm_up() is report and report.seconds > 0 and report.compiled >= 0
+    assert ("compiled" if report.compiled else "loaded from the cache") in str(report)

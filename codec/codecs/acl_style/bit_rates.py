@@ -59,6 +59,17 @@ def segment_bytes(rates: Array, num_samples: int, multi_segment: bool) -> int:
     return len(rates) * RATE_BYTE_BITS // 8 + (bits + 7) // 8
 
 
+def segments_bytes(rates: Array, num_samples: Array, multi_segment: bool) -> Array:
+    """`segment_bytes` of every segment at once: rates (G, K), num_samples (G,) -> (G,)."""
+    rates = np.asarray(rates, dtype=np.int64)
+    num_samples = np.asarray(num_samples, dtype=np.int64)
+    bits = np.zeros(len(num_samples), dtype=np.int64)
+    for n in np.unique(num_samples).tolist():  # a clip's segments come in two or three sizes
+        sel = num_samples == n
+        bits[sel] = segment_cost_bits(n, multi_segment)[rates[sel]].sum(axis=1)
+    return rates.shape[1] * RATE_BYTE_BITS // 8 + (bits + 7) // 8
+
+
 def segment_cost_bits(num_samples: int, multi_segment: bool) -> Array:
     """(NUM_BIT_RATES,) bits one animated sub-track costs in a segment at each rate index.
 

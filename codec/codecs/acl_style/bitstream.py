@@ -29,27 +29,64 @@ def _pack(values, widths, out):
         pos += w
 
 
+@kernel
+def _pack_runs(values, widths, counts, offsets, out):
+    """`_pack` of each run of `counts (G,)` values on its own, run g from byte offsets[g]."""
+    first = 0
+    for g in range(counts.shape[0]):
+        _pack(
+            values[first : first + counts[g]], widths[first : first + counts[g]], out[offsets[g] :]
+        )
+        first += counts[g]
+
+
+def _checked(values: Array, widths: Array) -> tuple[Array, Array]:
+    """values (N,) uint64 and widths (N,) int64, contiguous and writable (numba compiles a
+    read-only array as another type, and a specialisation the warm-up did not make would
+    stall a compression on the compiler); ValueError on a width past 0..32 or a value
+    wider than its width."""
+    values = np.ascontiguousarray(values, dtype=np.uint64).reshape(-1)
+    widths = np.ascontiguousarray(widths, dtype=np.int64).reshape(-1)
+    values = values if values.flags.writeable else values.copy()
+    widths = widths if widths.flags.writeable else widths.copy()
+    if values.shape != widths.shape:
+        raise ValueError("values and widths differ in length")
+    if widths.size == 0:
+        return values, widths
+    if widths.min() < 0 or widths.max() > 32:
+        raise ValueError("widths must be within 0..32")
+    too_big = values >> widths.astype(np.uint64)
+    if too_big.any():
+        i = int(np.flatnonzero(too_big)[0])
+        raise ValueError(f"value {values[i]} does not fit in {widths[i]} bits")
+    return values, widths
+
+
 def pack(values: Array, widths: Array) -> bytes:
     """Concatenate `values[i]` on `widths[i]` bits each (both (N,)), LSB first.
 
     Returns ceil(sum(widths) / 8) bytes; a value wider than its width is an error.
     """
-    # writable as well as contiguous: numba compiles a read-only array as another type, and
-    # a specialisation the warm-up did not make would stall a compression on the compiler
-    values = np.require(values, np.uint64, ("C", "W")).reshape(-1)
-    widths = np.require(widths, np.int64, ("C", "W")).reshape(-1)
-    if values.shape != widths.shape:
-        raise ValueError("values and widths differ in length")
-    if np.any((widths < 0) | (widths > 32)):
-        raise ValueError("widths must be within 0..32")
-    too_big = values >> widths.astype(np.uint64) != 0
-    if np.any(too_big):
-        i = int(np.flatnonzero(too_big)[0])
-        raise ValueError(f"value {values[i]} does not fit in {widths[i]} bits")
+    values, widths = _checked(values, widths)
     total = int(widths.sum())
     out = np.zeros((total + 7) // 8 + 8, dtype=np.uint8)
     _pack(values, widths, out)
     return out[: (total + 7) // 8].tobytes()
+
+
+def pack_runs(values: Array, widths: Array, counts: Array) -> tuple[bytes, Array]:
+    """`pack` of each run of `counts (G,)` consecutive values (both (N,), N = counts.sum()),
+    each run padded to a byte on its own, in one pass: the bytes of every run one after
+    the other, and where each run starts in them (G + 1,) (the last: their length)."""
+    values, widths = _checked(values, widths)
+    counts = np.require(counts, np.int64, ("C", "W"))
+    ends = np.cumsum(counts)
+    bits = np.concatenate(([0], np.cumsum(widths)))
+    nbytes = (bits[ends] - bits[ends - counts] + 7) // 8
+    offsets = np.concatenate(([0], np.cumsum(nbytes))).astype(np.int64)
+    out = np.zeros(int(offsets[-1]) + 8, dtype=np.uint8)
+    _pack_runs(values, widths, counts, offsets, out)
+    return out[: offsets[-1]].tobytes(), offsets
 
 
 def unpack(data: bytes | Array, offsets: Array, widths: Array) -> Array:

@@ -13,11 +13,13 @@ makes it animated.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from codec.codecs.acl_style import quantize, rotation_layout
 from codec.codecs.acl_style.bit_rates import TrackKind
-from codec.jit import kernel
+from codec.jit import helper, kernel
 from codec.model.affine import pack_qvv, qvv_matrix, shell_error
 from codec.model.clip import Clip
 
@@ -101,26 +103,93 @@ def rebuild_rotations(stored: Array, dropped: Array) -> Array:
         return q / np.sqrt(np.sum(q * q, axis=-1, keepdims=True))
 
 
+@helper
+def _still_same(a, b, flags, s, signed):
+    """Clear flags (J, 2) [constant, default] of the joints whose sub-track sample s of
+    a (S, J, C) differs from its first sample, or from its bind value b (J, C); returns how
+    many flags are left."""
+    left = 0
+    for j in range(a.shape[1]):
+        for f in range(2):
+            if not flags[j, f]:
+                continue
+            eq = True
+            neg = signed
+            for c in range(a.shape[2]):
+                ref = a[0, j, c] if f == 0 else b[j, c]
+                eq = eq and a[s, j, c] == ref
+                neg = neg and a[s, j, c] == -ref
+            flags[j, f] = eq or neg
+            left += flags[j, f]
+    return left
+
+
+@kernel
+def _exact(rot, tr, sc, b_rot, b_tr, b_sc, out):
+    """out (J, 3): `exact_kinds` of the rotations, translations and scales, sample by sample
+    in memory order until every sub-track differs from its first sample and its bind."""
+    flags = np.ones((3, rot.shape[1], 2), dtype=np.bool_)
+    left = np.full(3, rot.shape[1] * 2)
+    for s in range(rot.shape[0]):
+        if left[0]:
+            left[0] = _still_same(rot, b_rot, flags[0], s, True)
+        if left[1]:
+            left[1] = _still_same(tr, b_tr, flags[1], s, False)
+        if left[2]:
+            left[2] = _still_same(sc, b_sc, flags[2], s, False)
+        if left[0] + left[1] + left[2] == 0:
+            break
+    for j in range(rot.shape[1]):
+        for k in range(3):
+            const, default = flags[k, j, 0], flags[k, j, 1]
+            out[j, k] = _DEFAULT if default else (_CONSTANT if const else _ANIMATED)
+
+
 def exact_kinds(clip: Clip) -> Array:
     """(J, 3): DEFAULT where a sub-track equals its bind value at every sample, CONSTANT where
     it equals its first sample, ANIMATED otherwise (rotations up to sign)."""
-
-    def same(a: Array, b: Array, signed: bool) -> Array:
-        eq = np.all(a == b, axis=-1)
-        if signed:
-            eq |= np.all(a == -b, axis=-1)
-        return np.all(eq, axis=0)
-
     sk = clip.skeleton
-    out = np.full((clip.num_joints, 3), _ANIMATED, dtype=np.int64)
-    parts = (clip.rotations, clip.translations, clip.scales)
-    binds = (sk.bind_rotations, sk.bind_translations, sk.bind_scales)
-    for k, (a, bind) in enumerate(zip(parts, binds, strict=True)):
-        const = same(a, a[:1], k == 0)
-        default = same(a, bind[None], k == 0)
-        out[const, k] = _CONSTANT
-        out[default, k] = _DEFAULT
+    out = np.empty((clip.num_joints, 3), dtype=np.int64)
+    c = np.ascontiguousarray
+    _exact(
+        c(clip.rotations),
+        c(clip.translations),
+        c(clip.scales),
+        c(sk.bind_rotations, dtype=np.float64),
+        c(sk.bind_translations, dtype=np.float64),
+        c(sk.bind_scales, dtype=np.float64),
+        out,
+    )
     return out
+
+
+@dataclass(frozen=True, eq=False)
+class FirstSamples:
+    """Every joint's sub-tracks held at their first sample as a constant stores them, and
+    at the bind pose: what the constant and default tests try, settings-free (a
+    compressor makes it once per clip). dropped (J,) each rotation's dropped component,
+    stored (J, 3) float32 the kept rotation components as written, values the decoded
+    rotations (J, 4), translations and scales (J, 3) float64, binds the bind pose, and both
+    as QVV rows (J, 10) for the kernel."""
+
+    dropped: Array
+    stored: Array
+    values: tuple[Array, Array, Array]
+    binds: tuple[Array, Array, Array]
+    const10: Array
+    bind10: Array
+
+    @classmethod
+    def of(cls, clip: Clip) -> FirstSamples:
+        sk = clip.skeleton
+        binds = (sk.bind_rotations, sk.bind_translations, sk.bind_scales)
+        dropped, stored, const_rot = constant_rotations(clip.rotations[0])
+        values = (
+            const_rot,
+            clip.translations[0].astype(F32).astype(np.float64),
+            clip.scales[0].astype(F32).astype(np.float64),
+        )
+        return cls(dropped, stored, values, binds, pack_qvv(*values), pack_qvv(*binds))
 
 
 def detect_kinds(
@@ -129,32 +198,24 @@ def detect_kinds(
     dom_prec: Array,
     forced: Array,
     exact: Array,
+    first: FirstSamples | None = None,
 ) -> tuple[Array, tuple[Array, Array, Array], Array]:
     """Kinds (J, 3) uint8, the fixed value of every joint per sub-track (bind where default,
     the decoded constant where constant, unused where animated) and the dropped component of
     each constant rotation (J,) (-1 where not constant).
 
     `forced (J, 3)` keeps sub-tracks animated unless they are exactly constant; `exact`
-    comes from `exact_kinds`.
+    comes from `exact_kinds`; `first` is `FirstSamples.of(clip)` when the caller has it.
     """
-    sk = clip.skeleton
-    binds = (sk.bind_rotations, sk.bind_translations, sk.bind_scales)
-    dropped, _, const_rot = constant_rotations(clip.rotations[0])
-    consts = (
-        const_rot,
-        clip.translations[0].astype(F32).astype(np.float64),
-        clip.scales[0].astype(F32).astype(np.float64),
-    )
-    bind10 = pack_qvv(*binds)
-    const10 = pack_qvv(*consts)
+    first = FirstSamples.of(clip) if first is None else first
     kinds = np.zeros((clip.num_joints, 3), dtype=np.int64)
     c = np.ascontiguousarray
     _decide(
         c(clip.rotations),
         c(clip.translations),
         c(clip.scales),
-        bind10,
-        const10,
+        first.bind10,
+        first.const10,
         np.stack((dom_dist, dom_prec)).astype(np.float64),
         np.asarray(forced, np.bool_),
         np.asarray(exact, np.int64),
@@ -164,8 +225,7 @@ def detect_kinds(
         np.empty((2, 10)),
         np.empty((2, 12)),
     )
-    fixed = tuple(
-        np.where((kinds[:, k] == _CONSTANT)[:, None], consts[k], binds[k]) for k in range(3)
-    )
-    const_dropped = np.where(kinds[:, 0] == _CONSTANT, dropped, -1)
+    constant = kinds == _CONSTANT
+    fixed = tuple(np.where(constant[:, k, None], first.values[k], first.binds[k]) for k in range(3))
+    const_dropped = np.where(constant[:, 0], first.dropped, -1)
     return kinds.astype(np.uint8), fixed, const_dropped

@@ -15,8 +15,9 @@ from codec.codecs.acl_style import layout as ssc_format
 from codec.codecs.acl_style.bit_rates import has_segment_range
 from codec.codecs.acl_style.constant_tracks import rebuild_rotations
 from codec.codecs.acl_style.keyframe_stripping import Rows, assemble
-from codec.codecs.acl_style.quantize import decode_params, decode_values, segment_range_decode
+from codec.codecs.acl_style.quantize import decode_params, decode_value, segment_range_decode
 from codec.errors import ClipValidationError, CompressedFormatError
+from codec.jit import inlined, kernel
 from codec.model.clip import Clip, Skeleton
 from codec.model.pose_blend import blend_rows
 from codec.model.sampling import (
@@ -51,9 +52,13 @@ class CompressedClip:
         parsed: ssc_format.ParsedPayload,
         skeleton: Skeleton,
         tables: tuple[Array, Array] | None = None,
+        base: tuple[Array, Array, Array] | None = None,
     ) -> None:
         """`tables`: the decoding parameters (G, Ka, 4) and (G, Ka, 17) when the caller has
-        them already (the compressor), see codec.codecs.acl_style.quantize.decode_params."""
+        them already (the compressor), see codec.codecs.acl_style.quantize.decode_params;
+        `base`: the pose of the default and constant sub-tracks, rotations (J, 4),
+        translations and scales (J, 3) float64 (bind values, constants as decoded), when the
+        caller has it (the compressor)."""
         enc = parsed.encoded
         sk = skeleton
         if sk.num_joints != enc.num_joints:
@@ -67,13 +72,15 @@ class CompressedClip:
         self.num_samples = enc.num_samples
         self.wrap = enc.wrap
         self.duration = duration_of(enc.num_samples, enc.sample_rate, enc.wrap)
-        self._build_tables(tables)
+        self._build_tables(tables, base)
         # every stored sample decoded and normalised, once decode_all has run (small clips):
         # what sample_times blends, so measuring between samples decodes nothing again
         self._rows: tuple[Array, Array, Array] | None = None
 
     # --- tables built once ----------------------------------------------------------------
-    def _build_tables(self, tables: tuple[Array, Array] | None) -> None:
+    def _build_tables(
+        self, tables: tuple[Array, Array] | None, base: tuple[Array, Array, Array] | None
+    ) -> None:
         enc = self.encoded
         sizes = enc.segment_sizes
         ka = len(enc.animated)
@@ -98,7 +105,14 @@ class CompressedClip:
                 enc.seg_constant,
             )
         self._lay, self._dec = tables
-        sk = self.skeleton
+        self._base = self._base_pose() if base is None else base
+        anim = enc.animated
+        self._track_joint = np.ascontiguousarray(anim[:, 0], dtype=np.int64)
+        self._track_sub = np.ascontiguousarray(anim[:, 1], dtype=np.int64)
+
+    def _base_pose(self) -> tuple[Array, Array, Array]:
+        """The bind pose with the constant sub-tracks' decoded values in their place."""
+        enc, sk = self.encoded, self.skeleton
         rot = sk.bind_rotations.copy()
         tr = sk.bind_translations.copy()
         sc = sk.bind_scales.copy()
@@ -110,10 +124,7 @@ class CompressedClip:
             )
         tr[consts[consts[:, 1] == 1, 0]] = enc.constants[consts[:, 1] == 1]
         sc[consts[consts[:, 1] == 2, 0]] = enc.constants[consts[:, 1] == 2]
-        self._base = (rot, tr, sc)
-        anim = enc.animated
-        self._track_joint = np.ascontiguousarray(anim[:, 0], dtype=np.int64)
-        self._track_sub = np.ascontiguousarray(anim[:, 1], dtype=np.int64)
+        return rot, tr, sc
 
     def decode_rows(self, rows: Array) -> tuple[Array, Array, Array]:
         """Stored samples `rows (n,)` as local rotations (n, J, 4), translations and scales
@@ -125,18 +136,26 @@ class CompressedClip:
         return assemble(self.retained, rows, self._decode_kept)
 
     def _decode_kept(self, rows: Array) -> tuple[Array, Array, Array]:
-        """`decode_rows` of stored keyframes only."""
-        n = len(rows)
-        parts = [np.repeat(b[None], n, axis=0) for b in self._base]
-        for lo in range(0, n, DECODE_CHUNK):
-            part = rows[lo : lo + DECODE_CHUNK]
-            seg = self._seg_of[part]
-            q = self._q[self._packed[part]]
-            v = decode_values(q, self._rate[seg], self._lay[seg], self._dec[seg])
-            for k, width in enumerate((4, 3, 3)):
-                sel = self._track_sub == k
-                parts[k][lo : lo + len(part), self._track_joint[sel]] = v[:, sel, :width]
-        return parts[0], parts[1], parts[2]
+        """`decode_rows` of stored keyframes only (compiled: quantize.decode_value on every
+        animated sub-track of every row, numpy's decode_values to the bit)."""
+        n, sk = len(rows), self.skeleton
+        out = (np.empty((n, sk.num_joints, 4)), np.empty((n, sk.num_joints, 3)))
+        out = (*out, np.empty((n, sk.num_joints, 3)))
+        _decode_rows(
+            self._q,
+            self._q.view(F32),
+            self._packed,
+            self._seg_of,
+            np.ascontiguousarray(rows, dtype=np.int64),
+            self._rate,
+            self._lay,
+            self._dec,
+            self._track_joint,
+            self._track_sub,
+            *self._base,
+            *out,
+        )
+        return out
 
     def clip_of(self, rot: Array, tr: Array, sc: Array, looping: bool, name: str = "") -> Clip:
         """A Clip of decoded local arrays (see `decoded_clip`)."""
@@ -222,14 +241,73 @@ class CompressedClip:
         return out
 
 
+_decode_value = inlined(decode_value)
+
+
+@kernel
+def _decode_rows(
+    q,
+    qf,
+    packed,
+    seg_of,
+    rows,
+    rate,
+    lay,
+    dec,
+    track_joint,
+    track_sub,
+    b_rot,
+    b_tr,
+    b_sc,
+    rot,
+    tr,
+    sc,
+):
+    """rot (n, J, 4), tr and sc (n, J, 3) = the stored samples `rows (n,)`: the base pose
+    (bind or constant values) with every animated sub-track decoded from its integers q
+    (R, T, 3) (qf: the same bits as float32, for raw rates) at row packed[s] of segment
+    seg_of[s], by the segment's rate, lay and dec (G, T, ...)."""
+    out4 = np.zeros(4, dtype=np.float32)
+    for i in range(rows.shape[0]):
+        s = rows[i]
+        g = seg_of[s]
+        row = packed[s]
+        for j in range(b_rot.shape[0]):
+            for c in range(4):
+                rot[i, j, c] = b_rot[j, c]
+            for c in range(3):
+                tr[i, j, c] = b_tr[j, c]
+                sc[i, j, c] = b_sc[j, c]
+        for k in range(track_joint.shape[0]):
+            out4[3] = 0.0
+            _decode_value(q[row, k], qf[row, k], rate[g, k], lay[g, k], dec[g, k], out4)
+            j = track_joint[k]
+            sub = track_sub[k]
+            if sub == 0:
+                for c in range(4):
+                    rot[i, j, c] = out4[c]
+            elif sub == 1:
+                for c in range(3):
+                    tr[i, j, c] = out4[c]
+            else:
+                for c in range(3):
+                    sc[i, j, c] = out4[c]
+
+
+def normalise(rot: Array) -> None:
+    """Decoded rotations (..., 4) divided by their float64 length, in place (corrupt data
+    divides by zero: the Clip made of them says so)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rot /= np.sqrt(np.einsum("...i,...i->...", rot, rot))[..., None]
+
+
 def decoded_clip(
     skeleton: Skeleton, sample_rate: float, rows: Rows, looping: bool, name: str = ""
 ) -> Clip:
     """A Clip of decoded local arrays (from `decode_rows`, taken over: rotations are made
     unit in float64 in place, the way codec.model.clip.Clip would on a copy)."""
     rot, tr, sc = rows
-    with np.errstate(invalid="ignore", divide="ignore"):  # corrupt data: Clip says so
-        rot /= np.sqrt(np.einsum("...i,...i->...", rot, rot))[..., None]
+    normalise(rot)
     try:
         return Clip(skeleton, sample_rate, rot, tr, sc, looping=looping, name=name)
     except ClipValidationError as e:  # only corrupt data decodes to an invalid clip

@@ -44,6 +44,8 @@ def stats_details(
     segs = costs.segments
     rates = costs.bit_rates[costs.bit_rates >= 0]
     bits = BIT_RATE_BITS[rates.astype(np.int64)]
+    kinds = np.asarray(costs.kinds, dtype=np.int64)
+    counts = np.stack([np.bincount(kinds[:, k], minlength=len(TrackKind)) for k in range(3)])
     return {
         "num_stored_samples": int(enc.num_samples),
         "looping": bool(enc.wrap),
@@ -78,11 +80,7 @@ def stats_details(
             )
         ],
         "sub_tracks": {
-            name: {
-                "default": int(np.sum(costs.kinds[:, k] == TrackKind.DEFAULT)),
-                "constant": int(np.sum(costs.kinds[:, k] == TrackKind.CONSTANT)),
-                "animated": int(np.sum(costs.kinds[:, k] == TrackKind.ANIMATED)),
-            }
+            name: {kind.name.lower(): int(counts[k, kind]) for kind in TrackKind}
             for k, name in enumerate(SUB_TRACKS)
         },
         "bit_rate_histogram": {

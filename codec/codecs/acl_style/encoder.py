@@ -33,11 +33,16 @@ import numpy as np
 from codec.codecs.acl_style import keyframe_stripping, rotation_layout
 from codec.codecs.acl_style import layout as ssc_format
 from codec.codecs.acl_style.bit_rates import TrackKind, segment_cost_bits
-from codec.codecs.acl_style.constant_tracks import detect_kinds, exact_kinds
-from codec.codecs.acl_style.decoder import CompressedClip, decoded_clip
+from codec.codecs.acl_style.constant_tracks import FirstSamples, detect_kinds, exact_kinds
+from codec.codecs.acl_style.decoder import CompressedClip, normalise
 from codec.codecs.acl_style.details import stats_details, track_costs
 from codec.codecs.acl_style.keyframe_stripping import Stripping, StripSettings
-from codec.codecs.acl_style.optimizer import Hierarchy, SegmentProblem, optimize_segment
+from codec.codecs.acl_style.optimizer import (
+    Hierarchy,
+    SegmentProblem,
+    TrackTable,
+    optimize_segment,
+)
 from codec.codecs.acl_style.quantize import (
     F32,
     clip_ranges,
@@ -50,7 +55,13 @@ from codec.codecs.acl_style.quantize import (
 from codec.codecs.acl_style.segments import segment_table
 from codec.codecs.base import Encoded
 from codec.errors import Cancelled
-from codec.measure.error_metric import clip_errors, shell_error
+from codec.measure.error_metric import (
+    array_errors,
+    clip_errors,
+    object_matrices,
+    rounding_margin,
+    shell_error,
+)
 from codec.measure.shells import (
     DominantShells,
     ancestor_scale,
@@ -59,7 +70,7 @@ from codec.measure.shells import (
     segment_dominant_shells,
 )
 from codec.model.affine import pack_qvv
-from codec.model.clip import Clip, Skeleton
+from codec.model.clip import Clip, Skeleton, exactly_unit
 from codec.model.transforms import object_space
 from codec.settings import CompressionSettings, resolve_level
 
@@ -99,12 +110,14 @@ def encode(
 @dataclass(frozen=True, eq=False)
 class _Raw:
     """What a clip's compressions share whatever the settings: its hierarchy for the kernels,
-    its exactly default or constant sub-tracks (constant_tracks.exact_kinds) and how
-    far its ancestors' scales stretch each joint's local errors."""
+    its exactly default or constant sub-tracks (constant_tracks.exact_kinds), how far its
+    ancestors' scales stretch each joint's local errors, and its first samples as constants
+    store them (constant_tracks.FirstSamples)."""
 
     hierarchy: Hierarchy
     exact: Array
     scale: Array  # (J,) codec.measure.shells.ancestor_scale
+    first: FirstSamples
 
 
 @dataclass(frozen=True, eq=False)
@@ -125,12 +138,14 @@ class _Framing:
 @dataclass(frozen=True, eq=False)
 class _Kinds:
     """How each sub-track is stored (constant_tracks.detect_kinds): kinds (J, 3), the
-    values (rotations, translations, scales) of default and constant ones, and the component
-    each constant rotation drops (J,)."""
+    values (rotations, translations, scales) of default and constant ones, the component
+    each constant rotation drops (J,), and every joint's first rotation as a constant stores
+    it (J, 3) float32."""
 
     kinds: Array
     fixed: tuple[Array, Array, Array]
     const_dropped: Array
+    stored_rotations: Array
 
 
 @dataclass(frozen=True, eq=False)
@@ -152,6 +167,20 @@ class _Tracks:
         joint = np.ascontiguousarray(anim[order, 0])
         kind = np.ascontiguousarray(anim[order, 1])
         return cls(order, joint, kind, [joint[kind == k] for k in range(3)])
+
+
+@dataclass(frozen=True, eq=False)
+class _Shared:
+    """What every segment's problem shares in one run: the fixed values of default and
+    constant sub-tracks (J, 10), every joint's shell distance and precision (J,), every
+    sample as QVV rows (S, J, 10), segment_cost_bits by segment size, the animated tracks."""
+
+    base: Array
+    shell: Array
+    precision: Array
+    raw: Array
+    costs: dict[int, Array]
+    tracks: TrackTable
 
 
 @dataclass(eq=False)
@@ -185,7 +214,10 @@ class Compressor:
     def __init__(self, clip: Clip) -> None:
         self.clip = clip
         self._raw = _Raw(
-            Hierarchy.of(clip.skeleton.parents), exact_kinds(clip), ancestor_scale(clip)
+            Hierarchy.of(clip.skeleton.parents),
+            exact_kinds(clip),
+            ancestor_scale(clip),
+            FirstSamples.of(clip),
         )
         self._memo: dict[bytes, tuple[Array, Array, Array]] = {}
         self.segments_solved = 0  # how many segments the last run optimised (not reused)
@@ -222,7 +254,8 @@ class Compressor:
         split = np.ones(clip.num_joints)  # local budgets shared out on failing chains
         self.segments_solved = 0
         for attempt in range(ATTEMPTS):
-            kinds = _Kinds(*detect_kinds(clip, dom_dist, local_prec / split, forced, raw.exact))
+            found = detect_kinds(clip, dom_dist, local_prec / split, forced, raw.exact, raw.first)
+            kinds = _Kinds(*found, raw.first.stored)
             enc, tables, stuck = self._encode(clip, kinds, framing, level, report, check, attempt)
             if len(stuck) == 0:
                 break
@@ -243,7 +276,7 @@ class Compressor:
 
         report(0.93, "stripping keyframes")
         check()
-        decoded = _decoded(clip, enc, tables, framing)
+        decoded = _decoded(clip, enc, tables, kinds.fixed, framing)
         strip = StripSettings(
             settings.strip_trivial, settings.strip_proportion, settings.strip_threshold
         )
@@ -253,7 +286,7 @@ class Compressor:
         while True:
             stored = _with_retained(enc, stripping)
             parsed = ssc_format.write(stored)
-            decoder = CompressedClip(parsed, clip.skeleton, tables=tables)
+            decoder = CompressedClip(parsed, clip.skeleton, tables, kinds.fixed)
             if strip.destructive or stripping.num_stripped == 0:
                 break
             # stripping measured the rebuild with the decoder's own arithmetic, so this does
@@ -323,6 +356,14 @@ class Compressor:
         base = pack_qvv(*kinds.fixed)
         shell = np.ascontiguousarray(sk.shell_distance, dtype=np.float64)
         precision = np.ascontiguousarray(sk.precision, dtype=np.float64)
+        shared = _Shared(
+            base,
+            shell,
+            precision,
+            pack_qvv(clip.rotations, clip.translations, clip.scales),
+            {n: segment_cost_bits(n, G > 1) for n in set(table[:, 1].tolist())},
+            TrackTable.of(tracks.joint, tracks.kind, h),
+        )
         # a segment's samples, as stored, follow from the clip (this Compressor's), the kinds
         # and the layouts; its ranges are in `dec`: those, not the samples, are hashed
         common = hashlib.blake2b(digest_size=16)  # what every segment's solution depends on
@@ -341,11 +382,14 @@ class Compressor:
         q = np.zeros((framing.stored, ka, 3), dtype=np.uint32)  # stored order
         stuck_all = np.zeros(clip.num_joints, dtype=bool)
         pool = _segment_pool() if G >= THREADED_SEGMENTS else None
-        pending: deque[tuple[int, bytes, Future | tuple[Array, Array, Array]]] = deque()
+        Solved = tuple[Array, Array, Array]
+        # (segment, key, solution or its future, whether it was solved in this run)
+        pending: deque[tuple[int, bytes, Future | Solved, bool]] = deque()
 
-        def take(g: int, key: bytes, solved: Future | tuple[Array, Array, Array]) -> None:
+        def take(g: int, key: bytes, solved: Future | Solved, fresh: bool) -> None:
             if isinstance(solved, Future):
                 solved = solved.result()
+            if fresh:
                 self.segments_solved += 1
                 if len(self._memo) >= _MEMO_LIMIT:
                     self._memo.clear()
@@ -363,15 +407,15 @@ class Compressor:
                     0.05 + 0.9 * (attempt * G + g) / (ATTEMPTS * G if attempt else G),
                     f"segment {g + 1}/{G}" + (f", pass {attempt + 1}" if attempt else ""),
                 )
-                problem = _problem(clip, g, tracks, quant, framing, base, shell, precision)
+                problem = _problem(clip, g, quant, framing, shared)
                 key = _segment_key(common.copy(), g, problem)
-                solved: Future | tuple[Array, Array, Array] | None = self._memo.get(key)
+                solved: Future | Solved | None = self._memo.get(key)
+                fresh = solved is None
                 if solved is None and pool is not None:
                     solved = pool.submit(optimize_segment, problem, h, level)
                 elif solved is None:
-                    solved = Future()
-                    solved.set_result(optimize_segment(problem, h, level))
-                pending.append((g, key, solved))
+                    solved = optimize_segment(problem, h, level)
+                pending.append((g, key, solved, fresh))
                 while pending and (
                     len(pending) > 2 * THREADS
                     or not isinstance(pending[0][2], Future)
@@ -382,7 +426,7 @@ class Compressor:
                 check()
                 take(*pending.popleft())
         finally:
-            for _, _, solved in pending:  # a cancelled run leaves nothing running behind it
+            for _, _, solved, _ in pending:  # a cancelled run leaves nothing running behind it
                 if isinstance(solved, Future):
                     solved.cancel()
         quant.free_samples()
@@ -392,14 +436,8 @@ class Compressor:
 def _framing(clip: Clip, loop_optimization: bool, scale: Array) -> _Framing:
     """Loop detection (a last sample equal to the first within every joint's precision is
     dropped and the clip wraps), the segments and their dominant shells."""
-    sk = clip.skeleton
     S = clip.num_samples
-    wrap = False
-    if loop_optimization and S >= 2:
-        ends = object_space(
-            clip.rotations[[0, -1]], clip.translations[[0, -1]], clip.scales[[0, -1]], sk.parents
-        )
-        wrap = bool(np.all(shell_error(ends[0], ends[1], sk.shell_distance) <= sk.precision))
+    wrap = loop_optimization and S >= 2 and _loops(clip)
     stored = S - 1 if wrap else S
     table = segment_table(stored)
     seg_dist, seg_prec = segment_dominant_shells(clip, table, wrap)
@@ -407,54 +445,62 @@ def _framing(clip: Clip, loop_optimization: bool, scale: Array) -> _Framing:
     return _Framing(table, wrap, stored, seg_dist, seg_prec, local)
 
 
+def _loops(clip: Clip) -> bool:
+    """Whether the last sample equals the first within every joint's precision (numpy's
+    object space decides). The compiled object space decides first where it is clear by
+    more than rounding (error_metric.rounding_margin): almost always, and without numpy's
+    level-by-level batches."""
+    sk = clip.skeleton
+    ends = (clip.rotations[[0, -1]], clip.translations[[0, -1]], clip.scales[[0, -1]])
+    mats = object_matrices(ends, sk.parents).reshape(2, -1, 3, 4)
+    approx = shell_error(mats[0], mats[1], sk.shell_distance)
+    margin = rounding_margin(sk.precision, sk.shell_distance, float(np.abs(mats).max()))
+    if np.any(approx > sk.precision + margin):
+        return False
+    if np.all(approx <= sk.precision - margin):
+        return True
+    exact = object_space(*ends, sk.parents)
+    return bool(np.all(shell_error(exact[0], exact[1], sk.shell_distance) <= sk.precision))
+
+
 def _quantize(clip: Clip, tracks: _Tracks, framing: _Framing) -> _Quantized:
     """Rotation layouts from each segment's smallest component magnitudes, the stored
-    components of every sample, the clip and segment ranges, and the decoding parameters."""
+    components of every sample, the clip and segment ranges, and the decoding parameters.
+    Every segment at once: each sample takes its segment's layout and ranges (seg_of)."""
     table = framing.table
     G = len(table)
     starts = table[:, 0]
+    stored = framing.stored
+    seg_of = np.repeat(np.arange(G), table[:, 1])
     per_kind = tracks.per_kind
     ka, kr = len(tracks.order), len(per_kind[0])
-    mins = np.empty((G, kr, 4))
-    for g, (first, n) in enumerate(table):
-        mins[g] = np.abs(clip.rotations[first : first + n, per_kind[0]]).min(axis=0)
+    rot = clip.rotations[:stored, per_kind[0]]
+    mins = np.minimum.reduceat(np.abs(rot), starts, axis=0)  # (G, kr, 4)
     layout = np.full(ka, -1, dtype=np.int64)
     dropped = np.full((G, ka), -1, dtype=np.int64)
     layout[:kr], dropped[:, :kr] = rotation_layout.choose(mins)
     comps = rotation_layout.kept_components(dropped)  # (G, Ka, 3)
 
-    # the stored components of every sample (float32), segment by segment
-    sources = (clip.rotations, clip.translations, clip.scales)
-    values = np.empty((framing.stored, ka, 3), dtype=F32)
-    for g, (first, n) in enumerate(table):
-        rows = slice(first, first + n)
-        col = 0
-        for k, joints in enumerate(per_kind):
-            v = sources[k][rows, joints]
-            if k == 0:
-                d = dropped[g, :kr]
-                v = rotation_layout.signed(v, np.broadcast_to(d, v.shape[:-1]))
-                v = np.take_along_axis(v, comps[g, :kr][None], axis=2)
-            values[rows, col : col + len(joints)] = v
-            col += len(joints)
+    # the stored components of every sample (float32)
+    values = np.empty((stored, ka, 3), dtype=F32)
+    rot = rotation_layout.signed(rot, dropped[seg_of, :kr])
+    values[:, :kr] = np.take_along_axis(rot, comps[seg_of, :kr], axis=2)
+    col = kr
+    for source, joints in ((clip.translations, per_kind[1]), (clip.scales, per_kind[2])):
+        values[:, col : col + len(joints)] = source[:stored, joints]
+        col += len(joints)
     clip_min, clip_ext = clip_ranges(
         np.minimum.reduceat(values, starts, axis=0),
         np.maximum.reduceat(values, starts, axis=0),
         comps,
     )
-    unit = np.empty_like(values)  # clip-normalised, then segment space
-    for g, (first, n) in enumerate(table):
-        c = comps[g]
-        unit[first : first + n] = normalize(
-            values[first : first + n],
-            np.take_along_axis(clip_min, c, axis=1),
-            np.take_along_axis(clip_ext, c, axis=1),
-        )
+    lo = np.take_along_axis(clip_min[None], comps, axis=2)  # (G, Ka, 3) per stored value
+    ext = np.take_along_axis(clip_ext[None], comps, axis=2)
+    unit = normalize(values, lo[seg_of], ext[seg_of])  # clip-normalised, then segment space
     seg_const = constant_value(unit, starts)
     if G > 1 and ka:
         seg_min, seg_ext, smin, sext = segment_ranges(unit, starts)
-        for g, (first, n) in enumerate(table):
-            unit[first : first + n] = to_segment_space(unit[first : first + n], smin[g], sext[g])
+        unit = to_segment_space(unit, smin[seg_of], sext[seg_of])
     else:
         seg_min = np.zeros((G, ka, 3), dtype=np.uint8)
         seg_ext = np.zeros((G, ka, 3), dtype=np.uint8)
@@ -467,37 +513,28 @@ def _quantize(clip: Clip, tracks: _Tracks, framing: _Framing) -> _Quantized:
 
 
 def _problem(
-    clip: Clip,
-    g: int,
-    tracks: _Tracks,
-    quant: _Quantized,
-    framing: _Framing,
-    base: Array,
-    shell: Array,
-    precision: Array,
+    clip: Clip, g: int, quant: _Quantized, framing: _Framing, shared: _Shared
 ) -> SegmentProblem:
-    """Segment g's inputs to the optimiser; `base` (J, 10) the fixed values of default and
-    constant sub-tracks, `shell` and `precision` (J,) every joint's own."""
+    """Segment g's inputs to the optimiser."""
     first, n = (int(v) for v in framing.table[g])
     span = slice(first, first + n)
     rows = np.arange(n)
-    raw_rows = np.arange(first, first + n)
+    seg_raw = shared.raw[span]
     if framing.wrap and g == 0:  # the dropped last sample decodes as sample 0
         rows = np.append(rows, 0)
-        raw_rows = np.append(raw_rows, clip.num_samples - 1)
+        seg_raw = shared.raw[np.append(np.arange(first, first + n), clip.num_samples - 1)]
     return SegmentProblem(
         rows=rows,
-        raw=pack_qvv(clip.rotations[raw_rows], clip.translations[raw_rows], clip.scales[raw_rows]),
-        base=base,
-        track_joint=tracks.joint,
-        track_kind=tracks.kind,
+        raw=seg_raw,
+        base=shared.base,
+        tracks=shared.tracks,
         unit=quant.unit[span],
         raw_values=quant.values[span],
         lay=quant.lay[g],
         dec=quant.dec[g],
-        cost=segment_cost_bits(n, len(framing.table) > 1),
-        shell=shell,
-        precision=precision,
+        cost=shared.costs[n],
+        shell=shared.shell,
+        precision=shared.precision,
         dom_dist=framing.seg_dist[g],
         dom_prec=framing.seg_local_prec[g],
     )
@@ -512,7 +549,7 @@ def _header(clip: Clip, kinds: _Kinds, framing: _Framing) -> dict[str, Any]:
         "sample_rate": clip.sample_rate,
         "wrap": framing.wrap,
         "kinds": kinds.kinds,
-        "constants": _constant_values(clip, kinds.kinds, kinds.const_dropped),
+        "constants": _constant_values(clip, kinds.kinds, kinds.stored_rotations),
         "const_dropped": _constant_layouts(kinds.kinds, kinds.const_dropped),
         "segment_sizes": framing.table[:, 1].copy(),
     }
@@ -568,12 +605,16 @@ def _static(
 
 
 def _decoded(
-    clip: Clip, enc: ssc_format.EncodedClip, tables: tuple[Array, Array], framing: _Framing
+    clip: Clip,
+    enc: ssc_format.EncodedClip,
+    tables: tuple[Array, Array],
+    base: tuple[Array, Array, Array],
+    framing: _Framing,
 ) -> keyframe_stripping.Rows:
     """Every stored sample of the encoding (no keyframe stripped), as the decoder gives it
     (CompressedClip.decode_rows); decoded once for stripping and the lossy clip."""
     unwritten = ssc_format.ParsedPayload(enc, np.zeros(0), np.zeros(0), b"")
-    decoder = CompressedClip(unwritten, clip.skeleton, tables=tables)
+    decoder = CompressedClip(unwritten, clip.skeleton, tables, base)
     return decoder.decode_rows(np.arange(framing.stored))
 
 
@@ -592,18 +633,28 @@ def _strip(
     if not strip.enabled or len(enc.animated) == 0 or np.all(table[:, 1] <= 2):
         return none
     sk = clip.skeleton
+    # the raw clip as a Clip made of its rows would hold them (a row at a time, as here)
+    raw_rot = exactly_unit(clip.rotations)
 
     def errors_of(first: Array, second: Array, rows: Array, alpha: Array) -> Array:
+        """The errors of `clip_errors(raw rows, decoded_clip(rebuilt))`, without the two
+        clips: the rotations made unit as they would make them."""
         a = tuple(v[first] for v in decoded)
         b = tuple(v[second] for v in decoded)
-        rebuilt = keyframe_stripping.rebuild(a, b, alpha)
-        lossy = decoded_clip(sk, clip.sample_rate, rebuilt, looping=False)
-        raw = Clip(
-            sk, clip.sample_rate, clip.rotations[rows], clip.translations[rows], clip.scales[rows]
-        )
-        return clip_errors(raw, lossy)
+        rot, tr, sc = keyframe_stripping.rebuild(a, b, alpha)
+        normalise(rot)
+        raw = (raw_rot[rows], clip.translations[rows], clip.scales[rows])
+        at = np.arange(len(rows))
+        lossy = (exactly_unit(rot), tr, sc)
+        return array_errors(raw, lossy, at, np.zeros(len(rows)), sk.parents, sk.shell_distance)
 
-    removals = keyframe_stripping.removal_order(table, sk.precision, errors_of, strip)
+    def screen(first: Array, second: Array, rows: Array, alpha: Array) -> Array:
+        raw = (clip.rotations, clip.translations, clip.scales)
+        return keyframe_stripping.surely_over(
+            decoded, raw, sk.parents, sk.shell_distance, sk.precision, first, second, rows, alpha
+        )
+
+    removals = keyframe_stripping.removal_order(table, sk.precision, errors_of, strip, screen)
     chosen = keyframe_stripping.choose(table, removals, strip, stored)
     if strip.trivial and not strip.destructive:
         chosen = keyframe_stripping.widen(table, sk.precision, errors_of, chosen)
@@ -660,18 +711,14 @@ def _segment_key(digest: hashlib.blake2b, g: int, p: SegmentProblem) -> bytes:
     return digest.digest()
 
 
-def _constant_values(clip: Clip, kinds: Array, const_dropped: Array) -> Array:
-    """(Kc, 3) float32 stored values of the constant sub-tracks, in stored order."""
+def _constant_values(clip: Clip, kinds: Array, rotations: Array) -> Array:
+    """(Kc, 3) float32 stored values of the constant sub-tracks, in stored order; rotations
+    (J, 3) float32 are the kept components as a constant stores them (FirstSamples.stored)."""
     consts = np.argwhere(kinds == TrackKind.CONSTANT)
     out = np.zeros((len(consts), 3), dtype=F32)
-    for k, src in enumerate((clip.rotations, clip.translations, clip.scales)):
+    for k, src in enumerate((rotations, clip.translations[0], clip.scales[0])):
         sel = consts[:, 1] == k
-        first = src[0, consts[sel, 0]]
-        if k == 0:
-            d = const_dropped[consts[sel, 0]]
-            first = rotation_layout.signed(first, d)
-            first = np.take_along_axis(first, rotation_layout.kept_components(d), axis=-1)
-        out[sel] = first
+        out[sel] = src[consts[sel, 0]]
     return out
 
 

@@ -30,6 +30,12 @@ of such spans through the segment; whichever stores fewer keyframes is kept. Bot
 checked the same way, so the result is as strict; mocap, where ACL's order strips nothing,
 pays nothing for it.
 
+Measuring every removal is most of stripping's cost on motion capture, where nothing strips:
+with the default (trivial) stripping a compiled screen (`surely_over`) first measures each
+segment's first removals in its own arithmetic, and a segment where every one is over some
+joint's precision by far more than rounding can move an error stops at once, as ACL's order
+would have stopped it; the others are measured exactly as above.
+
 Decoding (decoder.py) works on the source sample grid: rounding picks samples there as
 always, and a stripped sample is `rebuild` of its stored neighbours first, so floor, ceil
 and nearest still step through every source frame and land on the rebuilt keyframes.
@@ -42,6 +48,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+
+from codec.jit import inlined, kernel
+from codec.measure.error_metric import MARGIN_RELATIVE, MARGIN_SIZE
+from codec.model import affine
 
 Array = np.ndarray
 Rows = tuple[Array, Array, Array]  # decoded rotations (N, J, 4), translations, scales (N, J, 3)
@@ -149,7 +159,11 @@ class _Removals:
 
 
 def removal_order(
-    table: Array, precision: Array, errors_of: ErrorsOf, settings: StripSettings
+    table: Array,
+    precision: Array,
+    errors_of: ErrorsOf,
+    settings: StripSettings,
+    screen: ErrorsOf | None = None,
 ) -> _Removals:
     """Each segment's removals, least contributed error first (ACL's order).
 
@@ -157,7 +171,10 @@ def removal_order(
     segments advance together, one removal each per round. A segment stops at its first
     removal that settings would not strip, unless `proportion` needs every segment's
     whole order. A removal changes only its two neighbours' contributed errors, so only
-    those are measured again.
+    those are measured again. `screen` (same arguments as errors_of, (P,) bool: surely
+    over some joint's precision), with trivial stripping alone: a segment whose first
+    removals are all surely over stops before they are measured (the first of them by
+    error would not be trivial, so it stops there anyway, having stripped nothing).
     """
     starts = table[:, 0].astype(np.int64)
     counts = table[:, 1].astype(np.int64)
@@ -172,6 +189,12 @@ def removal_order(
     stale = interior.copy()
     active = counts > 2
     full = settings.proportion > 0.0
+    if screen is not None and not settings.destructive:
+        frames = np.flatnonzero(interior & active[seg_of])
+        over = _screened(frames, screen)
+        possible = np.zeros(len(table), dtype=bool)
+        possible[seg_of[frames[~over]]] = True
+        active &= possible
     found: list[tuple[Array, Array, Array, Array]] = []
     while np.any(active):
         cand = retained & interior & active[seg_of]
@@ -202,6 +225,112 @@ def removal_order(
         return _Removals(empty, empty, np.zeros(0), np.zeros(0, dtype=bool))
     seg, smp, err, triv = (np.concatenate(parts) for parts in zip(*found, strict=True))
     return _Removals(seg, smp, err, triv)
+
+
+def _screened(frames: Array, screen: ErrorsOf) -> Array:
+    """`screen` of removing each of `frames (F,)` while every keyframe is stored: every
+    sample's own rebuild from its two neighbours (F,) bool."""
+    over = np.empty(len(frames), dtype=bool)
+    for lo in range(0, len(frames), PAIR_CHUNK):
+        f = frames[lo : lo + PAIR_CHUNK]
+        over[lo : lo + PAIR_CHUNK] = screen(f - 1, f + 1, f, np.full(len(f), 0.5))
+    return over
+
+
+_qvv_matrix = inlined(affine.qvv_matrix)
+_compose = inlined(affine.compose)
+_shell_error = inlined(affine.shell_error)
+
+
+@kernel
+def _over(
+    d_rot, d_tr, d_sc, r_rot, r_tr, r_sc, first, second, rows, alpha, parents, shell, precision, out
+):
+    """out (P,): whether sample rows[p] rebuilt from the decoded keyframes first[p] and
+    second[p] (d_*: (N, J, 4|3)) at alpha[p] as `rebuild` does is over some joint's
+    precision against the raw sample (r_*) by more than error_metric.rounding_margin: its
+    error here is summed in another order than numpy's, but only rounding tells the two
+    apart."""
+    nj = parents.shape[0]
+    lossy = np.empty((nj, 12))
+    raw = np.empty((nj, 12))
+    v = np.empty(10)
+    w = np.empty(10)
+    for p in range(rows.shape[0]):
+        a, b, s, t = first[p], second[p], rows[p], alpha[p]
+        size = 0.0
+        for j in range(nj):
+            if t == 0.0:
+                for c in range(4):
+                    v[c] = d_rot[a, j, c]
+            else:
+                d = 0.0
+                for c in range(4):
+                    d += d_rot[a, j, c] * d_rot[b, j, c]
+                sign = -1.0 if d < 0.0 else 1.0
+                n2 = 0.0
+                for c in range(4):
+                    q = d_rot[a, j, c] + (d_rot[b, j, c] * sign - d_rot[a, j, c]) * t
+                    v[c] = q
+                    n2 += q * q
+                n = np.sqrt(n2)
+                for c in range(4):
+                    v[c] = v[c] / n
+            for c in range(3):
+                v[4 + c] = d_tr[a, j, c] + (d_tr[b, j, c] - d_tr[a, j, c]) * t
+                v[7 + c] = d_sc[a, j, c] + (d_sc[b, j, c] - d_sc[a, j, c]) * t
+            for c in range(4):
+                w[c] = r_rot[s, j, c]
+            for c in range(3):
+                w[4 + c] = r_tr[s, j, c]
+                w[7 + c] = r_sc[s, j, c]
+            _qvv_matrix(v, lossy[j])
+            _qvv_matrix(w, raw[j])
+            up = parents[j]
+            if up >= 0:
+                _compose(lossy[up], lossy[j], lossy[j])
+                _compose(raw[up], raw[j], raw[j])
+            for x in range(12):
+                size = max(size, abs(raw[j, x]))
+        over = False
+        for j in range(nj):
+            margin = MARGIN_RELATIVE * precision[j] + MARGIN_SIZE * size * (1.0 + shell[j])
+            if _shell_error(raw[j], lossy[j], shell[j]) > precision[j] + margin:
+                over = True
+                break
+        out[p] = over
+
+
+def surely_over(
+    decoded: Rows,
+    raw: Rows,
+    parents: Array,
+    shell: Array,
+    precision: Array,
+    first: Array,
+    second: Array,
+    rows: Array,
+    alpha: Array,
+) -> Array:
+    """(P,) bool: whether the stored sample rows[p] (raw: the raw clip's rows, decoded: the
+    decoded keyframes) rebuilt from keyframes first[p] and second[p] at alpha[p] is surely
+    over some joint's precision (`_over`); a removal it names is never trivial."""
+    c = np.ascontiguousarray
+    out = np.empty(len(rows), dtype=np.bool_)
+    i64 = np.int64
+    _over(
+        *(c(a, dtype=np.float64) for a in decoded),
+        *(c(a, dtype=np.float64) for a in raw),
+        c(first, dtype=i64),
+        c(second, dtype=i64),
+        c(rows, dtype=i64),
+        c(alpha, dtype=np.float64),
+        c(parents, dtype=i64),
+        c(shell, dtype=np.float64),
+        c(precision, dtype=np.float64),
+        out,
+    )
+    return out
 
 
 def _strips(error: Array, trivial: Array, settings: StripSettings) -> Array:

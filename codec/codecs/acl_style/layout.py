@@ -67,7 +67,7 @@ from codec.codecs.acl_style.bit_rates import (
     TrackKind,
     has_segment_range,
     sample_bits,
-    segment_bytes,
+    segments_bytes,
 )
 from codec.codecs.acl_style.rotation_layout import PER_SEGMENT, W, kept_components
 from codec.errors import CompressedFormatError
@@ -151,9 +151,8 @@ class EncodedClip:
     @property
     def has_layouts(self) -> bool:
         """Whether any rotation drops something other than w (the layouts block is written)."""
-        rot_const = self.const_dropped[self.const_dropped >= 0]
-        rot_anim = self.clip_layout[self.clip_layout >= 0]
-        return bool(np.any(rot_const != W) or np.any(rot_anim != W))
+        const, anim = self.const_dropped, self.clip_layout  # -1: not a rotation
+        return bool(np.any((const >= 0) & (const != W)) or np.any((anim >= 0) & (anim != W)))
 
     def has_range(self, g: int) -> Array:
         """(Ka,) which sub-tracks of segment g store an 8-bit segment range."""
@@ -181,16 +180,10 @@ class EncodedClip:
         """(G,) bytes each segment takes in the file: its keyframe mask (when stripped), rate
         bytes, ranges and packed samples of its stored keyframes."""
         multi = self.num_segments > 1
-        mask = self.retained is not None
-        return np.array(
-            [
-                segment_bytes(rates, int(r), multi) + (mask_bytes(int(n)) if mask else 0)
-                for rates, r, n in zip(
-                    self.bit_rates, self.retained_counts(), self.segment_sizes, strict=True
-                )
-            ],
-            dtype=np.int64,
-        )
+        out = segments_bytes(self.bit_rates, self.retained_counts(), multi)
+        if self.retained is not None:
+            out = out + mask_bytes(self.segment_sizes)
+        return out.astype(np.int64)
 
 
 def mask_bytes(num_samples: int) -> int:
@@ -203,9 +196,16 @@ def _mask_of(retained: Array) -> bytes:
     return np.packbits(np.asarray(retained, dtype=np.uint8), bitorder="little").tobytes()
 
 
-def _segments_bytes(enc: EncodedClip) -> tuple[list[bytes], list[bytes]]:
-    """Each segment's rate bytes and ranges, and its packed samples."""
+def _segments_bytes(enc: EncodedClip) -> tuple[list[bytes], bytes, Array]:
+    """Each segment's keyframe mask, rate bytes and ranges; every segment's packed samples
+    one after the other and where each segment's start in them (G + 1,)."""
     g_count, ka = enc.bit_rates.shape
+    starts, sizes = enc.segment_starts, enc.segment_sizes
+    masks = [b""] * g_count
+    if enc.retained is not None:
+        masks = [_mask_of(enc.retained[a : a + n]) for a, n in zip(starts, sizes, strict=True)]
+    if ka == 0:  # nothing animated: no rates, ranges nor samples
+        return masks, b"", np.zeros(g_count + 1, dtype=np.int64)
     rates = enc.bit_rates.astype(np.int64)
     per_segment = enc.clip_layout == PER_SEGMENT
     rate_bytes = (rates | (np.where(per_segment, enc.seg_dropped, 0) << DROPPED_SHIFT)).astype(
@@ -218,28 +218,33 @@ def _segments_bytes(enc: EncodedClip) -> tuple[list[bytes], list[bytes]]:
     )
     slots[ranged] = np.concatenate((enc.seg_min, enc.seg_extent), axis=-1)[ranged]
     used = (rates == 0) | ranged
-    bits = BIT_RATE_BITS[rates]
-    heads, packed = [], []
-    starts, sizes = enc.segment_starts, enc.segment_sizes
-    for g in range(g_count):
-        mask = b""
-        if enc.retained is not None:
-            mask = _mask_of(enc.retained[starts[g] : starts[g] + sizes[g]])
-        heads.append(mask + rate_bytes[g].tobytes() + slots[g][used[g]].tobytes())
-        q = enc.samples[g]
-        widths = np.broadcast_to(bits[g][None, :, None], q.shape)
-        packed.append(bitstream.pack(q.reshape(-1), widths.reshape(-1)))
-    return heads, packed
+    heads = [
+        mask + rate_bytes[g].tobytes() + slots[g][used[g]].tobytes() for g, mask in enumerate(masks)
+    ]
+    # every stored value on its rate's bits, sample-major within each segment
+    counts = np.array([len(q) for q in enc.samples], dtype=np.int64)
+    seg = np.repeat(np.arange(g_count), counts)
+    widths = np.repeat(BIT_RATE_BITS[rates][seg], 3, axis=1).reshape(-1)
+    packed, offsets = bitstream.pack_runs(np.concatenate(enc.samples), widths, counts * ka * 3)
+    return heads, packed, offsets
 
 
 def _clip_range_bytes(enc: EncodedClip) -> bytes:
-    out = bytearray()
-    comps = enc.stored_components()
-    for k, count in enumerate(enc.range_components()):
-        idx = np.arange(4) if count == 4 else comps[0, k]
-        out += enc.clip_min[k, idx].astype("<f4").tobytes()
-        out += enc.clip_extent[k, idx].astype("<f4").tobytes()
-    return bytes(out)
+    """Every animated sub-track's clip min then extent, each on the components it stores."""
+    ka = len(enc.clip_layout)
+    if ka == 0:
+        return b""
+    four = enc.range_components() == 4
+    idx = np.zeros((ka, 4), dtype=np.int64)
+    idx[:, :3] = enc.stored_components()[0]
+    idx[four] = np.arange(4)
+    take = np.ones((ka, 2, 4), dtype=bool)
+    take[~four, :, 3] = False
+    both = np.stack(
+        (np.take_along_axis(enc.clip_min, idx, 1), np.take_along_axis(enc.clip_extent, idx, 1)),
+        axis=1,
+    )
+    return both[take].astype("<f4").tobytes()
 
 
 def _layout_codes(enc: EncodedClip) -> Array:
@@ -267,19 +272,18 @@ def write(enc: EncodedClip) -> ParsedPayload:
         body += bitstream.pack(values, widths.astype(np.int64))
     body += enc.constants.astype("<f4").tobytes()
     body += _clip_range_bytes(enc)
-    heads, packed = _segments_bytes(enc)
-    table_at = len(body)
-    offsets = np.zeros(enc.num_segments, dtype=np.int64)
-    packed_at = np.zeros(enc.num_segments, dtype=np.int64)
-    offset = table_at + SEGMENT_ENTRY.size * enc.num_segments
-    for g in range(enc.num_segments):
-        offsets[g] = offset
-        packed_at[g] = HEADER_SIZE + offset + len(heads[g])
-        offset += len(heads[g]) + len(packed[g])
-    body += np.rec.fromarrays((enc.segment_sizes.astype("<u2"), offsets.astype("<u4"))).tobytes()
-    for head, bits in zip(heads, packed, strict=True):
+    heads, packed, packed_ends = _segments_bytes(enc)
+    g_count = enc.num_segments
+    head_sizes = np.array([len(h) for h in heads], dtype=np.int64)
+    sizes = head_sizes + np.diff(packed_ends)
+    offsets = len(body) + SEGMENT_ENTRY.size * g_count + np.cumsum(sizes) - sizes
+    packed_at = HEADER_SIZE + offsets + head_sizes
+    table = np.empty(g_count, dtype=np.dtype([("n", "<u2"), ("at", "<u4")]))
+    table["n"], table["at"] = enc.segment_sizes, offsets
+    body += table.tobytes()
+    for g, head in enumerate(heads):
         body += head
-        body += bits
+        body += packed[packed_ends[g] : packed_ends[g + 1]]
     word = (
         enc.num_segments
         | (WRAP_BIT if enc.wrap else 0)

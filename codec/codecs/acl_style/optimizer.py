@@ -29,7 +29,10 @@ another order; each joint's bound is its precision less a margin for that (FLOAT
 the distances along its chain), so such a checker never sees more than the precision.
 
 The kernels take few, stacked arguments (numba's compile time grows with every argument):
-the row constants below name the slices of each stack.
+the row constants below name the slices of each stack. One kernel call solves a segment
+(`_solve`: the three passes and the quantised samples), and the affine helpers are inlined
+into the passes: at NUMBA_OPT=1 a call per matrix costs more than the matrix (the passes
+ran 1.5-1.8x slower through calls).
 """
 
 from __future__ import annotations
@@ -39,11 +42,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from codec.codecs.acl_style import quantize
 from codec.codecs.acl_style.bit_rates import NUM_BIT_RATES, RAW_BIT_RATE
-from codec.codecs.acl_style.quantize import decode_value, quantize
-from codec.jit import helper, kernel
-from codec.model import topology
-from codec.model.affine import compose, qvv_matrix, shell_error
+from codec.jit import helper, inlined, kernel
+from codec.model import affine, topology
 
 Array = np.ndarray
 
@@ -72,6 +74,12 @@ UNIT, RAW_VALUES = range(2)
 # flags (2, J) bool
 STUCK, BAD = range(2)
 
+# the helpers every pass calls per sample and candidate, compiled into each pass
+decode_value = inlined(quantize.decode_value)
+qvv_matrix = inlined(affine.qvv_matrix)
+compose = inlined(affine.compose)
+shell_error = inlined(affine.shell_error)
+
 
 @dataclass(frozen=True, eq=False)
 class Hierarchy:
@@ -83,10 +91,7 @@ class Hierarchy:
     parents: Array
     joints: Array
     lists: Array
-
-    @property
-    def max_depth(self) -> int:
-        return int(np.max(np.diff(self.joints[CHAIN_PTR]), initial=1))
+    max_depth: int
 
     @classmethod
     def of(cls, parents: Array) -> Hierarchy:
@@ -106,7 +111,8 @@ class Hierarchy:
         lists = np.array(
             [[j for s in subs for j in s], [j for c in chains for j in c]], dtype=np.int64
         ).reshape(2, -1)
-        return cls(parents=parents, joints=joints, lists=lists)
+        depth = int(np.max(np.diff(joints[CHAIN_PTR]), initial=1))
+        return cls(parents=parents, joints=joints, lists=lists, max_depth=depth)
 
 
 @functools.lru_cache(maxsize=64)
@@ -115,14 +121,36 @@ def _hierarchy(parents: bytes) -> Hierarchy:
     return Hierarchy.build(np.frombuffer(parents, dtype=np.int64))
 
 
+@dataclass(frozen=True, eq=False)
+class TrackTable:
+    """The animated tracks (T) in the optimiser's order (rotations, then translations, then
+    scales) as the kernels take them, the same for every segment of a compression:
+    tracks (5, T) (rates and order still to fill) and joints (4, J + 1) with every joint's
+    tracks (TRACK_PTR into tracks[JOINT_TRACKS])."""
+
+    tracks: Array
+    joints: Array
+
+    @classmethod
+    def of(cls, track_joint: Array, track_kind: Array, h: Hierarchy) -> TrackTable:
+        tracks = np.zeros((5, len(track_joint)), dtype=np.int64)
+        tracks[TRACK_JOINT] = track_joint
+        tracks[TRACK_KIND] = track_kind
+        tracks[JOINT_TRACKS] = np.argsort(track_joint, kind="stable")
+        joints = h.joints.copy()
+        joints[TRACK_PTR] = np.searchsorted(
+            track_joint[tracks[JOINT_TRACKS]], np.arange(len(h.parents) + 1)
+        )
+        return cls(tracks, joints)
+
+
 @dataclass(eq=False)
 class SegmentProblem:
     """One segment's inputs.
 
     m rows are compared; `rows (m,)` maps them to the segment's stored samples (n).
     raw (m, J, 10) raw QVV rows at the compared samples; base (J, 10) the fixed values of
-    default and constant sub-tracks. Tracks (T) in the optimiser's order (rotations, then
-    translations, then scales): track_joint, track_kind (T,). Decoding: unit (n, T, 3)
+    default and constant sub-tracks; `tracks` the animated tracks. Decoding: unit (n, T, 3)
     float32 segment-space values, raw_values (n, T, 3) float32 stored components, lay
     (T, 4) and dec (T, 17) (quantize.decode_params). cost (25,) bits per rate;
     shell, precision, dom_dist, dom_prec (J,).
@@ -131,8 +159,7 @@ class SegmentProblem:
     rows: Array
     raw: Array
     base: Array
-    track_joint: Array
-    track_kind: Array
+    tracks: TrackTable
     unit: Array
     raw_values: Array
     lay: Array
@@ -158,77 +185,154 @@ def optimize_segment(p: SegmentProblem, h: Hierarchy, level: str) -> tuple[Array
     quantised samples (n, T, 3) uint32 at those rates (raw rate: float32 bits)."""
     code = LEVELS[level]
     m, num_joints = p.raw.shape[:2]
-    t = p.unit.shape[1]
     steps = 2 if code == 2 else 1
     qvv = np.empty((2, m, num_joints, 10))
     qvv[RAW] = p.raw
     qvv[CUR] = p.base
-    mats = np.empty((4, m, num_joints, 12))
     per_joint = np.stack((p.shell, bounds(h, p.dom_dist, p.precision), p.dom_dist, p.dom_prec))
-    tracks = np.zeros((5, t), dtype=np.int64)
-    tracks[TRACK_JOINT] = p.track_joint
-    tracks[TRACK_KIND] = p.track_kind
-    tracks[JOINT_TRACKS] = np.argsort(p.track_joint, kind="stable")
-    joints = h.joints.copy()
-    joints[TRACK_PTR] = np.searchsorted(
-        p.track_joint[tracks[JOINT_TRACKS]], np.arange(num_joints + 1)
-    )
+    tracks = p.tracks.tracks.copy()  # the kernel fills in rates and order
     stored = np.stack((p.unit, p.raw_values))
+    flags = np.zeros((2, num_joints), dtype=np.bool_)
+    q = np.empty(p.unit.shape, dtype=np.uint32)
+    raw_bits = np.ascontiguousarray(p.raw_values).view(np.uint32)
+    _solve(
+        p.rows,
+        stored,
+        raw_bits,
+        p.lay,
+        p.dec,
+        tracks,
+        p.tracks.joints,
+        h.lists,
+        qvv,
+        per_joint,
+        flags,
+        p.cost,
+        SLACK_ROUNDS[code],
+        steps,
+        h.max_depth,
+        q,
+    )
+    return tracks[RATE].copy(), flags[STUCK].copy(), q
+
+
+@kernel
+def _solve(
+    rows,
+    stored,
+    raw_bits,
+    lay,
+    dec,
+    tracks,
+    joints,
+    lists,
+    qvv,
+    per_joint,
+    flags,
+    cost,
+    slack_rounds,
+    steps,
+    max_depth,
+    q,
+):
+    """The three passes on one segment (optimize_segment), then its samples quantised at the
+    chosen rates into q (n, T, 3)."""
+    m = qvv.shape[1]
+    num_joints = qvv.shape[2]
+    t = tracks.shape[1]
+    mats = np.empty((4, m, num_joints, 12))
     cand = np.empty((t, NUM_BIT_RATES, m, 4))
     have = np.zeros((t, NUM_BIT_RATES), dtype=np.bool_)
-    flags = np.zeros((2, num_joints), dtype=np.bool_)
     scratch = np.empty((3, 12))
     qi = np.zeros(3, dtype=np.uint32)
     out4 = np.zeros(4, dtype=np.float32)
-    common = (
-        p.rows,
+    rel = np.empty((max_depth, m, 12))
+    picks = np.empty((2, t * steps), dtype=np.int64)
+    errs = np.empty(t * steps)
+    sub = np.empty((num_joints, 12))
+    _lower_bound(
+        rows,
         stored,
-        p.lay,
-        p.dec,
+        lay,
+        dec,
         cand,
         have,
         qi,
         out4,
         tracks,
         joints,
-        h.lists,
+        lists,
         qvv,
         mats,
         per_joint,
         scratch,
+        flags,
     )
-    rel = np.empty((h.max_depth, m, 12))
-    picks = np.empty((2, t * steps), dtype=np.int64)
-    errs = np.empty(t * steps)
-    sub = np.empty((num_joints, 12))
-    _lower_bound(*common, flags)
     for _ in range(REPAIR_SWEEPS):
-        if _repair_sweep(*common, flags, p.cost, steps, rel, picks, errs):
+        if _repair_sweep(
+            rows,
+            stored,
+            lay,
+            dec,
+            cand,
+            have,
+            qi,
+            out4,
+            tracks,
+            joints,
+            lists,
+            qvv,
+            mats,
+            per_joint,
+            scratch,
+            flags,
+            cost,
+            steps,
+            rel,
+            picks,
+            errs,
+        ):
             break
-    for _ in range(SLACK_ROUNDS[code]):
-        if not _slack_round(*common, p.cost, sub):
+    for _ in range(slack_rounds):
+        if not _slack_round(
+            rows,
+            stored,
+            lay,
+            dec,
+            cand,
+            have,
+            qi,
+            out4,
+            tracks,
+            joints,
+            lists,
+            qvv,
+            mats,
+            per_joint,
+            scratch,
+            cost,
+            sub,
+        ):
             break
-    rates = tracks[RATE].copy()
-    return rates, flags[STUCK].copy(), _quantized(p.unit, p.raw_values, rates)
-
-
-def _quantized(unit: Array, raw_values: Array, rates: Array) -> Array:
-    """The stored integers (n, T, 3) of every track at its rate (raw: the float bits)."""
-    q = np.zeros(unit.shape, dtype=np.uint32)
-    for r in np.unique(rates):
-        sel = rates == r
-        if r == RAW_BIT_RATE:
-            q[:, sel] = raw_values[:, sel].view(np.uint32)
-        elif r > 0:
-            q[:, sel] = quantize(unit[:, sel], int(r))
-    return q
+    unit = stored[UNIT]
+    for s in range(q.shape[0]):  # _quantized: quantize.quantize at each track's rate
+        for k in range(t):
+            r = tracks[RATE, k]
+            scale = float((1 << r) - 1)
+            for c in range(3):
+                if r == RAW_BIT_RATE:
+                    q[s, k, c] = raw_bits[s, k, c]
+                elif r > 0:
+                    q[s, k, c] = np.uint32(np.floor(np.float64(unit[s, k, c]) * scale + 0.5))
+                else:
+                    q[s, k, c] = 0
 
 
 # --- shared helpers -----------------------------------------------------------------------
 # cand (T, R, m, 4) decoded candidates, have (T, R) which are filled.
 
 
-@helper
+@inlined
 def _candidate(t, r, rows, stored, lay, dec, cand, have, qi, out4):
     """Decode track t at rate r for every row into cand[t, r] (once)."""
     if have[t, r]:
@@ -256,9 +360,10 @@ def _candidate(t, r, rows, stored, lay, dec, cand, have, qi, out4):
     have[t, r] = True
 
 
-@helper
-def _set_rate(t, r, cand, tracks, joints, lists, qvv, mats):
-    """Put track t at rate r; rebuild its joint's local matrices and its subtree's objects."""
+@inlined
+def _set_local(t, r, cand, tracks, qvv, mats):
+    """Put track t at rate r; rebuild its joint's local matrices (not its subtree's objects:
+    the first pass, which reads none, builds them all once at its end)."""
     tracks[RATE, t] = r
     j = tracks[TRACK_JOINT, t]
     kind = tracks[TRACK_KIND, t]
@@ -268,6 +373,14 @@ def _set_rate(t, r, cand, tracks, joints, lists, qvv, mats):
         for c in range(4 if kind == 0 else 3):
             qvv[CUR, i, j, off + c] = cand[t, r, i, c]
         qvv_matrix(qvv[CUR, i, j], mats[LOCAL, i, j])
+
+
+@inlined
+def _set_rate(t, r, cand, tracks, joints, lists, qvv, mats):
+    """Put track t at rate r; rebuild its joint's local matrices and its subtree's objects."""
+    _set_local(t, r, cand, tracks, qvv, mats)
+    j = tracks[TRACK_JOINT, t]
+    m = qvv.shape[1]
     for a in range(joints[SUB_PTR, j], joints[SUB_PTR, j + 1]):
         d = lists[SUBTREE, a]
         p = joints[PARENT, d]
@@ -279,7 +392,7 @@ def _set_rate(t, r, cand, tracks, joints, lists, qvv, mats):
                 compose(mats[OBJ, i, p], mats[LOCAL, i, d], mats[OBJ, i, d])
 
 
-@helper
+@inlined
 def _local_with(src, kind, vals, v10, out):
     """Local matrix of a QVV row `src (10,)` with sub-track `kind` replaced by vals."""
     for c in range(10):
@@ -293,7 +406,7 @@ def _local_with(src, kind, vals, v10, out):
 # --- pass 1: local lower bound ------------------------------------------------------------
 
 
-@kernel
+@helper
 def _lower_bound(
     rows,
     stored,
@@ -312,7 +425,7 @@ def _lower_bound(
     scratch,
     flags,
 ):
-    for i in range(qvv.shape[1]):  # raw and starting lossy local and object matrices
+    for i in range(qvv.shape[1]):  # raw local and object, starting lossy local matrices
         for j in range(qvv.shape[2]):
             qvv_matrix(qvv[RAW, i, j], mats[RAW_LOCAL, i, j])
             qvv_matrix(qvv[CUR, i, j], mats[LOCAL, i, j])
@@ -320,10 +433,8 @@ def _lower_bound(
             if p < 0:
                 for x in range(12):
                     mats[RAW_OBJ, i, j, x] = mats[RAW_LOCAL, i, j, x]
-                    mats[OBJ, i, j, x] = mats[LOCAL, i, j, x]
             else:
                 compose(mats[RAW_OBJ, i, p], mats[RAW_LOCAL, i, j], mats[RAW_OBJ, i, j])
-                compose(mats[OBJ, i, p], mats[LOCAL, i, j], mats[OBJ, i, j])
     m = rows.shape[0]
     num_joints = qvv.shape[2]
     v10, m4 = scratch[0], scratch[1]
@@ -345,7 +456,7 @@ def _lower_bound(
                 chosen = r
                 break
         _candidate(t, chosen, rows, stored, lay, dec, cand, have, qi, out4)
-        _set_rate(t, chosen, cand, tracks, joints, lists, qvv, mats)
+        _set_local(t, chosen, cand, tracks, qvv, mats)
     # the combination of a joint's sub-tracks must meet the bound as well
     for _ in range(3 * NUM_BIT_RATES):
         for j in range(num_joints):
@@ -375,16 +486,24 @@ def _lower_bound(
             if best < tracks.shape[1]:
                 r = tracks[RATE, best] + 1
                 _candidate(best, r, rows, stored, lay, dec, cand, have, qi, out4)
-                _set_rate(best, r, cand, tracks, joints, lists, qvv, mats)
+                _set_local(best, r, cand, tracks, qvv, mats)
                 progressed = True
         if not progressed:
             break
+    for i in range(m):  # the lossy object matrices of the rates chosen
+        for j in range(num_joints):
+            p = joints[PARENT, j]
+            if p < 0:
+                for x in range(12):
+                    mats[OBJ, i, j, x] = mats[LOCAL, i, j, x]
+            else:
+                compose(mats[OBJ, i, p], mats[LOCAL, i, j], mats[OBJ, i, j])
 
 
 # --- pass 2: object-space repair ----------------------------------------------------------
 
 
-@kernel
+@helper
 def _repair_sweep(
     rows,
     stored,
@@ -531,7 +650,7 @@ def _repair_sweep(
 # --- pass 3: slack removal ----------------------------------------------------------------
 
 
-@kernel
+@helper
 def _slack_round(
     rows,
     stored,

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from codec.codecs.acl_style.bitstream import pack, unpack
+from codec.codecs.acl_style.bitstream import pack, pack_runs, unpack
 
 
 @pytest.mark.parametrize("width", range(33))
@@ -29,3 +29,20 @@ def test_value_too_wide_and_short_stream_are_errors():
         pack(np.array([4]), np.array([2]))
     with pytest.raises(ValueError, match="too short"):
         unpack(b"\x00", np.array([4]), np.array([8]))
+
+
+def test_runs_pack_each_to_its_own_bytes():
+    """What the writer packs segment by segment in one pass: each run as `pack` packs it."""
+    rng = np.random.default_rng(4)
+    counts = np.array([5, 0, 13, 1, 40])
+    widths = rng.integers(0, 33, counts.sum())
+    values = rng.integers(0, 1 << 32, counts.sum(), dtype=np.uint64) & ((1 << widths) - 1).astype(
+        np.uint64
+    )
+    data, offsets = pack_runs(values, widths, counts)
+    starts = np.cumsum(counts) - counts
+    runs = [pack(values[a : a + n], widths[a : a + n]) for a, n in zip(starts, counts, strict=True)]
+    assert [data[a:b] for a, b in zip(offsets[:-1], offsets[1:], strict=True)] == runs
+    assert offsets[-1] == len(data) == sum(len(r) for r in runs)
+    with pytest.raises(ValueError, match="does not fit"):
+        pack_runs(np.array([4]), np.array([2]), np.array([1]))

@@ -108,6 +108,23 @@ def test_loop_detection_drops_the_repeated_last_sample():
     assert not off.decoder.wrap and off.decoder.num_samples == 41
 
 
+def test_a_loop_at_the_precision_itself_is_decided_by_numpy_s_object_space():
+    """The compiled object space decides loops clear by more than rounding; at the bound
+    itself numpy's decides, to the last bit, as it always did."""
+    from codec.codecs.acl_style.encoder import _loops
+
+    clip = chain_clip(num_samples=41)
+    tr = clip.translations.copy()
+    tr[-1] = tr[0]
+    tr[-1, 0] += [3e-3, 0.0, 0.0]  # the root moves every joint by 0.003 cm
+    clip = clip.replace(translations=tr)
+    ends = object_space(clip.rotations[[0, -1]], tr[[0, -1]], clip.scales[[0, -1]], [-1, 0, 1, 2])
+    exact = shell_error(ends[0], ends[1], clip.skeleton.shell_distance)
+    for precision, loops in ((exact, True), (np.nextafter(exact, 0.0), False), (exact * 2, True)):
+        assert _loops(clip.with_skeleton_settings(precision=precision)) is loops
+    assert not _loops(clip.with_skeleton_settings(precision=exact / 2))
+
+
 def test_not_looping_when_the_ends_differ():
     r = compress(chain_clip(num_samples=30))
     assert not r.decoder.wrap

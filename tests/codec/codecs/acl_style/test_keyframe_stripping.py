@@ -219,3 +219,34 @@ def test_the_command_line_flags_reach_the_codec_and_the_summary(tmp_path) -> Non
     assert s["num_stripped_keyframes"] == int(0.9 * 31)  # at least that share (of 29 movable)
     code, text, s = run("--strip-threshold", "-1")
     assert code == 2
+
+
+@pytest.mark.parametrize("source", ["mocap", "keyed"])
+def test_the_screen_names_only_removals_over_a_precision(source: str, keyed_13_07) -> None:
+    """The compiled screen stops a segment's stripping before measuring it only where every
+    removal is over some joint's precision: it names no removal the exact measure finds
+    within (never a trivial one), and every removal clearly over."""
+    from codec.codecs.acl_style.decoder import decoded_clip
+    from codec.codecs.acl_style.keyframe_stripping import surely_over
+    from codec.measure.error_metric import clip_errors
+
+    clip = codec.load_clip(data_clip("cmu_13_07.acl.sjson")) if source == "mocap" else keyed_13_07
+    r = compress(clip, OFF)
+    sk = clip.skeleton
+    frames = np.arange(1, clip.num_samples - 1)
+    decoded = r.decoder.decode_rows(np.arange(clip.num_samples))
+    a = tuple(v[frames - 1] for v in decoded)
+    b = tuple(v[frames + 1] for v in decoded)
+    lossy = decoded_clip(sk, clip.sample_rate, rebuild(a, b, np.full(len(frames), 0.5)), False)
+    raw = codec.Clip(
+        sk, clip.sample_rate, clip.rotations[frames], clip.translations[frames], clip.scales[frames]
+    )
+    ratio = np.max(clip_errors(raw, lossy) / sk.precision, axis=1)
+    raw_rows = (clip.rotations, clip.translations, clip.scales)
+    over = surely_over(
+        decoded, raw_rows, sk.parents, sk.shell_distance, sk.precision,
+        frames - 1, frames + 1, frames, np.full(len(frames), 0.5),
+    )  # fmt: skip
+    assert np.all(ratio[over] > 1.0)
+    assert np.all(over[ratio > 1.0 + 1e-5])
+    assert np.any(ratio <= 1.0) == (source == "keyed")
