@@ -26,6 +26,7 @@ from codec.codecs.acl_style.tables import (
 )
 from codec.formats.atomic import write_bytes, write_text
 from codec.measure.stats import json_safe
+from codec.printable import csv_cell
 from codec.result import Result
 from codec.tuning import JointOverride
 
@@ -95,7 +96,8 @@ def write_json(
 
 
 def _csv_text(columns: tuple[str, ...], rows: list[dict[str, Any]]) -> str:
-    """CSV with floats in full precision, NaN (does not apply) as an empty cell."""
+    """CSV with floats in full precision, NaN (does not apply) as an empty cell, and names
+    as data (codec.printable.csv_cell: never a formula, never a control character)."""
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
     w.writeheader()
@@ -106,6 +108,8 @@ def _csv_text(columns: tuple[str, ...], rows: list[dict[str, Any]]) -> str:
                 if isinstance(v, float) and math.isnan(v)
                 else repr(v)
                 if isinstance(v, float)
+                else csv_cell(v)
+                if isinstance(v, str)
                 else v
                 for k, v in row.items()
             }
