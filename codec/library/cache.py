@@ -3,7 +3,8 @@
 A re-run, or a run after Ctrl+C, only compresses what changed: a clip whose bytes, whose
 tuning (global, rules, sidecar) and whose codec are the same as before gets its old rows.
 One small JSON file per key in a folder, written whole or not at all, so a run killed
-half-way never leaves a torn entry; a damaged entry reads as a miss.
+half-way never leaves a torn entry; a damaged entry (or whatever else is found under its
+name: a FIFO, a link to a device, rows of the wrong shape) reads as a miss.
 """
 
 from __future__ import annotations
@@ -15,9 +16,11 @@ from functools import lru_cache
 from pathlib import Path
 
 from codec.formats import atomic
-from codec.library.rows import Row
+from codec.formats.input_paths import InputRefused, load_json, read_capped
+from codec.library.rows import Row, row_problem
 
 _CHUNK = 1 << 20
+MAX_ENTRY = 4 << 20  # the rows of one file: a few hundred bytes per animation
 
 
 def file_hash(path: str | os.PathLike[str]) -> str:
@@ -65,12 +68,18 @@ class RowCache:
         return self.folder / key[:2] / f"{key}.json"
 
     def get(self, key: str) -> list[Row] | None:
+        """The rows kept under `key`, or None (a miss) when there are none or the entry is
+        not one we wrote: not a regular file (a FIFO would block, /dev/zero never end),
+        larger than any entry, not JSON, nested too deeply, or rows of the wrong shape
+        (codec.library.rows.row_problem)."""
         try:
-            data = json.loads(self._path(key).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = load_json(read_capped(self._path(key), MAX_ENTRY, "cache entry"))
+        except InputRefused:
             return None
         rows = data.get("rows") if isinstance(data, dict) else None
-        return rows if isinstance(rows, list) else None
+        if not isinstance(rows, list) or any(row_problem(r) for r in rows):
+            return None
+        return rows
 
     def put(self, key: str, rows: list[Row]) -> None:
         path = self._path(key)
