@@ -38,6 +38,7 @@ import codec
 from app import exports
 from app.document import Document, Status
 from app.tuning_history import Tuning, TuningHistory
+from codec.formats.output_paths import output_problem
 from codec.model.clip import Clip
 from codec.result import Result
 from codec.settings import CompressionSettings
@@ -602,6 +603,10 @@ class Controller(QtCore.QObject):
                 raise ValueError(f"unknown export {kind!r}")
             if r is None:
                 raise ValueError("nothing to export before the first compression")
+            inputs = [doc.path, sidecar_path(doc.path)] if doc.path is not None else []
+            problem = output_problem(path, inputs)  # the check every output passes
+            if problem:
+                raise ValueError(f"{path}: {problem}")
             out = writers[kind]()
         except (OSError, ValueError, RuntimeError) as e:
             self.exported.emit(kind, str(path), str(e))

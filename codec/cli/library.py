@@ -15,6 +15,7 @@ The embedded cluster listens on the loopback interface only and serves no dashbo
 from __future__ import annotations
 
 import argparse
+import math
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -25,6 +26,7 @@ from codec.cli.files import check_outputs, write_outputs
 from codec.cli.flags import add_reader_flags, positive_float
 from codec.errors import SettingsError
 from codec.library.rows import Row
+from codec.model.limits import distance_problem
 from codec.printable import escaped, write_control
 from codec.settings import LEVELS
 
@@ -105,6 +107,9 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=cmd_library)
 
 
+MAX_TIMEOUT = 1e7  # seconds a file may take (115 days): past it a deadline is no number
+
+
 def parse_sweep(text: str) -> list[float]:
     """'0.005,0.01,0.02' -> [0.005, 0.01, 0.02] (CliError naming the bad item)."""
     out = []
@@ -115,8 +120,20 @@ def parse_sweep(text: str) -> list[float]:
             raise CliError(f"--sweep: {item.strip()!r} is not a number") from None
         if not (v > 0 and v < 1e6):
             raise CliError(f"--sweep: {item.strip()!r} must be a precision > 0")
+        if distance_problem(v):
+            raise CliError(f"--sweep: {distance_problem(v)}")
         out.append(v)
     return out
+
+
+def check_numbers(args: argparse.Namespace) -> None:
+    """Every number flag within the range it can hold, before any work (one line naming it)."""
+    for flag, value in (("--precision", args.precision), ("--shell-distance", args.shell_distance)):
+        if value is not None and distance_problem(value):
+            raise CliError(f"{flag}: {distance_problem(value)}")
+    t = args.timeout
+    if t is not None and not (math.isfinite(t) and 0 < t <= MAX_TIMEOUT):
+        raise CliError(f"--timeout: {t!r} is not a number of seconds between 0 and {MAX_TIMEOUT:g}")
 
 
 class Progress:
@@ -239,6 +256,7 @@ def cmd_library(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.workers is not None and args.workers < 1:
         raise CliError(f"--workers must be at least 1, got {args.workers}")
     dashboard = _dashboard(args)
+    check_numbers(args)
     sweep = parse_sweep(args.sweep) if args.sweep else None
     settings = _settings(args)
     try:
