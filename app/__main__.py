@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import math
 import os
 import sys
 from collections.abc import Callable
@@ -27,6 +28,7 @@ from app.headless import (
 )
 from codec.cli.flags import add_bvh_positions_flag
 from codec.model.sampling import ROUNDING_MODES
+from codec.printable import printable_stream
 from codec.settings import LEVELS
 
 SCREENSHOT_TIMEOUT_MS = 180_000
@@ -150,11 +152,58 @@ def _log_uncaught() -> None:
 
 def _size(text: str) -> tuple[int, int]:
     w, h = (int(v) for v in text.lower().split("x"))
+    if w < 0 or h < 0:
+        raise ValueError("a negative size")
     return max(w, 320), max(h, 240)
+
+
+MAX_SIZE = (3840, 2160)  # --size: a 4K window (786 MB to draw and grab here; 8K took 2.6 GB)
+
+
+def flag_problem(args: argparse.Namespace) -> str | None:
+    """The first flag whose value the inspector cannot hold (one line naming the flag), or
+    an output (screenshot or export) that may not be written: checked before any work."""
+    from codec.model.limits import distance_problem, rate_problem
+
+    for flag, value in (("--precision", args.precision), ("--shell-distance", args.shell_distance)):
+        if isinstance(value, float) and distance_problem(value):
+            return f"{flag}: {distance_problem(value)}"
+    if args.sample_rate is not None and rate_problem(args.sample_rate):
+        return f"--sample-rate: {rate_problem(args.sample_rate)}"
+    if args.time is not None and not math.isfinite(args.time):
+        return f"--time: {args.time!r} is not a number of seconds"
+    if args.magnify is not None and not 1.0 <= args.magnify <= 1000.0:
+        return f"--magnify {args.magnify:g} is outside 1..1000"
+    if args.size is not None:
+        try:
+            w, h = _size(args.size)
+        except ValueError:
+            return f"bad --size {args.size!r}, expected WxH"
+        if w > MAX_SIZE[0] or h > MAX_SIZE[1]:
+            return f"--size {w}x{h} is larger than {MAX_SIZE[0]}x{MAX_SIZE[1]}"
+    if args.screenshot or args.screenshot_view or wants_headless(args):
+        from app.headless import outputs_of_run
+
+        return outputs_of_run(args, args.clip or str(_default_clip()))
+    return None
+
+
+def _default_clip() -> Path:
+    return Path(__file__).resolve().parent.parent / "resources" / "cmu_09_02.acl.sjson"
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    # names from files are printed as data: no control character reaches the terminal
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = printable_stream(sys.stdout), printable_stream(sys.stderr)
+    try:
+        return _main(args)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _main(args: argparse.Namespace) -> int:
     shooting = bool(args.screenshot or args.screenshot_view)
     if args.acl_compressor:
         from codec.codecs.acl21 import compressor
@@ -172,19 +221,14 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"shellscope: {exc}", file=sys.stderr)
         return 2
+    problem = flag_problem(args)
+    if problem:
+        print(f"shellscope: {problem}", file=sys.stderr)
+        return 2
     if wants_headless(args):
         code = run_headless(args)
         if code or not shooting:  # exports and a screenshot: the window follows the exports
             return code
-    if args.size is not None:
-        try:
-            _size(args.size)
-        except ValueError:
-            print(f"shellscope: bad --size {args.size!r}, expected WxH", file=sys.stderr)
-            return 2
-    if args.magnify is not None and not 1.0 <= args.magnify <= 1000.0:
-        print(f"shellscope: --magnify {args.magnify:g} is outside 1..1000", file=sys.stderr)
-        return 2
     code = _need_display(args)
     if code is not None:
         return code
@@ -380,9 +424,22 @@ def _screenshot_class() -> type:
                 self.window.viewport.invalidate()
 
         def _save(self, image: object, path: Path) -> None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if not image.save(str(path), "PNG"):  # type: ignore[attr-defined]
-                print(f"shellscope: cannot write {path}", file=sys.stderr)
+            """PNG bytes written whole or not at all (codec.formats.atomic), never creating
+            a folder: the path passed the outputs' check before any work."""
+            from PySide6.QtCore import QBuffer, QByteArray, QIODevice
+
+            from codec.formats.atomic import write_bytes
+
+            data = QByteArray()
+            buf = QBuffer(data)
+            buf.open(QIODevice.OpenModeFlag.WriteOnly)
+            try:
+                if not image.save(buf, "PNG"):  # type: ignore[attr-defined]
+                    raise OSError("Qt could not encode the picture as PNG")
+                buf.close()
+                write_bytes(path, bytes(data.data()))
+            except OSError as e:
+                print(f"shellscope: {path}: cannot write: {e.strerror or e}", file=sys.stderr)
                 self.code = 1
             else:
                 print(f"shellscope: wrote {path}", file=sys.stderr)

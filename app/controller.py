@@ -39,6 +39,7 @@ from app import exports
 from app.document import Document, Status
 from app.tuning_history import Tuning, TuningHistory
 from codec.errors import ShellscopeError
+from codec.formats.output_paths import output_problem
 from codec.model.clip import Clip
 from codec.result import Result
 from codec.settings import CompressionSettings
@@ -671,6 +672,10 @@ class Controller(QtCore.QObject):
                 raise ValueError(f"unknown export {kind!r}")
             if r is None:
                 raise ValueError("nothing to export before the first compression")
+            inputs = [doc.path, sidecar_path(doc.path)] if doc.path is not None else []
+            problem = output_problem(path, inputs)  # the check every output passes
+            if problem:
+                raise ValueError(f"{path}: {problem}")
             out = writers[kind]()
         except (OSError, ValueError, RuntimeError, ShellscopeError) as e:
             self.exported.emit(kind, str(path), str(e))

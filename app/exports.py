@@ -30,6 +30,7 @@ from codec.formats.atomic import write_bytes, write_text
 from codec.lossy_export import LossyFile
 from codec.measure.stats import json_safe
 from codec.model.clip import Clip
+from codec.printable import csv_cell
 from codec.result import Result
 from codec.tuning import JointOverride
 
@@ -99,7 +100,8 @@ def write_json(
 
 
 def _csv_text(columns: tuple[str, ...], rows: list[dict[str, Any]]) -> str:
-    """CSV with floats in full precision, NaN (does not apply) as an empty cell."""
+    """CSV with floats in full precision, NaN (does not apply) as an empty cell, and names
+    as data (codec.printable.csv_cell: never a formula, never a control character)."""
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
     w.writeheader()
@@ -110,6 +112,8 @@ def _csv_text(columns: tuple[str, ...], rows: list[dict[str, Any]]) -> str:
                 if isinstance(v, float) and math.isnan(v)
                 else repr(v)
                 if isinstance(v, float)
+                else csv_cell(v)
+                if isinstance(v, str)
                 else v
                 for k, v in row.items()
             }

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -32,11 +31,13 @@ from app.exports import export_joint_csv, export_lossy, export_stats, stats_dict
 from codec.cli.flags import add_tuning_flags
 from codec.errors import ShellscopeError
 from codec.formats import atomic
+from codec.formats.output_paths import outputs_problem
 from codec.lossy_export import LossyFile
 from codec.sidecar import load_tuning, sidecar_path
 from codec.tuning import GlobalSettings, JointOverride
 
 EXPORT_FLAGS = ("export_stats", "export_csv", "export_lossy")
+SCREENSHOT_FLAGS = ("screenshot", "screenshot_view")
 
 
 def _has(parser: argparse.ArgumentParser, flag: str) -> bool:
@@ -117,48 +118,44 @@ class _BadUse(Exception):
     """Exit 2: an export path that cannot be written or would overwrite an input."""
 
 
-def _check_exports(args: argparse.Namespace, clip_path: str) -> None:
-    """Refuse, before any work, an export that cannot be written or would overwrite an
-    input (the clip, its sidecar, the overrides file) or another export."""
-    from codec.formats import format_of
-    from codec.lossy_export import EXTENSIONS, export_format
-
+def run_inputs(args: argparse.Namespace, clip_path: str) -> list[Path]:
+    """The files a run of `shellscope` reads: the clip, its sidecar, the overrides file."""
     inputs = [Path(clip_path), sidecar_path(clip_path)]
     if getattr(args, "overrides", None):
         inputs.append(Path(args.overrides))
-    seen: dict[str, str] = {}
+    return inputs
+
+
+def outputs_of_run(args: argparse.Namespace, clip_path: str) -> str | None:
+    """Why an export or screenshot of this run may not be written ("PATH: why"), or None."""
+    try:
+        _check_exports(args, clip_path)
+    except _BadUse as e:
+        return str(e)
+    return None
+
+
+def _check_exports(args: argparse.Namespace, clip_path: str) -> None:
+    """Refuse, before any work, an export or screenshot that cannot be written or would
+    overwrite an input (the clip, its sidecar, the overrides file), a sidecar or another
+    output: the one check of every output (codec.formats.output_paths)."""
+    from codec.formats import format_of
+    from codec.lossy_export import EXTENSIONS, export_format
+
     for flag in EXPORT_FLAGS:
         value = getattr(args, flag, None)
-        if not value:
+        if flag != "export_lossy" or not value:
             continue
-        path = Path(value)
-        if flag == "export_lossy" and export_format(path) is None:
+        if export_format(Path(value)) is None:
             raise _BadUse(f"{value}: --export-lossy writes {EXTENSIONS} files")
-        if (
-            flag == "export_lossy"
-            and export_format(path) == "gltf"
-            and format_of(clip_path) != "gltf"
-        ):
+        if export_format(Path(value)) == "gltf" and format_of(clip_path) != "gltf":
             raise _BadUse(
                 f"{value}: a lossy glTF is a copy of the source glTF, and {clip_path} is not one"
             )
-        real = os.path.realpath(path)
-        if real in seen:
-            raise _BadUse(f"{value}: given twice as an export (also as {seen[real]})")
-        seen[real] = value
-        for i in inputs:
-            same = real == os.path.realpath(i)
-            if not same and path.exists() and i.exists():
-                same = os.path.samefile(path, i)
-            if same:
-                raise _BadUse(f"{value}: is the input file {i}; refusing to overwrite it")
-        problem = atomic.target_problem(path)
-        if problem:
-            raise _BadUse(f"{value}: {problem}")
-        if not path.parent.is_dir():
-            raise _BadUse(f"{value}: cannot write: no such folder {str(path.parent)!r}")
-        if not os.access(path.parent, os.W_OK | os.X_OK):
-            raise _BadUse(f"{value}: cannot write: the folder is not writable")
+    outputs = [getattr(args, f, None) for f in (*EXPORT_FLAGS, *SCREENSHOT_FLAGS)]
+    problem = outputs_problem(outputs, run_inputs(args, clip_path), "an output")
+    if problem:
+        raise _BadUse(problem)
 
 
 SHOWN_UNMATCHED = 2  # rules named one by one before the rest are counted

@@ -39,7 +39,6 @@ from __future__ import annotations
 import json
 import os
 import reprlib
-import stat
 from pathlib import Path
 from typing import Any
 
@@ -94,27 +93,14 @@ def _show(value: Any) -> str:
 def _read_json(path: Path) -> Any:
     """The file's JSON; SidecarError naming the file for anything unusable: missing,
     unreadable, not a regular file (a FIFO would block), too large, not UTF-8, not JSON,
-    or nested too deeply to parse."""
+    a number longer than any setting holds, or nested too deeply to parse
+    (codec.formats.input_paths: read with a cap, never blocking)."""
+    from codec.formats.input_paths import InputRefused, load_json, read_capped
+
     try:
-        info = os.stat(path)
-        if not stat.S_ISREG(info.st_mode):
-            raise SidecarError(path, "file", "not a regular file (a folder, device or FIFO)")
-        if info.st_size > MAX_SIZE:
-            raise SidecarError(path, "file", f"{info.st_size} bytes is too large for a sidecar")
-        with open(path, "rb") as f:
-            raw = f.read(MAX_SIZE + 1)
-    except OSError as e:
-        raise SidecarError(path, "file", f"cannot read: {e.strerror or e}") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise SidecarError(path, f"byte {e.start}", "not UTF-8 text") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        raise SidecarError(path, f"line {e.lineno} column {e.colno}", e.msg) from None
-    except RecursionError:
-        raise SidecarError(path, "top level", "nested too deeply to be a sidecar") from None
+        return load_json(read_capped(path, MAX_SIZE, "sidecar"))
+    except InputRefused as e:
+        raise SidecarError(path, e.place or "file", e.reason) from None
 
 
 def _rule(path: Path, place: str, item: Any) -> JointOverride:

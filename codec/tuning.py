@@ -10,14 +10,15 @@ The sidecar file that keeps a clip's tuning is codec.sidecar (`load_tuning` read
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
 from codec.model.clip import Clip, Skeleton
 from codec.model.limits import distance_problem
 from codec.model.sampling import BASE_ROUNDING
+from codec.name_pattern import NamePattern, pattern_problem
 from codec.settings import LEVELS, CompressionSettings
 
 
@@ -31,6 +32,9 @@ class JointOverride:
     rounding: str | None = None
 
     def __post_init__(self) -> None:
+        problem = pattern_problem(self.pattern) if isinstance(self.pattern, str) else None
+        if problem:
+            raise ValueError(problem)
         for name in ("precision", "shell_distance"):
             v = getattr(self, name)
             if v is None:
@@ -48,19 +52,14 @@ class JointOverride:
                 f"{BASE_ROUNDING}"
             )
 
-    def matches(self, names: tuple[str, ...]) -> np.ndarray:
-        """(J,) bool: which joints this rule applies to.
+    @cached_property
+    def _compiled(self) -> NamePattern:
+        return NamePattern(self.pattern)
 
-        A name must start with the pattern's literal head (before its first * ? or [)
-        before the pattern is compiled at all: a file of 20,000 rules that match nothing
-        then costs string compares, not 20,000 regular expressions."""
-        pat = self.pattern.lower()
-        cut = min((i for i in (pat.find(c) for c in "*?[") if i >= 0), default=len(pat))
-        head = pat[:cut]
-        return np.array(
-            [n.lower().startswith(head) and fnmatch.fnmatchcase(n.lower(), pat) for n in names],
-            dtype=bool,
-        )
+    def matches(self, names: tuple[str, ...]) -> np.ndarray:
+        """(J,) bool: which joints this rule applies to (codec.name_pattern: linear in the
+        pattern, whatever a tuning file holds)."""
+        return np.array(self._compiled.matches_each(names), dtype=bool)
 
 
 @dataclass(frozen=True, eq=False)

@@ -3,7 +3,8 @@ library and warm-up.
 
 One module per command (`add_parser` registers its flags, `cmd_*` runs it and returns the
 exit code); `main(argv)` parses, dispatches and turns every failure into one line on stderr,
-never a traceback (codec.cli.failures has the exit codes).
+never a traceback (codec.cli.failures has the exit codes). Everything a command prints goes
+through codec.printable: a joint or file name cannot put a control character on a terminal.
 
 Outputs: every output path is checked before any work (its folder exists and is writable,
 it is not an input, no two are the same), and the files of one run are written together at
@@ -23,6 +24,7 @@ from codec.cli import bench, codecs, compress, decompress, info, library, stats,
 from codec.cli.failures import EXIT_ERROR, EXIT_FAIL, EXIT_OK, PROG, CliError, RunFailed, one_line
 from codec.errors import ShellscopeError
 from codec.formats import atomic
+from codec.printable import printable_stream
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -46,7 +48,8 @@ def main(
     argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None
 ) -> int:
     """Run the CLI on `argv` (default sys.argv[1:]); returns the exit code."""
-    io_ = _Streams(stdout or sys.stdout, stderr or sys.stderr)
+    # every line printed is terminal-safe: names from files cannot retitle or clear it
+    io_ = _Streams(printable_stream(stdout or sys.stdout), printable_stream(stderr or sys.stderr))
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -21,6 +21,9 @@ BENCH = Path(__file__).resolve().parents[2] / "bench" / "codec_vs_acl.py"
 MODULE = "codec_vs_acl"
 
 
+MAX_REPEAT = 1000  # fresh compressions per clip: beyond it a run never ends
+
+
 def load_bench() -> ModuleType:
     """The benchmark module of the checkout this codec runs from (loaded once)."""
     if MODULE in sys.modules:
@@ -113,8 +116,8 @@ def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.codecs:
         return _every_codec(args, out, err)
     bench = load_bench()
-    if args.repeat < 1:
-        raise CliError(f"--repeat must be at least 1, got {args.repeat}")
+    if not 1 <= args.repeat <= MAX_REPEAT:
+        raise CliError(f"--repeat must be 1 to {MAX_REPEAT}, got {args.repeat}")
     check_outputs([args.json], [args.reference])
     clips = bench.clips_from(args.clips) if args.clips else bench.default_clips(args.shared)
     report = bench.run(

@@ -56,7 +56,7 @@ def cmd_compress(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     settings_from(args)  # the flags' own checks, before any work
     if args.output and not args.output.lower().endswith(".ssc"):
         raise CliError(f"{args.output}: the output of compress must end in .ssc")
-    check_outputs([args.output, args.json], [args.clip])
+    check_outputs([args.output, args.json], [args.clip, args.overrides])
     clip = load_clip(args.clip, **load_options(args))
     if not clip.name:
         clip.name = Path(args.clip).name

@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from codec.cli.failures import CliError
 from codec.errors import CompressedFormatError
 from codec.formats import atomic
+from codec.formats.output_paths import outputs_problem
 from codec.measure.stats import json_safe
 
 if TYPE_CHECKING:
@@ -27,35 +27,12 @@ def check_outputs(
     outputs: Sequence[str | None], inputs: Sequence[str | os.PathLike | None]
 ) -> None:
     """CliError (exit 2) before any work when an output cannot be written: its folder is
-    missing or read-only, it is a folder, it is one of the inputs, or two outputs are one
-    file. '-' (stdout) and None (not asked for) are skipped."""
-    files = [o for o in outputs if o and o != "-"]
-    ins = [Path(i) for i in inputs if i]
-    seen: dict[str, str] = {}
-    for out in files:
-        path = Path(out)
-        real = os.path.realpath(path)
-        if real in seen:
-            raise CliError(f"{out}: given twice as an output (also as {seen[real]})")
-        seen[real] = out
-        for i in ins:
-            if real == os.path.realpath(i) or (path.exists() and _same_file(path, i)):
-                raise CliError(f"{out}: is the input file {i}; refusing to overwrite it")
-        folder = path.parent
-        problem = atomic.target_problem(path)
-        if problem:
-            raise CliError(f"{out}: {problem}")
-        if not folder.is_dir():
-            raise CliError(f"{out}: cannot write: no such folder {str(folder)!r}")
-        if not os.access(folder, os.W_OK | os.X_OK):
-            raise CliError(f"{out}: cannot write: the folder is not writable")
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return False
+    missing or read-only, it is a folder, device or FIFO, it is one of the inputs or a
+    sidecar, its name is too long, or two outputs are one file (the one check every
+    output passes: codec.formats.output_paths). '-' (stdout) and None are skipped."""
+    problem = outputs_problem(outputs, inputs)
+    if problem:
+        raise CliError(problem)
 
 
 def write_outputs(files: Sequence[tuple[str | None, str | bytes]], stdout: TextIO) -> None:
@@ -86,13 +63,14 @@ def read_ssc(path: str) -> Container:
     """Read a .ssc file's container (any codec's); errors name the file."""
     from codec.codecs import container
     from codec.formats import check_regular_file
+    from codec.formats.input_paths import InputRefused, read_capped
+    from codec.model.limits import MAX_SSC_BYTES
 
     check_regular_file(path)  # a FIFO would block, a device never end
     try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        raise CliError(f"{path}: cannot read: {e.strerror or e}") from None
+        data = read_capped(path, MAX_SSC_BYTES, ".ssc file")
+    except InputRefused as e:
+        raise CliError(f"{path}: {e}") from None
     try:
         return container.read(data)
     except CompressedFormatError as e:

@@ -21,18 +21,22 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=cmd_info)
 
 
-def ssc_info(frame: Container) -> dict[str, Any]:
+def ssc_info(frame: Container, path: str = "") -> dict[str, Any]:
     """The container's fields and sizes, and what the codec that wrote it tells of its
-    payload (`describe`, when the codec has one)."""
+    payload (`describe`, when the codec has one). A file with its metadata is decoded
+    whole first, as `decompress` decodes it, so `info` never vouches for a body that cannot
+    be decoded (CliError naming `path`)."""
     from codec.codecs import registry
     from codec.errors import CompressedFormatError
 
     try:
         codec = registry.by_id(frame.codec_id)
+        if frame.skeleton is not None:
+            codec.decode(frame.payload, frame.skeleton)
         describe = getattr(codec, "describe", None)
         payload = describe(frame.payload) if describe is not None else {}
     except CompressedFormatError as e:
-        raise CliError(str(e)) from None
+        raise CliError(f"{path}: {e}" if path else str(e)) from None
     return {
         "magic": frame.data[:4].decode("ascii", "replace"),
         "version": frame.version,
@@ -51,7 +55,7 @@ def ssc_info(frame: Container) -> dict[str, Any]:
 def cmd_info(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Print what a .ssc file holds (or its JSON with --json)."""
     check_outputs([args.json], [args.input])
-    info = ssc_info(read_ssc(args.input))
+    info = ssc_info(read_ssc(args.input), args.input)
     if args.json:
         write_text_output(args.json, dumps_json(info), out)
         if args.json == "-":

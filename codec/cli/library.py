@@ -1,17 +1,23 @@
 """`library`: a folder tree of clips compressed on Dask, a row per clip, and its reports.
 
-    python -m codec library DIR [--scheduler ADDRESS] [--workers N] [--timeout S]
-        [--json FILE] [--csv FILE] [--report FILE.html] [--compare OLD.json]
+    python -m codec library DIR [--scheduler ADDRESS | --dashboard ADDRESS] [--workers N]
+        [--timeout S] [--json FILE] [--csv FILE] [--report FILE.html] [--compare OLD.json]
         [--sweep 0.005,0.01,0.02] [--overrides RULES] [--no-sidecars] [--cache DIR | --no-cache]
 
 Exit codes: 0 the run completed (a clip that failed is a row with its error, not a failed
 run); 2 bad input or usage; 130 interrupted (Ctrl+C), after writing what finished.
+
+The embedded cluster listens on the loopback interface only and serves no dashboard unless
+`--dashboard` asks for one. Every name in the outputs and on the terminal is escaped
+(codec.printable), every CSV cell that would be a formula neutralised.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -19,6 +25,9 @@ from codec.cli.failures import EXIT_OK, CliError
 from codec.cli.files import check_outputs, write_outputs
 from codec.cli.flags import add_reader_flags, positive_float
 from codec.errors import SettingsError
+from codec.library.rows import Row
+from codec.model.limits import distance_problem
+from codec.printable import escaped, write_control
 from codec.settings import LEVELS
 
 EXIT_INTERRUPTED = 130
@@ -37,6 +46,12 @@ def add_parser(sub: Any) -> None:
         metavar="ADDRESS",
         help="an existing Dask scheduler (tcp://host:8786) whose workers run the clips "
         "(default: an embedded local cluster)",
+    )
+    p.add_argument(
+        "--dashboard",
+        metavar="ADDRESS",
+        help="serve the embedded cluster's Dask dashboard at PORT (on the loopback "
+        "interface) or HOST:PORT (default: no dashboard; its pages need bokeh)",
     )
     p.add_argument(
         "--workers",
@@ -99,6 +114,9 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=cmd_library)
 
 
+MAX_TIMEOUT = 1e7  # seconds a file may take (115 days): past it a deadline is no number
+
+
 def parse_sweep(text: str) -> list[float]:
     """'0.005,0.01,0.02' -> [0.005, 0.01, 0.02] (CliError naming the bad item)."""
     out = []
@@ -109,8 +127,20 @@ def parse_sweep(text: str) -> list[float]:
             raise CliError(f"--sweep: {item.strip()!r} is not a number") from None
         if not (v > 0 and v < 1e6):
             raise CliError(f"--sweep: {item.strip()!r} must be a precision > 0")
+        if distance_problem(v):
+            raise CliError(f"--sweep: {distance_problem(v)}")
         out.append(v)
     return out
+
+
+def check_numbers(args: argparse.Namespace) -> None:
+    """Every number flag within the range it can hold, before any work (one line naming it)."""
+    for flag, value in (("--precision", args.precision), ("--shell-distance", args.shell_distance)):
+        if value is not None and distance_problem(value):
+            raise CliError(f"{flag}: {distance_problem(value)}")
+    t = args.timeout
+    if t is not None and not (math.isfinite(t) and 0 < t <= MAX_TIMEOUT):
+        raise CliError(f"--timeout: {t!r} is not a number of seconds between 0 and {MAX_TIMEOUT:g}")
 
 
 class Progress:
@@ -142,13 +172,46 @@ class Progress:
             f"[{'#' * fill}{'.' * (width - fill)}] {self.files}/{self.total} files  "
             f"{rate:.1f} clips/s  ETA {int(left) // 60}:{int(left) % 60:02d}"
         )
-        self.stream.write(("\r\x1b[K" + text) if self.tty else text + "\n")
+        if self.tty:
+            write_control(self.stream, "\r\x1b[K")
+        self.stream.write(text if self.tty else text + "\n")
         self.stream.flush()
 
     def close(self) -> None:
         if self.tty:
             self.stream.write("\n")
             self.stream.flush()
+
+
+def _dashboard(args: argparse.Namespace) -> str | None:
+    """--dashboard as LocalCluster takes it (None: no dashboard); checked with --scheduler."""
+    from codec.library.engine import dashboard_address, scheduler_problem
+
+    if args.scheduler:
+        problem = scheduler_problem(args.scheduler)
+        if problem:
+            raise CliError(f"--scheduler {args.scheduler!r}: {problem}")
+    if args.dashboard is None:
+        return None
+    if args.scheduler:
+        raise CliError("--dashboard is for the embedded cluster; a scheduler serves its own")
+    try:
+        return dashboard_address(args.dashboard)
+    except ValueError as e:
+        raise CliError(str(e)) from None
+
+
+def _say_dashboard(cluster: Any, err: TextIO) -> None:
+    link = cluster.dashboard_link
+    if link:
+        err.write(f"dashboard: {link}\n")
+
+
+def shown_rows(rows: list[Row]) -> list[Row]:
+    """Rows as the outputs write them: every name escaped (codec.printable: control
+    characters and bytes that are not UTF-8, so a CSV, JSON, HTML or terminal line holds
+    them all and none acts on a terminal)."""
+    return [{k: escaped(v) if isinstance(v, str) else v for k, v in r.items()} for r in rows]
 
 
 def _settings(args: argparse.Namespace) -> Any:
@@ -202,6 +265,8 @@ def cmd_library(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     if args.workers is not None and args.workers < 1:
         raise CliError(f"--workers must be at least 1, got {args.workers}")
+    dashboard = _dashboard(args)
+    check_numbers(args)
     sweep = parse_sweep(args.sweep) if args.sweep else None
     settings = _settings(args)
     try:
@@ -211,7 +276,8 @@ def cmd_library(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if not files:
         raise CliError(f"{args.root}: no clips in it")
     old = read_library_json(args.compare) if args.compare else None
-    check_outputs([args.json, args.csv, args.report], [p for p, _ in files])
+    inputs = [*(p for p, _ in files), args.overrides, args.compare]
+    check_outputs([args.json, args.csv, args.report], inputs)
     cache = None if args.no_cache else RowCache(args.cache or default_folder())
     precisions = sweep or [settings.tuning.precision]
     runs = []
@@ -222,7 +288,10 @@ def cmd_library(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             n = args.workers or None
             from codec.library.engine import default_workers
 
-            cluster = DaskCluster(args.scheduler, min(n or default_workers(), len(files)))
+            cluster = DaskCluster(
+                args.scheduler, min(n or default_workers(), len(files)), dashboard
+            )
+            _say_dashboard(cluster, err)
         for p in precisions:
             run_settings = settings.with_precision(p) if p is not None else settings
             if sweep:
@@ -237,6 +306,8 @@ def cmd_library(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 cache=cache,
                 on_file=lambda d, bar=bar: bar.update(len(d.rows), d.cached),
                 cluster=cluster,
+                dashboard=dashboard,
+                on_start=lambda c: _say_dashboard(c, err),
             )
             bar.close()
             runs.append((p, run))
@@ -252,9 +323,10 @@ def cmd_library(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         err.write("interrupted before any file finished; nothing written\n")
         return EXIT_INTERRUPTED
     p0, first = runs[0]
-    rows = first.rows
+    runs = [(p, replace(r, rows=shown_rows(r.rows))) for p, r in runs]
+    rows = runs[0][1].rows  # names as every output writes them (codec.printable)
     meta = {
-        "root": str(Path(args.root)),
+        "root": escaped(str(Path(args.root))),
         "precision": p0,
         "level": settings.tuning.level,
         "codec_version": codec_version(),
@@ -273,7 +345,7 @@ def cmd_library(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         text = sweep_csv([(p, r.rows) for p, r in runs]) if sweep else library_csv(rows)
         outputs.append((args.csv, text))
     if args.report:
-        title = f"Shellscope library: {Path(args.root).resolve().name}"
+        title = f"Shellscope library: {escaped(Path(args.root).resolve().name)}"
         shown = {k: meta[k] for k in ("root", "precision", "level", "codec_version", "workers")}
         if shown["precision"] is None:
             shown["precision"] = "each clip's own"

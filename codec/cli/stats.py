@@ -19,6 +19,7 @@ from codec.cli.files import check_outputs, write_text_output
 from codec.cli.flags import add_settings_flags, load_options, settings_from, tune
 from codec.cli.report_text import fmt_bytes, table
 from codec.errors import ShellscopeError
+from codec.printable import csv_cell, write_control
 from codec.settings import CompressionSettings
 
 STATS_COLUMNS = (
@@ -68,24 +69,30 @@ def clip_extensions() -> tuple[str, ...]:
     return tuple(e for e in every() if not e.startswith((".ssc", ".acl")) or ".sjson" in e)
 
 
-def is_clip_file(path: Path) -> bool:
-    name = path.name.lower()
-    return path.is_file() and any(name.endswith(ext) for ext in clip_extensions())
+def collect_clips(paths: Sequence[str]) -> tuple[list[tuple[str, str]], list[dict]]:
+    """(path, display name) of every clip: files as given, folders searched recursively;
+    and the rows of folder entries that are not read at all: a file (a link) leaving the
+    folder it was found in (codec.formats.input_paths), said without reading it."""
+    from codec.formats.input_paths import outside_problem
+    from codec.library.discover import find_clips
 
-
-def collect_clips(paths: Sequence[str]) -> list[tuple[str, str]]:
-    """(path, display name) of every clip: files as given, folders searched recursively."""
     found: list[tuple[str, str]] = []
+    refused: list[dict] = []
     for p in paths:
         root = Path(p)
         if root.is_dir():
-            files = sorted(f for f in root.rglob("*") if is_clip_file(f))
-            found += [(str(f), str(f.relative_to(root))) for f in files]
+            for f in find_clips(root):
+                name = str(f.relative_to(root))
+                problem = outside_problem(root, f)
+                if problem:
+                    refused.append({"name": name, "error": f"{f}: {problem}"})
+                else:
+                    found.append((str(f), name))
         elif root.exists():
             found.append((str(root), root.name))
         else:
             raise CliError(f"{p}: no such file or folder")
-    return found
+    return found, refused
 
 
 def stats_job(
@@ -142,7 +149,7 @@ class ProgressBar:
 
     def _clear(self) -> None:
         if self.tty and self._drawn:
-            self.stream.write("\r\x1b[K")
+            write_control(self.stream, "\r\x1b[K")
             self._drawn = False
 
     def note(self, message: str) -> None:
@@ -263,12 +270,12 @@ def cmd_stats(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     settings = settings_from(args)
     if args.jobs is not None and args.jobs < 1:
         raise CliError(f"--jobs must be at least 1, got {args.jobs}")
-    jobs = collect_clips(args.paths)
-    if not jobs:
+    jobs, refused = collect_clips(args.paths)
+    if not jobs and not refused:
         raise CliError(f"no clips ({', '.join(clip_extensions())}) in {' '.join(args.paths)}")
-    check_outputs([args.csv], [path for path, _ in jobs])
-    workers = min(args.jobs or os.cpu_count() or 1, len(jobs))
-    bar = ProgressBar(err, len(jobs))
+    check_outputs([args.csv], [*(path for path, _ in jobs), getattr(args, "overrides", None)])
+    workers = max(1, min(args.jobs or os.cpu_count() or 1, len(jobs)))
+    bar = ProgressBar(err, len(jobs) + len(refused))
     skipped = 0
 
     def on_done(r: dict) -> None:
@@ -278,6 +285,8 @@ def cmd_stats(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             bar.note(f"skipped: {r['error']}")
         bar.step(r["name"])
 
+    for r in refused:
+        on_done(r)
     try:
         results = run_jobs(
             jobs,
@@ -291,12 +300,14 @@ def cmd_stats(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         bar.close()
     rows = [r for r in results if "error" not in r]
     if not rows:
-        raise CliError(f"none of the {len(jobs)} files could be compressed")
+        raise CliError(f"none of the {len(jobs) + len(refused)} files could be compressed")
     if args.csv:
         buf = io.StringIO()
         writer = csv.DictWriter(buf, fieldnames=STATS_COLUMNS, lineterminator="\n")
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows(
+            {k: csv_cell(v) if isinstance(v, str) else v for k, v in r.items()} for r in rows
+        )
         write_text_output(args.csv, buf.getvalue(), out)
     if args.csv != "-":
         out.write(stats_report(rows, skipped))

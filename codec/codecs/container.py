@@ -98,7 +98,7 @@ def read(data: bytes) -> Container:
     if len(data) < 6:
         raise CompressedFormatError(f"{len(data)} bytes is shorter than a .ssc header")
     if data[:4] != MAGIC:
-        raise CompressedFormatError(f"bad magic {data[:4]!r} at byte 0, expected {MAGIC!r}")
+        raise CompressedFormatError(f"bad magic at byte 0: expected {MAGIC!r} (a .ssc file)")
     version = data[4] if data[4] >= 3 else struct.unpack_from("<H", data, 4)[0]
     if version == 2:
         return _read_v2(data)

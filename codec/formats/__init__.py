@@ -25,11 +25,13 @@ import numpy as np
 from codec.errors import ClipFormatError, ClipValidationError, CompressedFormatError
 from codec.formats import acl_binary, acl_sjson, bvh, fbx, gltf, ssc, usd
 from codec.formats.compressed import COMPRESSIONS, compression_of, inner_name, read_decompressed
+from codec.formats.input_paths import size_problem
 from codec.formats.spec import FormatSpec
 from codec.model.clip import Clip
 from codec.model.limits import (
     MAX_TRANSFORMS,
     MAX_VALUE,
+    MIN_DISTANCE,
     distance_problem,
     file_bytes,
     first_out_of_range,
@@ -122,9 +124,9 @@ def load_clip(path: str | os.PathLike[str], **options: object) -> Clip:
     """
     fmt = _known(path, "read", _READ_OPTIONS)
     kwargs = _pick(fmt, options, _READ_OPTIONS)
-    check_regular_file(path)
+    check_readable(path, fmt)
     try:
-        data = read_decompressed(path) if compression_of(path) else None
+        data = _decompressed(path, fmt)
         with np.errstate(all="ignore"):  # a NaN is caught by check_clip, not printed
             clip = _read(fmt, path, data, kwargs)
         if "units" not in _READ_OPTIONS[fmt]:
@@ -163,6 +165,32 @@ def check_regular_file(path: str | os.PathLike[str]) -> None:
         raise ClipFormatError(path, "is not a regular file (a device, FIFO or socket)")
 
 
+def readable_problem(path: str | os.PathLike[str]) -> str | None:
+    """None when `path` is a clip file `load_clip` would open, else why not, without
+    reading a byte of it: an unknown type, not a regular file, or larger than its format's
+    cap (FormatSpec.max_bytes). The library asks before it hashes a file."""
+    try:
+        check_readable(path, _known(path, "read", _READ_OPTIONS))
+    except ClipFormatError as e:
+        return e.message
+    return None
+
+
+def check_readable(path: str | os.PathLike[str], fmt: str) -> None:
+    """ClipFormatError unless `path` is a regular file within its format's size cap
+    (on disk; a compressed file's contents are capped as they are decompressed)."""
+    check_regular_file(path)
+    spec = SPECS[fmt]
+    problem = size_problem(os.stat(path).st_size, spec.max_bytes, f"{spec.label} file")
+    if problem:
+        raise ClipFormatError(path, problem)
+
+
+def _decompressed(path: str | os.PathLike[str], fmt: str) -> bytes | None:
+    """The decompressed bytes of a .gz / .xz / .zst clip (capped by its format), else None."""
+    return read_decompressed(path, SPECS[fmt].max_bytes) if compression_of(path) else None
+
+
 def check_clip(path: str | os.PathLike[str], clip: Clip) -> None:
     """ClipFormatError naming the joint and sample of the first thing the codec cannot hold
     (see codec.model.limits); the readers of text formats say the line before it comes to this."""
@@ -186,7 +214,7 @@ def check_clip(path: str | os.PathLike[str], clip: Clip) -> None:
             )
     for label, values in (("precision", sk.precision), ("shell distance", sk.shell_distance)):
         with np.errstate(invalid="ignore"):
-            bad = np.flatnonzero(~((values > 0) & (values <= MAX_VALUE)))
+            bad = np.flatnonzero(~((values >= MIN_DISTANCE) & (values <= MAX_VALUE)))
         if bad.size:
             j = int(bad[0])
             problem = distance_problem(float(values[j]))
@@ -249,7 +277,7 @@ def list_animations(path: str | os.PathLike[str]) -> list[str]:
     """Names of the animations a file holds: every glTF animation, FBX animation stack or
     USD skeleton animation; one entry (the file's stem) for the single-clip formats."""
     fmt = _known(path, "read", _READ_OPTIONS)
-    check_regular_file(path)
+    check_readable(path, fmt)
     spec = SPECS[fmt]
     if not spec.multi_animation or spec.list is None:
         name = inner_name(path)
@@ -257,7 +285,7 @@ def list_animations(path: str | os.PathLike[str]) -> list[str]:
             if name.lower().endswith(ext):
                 return [name[: -len(ext)]]
     try:
-        data = read_decompressed(path) if compression_of(path) else None
+        data = _decompressed(path, fmt)
         return list(spec.list(path, data=data))
     except ClipFormatError:
         raise

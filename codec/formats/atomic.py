@@ -24,6 +24,7 @@ import contextlib
 import contextvars
 import ctypes
 import errno
+import hashlib
 import os
 import re
 import secrets
@@ -37,6 +38,7 @@ UNNAMED = hasattr(os, "O_TMPFILE")  # False: always a named hidden temp (tests f
 _AT_FDCWD = -100
 _AT_EMPTY_PATH = 0x1000
 _TEMP = re.compile(r"\.(?P<name>.+)\.(?P<pid>\d+)-[0-9a-f]{8}\.tmp\Z")
+_LONGEST_STEM = 200  # bytes: with ".", ".PID-XXXXXXXX.tmp" a temp name stays within 255
 
 
 def target_problem(path: str | os.PathLike[str]) -> str | None:
@@ -88,7 +90,7 @@ class _Staged:
         self.fd = os.open(self.temp, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
 
     def _hidden_name(self) -> Path:
-        return self.folder / f".{self.target.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp"
+        return self.folder / f".{_stem(self.target.name)}.{os.getpid()}-{secrets.token_hex(4)}.tmp"
 
     def commit(self) -> None:
         """Give the data its target's name (the data is already synced)."""
@@ -147,12 +149,22 @@ def _copy_to(fd: int, name: Path) -> None:
     os.close(out)
 
 
+def _stem(name: str) -> str:
+    """The target's name as its temp file holds it: whole, or for a name so long that the
+    temp file's name would pass the file system's limit (255 bytes), its head and a hash."""
+    if len(os.fsencode(name)) <= _LONGEST_STEM:
+        return name
+    digest = hashlib.sha256(os.fsencode(name)).hexdigest()[:16]
+    return f"{name[:40]}~{digest}"
+
+
 def _remove_stale(target: Path) -> None:
     """Remove hidden temp files of `target` whose writer process no longer exists."""
+    stem = _stem(target.name)
     with contextlib.suppress(OSError):
         for entry in os.scandir(target.parent):
             m = _TEMP.match(entry.name)
-            if m and m["name"] == target.name and not _alive(int(m["pid"])):
+            if m and m["name"] == stem and not _alive(int(m["pid"])):
                 with contextlib.suppress(OSError):
                     os.unlink(entry.path)
 

@@ -40,10 +40,12 @@ import numpy as np
 from codec.errors import ClipFormatError, ShellscopeError
 from codec.formats.atomic import atomic_open
 from codec.formats.compressed import inner_name
+from codec.formats.input_paths import described
 from codec.formats.spec import FormatSpec
 from codec.model import quat
 from codec.model.clip import Clip, Skeleton
 from codec.model.limits import (
+    MAX_BVH_BYTES,
     MAX_VALUE,
     file_bytes,
     over_budget,
@@ -52,6 +54,7 @@ from codec.model.limits import (
     value_problem,
 )
 from codec.model.units import UNIT_CM, USER_UNITS, Units, units_from_height
+from codec.printable import escaped
 
 Array = np.ndarray
 
@@ -66,6 +69,18 @@ _CHANNELS = {
     "zrotation": ("r", 2),
 }
 _MAX_CHANNELS = 6
+# what a parse error may quote of a file: BVH's own words (anything else is named by its kind,
+# codec.formats.input_paths.described: a file that is no BVH may be anything, a secret too)
+_WORDS = frozenset(
+    ("HIERARCHY", "ROOT", "JOINT", "End", "Site", "OFFSET", "CHANNELS", "MOTION", "{", "}")
+    + ("<end of hierarchy>", "Frames:", "Frame", "Time:")
+    + tuple(f"{a}{b}" for a in "XYZ" for b in ("position", "rotation"))
+)
+_NOT_FINITE = frozenset(
+    f"{sign}{word}"
+    for sign in ("", "-", "+")
+    for word in ("nan", "NaN", "NAN", "inf", "Inf", "INF", "infinity", "Infinity", "INFINITY")
+)
 _TOKEN = re.compile(r"[{}]|[^\s{}]+")
 _NONBLANK_LINE = re.compile(r"^[ \t\r\f\v]*\S", re.MULTILINE)
 
@@ -157,7 +172,7 @@ def _parse(path: object, data: bytes, units: str, positions: str, budget: int) -
                 hm = re.match(pattern, content)
                 if hm is None:
                     raise ClipFormatError(
-                        path, f"expected '{label}', got {content.strip()[:40]!r}", line=here
+                        path, f"expected '{label}', got {described(content.strip())}", line=here
                     )
                 return hm.group(1), here
         raise ClipFormatError(path, f"expected '{label}' before the end of file", line=line)
@@ -169,7 +184,7 @@ def _parse(path: object, data: bytes, units: str, positions: str, budget: int) -
             raise ValueError
     except ValueError:
         raise ClipFormatError(
-            path, f"Frames must be a count, got {frames_tok!r}", line=frames_line
+            path, f"Frames must be a count, got {described(frames_tok)}", line=frames_line
         ) from None
     time_tok, time_line = header_line("Frame Time: <seconds>", r"\s*Frame\s+Time\s*:\s*(\S+)\s*$")
     try:
@@ -178,7 +193,9 @@ def _parse(path: object, data: bytes, units: str, positions: str, budget: int) -
         frame_time = float("nan")
     if not (math.isfinite(frame_time) and frame_time > 0):
         raise ClipFormatError(
-            path, f"Frame Time must be a positive number, got {time_tok!r}", line=time_line
+            path,
+            f"Frame Time must be a positive number, got {described(time_tok)}",
+            line=time_line,
         )
     with np.errstate(over="ignore"):
         problem = rate_problem(float(np.float64(1.0) / frame_time))
@@ -227,7 +244,7 @@ class _Tokens:
     def expect(self, want: str, after: str) -> None:
         tok, line = self.peek()
         if tok != want:
-            raise self.fail(f"expected {want!r} after {after}, got {tok!r}", line)
+            raise self.fail(f"expected {want!r} after {after}, got {described(tok, _WORDS)}", line)
         self.pos += 1
 
     def number(self, what: str) -> float:
@@ -237,7 +254,7 @@ class _Tokens:
         except ValueError:
             v = float("nan")
         if not math.isfinite(v):
-            raise self.fail(f"expected a number for {what}, got {tok!r}", line)
+            raise self.fail(f"expected a number for {what}, got {described(tok, _WORDS)}", line)
         if abs(v) > MAX_VALUE:
             raise self.fail(f"{what}: {value_problem(v)}", line)
         self.pos += 1
@@ -265,7 +282,7 @@ class _Tokens:
             count = int(ctok)
         except ValueError:
             raise self.fail(
-                f"expected a channel count after CHANNELS, got {ctok!r}", cline
+                f"expected a channel count after CHANNELS, got {described(ctok, _WORDS)}", cline
             ) from None
         if not 0 <= count <= _MAX_CHANNELS:
             raise self.fail(f"CHANNELS count {count} is not 3 or 6 (at most 6)", cline)
@@ -276,7 +293,9 @@ class _Tokens:
             spec = _CHANNELS.get(ch.lower())
             if spec is None:
                 raise self.fail(
-                    f"expected a channel name (Xposition .. Zrotation), got {ch!r}", chline
+                    "expected a channel name (Xposition .. Zrotation), got "
+                    f"{described(ch, _WORDS)}",
+                    chline,
                 )
             if spec in seen:
                 raise self.fail(f"channel {ch} listed twice", chline)
@@ -289,14 +308,14 @@ def _parse_hierarchy(path: object, head: str) -> list[_Joint]:
     t = _Tokens(path, head)
     tok, line = t.peek()
     if tok != "HIERARCHY":
-        raise t.fail(f"expected 'HIERARCHY', got {tok!r}", line)
+        raise t.fail(f"expected 'HIERARCHY', got {described(tok, _WORDS)}", line)
     t.pos += 1
     joints: list[_Joint] = []
     stack: list[int] = []  # open joints; iterative so deep nesting cannot overflow
     while not t.done or stack:
         tok, line = t.peek()
         if not stack and tok != "ROOT":
-            raise t.fail(f"expected 'ROOT' or 'MOTION', got {tok!r}", line)
+            raise t.fail(f"expected 'ROOT' or 'MOTION', got {described(tok, _WORDS)}", line)
         if tok == "ROOT" and stack:
             raise t.fail("expected JOINT inside a joint, got 'ROOT'", line)
         if tok in ("ROOT", "JOINT"):
@@ -333,7 +352,10 @@ def _parse_hierarchy(path: object, head: str) -> list[_Joint]:
         elif t.done:
             raise t.fail(f"expected '}}' to close joint {joints[stack[-1]].name!r}", line)
         else:
-            raise t.fail(f"expected OFFSET, CHANNELS, JOINT, End Site or '}}', got {tok!r}", line)
+            raise t.fail(
+                f"expected OFFSET, CHANNELS, JOINT, End Site or '}}', got {described(tok, _WORDS)}",
+                line,
+            )
     if not joints:
         raise t.fail("HIERARCHY has no ROOT", t.last_line)
     return joints
@@ -404,7 +426,9 @@ def _parse_rows(path: object, body: str, width: int, first_line: int) -> Array:
                 v = float("nan")
             if not math.isfinite(v):
                 raise ClipFormatError(
-                    path, f"row {row}: expected a finite number, got {p!r}", line=lineno
+                    path,
+                    f"row {row}: expected a finite number, got {described(p, _NOT_FINITE)}",
+                    line=lineno,
                 )
             if abs(v) > MAX_VALUE:
                 raise ClipFormatError(path, f"row {row}: {value_problem(v)}", line=lineno)
@@ -615,8 +639,9 @@ def _is_end_site(clip: Clip, j: int, has_children: Array, tol: float) -> bool:
 
 
 def bvh_name(name: str) -> str:
-    """A name every reader takes as one: one word, no braces."""
-    clean = "_".join(re.sub(r"[{}]", "_", name).split())
+    """A name every reader takes as one: one word, no braces, control characters escaped
+    (codec.printable: a NUL or ESC in a name corrupts the file)."""
+    clean = "_".join(re.sub(r"[{}]", "_", escaped(name)).split())
     return clean or "joint"
 
 
@@ -773,4 +798,5 @@ FORMAT = FormatSpec(
     read_options=("units", "bvh_positions"),
     write=write_bvh,
     write_options=("precision_digits",),
+    max_bytes=MAX_BVH_BYTES,
 )

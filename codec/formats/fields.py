@@ -86,6 +86,8 @@ def describe(value: Any) -> str:
         return "true" if value else "false"
     if value is None:
         return "null"
+    if isinstance(value, str):  # never quoted: a file that is not the format may hold anything
+        return f"a string of {len(value)} characters"
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
 

@@ -19,8 +19,9 @@ clip seconds and centimetres, non-joint nodes folded in as in the samples): betw
 the raw clip is the file's own curve, and the samples are evaluated from those very curves.
 glTF is in metres and +Y up by specification; the clip is returned in centimetres.
 
-Hostile files: a buffer's uri is a data: URI or a relative path to a regular file beside
-the glTF (absolute paths, other schemes, devices and FIFOs are refused), read up to its
+Hostile files: a buffer's uri is a data: URI or a relative path to a regular file in the
+glTF's folder once links are resolved (codec.formats.input_paths; absolute paths, `..` out of
+the folder, other schemes, devices and FIFOs are refused), read up to its
 declared byteLength only. Sizes are checked before anything is allocated from them against
 the file's transform budget (codec.model.limits, from the bytes of the glTF and its buffers):
 an accessor without a bufferView (zeros not stored in the file) and the resampled clip
@@ -49,6 +50,7 @@ import numpy as np
 from codec.errors import ClipFormatError, ShellscopeError
 from codec.formats.compressed import inner_name
 from codec.formats.fields import REQUIRED, FieldProblem, field, out_of_range
+from codec.formats.input_paths import outside_problem
 from codec.formats.key_grid import finer_grid_rate, holds_every_key, key_grid
 from codec.formats.spec import FormatSpec
 from codec.model import quat
@@ -195,7 +197,11 @@ class _Doc:
                 f"{bw}.uri {uri!r} is not a relative path: a buffer is read from a file beside "
                 "the glTF or a data: URI only"
             )
-        file = Path(str(self.path)).parent / name
+        folder = Path(str(self.path)).parent
+        file = folder / name
+        problem = outside_problem(folder, file, "the glTF's folder")
+        if problem:
+            raise self.fail(f"{bw}.uri {uri!r} {problem}")
         try:
             mode = os.stat(file).st_mode
             if not stat.S_ISREG(mode):
@@ -366,7 +372,7 @@ def load_document(path: str | os.PathLike[str], data: bytes | None = None) -> _D
     asset = gltf.get("asset")
     version = asset.get("version") if isinstance(asset, dict) else None
     if not isinstance(version, str) or not version.startswith("2"):
-        raise ClipFormatError(path, f"asset.version is {version!r}, expected '2.0'")
+        raise ClipFormatError(path, "asset.version: expected '2.0' (is this a glTF 2.0 file?)")
     return _Doc(path, gltf, bin_chunk, size)
 
 

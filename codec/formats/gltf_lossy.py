@@ -31,6 +31,7 @@ import os
 import struct
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import numpy as np
 
@@ -49,6 +50,7 @@ from codec.formats.gltf import (
     load_document,
     skin_joints,
 )
+from codec.formats.input_paths import outside_problem
 from codec.model import quat
 from codec.model.clip import Clip
 from codec.model.transforms import compose, decompose, qvv_to_matrix
@@ -250,7 +252,7 @@ def _lossy(
             f"animation {name!r} replaced by the lossy decode of the clip "
             f"({clip.num_samples} samples at {clip.sample_rate:g} Hz)"
         )
-    _rebase_images(g, Path(str(source)).parent, out.parent)
+    _rebase_images(g, Path(str(source)), out.parent)
     _pad(blob)
     if not blob:
         g.pop("buffers", None)
@@ -447,11 +449,17 @@ def _unfold(clip: Clip, pre: list[Array | None], to_cm: float) -> tuple[Array, A
     return rot, trans, scl
 
 
-def _rebase_images(g: dict, source_dir: Path, out_dir: Path) -> None:
-    for image in g.get("images", []):
+def _rebase_images(g: dict, source: Path, out_dir: Path) -> None:
+    """Image uris made relative to the copy's folder; one that leaves the source's folder
+    (an absolute path, `..`, a link out of it) is refused (codec.formats.input_paths)."""
+    source_dir = source.parent
+    for i, image in enumerate(g.get("images", [])):
         uri = image.get("uri") if isinstance(image, dict) else None
         if not isinstance(uri, str) or uri.startswith("data:") or "://" in uri:
             continue
+        problem = outside_problem(source_dir, source_dir / unquote(uri), "the source's folder")
+        if problem:
+            raise ClipFormatError(source, f"images[{i}].uri {uri!r} {problem}")
         image["uri"] = Path(os.path.relpath(source_dir / uri, out_dir)).as_posix()
 
 

@@ -10,6 +10,8 @@ child process each of those is one line for the user and the window keeps its cl
   address space it never touches, so RLIMIT_AS alone cannot hold RSS near the target);
 - time: killed after `codec.model.limits.reader_seconds` of the file;
 - crashes: a signal becomes "usd-core crashed while reading NAME: SIGSEGV";
+- files: the child's TMPDIR is a folder of its own, removed when it ends, so the crash
+  report usd-core writes as it aborts (`st_python3.11.PID`, else in /var/tmp) goes with it;
 - stderr: the child's stderr (usd-core's "Warning: in _ReportErrors ..." banners, numpy
   warnings) is captured, never shown; the reader's own message is the line it writes after
   MESSAGE_MARK, and a crash's message carries the useful part of the noise (a parse error's
@@ -32,6 +34,7 @@ import resource
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -85,6 +88,25 @@ def run_reader(
     env.update(_CHILD_ENV)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_ROOT), env.get("PYTHONPATH")) if p)
     limit = address_space + memory
+    with tempfile.TemporaryDirectory(prefix="shellscope-reader-") as scratch:
+        # the child's temporary files, and a crash report usd-core writes as it aborts
+        # (st_python3.11.PID, in TMPDIR or else /var/tmp), go here and go with it
+        env["TMPDIR"] = scratch
+        return _run(path, size, memory, payload, env, limit, module, library, seconds, doing)
+
+
+def _run(
+    path: object,
+    size: int,
+    memory: int,
+    payload: bytes,
+    env: dict[str, str],
+    limit: int,
+    module: str,
+    library: str,
+    seconds: float | None,
+    doing: str,
+) -> dict[str, Array]:
 
     def confine() -> None:  # in the child, before exec (never above an inherited limit)
         hard = resource.getrlimit(resource.RLIMIT_AS)[1]
@@ -245,7 +267,7 @@ def useful_noise(text: str) -> str:
     for raw in text.splitlines():
         m = _FATAL.search(raw)
         if m:
-            return " ".join(m[1].split())[:200]
+            return without_tokens(" ".join(m[1].split()))[:200]
     for raw in text.splitlines():
         m = _PARSE.search(raw)
         if m:
@@ -256,9 +278,29 @@ def useful_noise(text: str) -> str:
 def parse_error_text(m: re.Match) -> str:
     """'line L, column C: expected X at 'tok' in <path>' from a usd-core parse error."""
     what = _NAMESPACE.sub("", m[3]).replace("parse error matching ", "expected ")
-    tail = f" at {m[4]!r}" if m[4] else ""
+    tail = f" at {parse_token_text(m[4])}" if m[4] else ""
     where = f" in <{m[5]}>" if m[5] else ""
     return f"line {m[1]}, column {m[2]}: {what}{tail}{where}"
+
+
+_QUOTED_TOKEN = re.compile(r"\bat '([^'\n]*)'")
+
+
+def without_tokens(text: str) -> str:
+    """usd-core's message with every `at 'TOKEN'` it quotes told by kind (parse_token_text):
+    a file that does not parse as USD may hold anything."""
+    return _QUOTED_TOKEN.sub(lambda m: "at " + parse_token_text(m[1]), text)
+
+
+def parse_token_text(token: str) -> str:
+    """The token a usd-core parse error stopped at, as a message may say it: punctuation by
+    name, anything else by its kind (a file that is no USD may hold anything)."""
+    from codec.formats.input_paths import described
+
+    return described(token, _PUNCTUATION)
+
+
+_PUNCTUATION = frozenset("{}[]()<>=,;:@\"'#")
 
 
 def child_message(message: str) -> None:

@@ -150,7 +150,7 @@ class _Parser:
         else:
             m = _TOKEN_RE.match(self.text, start)
             if m is None:
-                raise self.error(f"unexpected character {self.text[start]!r}", start)
+                raise self.error("unexpected character", start)
             kind = m.lastgroup or ""
             if kind == "badcomment":
                 raise self.error("unterminated /* comment", start)
@@ -168,10 +168,14 @@ class _Parser:
 
     @staticmethod
     def describe(tok: tuple[str, str, int]) -> str:
+        """What a parse error says it found: punctuation by name, anything else by its
+        kind (a file that is no SJSON may hold anything, a secret behind a link too)."""
         kind, text, _ = tok
         if kind == "eof":
             return "the end of the file"
-        return repr(text if len(text) <= 20 else text[:17] + "...")
+        if kind == "punct":
+            return repr(text)
+        return {"num": "a number", "str": "a string"}.get(kind, "a word")
 
     # ------------------------------------------------------------------ grammar
     def document(self) -> SObject:
@@ -214,12 +218,12 @@ class _Parser:
             sep = self.take()
             if sep[1] not in ("=", ":"):
                 raise self.error(
-                    f"expected '=' or ':' after key {key!r}, found {self.describe(sep)}", sep[2]
+                    f"expected '=' or ':' after a key, found {self.describe(sep)}", sep[2]
                 )
             line = self.line_at(at)
             if key in obj:
                 raise self.error(f"duplicate key {key!r} (first on line {obj.lines[key]})", at)
-            obj[key] = self.value(depth + 1, f"after {key!r} =")
+            obj[key] = self.value(depth + 1, "after a key =")
             obj.lines[key] = line
 
     def value(self, depth: int, context: str) -> object:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from codec.model.limits import MAX_CLIP_BYTES
 from codec.model.units import Units
 
 
@@ -30,6 +31,8 @@ class FormatSpec:
     units        what a format that declares no units is taken to be in (None: it declares
                  them, and its reader takes the `units` option itself)
     compressible whether a .gz / .xz / .zst around it is read
+    max_bytes    the largest file its reader opens (on disk, and decompressed): checked
+                 before a byte is read (codec.model.limits)
     """
 
     name: str
@@ -43,3 +46,4 @@ class FormatSpec:
     write_options: tuple[str, ...] = ()
     units: Units | None = None
     compressible: bool = True
+    max_bytes: int = MAX_CLIP_BYTES

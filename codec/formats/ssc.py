@@ -11,6 +11,7 @@ import os
 from codec.formats.compressed import inner_name
 from codec.formats.spec import FormatSpec
 from codec.model.clip import Clip, Skeleton
+from codec.model.limits import MAX_SSC_BYTES
 from codec.model.units import Units
 
 
@@ -35,4 +36,5 @@ FORMAT = FormatSpec(
     read_options=("skeleton",),
     units=Units("cm", 1.0, "assumed", reason=".ssc keeps the units of the clip it was made from"),
     compressible=False,
+    max_bytes=MAX_SSC_BYTES,
 )

@@ -45,6 +45,7 @@ import numpy as np
 
 from codec.errors import ClipFormatError
 from codec.formats.compressed import inner_name
+from codec.formats.input_paths import outside_problem
 from codec.formats.key_grid import key_grid, nice_rate
 from codec.formats.spec import FormatSpec
 from codec.model import quat
@@ -112,10 +113,6 @@ def _checked_layer(path: object, file: str) -> Any:
     return layer
 
 
-def _within(folder: str, file: str) -> bool:
-    return os.path.commonpath([folder, file]) == folder
-
-
 def _check_layers(path: object, root: Any) -> None:
     """The clip's folder is the sandbox: ClipFormatError naming the reference when a layer
     `root` pulls in (sublayer, reference or payload, at any depth, or a value clip's asset)
@@ -174,15 +171,16 @@ def _sandboxed(
         if ".." not in Path(asset).parts:
             return None  # inside the package `layer` is in
     file = os.path.normpath(os.path.join(folder, asset))
-    if not _within(sandbox, file):
-        raise ClipFormatError(path, f"{where}, which is outside the clip's folder")
     try:
         mode = os.stat(file).st_mode
     except OSError:
+        mode = None
+    problem = outside_problem(sandbox, file, "the clip's folder")
+    if problem:  # the one rule of every input path (codec.formats.input_paths)
+        raise ClipFormatError(path, f"{where}, which {problem}")
+    if mode is None:
         return None
     real = os.path.realpath(file)
-    if not _within(sandbox, real):
-        raise ClipFormatError(path, f"{where}, a symbolic link to a file outside the clip's folder")
     if not stat.S_ISREG(mode):
         raise ClipFormatError(
             path, f"{where}, which is not a regular file (a directory, device or FIFO)"
@@ -233,18 +231,19 @@ _TF_ERROR = re.compile(
 def _usd_error(path: object, e: Exception) -> ClipFormatError:
     """usd-core's first error as one line: a parse error with its line and column and what
     was expected, anything else by its message without C++ namespaces."""
-    from codec.formats.reader_process import _NAMESPACE, _PARSE
+    from codec.formats.reader_process import _NAMESPACE, _PARSE, parse_token_text, without_tokens
 
     text = str(e)
     for raw in text.splitlines():
         m = _PARSE.search(raw)
         if m:
             what = _NAMESPACE.sub("", m[3]).replace("parse error matching ", "expected ")
-            tail = (f" at {m[4]!r}" if m[4] else "") + (f" in <{m[5]}>" if m[5] else "")
+            tail = f" at {parse_token_text(m[4])}" if m[4] else ""
+            tail += f" in <{m[5]}>" if m[5] else ""
             return ClipFormatError(path, f"column {m[2]}: {what}{tail}", line=int(m[1]))
     found = _TF_ERROR.findall(text)
     first = " ".join((found[0] if found else _first_line(e)).split())
-    first = _NAMESPACE.sub("", first)[:300]
+    first = without_tokens(_NAMESPACE.sub("", first))[:300]
     return ClipFormatError(path, f"not a readable USD file ({first or type(e).__name__})")
 
 

@@ -3,7 +3,8 @@
 A re-run, or a run after Ctrl+C, only compresses what changed: a clip whose bytes, whose
 tuning (global, rules, sidecar) and whose codec are the same as before gets its old rows.
 One small JSON file per key in a folder, written whole or not at all, so a run killed
-half-way never leaves a torn entry; a damaged entry reads as a miss.
+half-way never leaves a torn entry; a damaged entry (or whatever else is found under its
+name: a FIFO, a link to a device, rows of the wrong shape) reads as a miss.
 """
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ from functools import lru_cache
 from pathlib import Path
 
 from codec.formats import atomic
-from codec.library.rows import Row
+from codec.formats.input_paths import InputRefused, load_json, outside_problem, read_capped
+from codec.library.rows import Row, row_problem
 
 _CHUNK = 1 << 20
 _MAX_GLTF_JSON = 64 << 20  # bytes of a glTF's JSON read to find its buffer files
 _SCHEME = re.compile(r"[A-Za-z][\w+.-]*:")  # data:, http: ...: no file beside the clip
+MAX_ENTRY = 4 << 20  # the rows of one file: a few hundred bytes per animation
 
 
 def file_hash(path: str | os.PathLike[str]) -> str:
@@ -46,6 +49,9 @@ def content_hash(path: str | os.PathLike[str]) -> str:
     h = hashlib.sha256(own.encode())
     for name, file in buffers:
         h.update(b"\0" + name.encode() + b"\0")
+        if outside_problem(Path(path).parent, file):  # the reader refuses it; never read
+            h.update(b"outside")
+            continue
         try:
             regular = stat.S_ISREG(os.stat(file).st_mode)  # never a FIFO's endless read
             h.update(file_hash(file).encode() if regular else b"not a regular file")
@@ -130,12 +136,18 @@ class RowCache:
         return self.folder / key[:2] / f"{key}.json"
 
     def get(self, key: str) -> list[Row] | None:
+        """The rows kept under `key`, or None (a miss) when there are none or the entry is
+        not one we wrote: not a regular file (a FIFO would block, /dev/zero never end),
+        larger than any entry, not JSON, nested too deeply, or rows of the wrong shape
+        (codec.library.rows.row_problem)."""
         try:
-            data = json.loads(self._path(key).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = load_json(read_capped(self._path(key), MAX_ENTRY, "cache entry"))
+        except InputRefused:
             return None
         rows = data.get("rows") if isinstance(data, dict) else None
-        return rows if isinstance(rows, list) else None
+        if not isinstance(rows, list) or any(row_problem(r) for r in rows):
+            return None
+        return rows
 
     def put(self, key: str, rows: list[Row]) -> None:
         path = self._path(key)

@@ -17,10 +17,13 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from codec.errors import ShellscopeError
+from codec.formats.input_paths import InputRefused, outside_problem
 from codec.library.cache import RowCache, content_hash
 from codec.library.job import FileJob, JobResult, run_job
 from codec.library.rows import Row, error_row
@@ -70,43 +73,156 @@ def _peak_rss() -> int:
     return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
 
 
+SCHEDULER_SCHEMES = ("tcp", "tls", "ws", "wss")  # what reaches a scheduler in another process
+LOOPBACK = "127.0.0.1"
+
+
+def scheduler_problem(address: str) -> str | None:
+    """None for a scheduler address a Client can try (`tcp://HOST:PORT`, `HOST:PORT`, also
+    tls://, ws://, wss://), else why not in one line: checked before any work, so a typo
+    is not an internal error after the client's 20 s of retries."""
+    text = address.strip()
+    if "://" not in text:
+        text = "tcp://" + text
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - parsing it is the check
+    except ValueError:
+        return "not an address: expected tcp://HOST:PORT"
+    if parts.scheme not in SCHEDULER_SCHEMES:
+        return (
+            f"{parts.scheme}:// cannot reach a scheduler in another process: expected "
+            "tcp://HOST:PORT (or tls://, ws://, wss://)"
+        )
+    if not parts.hostname or parts.path or parts.query or parts.fragment or parts.username:
+        return "not an address: expected tcp://HOST:PORT"
+    return None
+
+
+def dashboard_address(text: str) -> str:
+    """`--dashboard ADDRESS` as LocalCluster takes it: PORT or :PORT listen on the loopback
+    interface only; HOST:PORT where asked. ValueError for anything else."""
+    host, sep, port = text.strip().rpartition(":")
+    if not sep:
+        host, port = "", text.strip()
+    host = host.strip("[]") or LOOPBACK
+    if not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(f"--dashboard {text!r}: expected PORT, :PORT or HOST:PORT")
+    return f"[{host}]:{int(port)}" if ":" in host else f"{host}:{int(port)}"
+
+
+@cache
+def _tidy_nanny() -> type:
+    """A Nanny that lets go of the names of the semaphores it shares with its worker.
+
+    Each worker process shares two multiprocessing queues (six POSIX semaphores) with its
+    Nanny in this process. Under the spawn start method those keep a name in /dev/shm for
+    the worker to open, and only this process's resource tracker removes them: a run killed
+    with SIGKILL left "12 leaked semaphore objects" for the tracker, or, when the tracker
+    was killed with it (the whole process group), in /dev/shm for good. Once the worker has
+    started it holds its own handles, so the names are removed at once, as the fork start
+    method does: both sides keep working and a kill leaves nothing behind."""
+    from distributed import Nanny
+
+    class TidyNanny(Nanny):
+        async def instantiate(self):  # type: ignore[no-untyped-def]
+            result = await super().instantiate()
+            process = getattr(self, "process", None)
+            _release_semaphore_names(
+                getattr(process, "init_result_q", None), getattr(process, "child_stop_q", None)
+            )
+            return result
+
+    return TidyNanny
+
+
+def _release_semaphore_names(*queues: Any) -> None:
+    """Unlink the named semaphores of multiprocessing `queues` now (their finalizers, run
+    early: sem_unlink and unregistering from the resource tracker); the open handles stay."""
+    from multiprocessing import util
+    from multiprocessing.synchronize import SemLock
+
+    names = set()
+    for q in queues:
+        for lock in (
+            getattr(q, "_rlock", None),
+            getattr(q, "_wlock", None),
+            getattr(q, "_sem", None),
+        ):
+            name = getattr(getattr(lock, "_semlock", None), "name", None)
+            if name:
+                names.add(name)
+    for finalizer in list(util._finalizer_registry.values()):  # type: ignore[attr-defined]
+        args = getattr(finalizer, "_args", None) or ()
+        if (
+            getattr(finalizer, "_callback", None) is SemLock._cleanup
+            and args[:1]
+            and args[0] in names
+        ):
+            finalizer()
+
+
 class DaskCluster:
     """A Dask client on the embedded LocalCluster (`workers` processes) or on `scheduler`.
-    One may serve several runs (a sweep); `close` ends the embedded cluster."""
+    One may serve several runs (a sweep); `close` ends the embedded cluster.
 
-    def __init__(self, scheduler: str | None, workers: int) -> None:
+    The embedded cluster listens on the loopback interface only (scheduler, workers, their
+    nannies) and serves no dashboard unless `dashboard` (LocalCluster's `dashboard_address`,
+    see `dashboard_address`) asks for one."""
+
+    def __init__(self, scheduler: str | None, workers: int, dashboard: str | None = None) -> None:
+        if scheduler:
+            problem = scheduler_problem(scheduler)
+            if problem:
+                raise LibraryError(f"--scheduler {scheduler!r}: {problem}")
         try:
             import dask
             from distributed import Client, LocalCluster
         except ImportError as e:  # pragma: no cover - a broken install
             raise LibraryError(f"the library runs on Dask, which is not installed ({e})") from e
         self.cluster = None
+        self.dashboard: str | None = None
         if scheduler:
             try:
                 self.client = Client(scheduler, timeout="10s", set_as_default=False)
             except (OSError, TimeoutError) as e:
                 raise LibraryError(f"--scheduler {scheduler}: cannot connect ({e})") from None
+            except Exception as e:  # a scheme without its package (ucx), a refused TLS
+                raise LibraryError(f"--scheduler {scheduler}: {type(e).__name__}: {e}") from None
             return
         # one clip per worker at a time, none queued behind it (Dask's default saturation
         # of 1.1 gives a one-thread worker two): a clip whose worker dies then takes no
         # innocent clip with it, which the one allowed failure would report as died too
-        with dask.config.set(
-            {
-                "distributed.scheduler.allowed-failures": 1,
-                "distributed.scheduler.worker-saturation": 1.0,
-            }
-        ):
+        # Dask's scheduler and workers always run an HTTP server: without a dashboard it
+        # serves nothing (no status, info or metrics pages) on a loopback port of its own
+        config: dict[str, Any] = {
+            "distributed.scheduler.allowed-failures": 1,
+            "distributed.scheduler.worker-saturation": 1.0,
+            "distributed.worker.http.routes": [],
+        }
+        if dashboard is None:
+            config["distributed.scheduler.http.routes"] = []
+        with dask.config.set(config):
             self.cluster = LocalCluster(
                 n_workers=workers,
                 threads_per_worker=1,
                 processes=True,
-                dashboard_address=":0",  # any free port: never fight over 8787
-                host="127.0.0.1",
+                dashboard_address=dashboard or f"{LOOPBACK}:0",
+                host=LOOPBACK,
                 silence_logs=logging.CRITICAL,
-                scheduler_kwargs={"allowed_failures": 1},
+                scheduler_kwargs={"allowed_failures": 1, "dashboard": dashboard is not None},
+                worker_class=_tidy_nanny(),
                 preload=["codec.library.worker_setup"],  # workers leave Ctrl+C to us
             )
             self.client = Client(self.cluster, set_as_default=False)
+        self.dashboard = dashboard
+
+    @property
+    def dashboard_link(self) -> str | None:
+        """Where the embedded cluster's dashboard is (None: it has none)."""
+        if self.cluster is None or getattr(self, "dashboard", None) is None:
+            return None
+        return self.cluster.dashboard_link
 
     def worker_count(self) -> int:
         return len(self.client.scheduler_info(n_workers=-1).get("workers", {}))
@@ -154,13 +270,21 @@ def run_library(
     job: Callable[[FileJob, float | None], JobResult] = run_job,
     measure_memory: bool = False,
     cluster: DaskCluster | None = None,
+    dashboard: str | None = None,
+    on_start: Callable[[DaskCluster], None] | None = None,
 ) -> LibraryRun:
     """Compress every (path, name) of `files` on Dask; rows in file order.
 
     `workers`: processes of the embedded cluster (default one per core; ignored with
     `scheduler`). `timeout`: seconds per file. `on_file` is called in this thread as each
     file finishes (cached files first). `stop` set, or Ctrl+C, ends the run early with what
-    finished. `job` is what the workers run (the library's own by default)."""
+    finished. `job` is what the workers run (the library's own by default). `dashboard`:
+    the embedded cluster's dashboard address (default none); `on_start` is given the cluster
+    this call starts, once it is up.
+
+    A file that leaves the library folder, is no regular file or is larger than its format
+    reads (or whose sidecar is) is an error row before anything of it is read
+    (`entry_problem`): not hashed, not sent to a worker."""
     t0 = time.perf_counter()
     run = LibraryRun(files=len(files))
     done: dict[int, list[Row]] = {}
@@ -173,6 +297,10 @@ def run_library(
 
     try:
         for i, (path, name) in enumerate(files):
+            problem = entry_problem(path, name, settings)
+            if problem:  # nothing of it is read: not even hashed
+                finish(i, [error_row(name, "", f"{path}: {problem}")], False)
+                continue
             fjob = FileJob(str(path), str(name), settings)
             key = None
             if cache is not None:
@@ -180,6 +308,9 @@ def run_library(
                     key = cache.key(content_hash(path), settings.fingerprint(path))
                 except OSError as e:
                     finish(i, [error_row(name, "", f"{path}: cannot read: {e.strerror}")], False)
+                    continue
+                except InputRefused as e:  # its sidecar changed since entry_problem
+                    finish(i, [error_row(name, "", f"{path}: its sidecar {e}")], False)
                     continue
                 rows = cache.get(key)
                 if rows is not None:
@@ -192,7 +323,9 @@ def run_library(
         if todo:
             if cluster is None:
                 n = min(workers or default_workers(), len(todo))
-                with DaskCluster(scheduler, n) as own:
+                with DaskCluster(scheduler, n, dashboard) as own:
+                    if on_start is not None:
+                        on_start(own)
                     _compute(todo, run, own, timeout, cache, finish, stop, job, measure_memory)
             else:
                 _compute(todo, run, cluster, timeout, cache, finish, stop, job, measure_memory)
@@ -201,6 +334,37 @@ def run_library(
     run.rows = [row for i in sorted(done) for row in done[i]]
     run.seconds = time.perf_counter() - t0
     return run
+
+
+def library_root(path: str | os.PathLike[str], name: str) -> Path:
+    """The library folder a (path, name) of `library_files` was found in: `path` without the
+    components of its relative `name`."""
+    p = Path(path)
+    return p.parents[len(Path(name).parts) - 1] if Path(name).parts else p.parent
+
+
+def entry_problem(path: str | os.PathLike[str], name: str, settings: LibrarySettings) -> str | None:
+    """Why a library file is not read at all (None: it is), decided before a byte of it is:
+    it (or its sidecar) leaves the library folder once links are resolved
+    (codec.formats.input_paths), it is no regular file, or it (or its sidecar) is larger
+    than anything of its kind. Said in one line that quotes nothing of the file."""
+    from codec.formats import readable_problem
+    from codec.library.tuning import SIDECAR_SUFFIX
+    from codec.sidecar import MAX_SIZE
+
+    root = library_root(path, name)
+    problem = outside_problem(root, path, "the library folder") or readable_problem(path)
+    if problem or not settings.sidecars:
+        return problem
+    side = Path(os.fspath(path) + SIDECAR_SUFFIX)
+    if not os.path.lexists(side):
+        return None
+    problem = outside_problem(root, side, "the library folder")
+    if problem is None and side.is_file() and side.stat().st_size > MAX_SIZE:
+        problem = (
+            f"is {side.stat().st_size:,} bytes, larger than any sidecar ({MAX_SIZE >> 20} MiB)"
+        )
+    return f"its sidecar {side.name} {problem}" if problem else None
 
 
 def _compute(

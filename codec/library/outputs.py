@@ -12,10 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from codec.errors import SettingsError
-from codec.library.rows import COLUMNS, NUMERIC, Row, is_error, totals
+from codec.formats.input_paths import InputRefused, load_json, read_capped
+from codec.library.rows import COLUMNS, Row, is_error, row_problem, totals
+from codec.printable import csv_cell
 
 FORMAT = "shellscope-library"
 VERSION = 1
+# the largest --compare file read: about 150,000 rows, parsed in under 500 MB
+MAX_LIBRARY_JSON = 64 << 20
 
 
 def _clean(value: Any) -> Any:
@@ -65,28 +69,29 @@ def sweep_csv(runs: list[tuple[float, list[Row]]]) -> str:
 def _cell(value: Any) -> Any:
     if isinstance(value, float):
         return repr(value) if math.isfinite(value) else ""
+    if isinstance(value, str):  # a name: never a formula, never a control character
+        return csv_cell(value)
     return value
 
 
 def read_library_json(path: str | os.PathLike[str]) -> list[Row]:
-    """The rows of a JSON written by `--json` (SettingsError naming the file and the place)."""
+    """The rows of a JSON written by `--json` (SettingsError naming the file and the place):
+    read with a cap (MAX_LIBRARY_JSON; a FIFO or a device is refused, never read), and every
+    row checked for the shape `--compare` relies on (codec.library.rows.row_problem)."""
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise SettingsError(f"{path}: cannot read: {e.strerror or e}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise SettingsError(f"{path}: not a library JSON ({e})") from None
+        data = load_json(read_capped(path, MAX_LIBRARY_JSON, "library JSON"))
+    except InputRefused as e:
+        raise SettingsError(f"{path}: not a library JSON we can read ({e})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise SettingsError(f"{path}: format: expected {FORMAT!r} (written by library --json)")
     rows = data.get("rows")
-    if not isinstance(rows, list) or not all(isinstance(r, dict) and "path" in r for r in rows):
-        raise SettingsError(f"{path}: rows: expected a list of rows with a 'path'")
+    if not isinstance(rows, list):
+        raise SettingsError(f"{path}: rows: expected a list of rows")
     for i, r in enumerate(rows):
-        for k in NUMERIC:
-            v = r.get(k)
-            if v is not None and (isinstance(v, bool) or not isinstance(v, int | float)):
-                raise SettingsError(f"{path}: rows[{i}].{k}: expected a number, got {v!r}")
+        problem = row_problem(r)
+        if problem:
+            raise SettingsError(f"{path}: rows[{i}]{problem}")
     return rows
 
 

@@ -8,6 +8,7 @@ holds both and a failure is never silently dropped.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 COLUMNS = (
@@ -102,3 +103,31 @@ def totals(rows: list[Row]) -> dict[str, Any]:
         "duration": sum(r["duration"] for r in ok),
         "compression_time": sum(r["compression_time"] for r in ok),
     }
+
+
+TEXT = ("path", "animation", "worst_joint", "codec", "error")
+
+
+def row_problem(row: Any) -> str | None:
+    """None when `row` has the shape of a row (what a cache entry or a `--compare` file must
+    hold before anything uses it), else what is wrong, from the row's own place on
+    (".max_error: expected a number", ": expected a row ..."): every text column
+    a string (or null), and for a clip that compressed (no `error`) every number a finite
+    number and `precision_met` true or false; an error row's numbers may be null."""
+    if not isinstance(row, dict):
+        return f": expected a row (an object), got {type(row).__name__}"
+    if not isinstance(row.get("path"), str):
+        return ".path: expected a string"
+    for key in TEXT[1:]:
+        if row.get(key) is not None and not isinstance(row[key], str):
+            return f".{key}: expected a string or null"
+    failed = bool(row.get("error"))
+    for key in NUMERIC:
+        v = row.get(key)
+        if v is None and failed:
+            continue
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+            return f".{key}: expected a number"
+    if not failed and not isinstance(row.get("precision_met"), bool):
+        return ".precision_met: expected true or false"
+    return None

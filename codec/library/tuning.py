@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from codec.errors import SettingsError
+from codec.formats.input_paths import read_capped
 from codec.model.clip import Clip
 from codec.settings import CompressionSettings
 from codec.tuning import JointOverride, resolve
@@ -80,7 +81,7 @@ class LibrarySettings:
         side = sidecar_path(path)
         side_hash = ""
         if self.sidecars and side.is_file():
-            side_hash = hashlib.sha256(side.read_bytes()[:_MAX_SIDECAR]).hexdigest()
+            side_hash = hashlib.sha256(read_capped(side, _MAX_SIDECAR, "sidecar")).hexdigest()
         t = self.tuning
         data = {
             "level": t.level,

@@ -2,8 +2,10 @@
 
 Numbers. The codec stores each animated sub-track's clip range as a float32 minimum and
 extent, so every value must lie within half of float32's range for `max - min` to stay
-finite: |value| <= MAX_VALUE (1.7e38). Precision and shell distance are positive and within
-the same bound (the error metric moves points that far). Sample rates lie between
+finite: |value| <= MAX_VALUE (1.7e38). Precision and shell distance lie between MIN_DISTANCE
+(float32's smallest normal number, 1.2e-38: below it a budget is a length float32 cannot
+tell from zero, and 5e-324 divides to infinity) and the same bound (the error metric moves
+points that far). Sample rates lie between
 MIN_SAMPLE_RATE and MAX_SAMPLE_RATE (a frame time of 1 us to 1000 s): outside that a
 duration or a sample time stops being a number the timeline can show.
 
@@ -24,6 +26,12 @@ USD crate may hold at most `declared_bytes_budget(bytes)` (16 MiB, plus 16 bytes
 of file: the shared FBX files declare 1.6 to 4 bytes per byte of their .xz), and a mesh at most
 MAX_MESH_ELEMENTS vertices or indices.
 
+Files. Before a reader reads a byte, the file's size (on disk, and again once decompressed)
+is checked against its format's cap (`codec.formats.spec.FormatSpec.max_bytes`): a clip the
+codec can hold (MAX_TRANSFORMS transforms) fits well within it as every tool writes it (BVH
+20-35 bytes a transform, ACL SJSON 160, .ssc at most 40), while a 20 GB file is refused in
+the time a stat takes instead of being read (twice its size in memory) and then refused.
+
 Units. A unit scale (FBX UnitScaleFactor, USD metersPerUnit) must be a positive number
 between MIN_METERS_PER_UNIT and MAX_METERS_PER_UNIT: 0 collapses a clip to a point, a
 negative one mirrors it, and beyond those a centimetre-precision budget means nothing.
@@ -37,6 +45,7 @@ import os
 import numpy as np
 
 MAX_VALUE = float(np.finfo(np.float32).max) / 2
+MIN_DISTANCE = float(np.finfo(np.float32).tiny)
 MIN_SAMPLE_RATE = 1e-3
 MAX_SAMPLE_RATE = 1e6
 FREE_TRANSFORMS = 1 << 18
@@ -56,6 +65,10 @@ DECLARED_BYTES_PER_BYTE = 16
 MAX_MESH_ELEMENTS = 1 << 25
 MIN_METERS_PER_UNIT = 1e-6
 MAX_METERS_PER_UNIT = 1e6
+# each format's largest file, in bytes (FormatSpec.max_bytes)
+MAX_BVH_BYTES = 256 << 20  # 64 bytes a transform for MAX_TRANSFORMS
+MAX_SSC_BYTES = 256 << 20  # raw float32 (40 bytes a transform) for MAX_TRANSFORMS, and names
+MAX_CLIP_BYTES = 512 << 20  # ACL SJSON, glTF, FBX, USD: text or meshes and textures beside
 
 
 def transform_budget(file_bytes: int) -> int:
@@ -126,6 +139,11 @@ def distance_problem(value: float) -> str | None:
     """None for a usable precision or shell distance, else what is wrong with it."""
     if not (math.isfinite(value) and value > 0):
         return f"{value!r} is not a positive number"
+    if value < MIN_DISTANCE:
+        return (
+            f"{value:g} is too small: the codec holds at least {MIN_DISTANCE:.3g} "
+            "(float32's smallest normal number)"
+        )
     if value > MAX_VALUE:
         return f"{value:g} is out of range: the codec holds at most {MAX_VALUE:.3g} (float32)"
     return None

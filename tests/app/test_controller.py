@@ -410,6 +410,15 @@ def test_exports_are_written_by_the_controller_and_reported_back(qtbot, tmp_path
     assert "no skinned mesh" in view.outcomes[-1][2]
     view.export_requested.emit("movie", str(tmp_path / "m.mp4"), None)
     assert "unknown export" in view.outcomes[-1][2]
+    # the check every output passes (issue 37): never the clip, a sidecar or a FIFO
+    (tmp_path / "walk.bvh").write_text("HIERARCHY")
+    os.mkfifo(tmp_path / "pipe.csv")
+    for name, words in (("walk.bvh", "is the input file"),
+                        ("walk.bvh.shellscope.json", "refusing to overwrite"),
+                        ("pipe.csv", "not a regular file")):  # fmt: skip
+        view.export_requested.emit("csv", str(tmp_path / name), None)
+        assert words in view.outcomes[-1][2], view.outcomes[-1]
+    assert (tmp_path / "walk.bvh").read_text() == "HIERARCHY"
 
 
 def test_a_drag_keeps_showing_results_when_each_run_is_slower_than_the_last(qtbot) -> None:

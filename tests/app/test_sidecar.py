@@ -114,9 +114,9 @@ def test_an_overrides_file_that_is_a_fifo_or_a_folder_is_refused_without_blockin
     import os
 
     os.mkfifo(tmp_path / "rules.json")
-    with pytest.raises(SidecarError, match=r"rules\.json: file: not a regular file"):
+    with pytest.raises(SidecarError, match=r"rules\.json: file: is not a regular file"):
         read_sidecar_file(tmp_path / "rules.json")
-    with pytest.raises(SidecarError, match="not a regular file"):
+    with pytest.raises(SidecarError, match="file: is a folder, not a file"):
         read_sidecar_file(tmp_path)
 
 
@@ -125,18 +125,18 @@ def test_an_unreadable_sidecar_names_the_file_and_why(
 ) -> None:
     """As a user without the right to read it (simulated: the tests may run as root, who
     may read anything)."""
-    import builtins
+    import os
 
     clip = tmp_path / "walk.bvh"
     sidecar_path(clip).write_text("[]")
-    real_open = builtins.open
+    real_open = os.open
 
     def denied(file, *args, **kwargs):  # type: ignore[no-untyped-def]
         if str(file).endswith(".shellscope.json"):
             raise PermissionError(13, "Permission denied", str(file))
         return real_open(file, *args, **kwargs)
 
-    monkeypatch.setattr(builtins, "open", denied)
+    monkeypatch.setattr(os, "open", denied)
     with pytest.raises(SidecarError) as e:
         load_sidecar(clip)
     assert str(e.value) == f"{sidecar_path(clip)}: file: cannot read: Permission denied"

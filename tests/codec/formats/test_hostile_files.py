@@ -167,13 +167,20 @@ def test_a_buffer_file_longer_than_its_byte_length_is_read_only_that_far(tmp_pat
     assert peak < 8 << 20
 
 
-def test_a_relative_buffer_in_a_sibling_folder_loads(tmp_path: Path) -> None:
+def test_a_buffer_in_a_subfolder_loads_and_one_in_a_sibling_folder_is_refused(
+    tmp_path: Path,
+) -> None:
+    """Buffers are read from the glTF's folder, subfolders included (`bin/anim%20data.bin`),
+    never from beside it (`../bin/...`): the one rule of every input path (issue 37)."""
+    doc, blob = hf.gltf_doc(uri="bin/anim%20data.bin")
+    (tmp_path / "gltf" / "bin").mkdir(parents=True)
+    (tmp_path / "gltf" / "bin" / "anim data.bin").write_bytes(blob)
+    assert load_clip(hf._write_json(tmp_path / "gltf", "rel.gltf", doc)).num_joints == 2
     doc, blob = hf.gltf_doc(uri="../bin/anim%20data.bin")
     (tmp_path / "bin").mkdir()
     (tmp_path / "bin" / "anim data.bin").write_bytes(blob)
-    (tmp_path / "gltf").mkdir()
-    path = hf._write_json(tmp_path / "gltf", "rel.gltf", doc)
-    assert load_clip(path).num_joints == 2
+    with pytest.raises(ClipFormatError, match="'../bin/anim%20data.bin' is outside the glTF's"):
+        load_clip(hf._write_json(tmp_path / "gltf", "sibling.gltf", doc))
 
 
 @pytest.mark.parametrize("uri", ["file:///etc/hostname", "http://example.com/a.bin", "C:/a.bin"])

@@ -77,15 +77,15 @@ def test_string_escapes() -> None:
 @pytest.mark.parametrize(
     ("text", "line", "fragment"),
     [
-        ("a = 1\nb = \n", 3, "expected a value after 'b' ="),
-        ("a = 1\nb 2\n", 2, "expected '=' or ':' after key 'b'"),
+        ("a = 1\nb = \n", 3, "expected a value after a key ="),
+        ("a = 1\nb 2\n", 2, "expected '=' or ':' after a key, found a number"),
         ("a = [ 1, 2\n\n", 3, "expected ']' to close the array opened on line 1"),
         ("a =\n{\n  b = 1\n", 4, "expected '}' to close the object opened on line 2"),
         ("a = 1\n\n/* never closed\n", 3, "unterminated /* comment"),
         ('a = "abc\n', 1, "unterminated string"),
         ("a = 1\na = 2\n", 2, "duplicate key 'a' (first on line 1)"),
         ("a = 1\n}\n", 2, "expected a key"),
-        ("a = @\n", 1, "unexpected character '@'"),
+        ("a = @\n", 1, "unexpected character"),
         ("{ a = 1 }\nb = 2\n", 2, "expected the end of the file"),
         ("a = 1.2.3\n", 1, "unexpected character"),
         ('a = "\\q"\n', 1, "unknown escape"),
@@ -110,7 +110,7 @@ def test_pathological_tables_do_not_backtrack() -> None:
     # a long digit run followed by something that breaks the table must stay linear
     text = "a = [ [ " + "1 " * 20_000 + "12345678901234567890" * 500 + " @ ] ]"
     start = time.perf_counter()
-    with pytest.raises(sjson.SJSONError, match="unexpected character '@'"):
+    with pytest.raises(sjson.SJSONError, match="unexpected character"):
         sjson.parse(text)
     assert time.perf_counter() - start < 1.0
 
