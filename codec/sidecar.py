@@ -43,7 +43,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from codec.errors import ShellscopeError
+from codec.errors import SettingsError
 from codec.formats.atomic import write_text
 from codec.tuning import GlobalSettings, JointOverride
 
@@ -61,11 +61,13 @@ _SETTING_KEYS = (
     "strip_proportion",
     "strip_threshold",
     "skin_strict",
+    "codec",
 )
 _OPTIONAL_KEYS = _SETTING_KEYS[3:]  # written only when not the default
+_CLIP_OWN_KEYS = ("precision", "shell_distance")  # written only when set (null: the clip's own)
 
 
-class SidecarError(ShellscopeError, ValueError):
+class SidecarError(SettingsError):
     """A sidecar or overrides file that cannot be used; names the file and the place in it."""
 
     def __init__(self, path: str | os.PathLike[str], place: str, message: str) -> None:
@@ -145,6 +147,11 @@ def _rules(path: Path, place: str, items: Any) -> tuple[JointOverride, ...]:
     return tuple(_rule(path, f"{place}[{i}]", item) for i, item in enumerate(items))
 
 
+def parse_rules(path: str | os.PathLike[str], place: str, items: Any) -> tuple[JointOverride, ...]:
+    """A JSON list of rules, checked as a sidecar's are (SidecarError naming the place)."""
+    return _rules(Path(path), place, items)
+
+
 def _settings(path: Path, data: Any, place: str = "settings") -> GlobalSettings | None:
     if data is None:
         return None
@@ -161,6 +168,9 @@ def _settings(path: Path, data: Any, place: str = "settings") -> GlobalSettings 
         flag = data.get(key, False)
         if not isinstance(flag, bool):
             raise SidecarError(path, f"{place}.{key}", f"expected true or false: {_show(flag)}")
+    if "codec" in data and not isinstance(data["codec"], str):
+        shown = _show(data["codec"])
+        raise SidecarError(path, f"{place}.codec", f"expected a codec's name: {shown}")
     try:
         return GlobalSettings(**data)
     except (TypeError, ValueError) as e:
@@ -239,6 +249,26 @@ def read_sidecar_file(path: str | os.PathLike[str], animation: str | None = None
     return file_wide
 
 
+Layer = tuple[dict[str, Any], tuple[JointOverride, ...]]
+
+
+def read_layer(path: str | os.PathLike[str], animation: str | None = None) -> Layer:
+    """What one tuning file says, for layering (codec.run_settings): the clip-wide settings
+    it holds (only the keys it has, checked as `read_sidecar_file` checks them) and its rules;
+    with `animation`, that animation's own entry when the file has one."""
+    path = Path(path)
+    data = _document(path)
+    if isinstance(data, list):
+        return {}, _rules(path, "top level", data)
+    entry, place = data, ""
+    if animation is not None and animation in _animations(path, data):
+        entry, place = data["animations"][animation], f"animations[{animation!r}]"
+    else:
+        _animations(path, data)  # checked even when unused
+    _, rules = _tuning(path, place, entry)  # every value checked
+    return dict(entry.get("settings") or {}), rules
+
+
 def load_sidecar(clip_path: str | os.PathLike[str], animation: str | None = None) -> Tuning:
     """The tuning saved for a clip: (settings or None, overrides); (None, ()) without a
     sidecar. `animation`: the name of the clip's animation (see `animation_key`)."""
@@ -275,6 +305,9 @@ def _tuning_json(settings: GlobalSettings | None, overrides: Any) -> dict[str, A
         default = GlobalSettings()
         for k in _OPTIONAL_KEYS:
             if getattr(settings, k) == getattr(default, k):
+                del data["settings"][k]
+        for k in _CLIP_OWN_KEYS:
+            if getattr(settings, k) is None:
                 del data["settings"][k]
     data["overrides"] = rules
     return data

@@ -232,7 +232,7 @@ class ErrorPlotPanel(QWidget):
     def _fit_y(self) -> None:
         """0 .. a little over the larger of the worst error and the budget."""
         r = self._result()
-        top = self.document.settings.precision
+        top = self.document.global_precision()
         if r is not None and np.asarray(r.error).size:
             top = max(top, float(self._per_sample_max(r).max()))
         a = self._a_error()
@@ -277,19 +277,19 @@ class ErrorPlotPanel(QWidget):
 
     def _draw_budget_lines(self) -> None:
         """The global budget, and the selected joint's own when it differs."""
-        self.precision_line.setValue(self.document.settings.precision)
+        self.precision_line.setValue(self.document.global_precision())
         r, j = self._result(), self.document.selection
         if r is None or j is None or j >= r.error.shape[1]:
             self.joint_precision_line.hide()
         else:
             p = self._joint_precision(j)
             self.joint_precision_line.setValue(p)
-            self.joint_precision_line.setVisible(p != self.document.settings.precision)
+            self.joint_precision_line.setVisible(p != self.document.global_precision())
 
     def _joint_precision(self, j: int) -> float:
         joints = self.document.resolved_joints()
         if joints is None:
-            return self.document.settings.precision
+            return self.document.global_precision()
         return float(joints.precision[j])
 
     def _on_selection(self) -> None:
@@ -314,7 +314,7 @@ class ErrorPlotPanel(QWidget):
 
     def _update_legend(self) -> None:
         doc = self.document
-        budget = format_budget(doc.settings.precision)
+        budget = format_budget(doc.global_precision())
         comparing = doc.comparison.active
         if comparing:
             parts = [
@@ -333,7 +333,7 @@ class ErrorPlotPanel(QWidget):
             else:
                 parts.append(f"{_swatch(SELECTED_COLOUR)} {name}")
             p = self._joint_precision(j)
-            if p != doc.settings.precision:
+            if p != doc.global_precision():
                 parts.append(
                     f"{_swatch(SELECTED_COLOUR, dashed=True)} {name}'s budget {format_cm(p)}"
                 )

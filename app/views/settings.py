@@ -56,6 +56,22 @@ def slider_to_precision(v: int) -> float:
     return float(f"{10 ** (LOG_MIN + v / STEPS_PER_DECADE):.3g}")
 
 
+def own_values_text(doc: Document) -> str:
+    """ "per joint, from the clip: precision 0.005-0.01 cm" while the clip's own per-joint
+    values stand and differ ("" otherwise: the number shown is every joint's)."""
+    clip = doc.clip
+    if clip is None:
+        return ""
+    parts = []
+    for label, setting, values in (
+        ("precision", doc.settings.precision, clip.skeleton.precision),
+        ("shell", doc.settings.shell_distance, clip.skeleton.shell_distance),
+    ):
+        if setting is None and values.size and values.min() != values.max():
+            parts.append(f"{label} {values.min():g}\u2013{values.max():g} cm")
+    return f"per joint, from the clip: {', '.join(parts)}" if parts else ""
+
+
 class SettingsPanel(QWidget):
     """Dockable view of `document.settings`; edits go out as `settings_edited(changes)`."""
 
@@ -121,6 +137,12 @@ class SettingsPanel(QWidget):
             "units), even past the precision"
         )
         self.strip_warning = QLabel()
+        self.own_values = QLabel()  # the clip's own per-joint values, while they stand
+        self.own_values.setWordWrap(True)
+        self.own_values.setToolTip(
+            "The clip's file gives its joints their own values (ACL SJSON): they stand until "
+            "a value is set here for every joint (Edit > Reset tuning brings them back)"
+        )
         self.skin_strict = QCheckBox("skin strict")
         self.skin_strict.setToolTip(
             "Keep every vertex of the skin within the precision of its strongest joint at "
@@ -146,6 +168,7 @@ class SettingsPanel(QWidget):
         form.addRow("Codec", codec_row)
         form.addRow("Precision", row)
         form.addRow("Shell distance", self.shell)
+        form.addRow("", self.own_values)
         form.addRow("", self.shell_from_mesh)  # its own row: the dock can be narrower
         form.addRow("Level", level_row)
         form.addRow("Keyframes", self.strip_trivial)
@@ -189,10 +212,11 @@ class SettingsPanel(QWidget):
     # --- model -> view ------------------------------------------------------------------
     def _on_settings(self) -> None:
         s = self.document.settings
+        doc = self.document
         with self.syncing:
-            self.slider.setValue(precision_to_slider(s.precision))
-            self.precision.setValue(s.precision)
-            self.shell.setValue(s.shell_distance)
+            self.slider.setValue(precision_to_slider(doc.global_precision()))
+            self.precision.setValue(doc.global_precision())
+            self.shell.setValue(doc.global_shell_distance())
             self.level.setCurrentText(s.level)
             self.codec.setCurrentText(self.document.codec)
             self.strip_trivial.setChecked(s.strip_trivial)
@@ -212,6 +236,8 @@ class SettingsPanel(QWidget):
             if destructive
             else ""
         )
+        self.own_values.setText(own_values_text(doc))
+        self.form.setRowVisible(self.own_values, bool(self.own_values.text()))
 
     def _sync_shell_source(self) -> None:
         clip = self.document.clip

@@ -8,18 +8,17 @@ import io
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
 
 from codec.cli.failures import EXIT_OK, CliError
-from codec.cli.files import check_outputs, write_text_output
-from codec.cli.flags import add_settings_flags, load_options, settings_from, tune
+from codec.cli.files import check_outputs, dumps_json, write_outputs
+from codec.cli.flags import add_settings_flags, reader_options, resolved_run, run_flags
 from codec.cli.report_text import fmt_bytes, table
 from codec.errors import ShellscopeError
-from codec.settings import CompressionSettings
+from codec.run_settings import Flags
 
 STATS_COLUMNS = (
     "name",
@@ -33,7 +32,9 @@ STATS_COLUMNS = (
     "compression_time",
     "precision_met",
     "level",
+    "settings",
 )
+STATS_FORMAT = "shellscope-stats"
 
 
 def add_parser(sub: Any) -> None:
@@ -46,6 +47,11 @@ def add_parser(sub: Any) -> None:
         ".usdc, .usdz and .acl.sjson files (also .gz/.xz/.zst)",
     )
     p.add_argument("--csv", metavar="FILE|-", help="write one row per clip as CSV")
+    p.add_argument(
+        "--json",
+        metavar="FILE|-",
+        help="write one object per clip (the CSV's columns, its settings block whole)",
+    )
     p.add_argument(
         "--jobs", "-j", type=int, metavar="N", help="worker processes (default: CPU count)"
     )
@@ -81,29 +87,19 @@ def collect_clips(paths: Sequence[str]) -> list[tuple[str, str]]:
     return found
 
 
-def stats_job(
-    path: str,
-    name: str,
-    settings: CompressionSettings,
-    options: dict,
-    tuning: tuple = (None, None, None, None),
-) -> dict:
+def stats_job(path: str, name: str, flags: Flags) -> dict:
     """Compress one clip in a worker: a row (STATS_COLUMNS) or {'name', 'error'}; the clip
-    tuned as `compress` tunes it: `tuning` (shell distance, precision, overrides file, level)
-    from the flags, then its sidecar (or the overrides file), then its own values."""
+    tuned as `compress` tunes it (codec.run_settings.resolve_run). Shells from the mesh and
+    skin-strict leave the clips without a skinned mesh as they are (a folder mixes both)."""
+    import io
+
     from codec.compression import compress
     from codec.formats import load_clip
 
     try:
-        shell_distance, precision, overrides, flag_level = tuning
-        clip, level, _ = tune(
-            load_clip(path, **options), path, precision, shell_distance, overrides
-        )
-        if flag_level is None and level is not None:
-            settings = replace(settings, level=level)
-        if settings.skin_strict and not clip.meshes:  # a folder mixes both: as usual
-            settings = replace(settings, skin_strict=False)
-        s = compress(clip, settings).stats
+        clip = load_clip(path, **reader_options(path, flags))
+        run = resolved_run(clip, path, flags, io.StringIO(), strict_mesh=False)
+        s = compress(run.tuned_clip(clip), run.compression_settings(clip)).stats
     except (ShellscopeError, CliError) as e:
         return {"name": name, "error": str(e)}
     except Exception as e:  # one broken clip must not stop a batch
@@ -120,6 +116,7 @@ def stats_job(
         "compression_time": s["compression_time"],
         "precision_met": s["precision_met"],
         "level": s["level"],
+        "settings": run.block(clip),
     }
 
 
@@ -162,24 +159,21 @@ class ProgressBar:
 
 def run_jobs(
     jobs: list[tuple[str, str]],
-    settings: CompressionSettings,
-    options: dict,
+    flags: Flags,
     workers: int,
     on_done: Callable[[dict], None],
-    tuning: tuple = (None, None, None, None),
 ) -> list[dict]:
     """Run stats_job over `jobs` on `workers` processes (in-process for one); results in
     input order, `on_done` called as each finishes."""
     results: list[dict | None] = [None] * len(jobs)
     if workers <= 1:
         for i, (path, name) in enumerate(jobs):
-            results[i] = stats_job(path, name, settings, options, tuning)
+            results[i] = stats_job(path, name, flags)
             on_done(results[i])
         return [r for r in results if r is not None]
     with ProcessPoolExecutor(max_workers=workers) as pool:
         pending: dict[Future, int] = {
-            pool.submit(stats_job, path, name, settings, options, tuning): i
-            for i, (path, name) in enumerate(jobs)
+            pool.submit(stats_job, path, name, flags): i for i, (path, name) in enumerate(jobs)
         }
         try:
             while pending:
@@ -249,13 +243,13 @@ def stats_report(rows: list[dict], skipped: int) -> str:
 
 def cmd_stats(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Compress many clips in parallel; one row per clip, a summary, optionally a CSV."""
-    settings = settings_from(args)
+    flags = run_flags(args)
     if args.jobs is not None and args.jobs < 1:
         raise CliError(f"--jobs must be at least 1, got {args.jobs}")
     jobs = collect_clips(args.paths)
     if not jobs:
         raise CliError(f"no clips ({', '.join(clip_extensions())}) in {' '.join(args.paths)}")
-    check_outputs([args.csv], [path for path, _ in jobs])
+    check_outputs([args.csv, args.json], [path for path, _ in jobs])
     workers = min(args.jobs or os.cpu_count() or 1, len(jobs))
     bar = ProgressBar(err, len(jobs))
     skipped = 0
@@ -268,25 +262,29 @@ def cmd_stats(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         bar.step(r["name"])
 
     try:
-        results = run_jobs(
-            jobs,
-            settings,
-            load_options(args),
-            workers,
-            on_done,
-            (args.shell_distance, args.precision, args.overrides, args.level),
-        )
+        results = run_jobs(jobs, flags, workers, on_done)
     finally:
         bar.close()
     rows = [r for r in results if "error" not in r]
     if not rows:
         raise CliError(f"none of the {len(jobs)} files could be compressed")
+    outputs: list[tuple[str | None, str]] = []
     if args.csv:
         buf = io.StringIO()
         writer = csv.DictWriter(buf, fieldnames=STATS_COLUMNS, lineterminator="\n")
         writer.writeheader()
-        writer.writerows(rows)
-        write_text_output(args.csv, buf.getvalue(), out)
-    if args.csv != "-":
+        writer.writerows([{**r, "settings": _compact(r["settings"])} for r in rows])
+        outputs.append((args.csv, buf.getvalue()))
+    if args.json:
+        data = {"format": STATS_FORMAT, "version": 1, "rows": rows}
+        outputs.append((args.json, dumps_json(data)))
+    write_outputs(outputs, out)
+    if "-" not in (args.csv, args.json):
         out.write(stats_report(rows, skipped))
     return EXIT_OK
+
+
+def _compact(block: dict) -> str:
+    import json
+
+    return json.dumps(block, separators=(",", ":"), allow_nan=False)
