@@ -498,7 +498,7 @@ def _pick_row(
         clip = Path(clip_path).resolve().as_posix()
         found = [i for i in found if clip.endswith("/" + _row_path(rows[i]))]
     if animation is not None:
-        found = [i for i in found if _row_animation(rows[i]) == animation]
+        found = [i for i in found if animation in _row_animations(rows[i])]
     if len(found) == 1:
         return found[0]
     what = f"{clip_path}" + (f" [{animation}]" if animation else "")
@@ -517,10 +517,17 @@ def _row_path(row: dict[str, Any]) -> str:
     return str(row.get("path", row.get("name", ""))).lstrip("/")
 
 
-def _row_animation(row: dict[str, Any]) -> str | None:
+def _row_animations(row: dict[str, Any]) -> set[str | None]:
+    """The names a row's animation goes by: the library's label (a USD skeleton's path) and
+    the clip's own name in its settings block (what the sidecar keys it by)."""
     settings = row.get("settings")
     own = settings.get("animation") if isinstance(settings, dict) else None
-    return row.get("animation") or own or None
+    if isinstance(settings, str):  # a CSV cell
+        try:
+            own = json.loads(settings).get("animation")
+        except (json.JSONDecodeError, AttributeError):
+            own = None
+    return {row.get("animation") or None, own}
 
 
 def from_block(data: Any, path: str | os.PathLike[str], place: str = "") -> RunSettings:
