@@ -990,12 +990,26 @@ class MainWindow(QtWidgets.QMainWindow):
 
     # --- closing ------------------------------------------------------------------------
     def commit_typed(self) -> str | None:
-        """Apply a value typed in a field but not entered yet (a Settings spin box, a joint's
-        cell, a rule's cell), as Enter would: taking the focus away commits it. Returns why
-        an edit could not be applied (a rule cell that is not a number), None when all is in."""
-        focus = QtWidgets.QApplication.focusWidget()
-        if focus is not None and self.isAncestorOf(focus):
-            focus.clearFocus()
+        """Apply what was typed in a field but not entered yet, as Enter would: a Settings
+        spin box's text, an open cell editor (a joint's value, a rule's cell). Returns why an
+        edit could not be applied (a rule cell that is not a number), None when all is in.
+        Done without moving the focus, which an inactive window does not have."""
+        for spin in self.findChildren(QtWidgets.QAbstractSpinBox):
+            spin.interpretText()  # emits the value typed (keyboard tracking off) if it changed
+        editing = QtWidgets.QAbstractItemView.State.EditingState
+        no_hint = QtWidgets.QAbstractItemDelegate.EndEditHint.NoHint
+        for view in self.findChildren(QtWidgets.QAbstractItemView):
+            if view.state() != editing:
+                continue
+            editors = [
+                w
+                for w in view.viewport().children()  # a cell's editor lives on the viewport
+                if isinstance(w, QtWidgets.QWidget) and not w.isHidden()
+            ]
+            delegate = view.itemDelegate()  # the view finds the editor's cell and its delegate
+            for editor in editors:
+                delegate.commitData.emit(editor)
+                delegate.closeEditor.emit(editor, no_hint)
         for panel in self.panels.values():
             problem = getattr(panel, "unapplied_edit", lambda: None)()
             if problem:

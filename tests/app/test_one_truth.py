@@ -102,15 +102,6 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-class Dialogs(FakeDialogs):
-    def save_path(self, parent: object, start: str, kinds: str) -> str | None:
-        return self.paths.pop(0) if self.paths else None
-
-    def discard(self, parent: object, message: str) -> bool:
-        self.errors.append(("discard", message))
-        return True
-
-
 @dataclass
 class WindowRun:
     size: int
@@ -171,7 +162,7 @@ def window_runs(folder: Path, qapp: Any, request: pytest.FixtureRequest, tmp_pat
     )
     out = tmp_path_factory.mktemp("window_exports")
     bot = QtBot(request)
-    window = MainWindow(dialogs=Dialogs(), remember_layout=False)  # type: ignore[arg-type]
+    window = MainWindow(dialogs=FakeDialogs(), remember_layout=False)  # type: ignore[arg-type]
     window.resize(1280, 800)
     window.show()
     bot.waitExposed(window)
