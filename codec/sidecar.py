@@ -2,12 +2,12 @@
 
 A tech animator tunes precision once per clip; the sidecar makes that tuning come back when the
 clip is opened again and lets the command lines use it (`python -m codec compress CLIP`,
-`shellscope CLIP --export-...`): `load_tuning` reads it for both. Qt-free.
+`shellscope CLIP --export-...`): codec.run_settings reads it for every one of them. Qt-free.
 
 Who reads and writes it: the main window (and `shellscope --export-*`) reads it when a clip
-opens, `settings, overrides = load_sidecar(path, animation)` (a `SidecarError` is shown to the
-user and the clip opens without it); the controller writes it once the user's tuning edits
-settle (app.controller.Controller.save_tuning).
+opens, through codec.run_settings.resolve_run (a `SidecarError` is shown to the user and the
+clip opens without it); the controller writes it once the user's tuning edits settle
+(app.controller.Controller.save_tuning).
 
 Layout (version 1, a file holding one clip: BVH, ACL SJSON, .ssc)::
 
@@ -26,12 +26,16 @@ An animation without an entry takes the file-wide "settings" / "overrides" if th
 
 "settings" also holds `"shell_from_mesh": true` when shell distances come from the clip's
 mesh, and the keyframe stripping settings `"strip_trivial"` (true or false),
-`"strip_proportion"` and `"strip_threshold"` (numbers), and `"skin_strict": true` (the skin
-itself within budget, codec.settings) when they differ from the defaults
-(each written only then, so sidecars of other clips read as before).
+`"strip_proportion"` and `"strip_threshold"` (numbers), `"skin_strict": true` (the skin
+itself within budget, codec.settings) and `"codec"` (the registry's name) when they differ
+from the defaults (each written only then, so sidecars of other clips read as before).
+`"precision"` and `"shell_distance"` are written when set: without them every joint keeps
+the clip's own value (an ACL SJSON clip's per-joint values).
 
-Overrides apply in order, later rules win. A file holding only the "overrides" list (or a bare
-list of rules) is accepted as an overrides file for `--overrides FILE`.
+Which layer wins (the clip's own values, this file, `--overrides`, flags) and how rules
+decide a joint (a joint's exact-name rule wins over every pattern) is codec.run_settings'
+and codec.tuning's. A file holding only the "overrides" list (or a bare list of rules) is
+accepted as an overrides file for `--overrides FILE`.
 """
 
 from __future__ import annotations
@@ -276,25 +280,6 @@ def load_sidecar(clip_path: str | os.PathLike[str], animation: str | None = None
     if not path.is_file():
         return None, ()
     return read_sidecar_file(path, animation_key(clip_path, animation))
-
-
-def load_tuning(
-    clip_path: str | os.PathLike[str],
-    overrides_file: str | os.PathLike[str] | None = None,
-    animation: str | None = None,
-) -> tuple[GlobalSettings | None, tuple[JointOverride, ...], Path | None]:
-    """A clip's tuning as the command line and the window take it: `overrides_file` when
-    given, else the sidecar beside the clip, each for `animation` (its own entry in a
-    multi-animation file's sidecar); (settings or None, rules, the file read or None).
-    SidecarError on a file that cannot be used."""
-    key = animation_key(clip_path, animation)
-    if overrides_file:
-        settings, rules = read_sidecar_file(overrides_file, key)
-        return settings, rules, Path(overrides_file)
-    settings, rules = load_sidecar(clip_path, animation)
-    if settings is None and not rules:
-        return None, (), None
-    return settings, rules, sidecar_path(clip_path)
 
 
 def _tuning_json(settings: GlobalSettings | None, overrides: Any) -> dict[str, Any]:
