@@ -304,18 +304,22 @@ class Document:
         what the window's runs, its exports and its .ssc say and use."""
         return replace(self.run_base, tuning=self.settings, rules=self.overrides)
 
-    def global_precision(self) -> float:
-        """The clip-wide precision: the settings', else the clip's own (its most common
-        per-joint value when they differ, as in an ACL SJSON clip)."""
-        if self.settings.precision is not None or self.clip is None:
-            return self.settings.precision or 0.01
-        return _most_common(self.clip.skeleton.precision)
+    def global_precision(self) -> float | None:
+        """The clip-wide precision: the settings', else the clip's own when every joint has
+        the same; None while the clip's own per-joint values stand and differ (ACL SJSON)."""
+        return self._clip_wide(self.settings.precision, "precision", 0.01)
 
-    def global_shell_distance(self) -> float:
-        """The clip-wide shell distance: the settings', else the clip's own (most common)."""
-        if self.settings.shell_distance is not None or self.clip is None:
-            return self.settings.shell_distance or 3.0
-        return _most_common(self.clip.skeleton.shell_distance)
+    def global_shell_distance(self) -> float | None:
+        """The clip-wide shell distance, as `global_precision`."""
+        return self._clip_wide(self.settings.shell_distance, "shell_distance", 3.0)
+
+    def _clip_wide(self, setting: float | None, name: str, default: float) -> float | None:
+        if setting is not None:
+            return setting
+        if self.clip is None:
+            return default
+        own = np.asarray(getattr(self.clip.skeleton, name))
+        return float(own[0]) if own.size and np.all(own == own[0]) else None
 
     def resolved_joints(self) -> ResolvedJoints | None:
         """Per-joint precision, shell distance and rounding after global values and rules
@@ -586,10 +590,3 @@ class Document:
         )
         self._shown = (key, shown)
         return shown
-
-
-def _most_common(values: np.ndarray) -> float:
-    """The value most joints hold (the larger of equally common ones)."""
-    uniq, counts = np.unique(np.asarray(values, dtype=np.float64), return_counts=True)
-    best = np.flatnonzero(counts == counts.max())
-    return float(uniq[best[-1]])

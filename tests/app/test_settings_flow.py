@@ -108,3 +108,26 @@ def test_file_save_compressed_writes_the_result_with_its_settings(
         _action(window, "&Save compressed (.ssc)\u2026").trigger()
     assert [t for t, _ in dialogs.errors] == ["Cannot save the compressed clip"] * 2
     assert acl_copy.read_bytes() == ACL_CLIP.read_bytes() and not (tmp_path / "saved.bvh").exists()
+
+
+def test_a_clips_own_per_joint_values_read_per_joint_until_one_is_set(
+    qtbot, window, dialogs, tmp_path: Path
+) -> None:
+    from tests.app.test_one_truth import per_joint_sjson
+
+    clip = tmp_path / "per_joint.acl.sjson"
+    per_joint_sjson(ACL_CLIP, clip)
+    open_through_ui(qtbot, window, dialogs, clip)
+    settings, doc = window.panels["SettingsPanel"], window.document
+    assert settings.precision.text() == settings.shell.text() == "per joint"
+    assert "from the clip: 0.002\u20130.05 cm" in settings.precision.toolTip()
+    assert "each joint's own" in window.panels["ErrorPlotPanel"].legend.text()
+    assert sorted(set(doc.result.clip.skeleton.precision)) == [0.002, 0.01, 0.05]
+    with qtbot.waitSignal(window.controller.result_ready, timeout=RESULT_TIMEOUT_MS):
+        settings.precision.setValue(0.02)  # every joint's now
+    assert set(doc.result.clip.skeleton.precision) == {0.02}
+    assert settings.precision.text() == "0.02000" and settings.shell.text() == "per joint"
+    with qtbot.waitSignal(window.controller.result_ready, timeout=RESULT_TIMEOUT_MS):
+        window.reset_tuning_action.trigger()  # the clip's own again
+    assert settings.precision.text() == "per joint"
+    assert sorted(set(doc.result.clip.skeleton.precision)) == [0.002, 0.01, 0.05]
