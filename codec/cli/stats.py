@@ -89,8 +89,9 @@ def collect_clips(paths: Sequence[str]) -> list[tuple[str, str]]:
 
 def stats_job(path: str, name: str, flags: Flags) -> dict:
     """Compress one clip in a worker: a row (STATS_COLUMNS) or {'name', 'error'}; the clip
-    tuned as `compress` tunes it (codec.run_settings.resolve_run). Shells from the mesh and
-    skin-strict leave the clips without a skinned mesh as they are (a folder mixes both)."""
+    tuned as `compress` tunes it (codec.run_settings.resolve_run). Shells from the mesh skip
+    a clip without a skinned mesh (with the reason); skin-strict compresses it as usual (a
+    folder mixes both)."""
     import io
 
     from codec.compression import compress
@@ -99,6 +100,8 @@ def stats_job(path: str, name: str, flags: Flags) -> dict:
     try:
         clip = load_clip(path, **reader_options(path, flags))
         run = resolved_run(clip, path, flags, io.StringIO(), strict_mesh=False)
+        if run.tuning.shell_from_mesh and not clip.meshes:  # asked of a clip that has none
+            raise CliError(f"{path}: {run.mesh_problem(clip)}")
         s = compress(run.tuned_clip(clip), run.compression_settings(clip)).stats
     except (ShellscopeError, CliError) as e:
         return {"name": name, "error": str(e)}
