@@ -467,6 +467,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.units_label = QtWidgets.QLabel()  # the clip's units and up axis, always in view
         bar.addPermanentWidget(self.units_label)
         self.kept_label = QtWidgets.QLabel()  # what the clip kept from the last one
+        self.kept_label.setContentsMargins(16, 0, 0, 0)  # apart from the units
         self.kept_label.setToolTip(
             "Each clip compresses with its own settings (its sidecar, else its own values); "
             "how it is looked at stays as it was"
