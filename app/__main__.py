@@ -19,13 +19,7 @@ from pathlib import Path
 
 from app.camera import MODES as CAMERA_MODES
 from app.camera import VIEWS
-from app.headless import (
-    add_export_arguments,
-    run_headless,
-    tuning_from,
-    variants_from,
-    wants_headless,
-)
+from app.headless import add_export_arguments, run_headless, variants_from, wants_headless
 from codec.cli.flags import add_bvh_positions_flag
 from codec.model.sampling import ROUNDING_MODES
 from codec.printable import printable_stream
@@ -266,30 +260,19 @@ def _main(args: argparse.Namespace) -> int:
     if args.size is not None or shooting or not window.layout_restored:
         window.resize(*_size(args.size or "1280x800"))
     doc = window.document
-    tuning = tuning_from(args)
-    if args.codec:
-        from codec.codecs import registry
-        from codec.errors import SettingsError
+    from codec.cli.failures import CliError
+    from codec.cli.flags import run_flags
+    from codec.errors import ShellscopeError
 
-        try:
-            registry.chosen(args.codec)
-        except SettingsError as exc:
-            print(f"shellscope: --codec: {exc}", file=sys.stderr)
-            return 2
-        why = registry.unavailable(args.codec) if args.codec != registry.AUTO else None
-        if why and not args.acl_output:
-            print(f"shellscope: --codec {args.codec} is unavailable: {why}", file=sys.stderr)
-            return 2
-        window.document.set_codec(args.codec)
-    overrides = None
-    if args.overrides:
-        from codec.sidecar import SidecarError, read_sidecar_file
+    try:  # the clip's settings: codec.run_settings, with these flags on top
+        flags = run_flags(args)
+        if args.overrides:
+            from codec.run_settings import read_tuning_layer
 
-        try:
-            _, overrides = read_sidecar_file(args.overrides, args.animation)
-        except SidecarError as exc:
-            print(f"shellscope: {exc}", file=sys.stderr)
-            return 2
+            read_tuning_layer(args.overrides, args.animation)
+    except (CliError, ShellscopeError) as exc:
+        print(f"shellscope: {exc}", file=sys.stderr)
+        return 2
     if args.units:
         window.open_options["units"] = args.units
     if args.sample_rate:
@@ -319,9 +302,7 @@ def _main(args: argparse.Namespace) -> int:
         pair = PairRun(window.controller, *variants)
         pair.start()
     path = Path(args.clip) if args.clip else DEFAULT_CLIP
-    if not window.open_file(
-        path, animation=args.animation, tuning=tuning, overrides=overrides, remember=not shooting
-    ):
+    if not window.open_file(path, animation=args.animation, flags=flags, remember=not shooting):
         if shooting:  # an unreadable clip is bad input, as in the CLI and the exports
             return 2
         if args.clip:
@@ -330,12 +311,12 @@ def _main(args: argparse.Namespace) -> int:
     if args.acl_output and not window.open_acl_output(args.acl_output):
         if shooting:
             return 2
-    if tuning.get("shell_from_mesh") and doc.clip is not None and not doc.clip.meshes:
+    if flags.shell_distance == "mesh" and doc.clip is not None and not doc.clip.meshes:
         print(
             f"shellscope: {path} has no skinned mesh: --shell-distance mesh is ignored",
             file=sys.stderr,
         )
-    if tuning.get("skin_strict") and doc.clip is not None and not doc.clip.meshes:
+    if flags.skin_strict and doc.clip is not None and not doc.clip.meshes:
         print(f"shellscope: {path} has no skinned mesh: --skin-strict is ignored", file=sys.stderr)
     try:
         if args.rounding:

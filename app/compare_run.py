@@ -62,8 +62,8 @@ class PairRun(QtCore.QObject):
             doc.set_rounding(self.b.rounding)
         self._stage = "B"
         before = doc.result
-        doc.set_codec(self.b.codec or doc.codec)
-        doc.set_settings(replace(self._base or doc.settings, **self.b.tuning()))
+        codec = self.b.codec or doc.codec
+        doc.set_settings(replace(self._base or doc.settings, **self.b.tuning(), codec=codec))
         if not self.controller.running and doc.result is before:  # B's tuning is A's
             self._finish()
 

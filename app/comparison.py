@@ -21,7 +21,6 @@ from codec.settings import LEVELS
 if TYPE_CHECKING:
     from codec.model.clip import Clip
     from codec.result import Result
-    from codec.settings import CompressionSettings
     from codec.tuning import JointOverride
 
 DEFAULT_CODEC = "acl-style"
@@ -54,16 +53,6 @@ def check_codec(name: str) -> str:
     if name not in known:
         raise ValueError(f"unknown codec {name!r}; known codecs: {', '.join(known)}")
     return name
-
-
-def compress_with(name: str, clip: Clip, settings: CompressionSettings, **kwargs: Any) -> Result:
-    """Compress `clip` with the codec called `name` (kwargs: progress, cancel)."""
-    check_codec(name)
-    from dataclasses import replace as changed
-
-    from codec.compression import compress
-
-    return compress(clip, changed(settings, codec=name), **kwargs)
 
 
 # --- result fields the comparison views read ----------------------------------------------

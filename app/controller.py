@@ -42,6 +42,7 @@ from codec.errors import ShellscopeError
 from codec.formats.output_paths import output_problem
 from codec.model.clip import Clip
 from codec.result import Result
+from codec.run_settings import RunSettings
 from codec.settings import CompressionSettings
 from codec.sidecar import save_sidecar, sidecar_path
 from codec.tuning import GlobalSettings, JointOverride, exact_pattern
@@ -278,8 +279,11 @@ class Controller(QtCore.QObject):
         path: str | Path | None = None,
         overrides: tuple[JointOverride, ...] = (),
         settings: GlobalSettings | None = None,
+        run: RunSettings | None = None,
     ) -> None:
-        """Show a clip with its tuning and compress it right away.
+        """Show a clip with its tuning and compress it right away. `run`: its complete
+        settings (codec.run_settings.resolve_run, as the window's File > Open resolves
+        them); without it, `settings` and `overrides` over the clip's own values.
 
         All or nothing: when the document or a view fails on the clip, the exception goes
         to the caller and the previous clip stays open with its result (a compression of it
@@ -289,7 +293,7 @@ class Controller(QtCore.QObject):
         self.save_tuning()
         self._opening = True  # the document's settings signal must not start a run of its own
         try:
-            self.document.set_clip(clip, path, overrides, settings)
+            self.document.set_clip(clip, path, overrides, settings, run)
         except BaseException:
             self._pending = False  # the restored tuning is not an edit: nothing to redo
             self.throttle.stop()
@@ -315,8 +319,6 @@ class Controller(QtCore.QObject):
             raise ValueError("open the raw clip first: ACL's output is measured against it")
         output = read_output(path)
         output.check(clip)  # type: ignore[attr-defined]
-        if self.document.acl_output is None:
-            self._codec_before_acl = self.document.codec
         self._cache = _CompressorCache(fixed=output)
         self.document.acl_output = str(path)
         if self.document.codec == output.name:  # type: ignore[attr-defined]
@@ -325,15 +327,12 @@ class Controller(QtCore.QObject):
             self.document.set_codec(output.name)  # type: ignore[attr-defined]
 
     def _drop_acl_output(self) -> None:
+        """Forget ACL's output (it belonged to the clip it was measured against); the clip
+        opened next compresses with its own settings' codec."""
         if self.document.acl_output is None:
             return
         self.document.acl_output = None
         self._cache = _CompressorCache()
-        self._opening = True  # the codec going back is not an edit
-        try:
-            self.document.set_codec(getattr(self, "_codec_before_acl", self.document.codec))
-        finally:
-            self._opening = False
 
     # --- compressing --------------------------------------------------------------------
     @property
@@ -356,10 +355,8 @@ class Controller(QtCore.QObject):
             self.compress_now()
 
     def settings(self) -> CompressionSettings:
-        clip = self.document.clip
-        return self.document.settings.compression_settings(
-            codec=self.document.codec, has_mesh=clip is not None and bool(clip.meshes)
-        )
+        """What the codec is given for the document's tuning (codec.run_settings)."""
+        return self.document.run_settings().compression_settings(self.document.clip)
 
     def _on_debounce(self) -> None:
         if self._unsaved:
@@ -385,7 +382,8 @@ class Controller(QtCore.QObject):
         # the worker runs jobs in order: this one starts when the stale one, cancelled above,
         # has stopped at its next poll
         self._runs.append(run)
-        settings = self.settings()
+        run_settings = self.document.run_settings()
+        settings = run_settings.compression_settings(source)
         if self._compress is not None:
             fn = self._compress
         else:
@@ -427,7 +425,7 @@ class Controller(QtCore.QObject):
                 traceback.print_exc()
                 emit("_finished", run.generation, exc, msg)
             else:
-                emit("_finished", run.generation, result, "")
+                emit("_finished", run.generation, (result, run_settings), "")
 
         self.document.set_status(Status(running=True, progress=0.0, message="Compressing\u2026"))
         self.busy_changed.emit(True)
@@ -491,6 +489,9 @@ class Controller(QtCore.QObject):
             self.compress_now()
         else:  # nothing in flight: the next edit starts at once (and no timer outlives it)
             self.throttle.stop()
+        made_with = None
+        if isinstance(payload, tuple):  # (result, the settings that made it)
+            payload, made_with = payload
         if isinstance(payload, Result) or (
             payload is not None and not isinstance(payload, BaseException)
         ):
@@ -504,7 +505,7 @@ class Controller(QtCore.QObject):
                 text += f" in {secs:.2f} s"
             lo, _, hi = THROTTLE_MS
             self.throttle.setInterval(int(min(max(STALE_AFTER * wall_ms, lo), hi)))
-            self.document.set_result(payload)  # type: ignore[arg-type]
+            self.document.set_result(payload, made_with)  # type: ignore[arg-type]
             if self._run is None:
                 self.document.set_status(Status(progress=1.0, message=text))
             else:  # shown while the newest edit compresses
@@ -546,8 +547,12 @@ class Controller(QtCore.QObject):
         self.document.clear_comparison()
 
     def set_codec(self, name: str) -> None:
-        """Compress with codec `name` (ValueError for an unknown one); B recompresses."""
-        self.document.set_codec(name)
+        """Compress with codec `name` (ValueError for an unknown one): a tuning edit like
+        any other (undoable, saved in the clip's sidecar); B recompresses."""
+        from app.comparison import check_codec
+
+        if check_codec(name) != self.document.codec:
+            self.edit_settings({"codec": name})
 
     # --- the views' intents -------------------------------------------------------------
     def attach(self, view: QtCore.QObject) -> None:
@@ -656,14 +661,17 @@ class Controller(QtCore.QObject):
 
     def export(self, kind: str, path: str, png: bytes | None = None) -> Path | None:
         """Write one export of the document's result: 'stats' (JSON), 'csv' (joints),
-        'lossy' (the decoded clip), 'screenshot' (`png`, grabbed by a view) or 'skin_csv'
-        (the skin report). Emits `exported`; returns the path written, or None."""
+        'lossy' (the decoded clip), 'ssc' (the compressed file, carrying its settings),
+        'screenshot' (`png`, grabbed by a view) or 'skin_csv' (the skin report). Emits
+        `exported`; returns the path written, or None."""
         doc = self.document
         r = doc.result
+        inputs = [doc.path, sidecar_path(doc.path) if doc.path is not None else None]
         writers: dict[str, Callable[[], Path]] = {
             "stats": lambda: self._export_stats(path),
             "csv": lambda: exports.export_joint_csv(path, r),
             "lossy": lambda: self._export_lossy(path),
+            "ssc": lambda: exports.export_ssc(path, r, self.result_run(), doc.clip, inputs),
             "screenshot": lambda: exports.export_screenshot(path, png or b""),
             "skin_csv": lambda: exports.export_skin_report_csv(path, r),
         }
@@ -691,24 +699,40 @@ class Controller(QtCore.QObject):
         self.export_measured.emit("lossy", "; ".join(written.summary() + written.notes))
         return written.path
 
+    def result_run(self) -> RunSettings:
+        """The complete settings of the result on screen (what its exports carry)."""
+        doc = self.document
+        return doc.result_run if doc.result_run is not None else doc.run_settings()
+
+    def view_facts(self) -> dict[str, Any]:
+        """What the window shows the result with (the settings block's `view`)."""
+        doc = self.document
+        if doc.clip is None:
+            return {}
+        return exports.view_facts(doc.clip, doc.path, doc.display.up_axis, doc.rounding)
+
     def _export_stats(self, path: str) -> Path:
-        """The stats JSON; while comparing, A's and B's under `a` and `b` with their change
-        (what `shellscope CLIP --a .. --b .. --export-stats` writes)."""
+        """The stats JSON with the settings block that made it; while comparing, A's and
+        B's under `a` and `b` with their change (what `shellscope CLIP --a .. --b ..
+        --export-stats` writes)."""
         from app.comparison import exported_pair
 
         doc = self.document
         a = doc.comparison.a
         b = doc.side_result("B")
+        view = self.view_facts()
         if a is None or b is None:
             assert doc.result is not None
-            return exports.export_stats(path, doc.result, doc.overrides)
+            block = self.result_run().block(doc.clip, view)
+            return exports.export_stats(path, doc.result, block)
+        a_run = replace(doc.run_base, tuning=replace(a.settings, codec=a.codec), rules=a.overrides)
         sides = []
-        for result, overrides, name in (
-            (a.result, a.overrides, a.codec),
-            (b, doc.overrides, doc.codec),
+        for result, run, rounding in (
+            (a.result, a_run, doc.side_rounding("A")),
+            (b, self.result_run(), doc.side_rounding("B")),
         ):
-            d = exports.stats_dict(result, overrides)
-            d.setdefault("codec", name)
+            d = exports.stats_dict(result, run.block(doc.clip, {**view, "rounding": rounding}))
+            d.setdefault("codec", run.tuning.codec)
             sides.append(d)
         return exports.write_json(path, exported_pair(sides[0], sides[1]))
 

@@ -14,18 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from app.comparison import DEFAULT_CODEC, Comparison, Pinned, check_codec, pose_of
+from app.comparison import Comparison, Pinned, check_codec, pose_of
 from codec.measure.pose_error import pose_error
 from codec.model.clip import Clip
 from codec.model.sampling import ROUNDING_MODES, Pose, SampleKeys, clip_pose, sample_keys
 from codec.result import Result
-from codec.tuning import (
-    GlobalSettings,
-    JointOverride,
-    ResolvedJoints,
-    resolve_clip,
-    shells_from_mesh,
-)
+from codec.run_settings import RunSettings
+from codec.tuning import GlobalSettings, JointOverride, ResolvedJoints
 
 
 class Signal:
@@ -128,14 +123,17 @@ class Document:
         self.clip: Clip | None = None
         self.settings = GlobalSettings()
         self.overrides: tuple[JointOverride, ...] = ()
+        # how the clip was read and written (animation, units, sample rate, .ssc options):
+        # with `settings` and `overrides`, the run's complete settings (run_settings())
+        self.run_base = RunSettings()
         self.result: Result | None = None
+        self.result_run: RunSettings | None = None  # what made `result`
         self.previous_result: Result | None = None
         self.time = 0.0
         self.rounding = "none"
         self.selection: int | None = None
         self.display = DisplayOptions()
         self.status = Status()
-        self.codec = DEFAULT_CODEC  # the codec B (the current result) is compressed with
         self.acl_output: str | None = None  # ACL's output file measured as acl-2.1, if any
         self.comparison = Comparison()
         self._shown: tuple[tuple[Any, ...], ShownPose] | None = None
@@ -150,8 +148,12 @@ class Document:
         path: str | Path | None = None,
         overrides: tuple[JointOverride, ...] | list[JointOverride] = (),
         settings: GlobalSettings | None = None,
+        run: RunSettings | None = None,
     ) -> None:
-        """Open a clip: resets time, selection and results; keeps display options.
+        """Open a clip: resets time, selection and results; keeps display options. `run`:
+        the clip's complete settings as codec.run_settings resolved them (its tuning then
+        replaces `settings` and `overrides`); without it the clip starts from `settings`
+        (default: the clip's own values) and `overrides`.
 
         All or nothing: when a listener (a view) raises on the new clip, everything opening
         changed comes back (clip, path, tuning, results, time, selection), the listeners are
@@ -161,10 +163,12 @@ class Document:
         before = self._opened()
         self.clip = clip
         self.path = Path(path) if path is not None else None
-        self.overrides = tuple(overrides)
-        if settings is not None:
-            self.settings = settings
+        if run is None:
+            run = RunSettings(settings or GlobalSettings(), tuple(overrides))
+        self.run_base = run
+        self.settings, self.overrides = run.tuning, tuple(run.rules)
         self.result = None
+        self.result_run = None
         self.previous_result = None
         self.comparison = Comparison()  # A belongs to the clip it was pinned on
         self.time = 0.0
@@ -180,7 +184,9 @@ class Document:
         "path",
         "overrides",
         "settings",
+        "run_base",
         "result",
+        "result_run",
         "previous_result",
         "comparison",
         "time",
@@ -285,12 +291,43 @@ class Document:
         if new_rules:
             self.rounding_changed.emit()
 
+    @property
+    def codec(self) -> str:
+        """The codec B (the current result) is compressed with: part of the tuning."""
+        return self.settings.codec
+
+    @codec.setter
+    def codec(self, name: str) -> None:  # a tuning put in place, not an edit: no signal
+        self.settings = replace(self.settings, codec=check_codec(name))
+
+    def run_settings(self) -> RunSettings:
+        """The complete settings the current tuning compresses with (codec.run_settings):
+        what the window's runs, its exports and its .ssc say and use."""
+        return replace(self.run_base, tuning=self.settings, rules=self.overrides)
+
+    def global_precision(self) -> float | None:
+        """The clip-wide precision: the settings', else the clip's own when every joint has
+        the same; None while the clip's own per-joint values stand and differ (ACL SJSON)."""
+        return self._clip_wide(self.settings.precision, "precision", 0.01)
+
+    def global_shell_distance(self) -> float | None:
+        """The clip-wide shell distance, as `global_precision`."""
+        return self._clip_wide(self.settings.shell_distance, "shell_distance", 3.0)
+
+    def _clip_wide(self, setting: float | None, name: str, default: float) -> float | None:
+        if setting is not None:
+            return setting
+        if self.clip is None:
+            return default
+        own = np.asarray(getattr(self.clip.skeleton, name))
+        return float(own[0]) if own.size and np.all(own == own[0]) else None
+
     def resolved_joints(self) -> ResolvedJoints | None:
         """Per-joint precision, shell distance and rounding after global values and rules
         (the global shell distance per joint from the mesh when the settings ask for it)."""
         if self.clip is None:
             return None
-        return resolve_clip(self.clip, self.settings, self.overrides, self.mesh_shells())
+        return self.run_settings().joints(self.clip, self.mesh_shells())
 
     def mesh_shells(self) -> np.ndarray | None:
         """(J,) shell distances from the clip's mesh when the settings take them from it
@@ -300,7 +337,7 @@ class Document:
             return None
         key = (id(clip), self.settings.shell_distance)
         if self._mesh_shells is None or self._mesh_shells[0] != key:
-            self._mesh_shells = (key, shells_from_mesh(clip, self.settings))
+            self._mesh_shells = (key, self.run_settings().mesh_shells(clip))
         return self._mesh_shells[1]
 
     def compression_input(self) -> Clip | None:
@@ -311,17 +348,19 @@ class Document:
         return self.clip.with_skeleton_settings(r.precision, r.shell_distance)
 
     # --- results ------------------------------------------------------------------------
-    def set_result(self, result: Result | None) -> None:
+    def set_result(self, result: Result | None, run: RunSettings | None = None) -> None:
+        """The newest result, and the settings that made it (`run`; default: the current
+        tuning's)."""
         if self.result is not None:
             self.previous_result = self.result
         self.result = result
+        self.result_run = run if run is not None or result is None else self.run_settings()
         self.result_changed.emit()
 
     def set_codec(self, name: str) -> None:
         """Compress with the registered codec `name` from now on (ValueError if unknown)."""
         if check_codec(name) != self.codec:
-            self.codec = name
-            self.settings_changed.emit()
+            self.set_settings(replace(self.settings, codec=name))
 
     # --- A/B comparison ---------------------------------------------------------------
     def pin_a(self) -> None:
@@ -343,10 +382,11 @@ class Document:
             return
         own = self.rounding if a.rounding is not None else None
         new_a = Pinned(self.result, self.settings, self.overrides, self.codec, own)
-        self.settings, self.overrides, self.codec = a.settings, a.overrides, a.codec
+        self.settings, self.overrides = replace(a.settings, codec=a.codec), a.overrides
         self.comparison = replace(self.comparison, a=new_a)
         self.previous_result = self.result
         self.result = a.result
+        self.result_run = self.run_settings()
         if a.rounding is not None:
             self.rounding = a.rounding
         self.settings_changed.emit()

@@ -32,35 +32,34 @@ from codec.measure.stats import json_safe
 from codec.model.clip import Clip
 from codec.printable import csv_cell
 from codec.result import Result
-from codec.tuning import JointOverride
+from codec.run_settings import RunSettings
 
 
-def stats_dict(result: Result, overrides: tuple[JointOverride, ...] | list = ()) -> dict[str, Any]:
-    """The codec's stats under ACL's key names, plus what Shellscope tuned to get them.
+def stats_dict(result: Result, settings: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The codec's stats under ACL's key names, plus the settings block of the run that made
+    them (codec.run_settings: `python -m codec compress CLIP --settings THIS.json` makes
+    the same bytes again).
 
     Top-level keys are exactly `result.stats` (so tools reading ACL stats read ours); the
-    tuning goes under "shellscope" so the run can be repeated.
+    settings go under "shellscope".
     """
     out = json_safe(dict(result.stats))
     out.setdefault("clip_name", result.clip.name)
-    s = result.settings
-    out["shellscope"] = {
-        "settings": {
-            "level": s.level,
-            "precision": s.precision,
-            "shell_distance": s.shell_distance,
-            "supersample": s.supersample,
-        },
-        "overrides": [
-            {
-                k: getattr(r, k)
-                for k in ("pattern", "precision", "shell_distance", "rounding")
-                if getattr(r, k) is not None
-            }
-            for r in overrides
-        ],
-    }
+    if settings is not None:
+        out["shellscope"] = json_safe(settings)
     return out
+
+
+def view_facts(
+    clip: Clip, path: str | os.PathLike[str] | None, up_axis: str | None, rounding: str
+) -> dict[str, Any]:
+    """What the window shows a result with (the settings block's `view`; changes no byte):
+    the up axis (View > Up axis, else declared by the file or read off the motion) and
+    why, and the sample-time rounding."""
+    from app.up_axis import up_axis as choose
+
+    axis, why = choose(clip, path, up_axis if up_axis in ("X", "Y", "Z") else None)
+    return {"up_axis": axis, "up_axis_from": why, "rounding": rounding}
 
 
 def refuse_inputs(path: str | os.PathLike[str], inputs: Sequence[object]) -> None:
@@ -80,12 +79,13 @@ def refuse_inputs(path: str | os.PathLike[str], inputs: Sequence[object]) -> Non
 def export_stats(
     path: str | os.PathLike[str],
     result: Result,
-    overrides: tuple[JointOverride, ...] | list = (),
+    settings: dict[str, Any] | None = None,
     inputs: Sequence[object] = (),
 ) -> Path:
-    """Stats JSON (ACL key names), written whole or not at all; never over `inputs`."""
+    """Stats JSON (ACL key names) with the run's settings block, written whole or not at
+    all; never over `inputs`."""
     refuse_inputs(path, inputs)
-    text = json.dumps(stats_dict(result, overrides), indent=2, allow_nan=False) + "\n"
+    text = json.dumps(stats_dict(result, settings), indent=2, allow_nan=False) + "\n"
     write_text(path, text)
     return Path(path)
 
@@ -178,6 +178,24 @@ def export_lossy(
     )
     out.write()
     return out
+
+
+def export_ssc(
+    path: str | os.PathLike[str],
+    result: Result,
+    run: RunSettings,
+    clip: Clip | None = None,
+    inputs: Sequence[object] = (),
+) -> Path:
+    """The compressed file (.ssc) of the result, carrying the settings block that made it
+    (`clip`: the clip as read, for the block's facts about it): what `python -m codec
+    compress CLIP -o` writes for the same settings, byte for byte. Written whole or not at
+    all; never over `inputs`."""
+    refuse_inputs(path, inputs)
+    if not str(path).lower().endswith(".ssc"):
+        raise ValueError(f"{path}: a compressed clip is saved as .ssc")
+    write_bytes(path, run.stamp(result.data, clip if clip is not None else result.clip))
+    return Path(path)
 
 
 def export_screenshot(

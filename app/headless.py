@@ -22,19 +22,29 @@ import argparse
 import math
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
-from app.comparison import Variant, compress_with, exported_pair, parse_variant
-from app.document import Document
-from app.exports import export_joint_csv, export_lossy, export_stats, stats_dict, write_json
+from app.comparison import Variant, exported_pair, parse_variant
+from app.exports import (
+    export_joint_csv,
+    export_lossy,
+    export_stats,
+    stats_dict,
+    view_facts,
+    write_json,
+)
 from codec.cli.flags import add_tuning_flags
 from codec.errors import ShellscopeError
 from codec.formats import atomic
 from codec.formats.output_paths import outputs_problem
 from codec.lossy_export import LossyFile
-from codec.sidecar import load_tuning, sidecar_path
-from codec.tuning import GlobalSettings, JointOverride
+from codec.model.clip import Clip
+from codec.result import Result
+from codec.run_settings import RunSettings
+from codec.sidecar import sidecar_path
+from codec.tuning import JointOverride
 
 EXPORT_FLAGS = ("export_stats", "export_csv", "export_lossy")
 SCREENSHOT_FLAGS = ("screenshot", "screenshot_view")
@@ -79,22 +89,6 @@ def shell_distance_arg(text: str) -> float | str:
         raise argparse.ArgumentTypeError(f"not a number or 'mesh': {text!r}") from None
 
 
-def tuning_from(args: argparse.Namespace) -> dict[str, object]:
-    """The GlobalSettings fields the command line sets (`--shell-distance mesh` turns
-    shell_from_mesh on and keeps the numeric fallback as it was)."""
-    shell = getattr(args, "shell_distance", None)
-    changes: dict[str, object] = {
-        "precision": getattr(args, "precision", None),
-        "shell_distance": None if shell == "mesh" else shell,
-        "level": getattr(args, "level", None),
-    }
-    if shell is not None:
-        changes["shell_from_mesh"] = shell == "mesh"
-    if getattr(args, "skin_strict", None):
-        changes["skin_strict"] = True
-    return {k: v for k, v in changes.items() if v is not None}
-
-
 def variants_from(args: argparse.Namespace) -> tuple[Variant, Variant] | None:
     """The parsed --a / --b (either alone compares against the clip's own tuning); None
     without them. ValueError names the flag and what was wrong."""
@@ -107,11 +101,6 @@ def variants_from(args: argparse.Namespace) -> tuple[Variant, Variant] | None:
 def wants_headless(args: argparse.Namespace) -> bool:
     """True when any --export-* flag was given."""
     return any(getattr(args, name, None) for name in EXPORT_FLAGS)
-
-
-def _settings(args: argparse.Namespace, base: GlobalSettings | None) -> GlobalSettings:
-    s = base or GlobalSettings()
-    return GlobalSettings(**{**vars(s), **tuning_from(args)})
 
 
 class _BadUse(Exception):
@@ -199,25 +188,27 @@ def run_headless(
 
 def _run(args: argparse.Namespace, clip_path: str, out: TextIO, err: TextIO) -> int:
     import codec  # the codec is heavy; keep `--help` fast
+    from codec.cli.failures import CliError
+    from codec.cli.flags import run_flags
+    from codec.run_settings import resolve_reader, resolve_run
 
     try:
         _check_exports(args, clip_path)
-        keys = ("units", "animation", "sample_rate", "bvh_positions")
-        options = {k: getattr(args, k) for k in keys if getattr(args, k, None)}
-        clip = codec.load_clip(clip_path, **options)
-        saved, rules, source = load_tuning(clip_path, getattr(args, "overrides", None), clip.name)
-        if source is not None and not getattr(args, "overrides", None):
-            print(f"using {source}", file=out)
-        settings = _settings(args, saved)
+        flags = run_flags(args)
+        clip = codec.load_clip(clip_path, **resolve_reader(clip_path, flags))
+        run = resolve_run(clip_path, clip.name, flags)
+        for source in run.sources:
+            if source != str(getattr(args, "overrides", None)):
+                print(f"using {source}", file=out)
         variants = variants_from(args)
         if variants is not None:
-            sides = [GlobalSettings(**{**vars(settings), **v.tuning()}) for v in variants]
-    except (_BadUse, ShellscopeError, OSError, ValueError, TypeError) as e:
+            sides = [_side(run, v) for v in variants]
+    except (_BadUse, ShellscopeError, CliError, OSError, ValueError, TypeError) as e:
         print(f"shellscope: {_one_line(e)}", file=err)
         return 2
 
     if variants is not None:
-        return _run_pair(args, clip, clip_path, rules, variants, sides, out, err)
+        return _run_pair(args, clip, clip_path, variants, sides, out, err)
     if getattr(args, "shell_distance", None) == "mesh" and not clip.meshes:
         print(
             f"shellscope: {clip_path}: --shell-distance mesh: the clip has no skinned mesh",
@@ -227,14 +218,9 @@ def _run(args: argparse.Namespace, clip_path: str, out: TextIO, err: TextIO) -> 
     if getattr(args, "skin_strict", None) and not clip.meshes:
         print(f"shellscope: {clip_path}: --skin-strict: the clip has no skinned mesh", file=err)
         return 2
-    doc = Document()
-    doc.set_clip(clip, clip_path, rules, settings)
-    _warn_unmatched(rules, clip.skeleton.names, err)
+    _warn_unmatched(run.rules, clip.skeleton.names, err)
     try:
-        chosen = settings.compression_settings(
-            codec=getattr(args, "codec", "acl-style"), has_mesh=bool(clip.meshes)
-        )
-        result = codec.compress(doc.compression_input(), chosen)
+        result = run.compress(clip)
         s = result.stats
         if not math.isfinite(s["max_error"]):
             print(
@@ -245,9 +231,10 @@ def _run(args: argparse.Namespace, clip_path: str, out: TextIO, err: TextIO) -> 
             return 1
         written = []
         inputs = [clip_path, sidecar_path(clip_path), getattr(args, "overrides", None)]
+        block = run.block(clip, _view(args, clip, clip_path))
         with atomic.all_or_none():
             if args.export_stats:
-                written.append(export_stats(args.export_stats, result, rules, inputs=inputs))
+                written.append(export_stats(args.export_stats, result, block, inputs=inputs))
             if args.export_csv:
                 written.append(export_joint_csv(args.export_csv, result, inputs=inputs))
             if args.export_lossy:
@@ -287,13 +274,26 @@ def _print_written(written: list, out: TextIO, err: TextIO) -> None:
             print(f"wrote {item}", file=out)
 
 
+def _side(run: RunSettings, variant: Variant) -> RunSettings:
+    """One side of --a / --b: the variant's keys over the run's settings."""
+    changes = variant.tuning()
+    if variant.codec is not None:
+        changes["codec"] = variant.codec
+    return replace(run, tuning=replace(run.tuning, **changes))
+
+
+def _view(args: argparse.Namespace, clip: Clip, clip_path: str, rounding: str | None = None):
+    """What the window would show the result with (the settings block's `view`)."""
+    up = getattr(args, "up_axis", None)
+    return view_facts(clip, clip_path, up, rounding or getattr(args, "rounding", None) or "none")
+
+
 def _run_pair(
     args: argparse.Namespace,
-    clip: object,
+    clip: Clip,
     clip_path: str,
-    rules: tuple,
     variants: tuple[Variant, Variant],
-    sides: list[GlobalSettings],
+    sides: list[RunSettings],
     out: TextIO,
     err: TextIO,
 ) -> int:
@@ -301,17 +301,11 @@ def _run_pair(
     ('a', 'b', their 'change', and the variants). --export-csv / --export-lossy write B's."""
     results = []
     try:
-        for variant, settings in zip(variants, sides, strict=True):
-            if settings.shell_from_mesh and not clip.meshes:  # type: ignore[attr-defined]
+        for run in sides:
+            if run.tuning.shell_from_mesh and not clip.meshes:
                 print(f"shellscope: {clip_path}: shell=mesh: the clip has no skin", file=err)
                 return 2
-            doc = Document()
-            doc.set_clip(clip, clip_path, rules, settings)  # type: ignore[arg-type]
-            result = compress_with(
-                variant.codec or getattr(args, "codec", None) or doc.codec,
-                doc.compression_input(),
-                settings.compression_settings(has_mesh=bool(clip.meshes)),  # type: ignore[attr-defined]
-            )
+            result = run.compress(clip)
             if not math.isfinite(result.stats["max_error"]):
                 print(f"shellscope: {clip_path}: a non-finite max error: nothing written", file=err)
                 return 1
@@ -321,10 +315,13 @@ def _run_pair(
         a, b = results
         with atomic.all_or_none():
             if args.export_stats:
-                pair = exported_pair(
-                    _stats_of(a, rules, variants[0]), _stats_of(b, rules, variants[1]), variants
+                pair = [
+                    _stats_of(r, run, v, clip, _view(args, clip, clip_path, v.rounding))
+                    for r, run, v in zip(results, sides, variants, strict=True)
+                ]
+                written.append(
+                    write_json(args.export_stats, exported_pair(*pair, variants), inputs=inputs)
                 )
-                written.append(write_json(args.export_stats, pair, inputs=inputs))
             if args.export_csv:
                 written.append(export_joint_csv(args.export_csv, b, inputs=inputs))
             if args.export_lossy:
@@ -349,9 +346,9 @@ def _run_pair(
     return 0
 
 
-def _stats_of(result: object, rules: tuple, variant: Variant) -> dict:
-    d = stats_dict(result, rules)  # type: ignore[arg-type]
-    d.setdefault("codec", variant.codec or "acl-style")
-    if variant.rounding is not None:
-        d["shellscope"]["rounding"] = variant.rounding
+def _stats_of(
+    result: Result, run: RunSettings, variant: Variant, clip: Clip, view: dict
+) -> dict[str, Any]:
+    d = stats_dict(result, run.block(clip, view))
+    d.setdefault("codec", run.tuning.codec)
     return d

@@ -17,16 +17,17 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from app.camera import MODE_LABELS
 from app.controller import Controller
-from app.document import Document
+from app.document import Document, Status
 from app.views.frame_turns import FrameTurns
 from app.views.handler_guard import survives
 from app.views.label_fence import LabelFence, fixed_group
 from app.views.timeline import TimelineWidget
 from app.views.viewport3d import Viewport3D
+from codec.errors import SettingsError
 from codec.formats import SPECS, format_of
 from codec.model.character_size import character_size, length_text, size_warning
-from codec.sidecar import SidecarError, load_sidecar
-from codec.tuning import GlobalSettings, JointOverride
+from codec.run_settings import Flags, resolve_reader, resolve_run
+from codec.tuning import JointOverride
 
 _KINDS = {  # file dialog filters: name -> patterns, from the formats
     spec.label: tuple(f"*{e}" for e in spec.extensions) for spec in SPECS.values()
@@ -167,6 +168,18 @@ class Dialogs:
         """The acl_compressor codec acl-2.1 runs (None: cancelled, unchanged)."""
         path, _ = QtWidgets.QFileDialog.getOpenFileName(parent, "ACL 2.1's acl_compressor", current)
         return path or None
+
+    def save_path(self, parent: QtWidgets.QWidget, start: str, kinds: str) -> str | None:
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(parent, "Save", start, kinds)
+        return path or None
+
+    def discard(self, parent: QtWidgets.QWidget, message: str) -> bool:
+        """Whether to quit dropping an edit that could not be applied (False: stay)."""
+        buttons = QtWidgets.QMessageBox.StandardButton
+        answer = QtWidgets.QMessageBox.question(
+            parent, "An edit was not applied", message, buttons.Discard | buttons.Cancel
+        )
+        return answer == buttons.Discard
 
     def choose_animation(self, parent: QtWidgets.QWidget, names: list[str]) -> str | None:
         name, ok = QtWidgets.QInputDialog.getItem(
@@ -470,6 +483,14 @@ class MainWindow(QtWidgets.QMainWindow):
         self.notice_button.hide()
         self.units_label = QtWidgets.QLabel()  # the clip's units and up axis, always in view
         bar.addPermanentWidget(self.units_label)
+        self.kept_label = QtWidgets.QLabel()  # what the clip kept from the last one
+        self.kept_label.setContentsMargins(16, 0, 0, 0)  # apart from the units
+        self.kept_label.setToolTip(
+            "Each clip compresses with its own settings (its sidecar, else its own values); "
+            "how it is looked at stays as it was"
+        )
+        bar.addPermanentWidget(self.kept_label)
+        self.kept_label.hide()
         # showing them must not re-lay out the window: that resized the GL view, which
         # repainted at once (tens of ms on software GL) on every compression's start and end
         bar.addPermanentWidget(fixed_group(self.progress_bar, self.cancel_button))
@@ -594,6 +615,13 @@ class MainWindow(QtWidgets.QMainWindow):
         self._action(f, "Open &Library\u2026", lambda: self.open_library())
         self._action(f, "Open &ACL output\u2026", lambda: self.open_acl_output())
         self._bvh_positions_menu(f.addMenu("&BVH position channels"))
+        f.addSeparator()
+        self._action(
+            f,
+            "&Save compressed (.ssc)\u2026",
+            lambda: self.save_compressed(),
+            QtGui.QKeySequence.StandardKey.Save,
+        )
         f.addSeparator()
         self._action(f, "&Quit", self.close, QtGui.QKeySequence.StandardKey.Quit)
         self._edit_menu(mb.addMenu("&Edit"))
@@ -800,13 +828,18 @@ class MainWindow(QtWidgets.QMainWindow):
         tuning: dict[str, Any] | None = None,
         overrides: tuple[JointOverride, ...] | None = None,
         remember: bool = True,
+        flags: Flags | None = None,
         **options: Any,
     ) -> bool:
-        """File > Open, recent files, drops and the command line all come here.
+        """File > Open, recent files, drops, the library and the command line all come here.
 
-        The clip opens with the tuning saved beside it (its sidecar; defaults without one);
-        `tuning` (precision, shell_distance, level) and `overrides`, as the command line
-        gives them, replace what the sidecar says.
+        The clip opens with its complete settings as codec.run_settings resolves them for
+        every command: its own values, its sidecar (this animation's tuning), then the
+        command line's `flags` (`--overrides`, `--settings`, `--precision`, ...). Nothing
+        that changes the bytes carries over from the clip open before (the codec is part of
+        each clip's tuning); how it is looked at (rounding, magnifier, up axis) stays, and
+        the status bar says so. `tuning` (GlobalSettings fields) and `overrides` replace
+        what was resolved (scripts and tests).
         """
         if path is None:
             start = str(self.document.path.parent) if self.document.path else str(Path.cwd())
@@ -815,11 +848,13 @@ class MainWindow(QtWidgets.QMainWindow):
                 return False
             path = chosen
         path = Path(path)
-        opts = {**self.open_options, **options}
+        flags = flags or Flags()
         try:
+            opts = {**resolve_reader(path, flags), **self.open_options, **options}
             if animation is None:
+                animation = opts.get("animation")
                 names = self.controller.list_animations(path)
-                if len(names) > 1:
+                if animation is None and len(names) > 1:
                     animation = self.dialogs.choose_animation(self, names)
                     if animation is None:
                         return False
@@ -831,23 +866,29 @@ class MainWindow(QtWidgets.QMainWindow):
             self.notify(f"Could not open {path.name}: {exc}")
             return False
         notices = [w if w.startswith(path.name) else f"{path.name}: {w}" for w in clip.warnings]
+        reader = {k: opts.get(k) for k in ("units", "sample_rate", "bvh_positions")}
+        flags = replace(flags, **{k: v for k, v in reader.items() if v is not None})
         try:
-            saved, rules = load_sidecar(path, clip.name)  # this animation's tuning
-        except SidecarError as exc:  # the clip is fine: open it untuned and say why
+            run = resolve_run(path, clip.name, flags)  # this animation's tuning
+        except SettingsError as exc:  # the clip is fine: open it without the sidecar, say why
             self.dialogs.error(self, "Cannot use the saved tuning", str(exc))
             notices.append(f"Saved tuning not used: {exc}")
-            saved, rules = None, ()
-        settings = saved or GlobalSettings()
+            try:
+                run = resolve_run(path, clip.name, flags, sidecar=False)
+            except SettingsError as again:
+                self.dialogs.error(self, "Bad settings", str(again))
+                return False
         try:
             if tuning:
-                settings = replace(settings, **tuning)
+                run = replace(run, tuning=replace(run.tuning, **tuning))
         except ValueError as exc:
             self.dialogs.error(self, "Bad settings", str(exc))
             return False
         if overrides is not None:
-            rules = overrides
+            run = replace(run, rules=tuple(overrides))
+        kept = self._kept_view() if self.document.clip is not None else ""
         try:
-            self.controller.open_clip(clip, path, tuple(rules), settings)
+            self.controller.open_clip(clip, path, run=run)
         except Exception as exc:  # a view failed on it: the open clip stays
             self.dialogs.error(self, "Cannot open clip", f"{path}: {type(exc).__name__}: {exc}")
             self.notify(f"Could not open {path.name}: {type(exc).__name__}: {exc}")
@@ -856,6 +897,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self._add_recent(path)
         self.set_notices(notices)  # the new clip's warnings; older ones were about other files
         self._update_title()  # an ACL output shown with the previous clip is gone
+        self._show_kept(kept)
         return True
 
     def open_acl_output(self, path: str | Path | None = None) -> bool:
@@ -909,6 +951,62 @@ class MainWindow(QtWidgets.QMainWindow):
         for view in (self.panels.get("SettingsPanel"), self.compare_bar):
             if view is not None:
                 view.refresh_codecs()
+
+
+    def _kept_view(self) -> str:
+        """How the clip open now is looked at, where that is not the default: what the next
+        clip keeps ("rounding floor, error ×100, up axis Z")."""
+        doc = self.document
+        kept = []
+        if doc.rounding != "none":
+            kept.append(f"rounding {doc.rounding}")
+        if doc.display.magnify != 1.0:
+            kept.append(f"error \u00d7{doc.display.magnify:g}")
+        if doc.display.up_axis != "auto":
+            kept.append(f"up axis {doc.display.up_axis}")
+        return ", ".join(kept)
+
+    def _show_kept(self, kept: str) -> None:
+        """The status bar says what the new clip kept from the last one (nothing that
+        changes its bytes: those come from its own sidecar)."""
+        text = f"{kept} kept from the last clip" if kept else ""
+        self.kept_label.setText(text)
+        self.kept_label.setVisible(bool(text))
+
+    def save_compressed(self, path: str | Path | None = None) -> Path | None:
+        """File > Save compressed (.ssc): the compressed file of the result on screen,
+        carrying its settings block (`python -m codec compress CLIP --settings FILE.ssc`
+        makes it again), written whole or not at all by the controller's exports."""
+        doc = self.document
+        if path is None:
+            if doc.path is None:
+                start = str(Path.cwd() / "clip.ssc")
+            else:
+                stem = doc.path.name.split(".")[0]
+                multi = self.controller.list_animations(doc.path)
+                name = f"{stem}_{doc.clip.name}" if multi and doc.clip is not None else stem
+                start = str(doc.path.with_name(f"{name}.ssc"))
+            chosen = self.dialogs.save_path(self, start, "Shellscope compressed (*.ssc)")
+            if not chosen:
+                return None
+            path = chosen
+        errors: list[str] = []
+
+        def seen(_kind: str, _path: str, error: str) -> None:
+            errors.append(error)
+
+        self.controller.exported.connect(seen)
+        try:
+            out = self.controller.export("ssc", str(path))
+        finally:
+            self.controller.exported.disconnect(seen)
+        if out is None:
+            why = errors[-1] if errors else ""
+            self.dialogs.error(self, "Cannot save the compressed clip", why)
+            return None
+        size = out.stat().st_size
+        doc.set_status(Status(message=f"Saved {out.name} ({size:,} bytes)"))
+        return out
 
     def open_library(self, folder: str | Path | None = None) -> Any:
         """File > Open Library: the library dialog (app.views.library), which runs a folder's
@@ -992,7 +1090,40 @@ class MainWindow(QtWidgets.QMainWindow):
             QtCore.QTimer.singleShot(0, lambda: self.open_file(path))
 
     # --- closing ------------------------------------------------------------------------
+    def commit_typed(self) -> str | None:
+        """Apply what was typed in a field but not entered yet, as Enter would: a Settings
+        spin box's text, an open cell editor (a joint's value, a rule's cell). Returns why an
+        edit could not be applied (a rule cell that is not a number), None when all is in.
+        Done without moving the focus, which an inactive window does not have."""
+        for spin in self.findChildren(QtWidgets.QAbstractSpinBox):
+            spin.interpretText()  # emits the value typed (keyboard tracking off) if it changed
+        editing = QtWidgets.QAbstractItemView.State.EditingState
+        no_hint = QtWidgets.QAbstractItemDelegate.EndEditHint.NoHint
+        for view in self.findChildren(QtWidgets.QAbstractItemView):
+            if view.state() != editing:
+                continue
+            editors = [
+                w
+                for w in view.viewport().children()  # a cell's editor lives on the viewport
+                if isinstance(w, QtWidgets.QWidget) and not w.isHidden()
+            ]
+            delegate = view.itemDelegate()  # the view finds the editor's cell and its delegate
+            for editor in editors:
+                delegate.commitData.emit(editor)
+                delegate.closeEditor.emit(editor, no_hint)
+        for panel in self.panels.values():
+            problem = getattr(panel, "unapplied_edit", lambda: None)()
+            if problem:
+                return problem
+        return None
+
     def closeEvent(self, ev: QtGui.QCloseEvent) -> None:
+        problem = self.commit_typed()
+        if problem and not self.dialogs.discard(
+            self, f"{problem}\n\nQuit without it, or go back and correct it?"
+        ):
+            ev.ignore()
+            return
         if self.remember_layout:
             self.save_layout()
         self.timeline.pause()

@@ -2,12 +2,12 @@
 
 A tech animator tunes precision once per clip; the sidecar makes that tuning come back when the
 clip is opened again and lets the command lines use it (`python -m codec compress CLIP`,
-`shellscope CLIP --export-...`): `load_tuning` reads it for both. Qt-free.
+`shellscope CLIP --export-...`): codec.run_settings reads it for every one of them. Qt-free.
 
 Who reads and writes it: the main window (and `shellscope --export-*`) reads it when a clip
-opens, `settings, overrides = load_sidecar(path, animation)` (a `SidecarError` is shown to the
-user and the clip opens without it); the controller writes it once the user's tuning edits
-settle (app.controller.Controller.save_tuning).
+opens, through codec.run_settings.resolve_run (a `SidecarError` is shown to the user and the
+clip opens without it); the controller writes it once the user's tuning edits settle
+(app.controller.Controller.save_tuning).
 
 Layout (version 1, a file holding one clip: BVH, ACL SJSON, .ssc)::
 
@@ -26,12 +26,16 @@ An animation without an entry takes the file-wide "settings" / "overrides" if th
 
 "settings" also holds `"shell_from_mesh": true` when shell distances come from the clip's
 mesh, and the keyframe stripping settings `"strip_trivial"` (true or false),
-`"strip_proportion"` and `"strip_threshold"` (numbers), and `"skin_strict": true` (the skin
-itself within budget, codec.settings) when they differ from the defaults
-(each written only then, so sidecars of other clips read as before).
+`"strip_proportion"` and `"strip_threshold"` (numbers), `"skin_strict": true` (the skin
+itself within budget, codec.settings) and `"codec"` (the registry's name) when they differ
+from the defaults (each written only then, so sidecars of other clips read as before).
+`"precision"` and `"shell_distance"` are written when set: without them every joint keeps
+the clip's own value (an ACL SJSON clip's per-joint values).
 
-Overrides apply in order, later rules win. A file holding only the "overrides" list (or a bare
-list of rules) is accepted as an overrides file for `--overrides FILE`.
+Which layer wins (the clip's own values, this file, `--overrides`, flags) and how rules
+decide a joint (a joint's exact-name rule wins over every pattern) is codec.run_settings'
+and codec.tuning's. A file holding only the "overrides" list (or a bare list of rules) is
+accepted as an overrides file for `--overrides FILE`.
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ import reprlib
 from pathlib import Path
 from typing import Any
 
-from codec.errors import ShellscopeError
+from codec.errors import SettingsError
 from codec.formats.atomic import write_text
 from codec.tuning import GlobalSettings, JointOverride
 
@@ -60,11 +64,13 @@ _SETTING_KEYS = (
     "strip_proportion",
     "strip_threshold",
     "skin_strict",
+    "codec",
 )
 _OPTIONAL_KEYS = _SETTING_KEYS[3:]  # written only when not the default
+_CLIP_OWN_KEYS = ("precision", "shell_distance")  # written only when set (null: the clip's own)
 
 
-class SidecarError(ShellscopeError, ValueError):
+class SidecarError(SettingsError):
     """A sidecar or overrides file that cannot be used; names the file and the place in it."""
 
     def __init__(self, path: str | os.PathLike[str], place: str, message: str) -> None:
@@ -131,6 +137,11 @@ def _rules(path: Path, place: str, items: Any) -> tuple[JointOverride, ...]:
     return tuple(_rule(path, f"{place}[{i}]", item) for i, item in enumerate(items))
 
 
+def parse_rules(path: str | os.PathLike[str], place: str, items: Any) -> tuple[JointOverride, ...]:
+    """A JSON list of rules, checked as a sidecar's are (SidecarError naming the place)."""
+    return _rules(Path(path), place, items)
+
+
 def _settings(path: Path, data: Any, place: str = "settings") -> GlobalSettings | None:
     if data is None:
         return None
@@ -147,6 +158,9 @@ def _settings(path: Path, data: Any, place: str = "settings") -> GlobalSettings 
         flag = data.get(key, False)
         if not isinstance(flag, bool):
             raise SidecarError(path, f"{place}.{key}", f"expected true or false: {_show(flag)}")
+    if "codec" in data and not isinstance(data["codec"], str):
+        shown = _show(data["codec"])
+        raise SidecarError(path, f"{place}.codec", f"expected a codec's name: {shown}")
     try:
         return GlobalSettings(**data)
     except (TypeError, ValueError) as e:
@@ -225,6 +239,26 @@ def read_sidecar_file(path: str | os.PathLike[str], animation: str | None = None
     return file_wide
 
 
+Layer = tuple[dict[str, Any], tuple[JointOverride, ...]]
+
+
+def read_layer(path: str | os.PathLike[str], animation: str | None = None) -> Layer:
+    """What one tuning file says, for layering (codec.run_settings): the clip-wide settings
+    it holds (only the keys it has, checked as `read_sidecar_file` checks them) and its rules;
+    with `animation`, that animation's own entry when the file has one."""
+    path = Path(path)
+    data = _document(path)
+    if isinstance(data, list):
+        return {}, _rules(path, "top level", data)
+    entry, place = data, ""
+    if animation is not None and animation in _animations(path, data):
+        entry, place = data["animations"][animation], f"animations[{animation!r}]"
+    else:
+        _animations(path, data)  # checked even when unused
+    _, rules = _tuning(path, place, entry)  # every value checked
+    return dict(entry.get("settings") or {}), rules
+
+
 def load_sidecar(clip_path: str | os.PathLike[str], animation: str | None = None) -> Tuning:
     """The tuning saved for a clip: (settings or None, overrides); (None, ()) without a
     sidecar. `animation`: the name of the clip's animation (see `animation_key`)."""
@@ -232,25 +266,6 @@ def load_sidecar(clip_path: str | os.PathLike[str], animation: str | None = None
     if not path.is_file():
         return None, ()
     return read_sidecar_file(path, animation_key(clip_path, animation))
-
-
-def load_tuning(
-    clip_path: str | os.PathLike[str],
-    overrides_file: str | os.PathLike[str] | None = None,
-    animation: str | None = None,
-) -> tuple[GlobalSettings | None, tuple[JointOverride, ...], Path | None]:
-    """A clip's tuning as the command line and the window take it: `overrides_file` when
-    given, else the sidecar beside the clip, each for `animation` (its own entry in a
-    multi-animation file's sidecar); (settings or None, rules, the file read or None).
-    SidecarError on a file that cannot be used."""
-    key = animation_key(clip_path, animation)
-    if overrides_file:
-        settings, rules = read_sidecar_file(overrides_file, key)
-        return settings, rules, Path(overrides_file)
-    settings, rules = load_sidecar(clip_path, animation)
-    if settings is None and not rules:
-        return None, (), None
-    return settings, rules, sidecar_path(clip_path)
 
 
 def _tuning_json(settings: GlobalSettings | None, overrides: Any) -> dict[str, Any]:
@@ -261,6 +276,9 @@ def _tuning_json(settings: GlobalSettings | None, overrides: Any) -> dict[str, A
         default = GlobalSettings()
         for k in _OPTIONAL_KEYS:
             if getattr(settings, k) == getattr(default, k):
+                del data["settings"][k]
+        for k in _CLIP_OWN_KEYS:
+            if getattr(settings, k) is None:
                 del data["settings"][k]
     data["overrides"] = rules
     return data

@@ -1,15 +1,19 @@
 """Tuning, one path for the command line and the window: the clip-wide settings, the
 per-joint rules, the shells from the mesh, resolved into the clip the codec is given.
 
-Rules apply in order, later rules win, so `*Hand*` followed by `LeftHand` refines the left
-hand alone. Patterns are shell globs matched case-insensitively against the joint name.
-The sidecar file that keeps a clip's tuning is codec.sidecar (`load_tuning` reads it);
-`tuned_clip` applies what it holds, or what flags give, the same way everywhere.
+Precedence of the rules (the README's "Precedence" says the same): pattern rules apply in
+order, later rules win; a joint's exact-name rule (a pattern without wildcards, which is what a
+joint's own edit in the window makes) wins over every pattern rule, whatever the order the two
+were made in; among exact-name rules for one joint the later wins. Patterns are shell globs
+matched case-insensitively against the joint name.
+Which layers the rules and clip-wide settings come from (the clip's own values, its sidecar,
+`--overrides`, flags) is codec.run_settings; `tuned_clip` applies what it resolves, the same
+way everywhere.
 """
 
 from __future__ import annotations
 
-import dataclasses
+import re
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -56,6 +60,12 @@ class JointOverride:
     def _compiled(self) -> NamePattern:
         return NamePattern(self.pattern)
 
+    @property
+    def exact(self) -> bool:
+        """Whether the rule names one joint exactly (no wildcard): such a rule wins over
+        every pattern rule, whatever their order."""
+        return is_exact(self.pattern)
+
     def matches(self, names: tuple[str, ...]) -> np.ndarray:
         """(J,) bool: which joints this rule applies to (codec.name_pattern: linear in the
         pattern, whatever a tuning file holds)."""
@@ -79,7 +89,8 @@ def resolve(
     shell_distance: float | None = None,
     rounding: str = "none",
 ) -> ResolvedJoints:
-    """Per-joint values: the global value (or the skeleton's own), then every rule in order."""
+    """Per-joint values: the global value (or the skeleton's own), then every pattern rule in
+    order, then every exact-name rule in order (a joint's own value wins over patterns)."""
     n = skeleton.num_joints
     prec = np.full(n, precision) if precision is not None else skeleton.precision.copy()
     shell = (
@@ -87,7 +98,7 @@ def resolve(
     )
     rnd = np.full(n, rounding, dtype=object)
     touched = np.zeros(n, dtype=bool)
-    for rule in rules:
+    for rule in ordered(rules):
         sel = rule.matches(skeleton.names)
         if rule.precision is not None:
             prec[sel] = rule.precision
@@ -97,6 +108,21 @@ def resolve(
             rnd[sel] = rule.rounding
         touched |= sel
     return ResolvedJoints(prec, shell, rnd.astype(str), touched)
+
+
+def ordered(rules: list[JointOverride] | tuple[JointOverride, ...]) -> list[JointOverride]:
+    """The order rules apply in: pattern rules as given, then exact-name rules as given, so
+    that a joint's own value wins over every pattern (later applied wins)."""
+    return [r for r in rules if not r.exact] + [r for r in rules if r.exact]
+
+
+_ESCAPED = re.compile(r"\[.\]")  # one character in brackets: `[*]` matches a literal *
+
+
+def is_exact(pattern: str) -> bool:
+    """True when `pattern` matches one name only: no `*` or `?`, and brackets only around a
+    single character (how `exact_pattern` escapes a name holding * ? [ or ])."""
+    return not any(c in _ESCAPED.sub("", pattern) for c in "*?[")
 
 
 def exact_pattern(name: str) -> str:
@@ -111,16 +137,17 @@ def set_joint_override(
 ) -> tuple[JointOverride, ...]:
     """Rules with one joint's exact-name rule changed by `fields` (None clears a field).
 
-    The joint's rule moves to the end so that it wins over every pattern rule: an edit made on
-    one joint must be what that joint gets. A rule left with no field is dropped.
+    The joint's rule keeps its place in the list (a new one goes last); being exact, it wins
+    over every pattern rule, earlier or later (`resolve`). A rule left with no field is
+    dropped.
     """
     unknown = set(fields) - {"precision", "shell_distance", "rounding"}
     if unknown:
         raise TypeError(f"unknown override fields {sorted(unknown)}")
     pattern = exact_pattern(name)
-    old = [r for r in rules if r.pattern.lower() == pattern.lower()]
+    same = [i for i, r in enumerate(rules) if r.pattern.lower() == pattern.lower()]
     rest = tuple(r for r in rules if r.pattern.lower() != pattern.lower())
-    base = old[-1] if old else JointOverride(pattern)
+    base = rules[same[-1]] if same else JointOverride(pattern)
     values = {
         "precision": base.precision,
         "shell_distance": base.shell_distance,
@@ -130,30 +157,37 @@ def set_joint_override(
     rule = JointOverride(pattern, **values)  # type: ignore[arg-type]
     if rule.precision is None and rule.shell_distance is None and rule.rounding is None:
         return rest
-    return (*rest, rule)
+    at = same[0] if same else len(rest)  # the place of its first rule, among the others
+    return (*rest[:at], rule, *rest[at:])
 
 
 @dataclass(frozen=True)
 class GlobalSettings:
     """The clip-wide knobs of the settings panel (per-joint rules live in `overrides`).
 
+    `precision` / `shell_distance` None: every joint keeps the clip's own value (an ACL SJSON
+    clip's per-joint values; 0.01 cm and 3 cm for the formats that have none); a number is
+    every joint's, before the rules. `codec`: the registry's name (or `auto`).
     `shell_from_mesh`: every joint's shell distance measured on the clip's skin
-    (codec.measure.mesh_shells), `shell_distance` then being the value of joints no vertex hangs on;
-    ignored for a clip without mesh. `skin_strict`: the skin itself within budget
-    (CompressionSettings.skin_strict); also ignored without a mesh."""
+    (codec.measure.mesh_shells), `shell_distance` (or the clip's own) then being the value of
+    joints no vertex hangs on; ignored for a clip without mesh. `skin_strict`: the skin
+    itself within budget (CompressionSettings.skin_strict); also ignored without a mesh."""
 
-    precision: float = 0.01
-    shell_distance: float = 3.0
+    precision: float | None = None
+    shell_distance: float | None = None
     level: str = "automatic"
     shell_from_mesh: bool = False
     strip_trivial: bool = True
     strip_proportion: float = 0.0
     strip_threshold: float = 0.0
     skin_strict: bool = False
+    codec: str = "acl-style"
 
     def __post_init__(self) -> None:
         for name in ("precision", "shell_distance"):
             value = getattr(self, name)
+            if value is None:
+                continue
             problem = (
                 distance_problem(float(value))
                 if isinstance(value, int | float) and not isinstance(value, bool)
@@ -163,42 +197,26 @@ class GlobalSettings:
                 raise ValueError(f"{name.replace('_', ' ')}: {problem}")
         if self.level not in LEVELS:
             raise ValueError(f"unknown level {self.level!r}")
+        if not isinstance(self.codec, str):
+            raise ValueError(f"codec: expected a codec's name, got {self.codec!r}")
+        from codec.codecs import registry
+
+        registry.chosen(self.codec)  # SettingsError naming the known codecs
         self.compression_settings()  # keyframe stripping values: SettingsError says what
 
     def compression_settings(
-        self, codec: str = "acl-style", has_mesh: bool = True
+        self, codec: str | None = None, has_mesh: bool = True
     ) -> CompressionSettings:
         """What the codec is given (precision and shells reach it on the skeleton);
-        skin-strict only for a clip with a mesh (`has_mesh`)."""
+        skin-strict only for a clip with a mesh (`has_mesh`). `codec` None: the settings'."""
         return CompressionSettings(
             skin_strict=self.skin_strict and has_mesh,
             level=self.level,
-            codec=codec,
+            codec=codec or self.codec,
             strip_trivial=self.strip_trivial,
             strip_proportion=self.strip_proportion,
             strip_threshold=self.strip_threshold,
         )
-
-
-def merged(
-    saved: GlobalSettings | None,
-    precision: float | None = None,
-    shell_distance: float | str | None = None,
-    level: str | None = None,
-) -> GlobalSettings | None:
-    """Saved settings with what flags give on top (`shell_distance` "mesh": the shells from
-    the clip's skin); None when neither says anything (the clip's own values stand)."""
-    changes: dict[str, object] = {
-        "precision": precision,
-        "shell_distance": None if shell_distance == "mesh" else shell_distance,
-        "level": level,
-    }
-    if shell_distance is not None:
-        changes["shell_from_mesh"] = shell_distance == "mesh"
-    given = {k: v for k, v in changes.items() if v is not None}
-    if saved is None and not given:
-        return None
-    return dataclasses.replace(saved or GlobalSettings(), **given)
 
 
 def resolve_clip(

@@ -232,7 +232,7 @@ class ErrorPlotPanel(QWidget):
     def _fit_y(self) -> None:
         """0 .. a little over the larger of the worst error and the budget."""
         r = self._result()
-        top = self.document.settings.precision
+        top = self.document.global_precision() or 0.0
         if r is not None and np.asarray(r.error).size:
             top = max(top, float(self._per_sample_max(r).max()))
         a = self._a_error()
@@ -277,19 +277,22 @@ class ErrorPlotPanel(QWidget):
 
     def _draw_budget_lines(self) -> None:
         """The global budget, and the selected joint's own when it differs."""
-        self.precision_line.setValue(self.document.settings.precision)
+        budget = self.document.global_precision()  # None: every joint its own (the clip's)
+        self.precision_line.setVisible(budget is not None)
+        if budget is not None:
+            self.precision_line.setValue(budget)
         r, j = self._result(), self.document.selection
         if r is None or j is None or j >= r.error.shape[1]:
             self.joint_precision_line.hide()
         else:
             p = self._joint_precision(j)
             self.joint_precision_line.setValue(p)
-            self.joint_precision_line.setVisible(p != self.document.settings.precision)
+            self.joint_precision_line.setVisible(p != self.document.global_precision())
 
     def _joint_precision(self, j: int) -> float:
         joints = self.document.resolved_joints()
         if joints is None:
-            return self.document.settings.precision
+            return self.document.global_precision() or 0.0
         return float(joints.precision[j])
 
     def _on_selection(self) -> None:
@@ -314,7 +317,7 @@ class ErrorPlotPanel(QWidget):
 
     def _update_legend(self) -> None:
         doc = self.document
-        budget = format_budget(doc.settings.precision)
+        clip_wide = doc.global_precision()  # None: each joint's own (an ACL SJSON clip's)
         comparing = doc.comparison.active
         if comparing:
             parts = [
@@ -323,7 +326,10 @@ class ErrorPlotPanel(QWidget):
             ]
         else:
             parts = [f"{_swatch(MAX_COLOUR)} worst joint"]
-        parts.append(f"{_swatch(BUDGET_COLOUR, dashed=True)} budget {budget}")
+        if clip_wide is None:
+            parts.append("budgets: each joint's own, from the clip")
+        else:
+            parts.append(f"{_swatch(BUDGET_COLOUR, dashed=True)} budget {format_budget(clip_wide)}")
         j = doc.selection
         if j is not None and doc.clip is not None and j < doc.clip.num_joints:
             name = doc.clip.skeleton.names[j]
@@ -333,7 +339,7 @@ class ErrorPlotPanel(QWidget):
             else:
                 parts.append(f"{_swatch(SELECTED_COLOUR)} {name}")
             p = self._joint_precision(j)
-            if p != doc.settings.precision:
+            if p != doc.global_precision():
                 parts.append(
                     f"{_swatch(SELECTED_COLOUR, dashed=True)} {name}'s budget {format_cm(p)}"
                 )

@@ -2,8 +2,9 @@
 
 Per joint: sub-track kinds and bits, precision, shell distance, dominant shell and max error.
 Precision, shell distance and per_track rounding are edited in place; an edit becomes an
-exact-name override rule (last, so it wins). Rules by name pattern (`*Hand*`, `*IK*`, `root`)
-are added, edited and removed below the tree, the same list ozz and Unreal's ACL plugin keep.
+exact-name override rule, which wins over every pattern rule whatever their order. Rules by
+name pattern (`*Hand*`, `*IK*`, `root`) are added, edited and removed below the tree, the
+same list ozz and Unreal's ACL plugin keep.
 Every edit is an intent, `overrides_edited(rules)`, that the controller applies (it
 recompresses and saves the rules beside the clip).
 """
@@ -336,8 +337,10 @@ class JointsPanel(QWidget):
         self.rules.verticalHeader().setVisible(False)
         self.rules.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.rules.setToolTip(
-            "Rules apply top to bottom, later rules win. Pattern: glob on joint names, any case. "
-            "Empty cells keep the value from earlier rules or the global settings."
+            "Pattern rules apply top to bottom, later rules win; a rule naming one joint "
+            "exactly (what editing a joint above makes) wins over every pattern, wherever it "
+            "is. Pattern: glob on joint names, any case. Empty cells keep the value from "
+            "earlier rules or the global settings."
         )
         self.rules.itemChanged.connect(self._on_rule_item_changed)
         self.rules.itemDelegate().closeEditor.connect(self._on_rule_editor_closed)
@@ -880,6 +883,12 @@ class JointsPanel(QWidget):
         if rules != self.document.overrides:
             self._commit(rules)
         self._refresh_match_counts()
+
+    def unapplied_edit(self) -> str | None:
+        """Why a rule typed in the table is not in the tuning (a cell that is not a number),
+        None when the table holds what the tuning does (the window asks before quitting)."""
+        text = self.rule_error.text()
+        return f"Override rules: {text}" if text else None
 
     def _edit_if_current(self, cell: QTableWidgetItem) -> None:
         if (

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractSpinBox,
@@ -57,6 +58,21 @@ def slider_to_precision(v: int) -> float:
     return float(f"{10 ** (LOG_MIN + v / STEPS_PER_DECADE):.3g}")
 
 
+PER_JOINT = "per joint"  # a spin box at its minimum: the clip's own per-joint values stand
+
+
+def own_values_text(doc: Document, name: str) -> str:
+    """ "0.002-0.05 cm" while the clip's own per-joint values of `name` (precision or
+    shell_distance) stand and differ ("" otherwise: the number shown is every joint's)."""
+    clip = doc.clip
+    if clip is None or getattr(doc.settings, name) is not None:
+        return ""
+    values = getattr(clip.skeleton, name)
+    if not values.size or values.min() == values.max():
+        return ""
+    return f"{values.min():g}\u2013{values.max():g} cm"
+
+
 class SettingsPanel(QWidget):
     """Dockable view of `document.settings`; edits go out as `settings_edited(changes)`."""
 
@@ -80,12 +96,14 @@ class SettingsPanel(QWidget):
         self.precision.setStepType(QAbstractSpinBox.StepType.AdaptiveDecimalStepType)
         self.precision.setKeyboardTracking(False)
         self.precision.setToolTip("Largest error allowed on each joint's shell, in clip units")
+        self.precision.setSpecialValueText(PER_JOINT)
         self.shell = QDoubleSpinBox()
         self.shell.setDecimals(3)
         self.shell.setRange(0.001, 10000.0)
         self.shell.setStepType(QAbstractSpinBox.StepType.AdaptiveDecimalStepType)
         self.shell.setKeyboardTracking(False)
         self.shell.setToolTip("Radius of the virtual vertices (skin) each joint must keep in place")
+        self.shell.setSpecialValueText(PER_JOINT)
         self.shell_from_mesh = QCheckBox("from mesh")
         self.codec = QComboBox()
         self.codec.addItems(list(registered_codecs()))
@@ -198,10 +216,15 @@ class SettingsPanel(QWidget):
     # --- model -> view ------------------------------------------------------------------
     def _on_settings(self) -> None:
         s = self.document.settings
+        doc = self.document
         with self.syncing:
-            self.slider.setValue(precision_to_slider(s.precision))
-            self.precision.setValue(s.precision)
-            self.shell.setValue(s.shell_distance)
+            precision, shell = doc.global_precision(), doc.global_shell_distance()
+            own = doc.clip.skeleton if doc.clip is not None else None
+            middle = float(np.median(own.precision)) if own is not None else 0.01
+            self.slider.setValue(precision_to_slider(middle if precision is None else precision))
+            # at its minimum a box reads "per joint": the clip's own values stand
+            self.precision.setValue(self.precision.minimum() if precision is None else precision)
+            self.shell.setValue(self.shell.minimum() if shell is None else shell)
             self.level.setCurrentText(s.level)
             self.codec.setCurrentText(self.document.codec)
             mark_unavailable(self.codec, self.document)
@@ -222,6 +245,24 @@ class SettingsPanel(QWidget):
             if destructive
             else ""
         )
+        self._own_values_tips()
+
+    def _own_values_tips(self) -> None:
+        """While the clip's own per-joint values stand, the boxes say so and their tooltips
+        give the range; a value typed there is every joint's (Edit > Reset tuning brings the
+        clip's back)."""
+        for box, name, tip in (
+            (self.precision, "precision", "Largest error allowed on each joint's shell"),
+            (self.shell, "shell_distance", None),
+        ):
+            own = own_values_text(self.document, name)
+            if own:
+                box.setToolTip(
+                    f"Each joint's own, from the clip: {own}. A value here is every joint's "
+                    "(Edit > Reset tuning brings the clip's back)"
+                )
+            elif tip is not None:
+                box.setToolTip(f"{tip}, in clip units")
 
     def _sync_shell_source(self) -> None:
         clip = self.document.clip
@@ -276,11 +317,11 @@ class SettingsPanel(QWidget):
         self._edit(precision=slider_to_precision(value))
 
     def _on_precision(self, value: float) -> None:
-        if value > 0:
+        if value > self.precision.minimum():  # the minimum reads "per joint"
             self._edit(precision=float(value))
 
     def _on_shell(self, value: float) -> None:
-        if value > 0:
+        if value > self.shell.minimum():
             self._edit(shell_distance=float(value))
 
     def _on_shell_from_mesh(self, on: bool) -> None:

@@ -12,11 +12,9 @@ from codec.cli.failures import EXIT_OK, CliError, check_finite_error
 from codec.cli.files import check_outputs, dumps_json, write_outputs
 from codec.cli.flags import (
     add_settings_flags,
-    load_options,
-    saved_skin_strict,
-    settings_from,
-    skin_strict_problem,
-    tuned,
+    reader_options,
+    resolved_run,
+    run_flags,
     tuning_note,
     warn_unused_reader_flags,
 )
@@ -53,24 +51,25 @@ def cmd_compress(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from codec.compression import compress
     from codec.formats import load_clip
 
-    settings_from(args)  # the flags' own checks, before any work
+    flags = run_flags(args)  # the flags' own checks, before any work
     if args.output and not args.output.lower().endswith(".ssc"):
         raise CliError(f"{args.output}: the output of compress must end in .ssc")
-    check_outputs([args.output, args.json], [args.clip, args.overrides])
-    clip = load_clip(args.clip, **load_options(args))
+    check_outputs([args.output, args.json], [args.clip, args.overrides, args.settings])
+    clip = load_clip(args.clip, **reader_options(args.clip, flags))
     if not clip.name:
         clip.name = Path(args.clip).name
     warn_unused_reader_flags(args, err)
-    clip, level = tuned(clip, args, args.clip, err)
-    note = tuning_note(args.clip, args, clip.name)
-    settings = settings_from(args, level, saved_skin_strict(args.clip, args, clip.name))
-    problem = skin_strict_problem(clip, settings)
-    if problem:
-        raise CliError(f"{args.clip}: {problem}")
-    result = compress(clip, settings)
+    run = resolved_run(clip, args.clip, flags, err)
+    note = tuning_note(run)
+    result = compress(run.tuned_clip(clip), run.compression_settings(clip))
+    stats = stats_json(result, run, clip)
     check_finite_error(args.clip, result.stats)
+    data = run.stamp(result.data, clip)  # the .ssc carries the settings it was made with
     write_outputs(
-        [(args.output, result.data), (args.json, dumps_json(result.stats) if args.json else "")],
+        [
+            (args.output, data),
+            (args.json, dumps_json(stats) if args.json else ""),
+        ],
         out,
     )
     if args.json != "-":
@@ -79,7 +78,7 @@ def cmd_compress(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             out.write(f"  {note}\n")
         out.write(f"  {units_line(clip)}\n")
         if args.output:
-            out.write(f"  wrote            {args.output} ({fmt_bytes(len(result.data))})\n")
+            out.write(f"  wrote            {args.output} ({fmt_bytes(len(data))})\n")
     else:  # stdout is the JSON alone: the units statement still reaches the user
         err.write(f"{args.clip}: {units_line(clip)}\n")
         if note:
@@ -87,6 +86,12 @@ def cmd_compress(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     for w in result.stats["warnings"]:  # the reader's, and a clip no character's size
         err.write(f"warning: {args.clip}: {w}\n")
     return EXIT_OK
+
+
+def stats_json(result: Any, run: Any, clip: Clip) -> dict[str, Any]:
+    """The stats (ACL key names) with the run's settings block under "shellscope", as every
+    stats JSON holds it (`compress --settings` reads it back)."""
+    return {**result.stats, "shellscope": run.block(clip)}
 
 
 def compress_summary(path: str, s: dict[str, Any], skeleton: Skeleton) -> str:

@@ -10,10 +10,10 @@ from codec.cli.failures import CliError
 from codec.errors import ShellscopeError
 from codec.model.clip import Clip
 from codec.model.limits import distance_problem, rate_problem
+from codec.run_settings import MESH, Flags, RunSettings
 from codec.settings import LEVELS, CompressionSettings
 
 UNITS = ("auto", "mm", "cm", "dm", "m", "inch", "ft", "cmu")
-MESH = "mesh"  # --shell-distance mesh
 
 
 def positive_float(text: str) -> float:
@@ -37,15 +37,15 @@ def _has(p: Any, flag: str) -> bool:
 
 def add_tuning_flags(p: Any) -> None:
     """The tuning flags `python -m codec compress` and `shellscope` share (each added
-    unless the parser has it already): codec, precision, shell distance, level, overrides.
-    A flag given wins over the clip's sidecar, which wins over the clip's own values."""
+    unless the parser has it already): codec, precision, shell distance, level, skin-strict,
+    overrides, settings. Their order of precedence is codec.run_settings' (a flag wins over
+    the clip's sidecar, which wins over the clip's own values)."""
     flags: list[tuple[str, dict[str, Any]]] = [
         (
             "--codec",
             {
                 "metavar": "NAME",
-                "default": "acl-style",
-                "help": "the codec to compress with (default: acl-style; "
+                "help": "the codec to compress with (default: the sidecar's, else acl-style; "
                 "`python -m codec codecs` lists them)",
             },
         ),
@@ -92,8 +92,19 @@ def add_tuning_flags(p: Any) -> None:
             "--overrides",
             {
                 "metavar": "FILE",
-                "help": "tuning (a sidecar or a JSON list of rules) instead of the clip's "
-                "CLIP.shellscope.json",
+                "help": "tuning (a sidecar or a JSON list of rules) over the clip's "
+                "CLIP.shellscope.json: its settings win over the sidecar's, its rules come "
+                "after the sidecar's",
+            },
+        ),
+        (
+            "--settings",
+            {
+                "metavar": "FILE",
+                "help": "the complete settings of an earlier run, in place of the clip's "
+                "sidecar and defaults: a stats JSON (the window's, --export-stats, compress "
+                "--json), a library JSON/CSV (this clip's row) or row, a .ssc that carries "
+                "them, or a sidecar; flags given as well still win",
             },
         ),
         (
@@ -124,7 +135,6 @@ def add_settings_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--strip-proportion",
         type=positive_float,
-        default=0.0,
         metavar="F",
         help="DESTRUCTIVE: strip at least this share (0..1) of the keyframes, those whose "
         "removal adds the least error first, even past the precision (default 0)",
@@ -132,7 +142,6 @@ def add_settings_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--strip-threshold",
         type=positive_float,
-        default=0.0,
         metavar="E",
         help="DESTRUCTIVE: also strip keyframes whose removal adds at most this error, in "
         "clip units, even past the precision (default 0)",
@@ -169,13 +178,9 @@ def add_bvh_positions_flag(p: argparse.ArgumentParser | Any) -> None:
     p.add_argument("--bvh-positions", choices=("auto", "add", "replace"), help=BVH_POSITIONS_HELP)
 
 
-def settings_from(
-    args: argparse.Namespace, level: str | None = None, skin_strict: bool | None = None
-) -> CompressionSettings:
-    """CompressionSettings from the shared compression flags (SettingsError when bad); the
-    per-joint values (precision, shell distance, rules, shells from the mesh) are the
-    clip's, resolved by codec.tuning (`tuned`). `level` and `skin_strict`: the tuning's
-    when no flag gives them."""
+def run_flags(args: argparse.Namespace) -> Flags:
+    """The resolver's flags from the command line (codec.run_settings), after the flags'
+    own checks (CliError naming the flag)."""
     for flag in ("precision", "shell_distance"):
         value = getattr(args, flag, None)
         if value is None or value == MESH:
@@ -189,24 +194,38 @@ def settings_from(
     CompressionSettings(
         precision=getattr(args, "precision", None),
         shell_distance=None if shell == MESH else shell,
+        strip_proportion=getattr(args, "strip_proportion", None) or 0.0,
+        strip_threshold=getattr(args, "strip_threshold", None) or 0.0,
     )
     from codec.codecs import registry
 
-    codec = getattr(args, "codec", registry.DEFAULT)
-    try:
-        registry.chosen(codec)
-    except ShellscopeError as e:
-        raise CliError(f"--codec: {e}") from None
-    check_codec_available(args, codec)
-    return CompressionSettings(
+    codec = getattr(args, "codec", None)
+    if codec is not None:
+        try:
+            registry.chosen(codec)
+        except ShellscopeError as e:
+            raise CliError(f"--codec: {e}") from None
+    check_codec_available(args, codec or registry.DEFAULT)
+    rate = getattr(args, "sample_rate", None)
+    if rate is not None and rate_problem(rate):
+        raise CliError(f"--sample-rate: {rate_problem(rate)}")
+    return Flags(
         codec=codec,
-        level=args.level or level or "automatic",
-        loop_optimization=not args.no_loop,
-        include_metadata=not getattr(args, "no_metadata", False),
-        strip_trivial=not getattr(args, "no_strip_trivial", False),
-        strip_proportion=getattr(args, "strip_proportion", 0.0),
-        strip_threshold=getattr(args, "strip_threshold", 0.0),
-        skin_strict=bool(getattr(args, "skin_strict", None) or skin_strict),
+        precision=getattr(args, "precision", None),
+        shell_distance=shell,
+        level=getattr(args, "level", None),
+        skin_strict=True if getattr(args, "skin_strict", None) else None,
+        strip_trivial=False if getattr(args, "no_strip_trivial", False) else None,
+        strip_proportion=getattr(args, "strip_proportion", None),
+        strip_threshold=getattr(args, "strip_threshold", None),
+        loop_optimization=False if getattr(args, "no_loop", False) else None,
+        include_metadata=False if getattr(args, "no_metadata", False) else None,
+        animation=getattr(args, "animation", None),
+        units=getattr(args, "units", None),
+        sample_rate=rate,
+        bvh_positions=getattr(args, "bvh_positions", None),
+        overrides=getattr(args, "overrides", None),
+        settings=getattr(args, "settings", None),
     )
 
 
@@ -219,6 +238,8 @@ def check_codec_available(args: argparse.Namespace, codec: str) -> None:
     path = getattr(args, "acl_compressor", None)
     if path:
         compressor.configure(path)
+    if codec == "acl-2.1" and getattr(args, "acl_output", None):
+        return  # ACL's output file is measured as acl-2.1: nothing runs acl_compressor
     if codec != registry.AUTO:
         why = registry.unavailable(codec)
         if why:
@@ -228,88 +249,48 @@ def check_codec_available(args: argparse.Namespace, codec: str) -> None:
 SHOWN_UNMATCHED = 2  # rules named one by one before the rest are counted
 
 
-def tune(
-    clip: Clip,
-    path: str,
-    precision: float | None,
-    shell_distance: float | str | None,
-    overrides: str | None = None,
-) -> tuple[Clip, str | None, list[str]]:
-    """The clip as the codec gets it under the flags and the clip's sidecar (or the
-    `overrides` file): codec.tuning's one path, as the window takes it. Returns the clip,
-    the level the tuning file names (None: none) and the patterns that match no joint;
-    CliError naming the file for an unusable tuning file or a mesh the clip lacks."""
-    from codec.sidecar import load_tuning
-    from codec.tuning import merged, tuned_clip
+def reader_options(path: str, flags: Flags) -> dict[str, Any]:
+    """How the clip is read: the flags', else the --settings file's (CliError naming it)."""
+    from codec.run_settings import resolve_reader
 
     try:
-        saved, rules, _ = load_tuning(path, overrides, clip.name)
+        return resolve_reader(path, flags)
     except ShellscopeError as e:
         raise CliError(str(e)) from None
-    settings = merged(saved, precision, shell_distance, None)
-    if settings is not None and settings.shell_from_mesh and not clip.meshes:
-        raise CliError(f"{path}: --shell-distance mesh: the clip has no skinned mesh")
-    unmatched = [r.pattern for r in rules if not r.matches(clip.skeleton.names).any()]
+
+
+def resolved_run(
+    clip: Clip, path: str, flags: Flags, err: TextIO, strict_mesh: bool = True
+) -> RunSettings:
+    """The run's complete settings (codec.run_settings.resolve_run, as the window takes
+    them); warns on `err` of rules that match no joint. CliError naming the file for an
+    unusable tuning file, and (`strict_mesh`) for shells from the mesh or skin-strict on a
+    clip without a skinned mesh."""
+    from codec.run_settings import resolve_run
+
     try:
-        return tuned_clip(clip, settings, rules), saved.level if saved else None, unmatched
+        run = resolve_run(path, clip.name, flags)
     except ShellscopeError as e:
-        raise CliError(f"{path}: {e}") from None
-
-
-def tuned(clip: Clip, args: argparse.Namespace, path: str, err: TextIO) -> tuple[Clip, str | None]:
-    """`tune` with the command's flags; warns on `err` of rules that match no joint."""
-    clip, level, unmatched = tune(
-        clip, path, args.precision, args.shell_distance, getattr(args, "overrides", None)
-    )
+        raise CliError(str(e)) from None
+    problem = run.mesh_problem(clip)
+    if problem and strict_mesh:
+        raise CliError(f"{path}: {problem}")
+    unmatched = [r.pattern for r in run.rules if not r.matches(clip.skeleton.names).any()]
     for pattern in unmatched[:SHOWN_UNMATCHED]:
         err.write(f"warning: {path}: rule {pattern!r} matches no joint\n")
     if len(unmatched) > SHOWN_UNMATCHED:  # a file of 20,000 rules: three lines, not 20,000
         err.write(
             f"warning: {path}: {len(unmatched) - SHOWN_UNMATCHED:,} more rules match no joint\n"
         )
-    return clip, level
+    return run
 
 
-def saved_skin_strict(path: str, args: argparse.Namespace, animation: str | None = None) -> bool:
-    """Whether the clip's tuning file (sidecar or --overrides) turns skin-strict on."""
-    from codec.sidecar import load_tuning
-
-    saved, _, _ = load_tuning(path, getattr(args, "overrides", None), animation)
-    return bool(saved is not None and saved.skin_strict)
-
-
-def skin_strict_problem(clip: Clip, settings: CompressionSettings) -> str | None:
-    """Why skin-strict cannot run on this clip (None: it can, or it is off)."""
-    if settings.skin_strict and not clip.meshes:
-        return "--skin-strict: the clip has no skinned mesh (glTF, FBX and USD skins have one)"
-    return None
-
-
-def tuning_note(path: str, args: argparse.Namespace, animation: str | None = None) -> str | None:
-    """The one line saying which tuning file a run applied (None: none)."""
-    from codec.sidecar import load_tuning
-
-    _, rules, source = load_tuning(path, getattr(args, "overrides", None), animation)
-    if source is None:
+def tuning_note(run: RunSettings) -> str | None:
+    """The one line saying which tuning files a run applied (None: none)."""
+    if not run.sources:
         return None
-    return f"tuning           {source} ({len(rules)} rule{'s' if len(rules) != 1 else ''})"
-
-
-def load_options(args: argparse.Namespace) -> dict[str, Any]:
-    """Reader options given on the command line (only those set)."""
-    opts: dict[str, Any] = {}
-    if getattr(args, "units", None):
-        opts["units"] = args.units
-    if getattr(args, "bvh_positions", None):
-        opts["bvh_positions"] = args.bvh_positions
-    if getattr(args, "animation", None) is not None:
-        opts["animation"] = args.animation
-    if getattr(args, "sample_rate", None) is not None:
-        problem = rate_problem(args.sample_rate)
-        if problem:
-            raise CliError(f"--sample-rate: {problem}")
-        opts["sample_rate"] = args.sample_rate
-    return opts
+    n = len(run.rules)
+    return f"tuning           {' + '.join(run.sources)} ({n} rule{'s' if n != 1 else ''})"
 
 
 def warn_unused_reader_flags(args: argparse.Namespace, err: TextIO) -> None:

@@ -45,11 +45,46 @@ def ssc_info(frame: Container, path: str = "") -> dict[str, Any]:
         "flags": frame.flags,
         "has_metadata": frame.skeleton is not None,
         "crc32": f"{frame.crc:08x}",
-        "file_size": len(frame.data),
+        "file_size": len(frame.data) - _settings_size(frame),
         "compressed_size": frame.compressed_size,
         "metadata_size": frame.metadata_size,
         **payload,
+        **_settings(frame),
     }
+
+
+def _settings_size(frame: Container) -> int:
+    """Bytes the settings block adds to the file (with its length field; 0 without one)."""
+    return len(frame.settings) + 4 if frame.flags & 4 else 0
+
+
+def _settings(frame: Container) -> dict[str, Any]:
+    """The settings block the file carries (the run that made it), and its size."""
+    if not frame.settings:
+        return {}
+    import json
+
+    try:
+        block = json.loads(frame.settings.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise CliError(f"the settings block is not JSON ({e})") from None
+    return {"settings_size": _settings_size(frame), "settings": block}
+
+
+def settings_line(block: dict[str, Any]) -> str:
+    """The settings a file was made with, on one line (`--json` has the whole block)."""
+    keys = ("codec", "level", "precision", "shell_distance")
+    own = "the clip's own"
+    parts = [f"{k.replace('_', ' ')} {own if block.get(k) is None else block[k]}" for k in keys]
+    if block.get("shell_from_mesh"):
+        parts.append("shells from the mesh")
+    if block.get("skin_strict"):
+        parts.append("skin-strict")
+    rules = block.get("rules") or []
+    parts.append(f"{len(rules)} rule{'s' if len(rules) != 1 else ''}")
+    if block.get("animation"):
+        parts.append(f"animation {block['animation']}")
+    return ", ".join(parts) + f" (Shellscope {block.get('shellscope', '?')})"
 
 
 def cmd_info(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -61,7 +96,13 @@ def cmd_info(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if args.json == "-":
             return EXIT_OK
     flags = [
-        f for f, on in (("looping", info.get("looping")), ("metadata", info["has_metadata"])) if on
+        f
+        for f, on in (
+            ("looping", info.get("looping")),
+            ("metadata", info["has_metadata"]),
+            ("settings", "settings" in info),
+        )
+        if on
     ]
     lines = [
         f"{args.input}: Shellscope compressed clip, format version {info['version']}",
@@ -81,10 +122,13 @@ def cmd_info(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             ),
         ]
     lines += [
-        f"  file size        {fmt_bytes(info['file_size'])}",
+        f"  file size        {fmt_bytes(info['file_size'])}"
+        + (f" (+ {fmt_bytes(info['settings_size'])} settings)" if "settings" in info else ""),
         f"  compressed size  {fmt_bytes(info['compressed_size'])}",
         f"  metadata size    {fmt_bytes(info['metadata_size'])}",
     ]
+    if "settings" in info:
+        lines.append(f"  settings         {settings_line(info['settings'])}")
     if "segments" not in info:  # a codec that tells nothing more of its payload
         out.write("\n".join(lines) + "\n")
         return EXIT_OK

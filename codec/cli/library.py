@@ -80,12 +80,14 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--shell-distance", type=positive_float, metavar="D", help="global shell distance (cm)"
     )
-    p.add_argument("--level", choices=LEVELS, default="automatic", help="compression level")
+    p.add_argument(
+        "--level", choices=LEVELS, help="compression level (default: each clip's sidecar's)"
+    )
     p.add_argument(
         "--codec",
-        default="acl-style",
         metavar="NAME",
-        help="the codec (`python -m codec codecs` lists them; auto: the smallest strict one)",
+        help="the codec (`python -m codec codecs` lists them; auto: the smallest strict one; "
+        "default: each clip's sidecar's, else acl-style)",
     )
     p.add_argument(
         "--acl-compressor",
@@ -97,11 +99,13 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--overrides",
         metavar="RULES",
-        help="a rules file (a sidecar or a JSON list of name-pattern rules) for every clip",
+        help="a rules file (a sidecar or a JSON list of name-pattern rules) for every clip, "
+        "over each clip's sidecar",
     )
     p.add_argument(
         "--skin-strict",
         action="store_true",
+        default=None,
         help="clips with a skinned mesh: every vertex within its strongest joint's precision "
         "at every sample (the others compress as usual)",
     )
@@ -215,38 +219,20 @@ def shown_rows(rows: list[Row]) -> list[Row]:
 
 
 def _settings(args: argparse.Namespace) -> Any:
-    from codec.cli.flags import load_options
-    from codec.library.tuning import ClipTuning, LibrarySettings, read_rules_file
+    """The run's LibrarySettings from its flags (CliError naming a bad flag or rules file)."""
+    import os
 
-    rules: tuple = ()
-    base: dict[str, Any] = {}
-    if args.overrides:
-        base, rules = read_rules_file(args.overrides)
-    tuning = ClipTuning(
-        level=args.level if args.level != "automatic" else base.get("level", "automatic"),
-        precision=args.precision if args.precision is not None else base.get("precision"),
-        shell_distance=(
-            args.shell_distance if args.shell_distance is not None else base.get("shell_distance")
-        ),
-        rules=rules,
-        codec=args.codec,
-        skin_strict=bool(args.skin_strict or base.get("skin_strict", False)),
-    )
-    try:
-        from codec.codecs import registry
+    from codec.cli.flags import run_flags
+    from codec.library.tuning import LibrarySettings, read_rules_file
 
-        registry.chosen(args.codec)
-        tuning.settings()
-    except SettingsError as e:
-        raise CliError(str(e)) from None
-    from codec.cli.flags import check_codec_available
-
-    check_codec_available(args, args.codec)
-    return LibrarySettings(
-        tuning=tuning,
-        sidecars=not args.no_sidecars,
-        reader=tuple(sorted(load_options(args).items())),
-    )
+    flags = run_flags(args)
+    if args.overrides:  # checked once here; the workers read it with each clip's animation
+        try:
+            read_rules_file(args.overrides)
+        except SettingsError as e:
+            raise CliError(str(e)) from None
+        flags = replace(flags, overrides=os.path.abspath(args.overrides))
+    return LibrarySettings(flags=flags, sidecars=not args.no_sidecars)
 
 
 def cmd_library(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -279,7 +265,7 @@ def cmd_library(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     inputs = [*(p for p, _ in files), args.overrides, args.compare]
     check_outputs([args.json, args.csv, args.report], inputs)
     cache = None if args.no_cache else RowCache(args.cache or default_folder())
-    precisions = sweep or [settings.tuning.precision]
+    precisions = sweep or [settings.flags.precision]
     runs = []
     interrupted = False
     cluster = None
@@ -328,7 +314,7 @@ def cmd_library(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     meta = {
         "root": escaped(str(Path(args.root))),
         "precision": p0,
-        "level": settings.tuning.level,
+        "level": settings.flags.level or "each clip's",
         "codec_version": codec_version(),
         "files": first.files,
         "cached": first.cached,

@@ -8,19 +8,18 @@ import io
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
 
 from codec.cli.failures import EXIT_OK, CliError
-from codec.cli.files import check_outputs, write_text_output
-from codec.cli.flags import add_settings_flags, load_options, settings_from, tune
+from codec.cli.files import check_outputs, dumps_json, write_outputs
+from codec.cli.flags import add_settings_flags, reader_options, resolved_run, run_flags
 from codec.cli.report_text import fmt_bytes, table
 from codec.errors import ShellscopeError
 from codec.printable import csv_cell, write_control
-from codec.settings import CompressionSettings
+from codec.run_settings import Flags
 
 STATS_COLUMNS = (
     "name",
@@ -34,7 +33,9 @@ STATS_COLUMNS = (
     "compression_time",
     "precision_met",
     "level",
+    "settings",
 )
+STATS_FORMAT = "shellscope-stats"
 
 
 def add_parser(sub: Any) -> None:
@@ -53,7 +54,12 @@ def add_parser(sub: Any) -> None:
         help="measure ACL 2.1's compressed output (acl_compressor -out=FILE.acl) against the "
         "one raw clip given: our measure of ACL's pose, ACL's bit rates from its headers",
     )
-    p.add_argument("--json", metavar="FILE|-", help="with --acl-output: the stats as JSON")
+    p.add_argument(
+        "--json",
+        metavar="FILE|-",
+        help="write one object per clip (the CSV's columns, its settings block whole); with "
+        "--acl-output, that clip's stats",
+    )
     p.add_argument(
         "--jobs", "-j", type=int, metavar="N", help="worker processes (default: CPU count)"
     )
@@ -95,29 +101,22 @@ def collect_clips(paths: Sequence[str]) -> tuple[list[tuple[str, str]], list[dic
     return found, refused
 
 
-def stats_job(
-    path: str,
-    name: str,
-    settings: CompressionSettings,
-    options: dict,
-    tuning: tuple = (None, None, None, None),
-) -> dict:
+def stats_job(path: str, name: str, flags: Flags) -> dict:
     """Compress one clip in a worker: a row (STATS_COLUMNS) or {'name', 'error'}; the clip
-    tuned as `compress` tunes it: `tuning` (shell distance, precision, overrides file, level)
-    from the flags, then its sidecar (or the overrides file), then its own values."""
+    tuned as `compress` tunes it (codec.run_settings.resolve_run). Shells from the mesh skip
+    a clip without a skinned mesh (with the reason); skin-strict compresses it as usual (a
+    folder mixes both)."""
+    import io
+
     from codec.compression import compress
     from codec.formats import load_clip
 
     try:
-        shell_distance, precision, overrides, flag_level = tuning
-        clip, level, _ = tune(
-            load_clip(path, **options), path, precision, shell_distance, overrides
-        )
-        if flag_level is None and level is not None:
-            settings = replace(settings, level=level)
-        if settings.skin_strict and not clip.meshes:  # a folder mixes both: as usual
-            settings = replace(settings, skin_strict=False)
-        s = compress(clip, settings).stats
+        clip = load_clip(path, **reader_options(path, flags))
+        run = resolved_run(clip, path, flags, io.StringIO(), strict_mesh=False)
+        if run.tuning.shell_from_mesh and not clip.meshes:  # asked of a clip that has none
+            raise CliError(f"{path}: {run.mesh_problem(clip)}")
+        s = compress(run.tuned_clip(clip), run.compression_settings(clip)).stats
     except (ShellscopeError, CliError) as e:
         return {"name": name, "error": str(e)}
     except Exception as e:  # one broken clip must not stop a batch
@@ -134,6 +133,7 @@ def stats_job(
         "compression_time": s["compression_time"],
         "precision_met": s["precision_met"],
         "level": s["level"],
+        "settings": run.block(clip),
     }
 
 
@@ -176,24 +176,21 @@ class ProgressBar:
 
 def run_jobs(
     jobs: list[tuple[str, str]],
-    settings: CompressionSettings,
-    options: dict,
+    flags: Flags,
     workers: int,
     on_done: Callable[[dict], None],
-    tuning: tuple = (None, None, None, None),
 ) -> list[dict]:
     """Run stats_job over `jobs` on `workers` processes (in-process for one); results in
     input order, `on_done` called as each finishes."""
     results: list[dict | None] = [None] * len(jobs)
     if workers <= 1:
         for i, (path, name) in enumerate(jobs):
-            results[i] = stats_job(path, name, settings, options, tuning)
+            results[i] = stats_job(path, name, flags)
             on_done(results[i])
         return [r for r in results if r is not None]
     with ProcessPoolExecutor(max_workers=workers) as pool:
         pending: dict[Future, int] = {
-            pool.submit(stats_job, path, name, settings, options, tuning): i
-            for i, (path, name) in enumerate(jobs)
+            pool.submit(stats_job, path, name, flags): i for i, (path, name) in enumerate(jobs)
         }
         try:
             while pending:
@@ -265,15 +262,16 @@ def cmd_stats(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Compress many clips in parallel; one row per clip, a summary, optionally a CSV."""
     if args.acl_output:
         return cmd_acl_output(args, out, err)
-    if args.json:
-        raise CliError("--json goes with --acl-output (one clip); many clips: --csv")
-    settings = settings_from(args)
+    flags = run_flags(args)
     if args.jobs is not None and args.jobs < 1:
         raise CliError(f"--jobs must be at least 1, got {args.jobs}")
     jobs, refused = collect_clips(args.paths)
     if not jobs and not refused:
         raise CliError(f"no clips ({', '.join(clip_extensions())}) in {' '.join(args.paths)}")
-    check_outputs([args.csv], [*(path for path, _ in jobs), getattr(args, "overrides", None)])
+    check_outputs(
+        [args.csv, args.json],
+        [*(path for path, _ in jobs), getattr(args, "overrides", None), flags.settings],
+    )
     workers = max(1, min(args.jobs or os.cpu_count() or 1, len(jobs)))
     bar = ProgressBar(err, len(jobs) + len(refused))
     skipped = 0
@@ -288,28 +286,27 @@ def cmd_stats(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     for r in refused:
         on_done(r)
     try:
-        results = run_jobs(
-            jobs,
-            settings,
-            load_options(args),
-            workers,
-            on_done,
-            (args.shell_distance, args.precision, args.overrides, args.level),
-        )
+        results = run_jobs(jobs, flags, workers, on_done)
     finally:
         bar.close()
     rows = [r for r in results if "error" not in r]
     if not rows:
         raise CliError(f"none of the {len(jobs) + len(refused)} files could be compressed")
+    outputs: list[tuple[str | None, str]] = []
     if args.csv:
         buf = io.StringIO()
         writer = csv.DictWriter(buf, fieldnames=STATS_COLUMNS, lineterminator="\n")
         writer.writeheader()
         writer.writerows(
-            {k: csv_cell(v) if isinstance(v, str) else v for k, v in r.items()} for r in rows
+            {k: csv_cell(v) if isinstance(v, str) else v for k, v in _flat(r).items()}
+            for r in rows
         )
-        write_text_output(args.csv, buf.getvalue(), out)
-    if args.csv != "-":
+        outputs.append((args.csv, buf.getvalue()))
+    if args.json:
+        data = {"format": STATS_FORMAT, "version": 1, "rows": rows}
+        outputs.append((args.json, dumps_json(data)))
+    write_outputs(outputs, out)
+    if "-" not in (args.csv, args.json):
         out.write(stats_report(rows, skipped))
     return EXIT_OK
 
@@ -317,9 +314,9 @@ def cmd_stats(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def cmd_acl_output(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Measure ACL's output file against its raw clip (tuned as `compress` tunes it); print
     the summary, write the stats as JSON with --json."""
-    from codec.cli.compress import compress_summary, units_line
-    from codec.cli.files import dumps_json, write_outputs
-    from codec.cli.flags import tuned
+    from dataclasses import replace
+
+    from codec.cli.compress import compress_summary, stats_json, units_line
     from codec.compression import Compression
     from codec.formats import load_clip
     from codec.formats.acl_binary import read_output
@@ -329,20 +326,28 @@ def cmd_acl_output(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.csv:
         raise CliError("--acl-output writes --json, not --csv")
     path = args.paths[0]
-    check_outputs([args.json], [path, args.acl_output])
-    settings_from(args)  # the flags' own checks, before any work
+    flags = run_flags(args)  # the flags' own checks, before any work
+    check_outputs([args.json], [path, args.acl_output, flags.overrides, flags.settings])
     fixed = read_output(args.acl_output)
-    clip = load_clip(path, **load_options(args))
+    clip = load_clip(path, **reader_options(path, flags))
     if not clip.name:
         clip.name = Path(path).name
-    clip, level = tuned(clip, args, path, err)
-    settings = replace(settings_from(args, level), codec=fixed.name)
+    run = resolved_run(clip, path, flags, err)
+    run = replace(run, tuning=replace(run.tuning, codec=fixed.name))  # what made the bytes
     try:
-        result = Compression(clip, fixed=fixed).run(settings)
+        result = Compression(run.tuned_clip(clip), fixed=fixed).run(run.compression_settings(clip))
     except ShellscopeError as e:
         raise CliError(f"{args.acl_output}: {e}") from None
-    write_outputs([(args.json, dumps_json(result.stats) if args.json else "")], out)
+    stats = stats_json(result, run, clip)
+    write_outputs([(args.json, dumps_json(stats) if args.json else "")], out)
     if args.json != "-":
         out.write(compress_summary(path, result.stats, result.clip.skeleton))
         out.write(f"  ACL output       {args.acl_output}\n  {units_line(clip)}\n")
     return EXIT_OK
+
+
+def _flat(row: dict) -> dict:
+    """A row as a CSV line holds it: the settings block as compact JSON in its cell."""
+    import json
+
+    return {**row, "settings": json.dumps(row["settings"], separators=(",", ":"), allow_nan=False)}

@@ -9,7 +9,7 @@ reads its own payload. Little-endian, offsets from the start of the file:
       4  version       u8 (VERSION)
       5  codec id      u8 (acl-style 0, subsample 1, keyreduce 2, curve 3, wavelet 4,
                       acl-2.1 21)
-      6  flags         u16: bit 1 metadata (other bits must be 0)
+      6  flags         u16: bit 1 metadata, bit 2 settings (other bits must be 0)
       8  crc32         u32 of every byte after this field (zlib.crc32)
      12  total_size    u32 length of the whole file
      16  payload_size  u32
@@ -18,6 +18,9 @@ reads its own payload. Little-endian, offsets from the start of the file:
     metadata (flag bit 1; `metadata_size`): per joint u16 name length, UTF-8 name, i32
       parent, f64 x 10 bind pose (rotation xyzw, translation, scale), f64 precision, f64
       shell distance; as many joints as the bytes hold
+    settings (flag bit 2): the run's settings block (codec.run_settings: JSON, UTF-8), then
+      u32 its length, at the very end of the file; `python -m codec info` shows it and
+      `compress --settings FILE.ssc` runs it again. Files without it are as before.
 
 Version 2 files (before codecs were named) are acl-style files: their 40-byte header is read
 and handed on as an acl-style payload (LEGACY_ACL_STYLE). Version 1 files are refused with a
@@ -42,6 +45,8 @@ VERSION = 3
 HEADER = struct.Struct("<4sBBHIII")
 HEADER_SIZE = HEADER.size  # 20
 FLAG_METADATA = 2
+FLAG_SETTINGS = 4
+_LENGTH = struct.Struct("<I")
 _JOINT_RECORD = np.dtype(
     [("parent", "<i4"), ("bind", "<f8", 10), ("prec", "<f8"), ("shell", "<f8")]
 )
@@ -68,15 +73,20 @@ class Container:
     data: bytes  # the whole file
     compressed_size: int  # header and payload
     metadata_size: int
+    settings: bytes = b""  # the settings block's JSON (flag bit 2), b"" without one
 
 
-def write(codec_id: int, payload: bytes, skeleton: Skeleton | None = None) -> Container:
-    """The file of one codec's payload, with the skeleton's metadata block when given."""
+def write(
+    codec_id: int, payload: bytes, skeleton: Skeleton | None = None, settings: bytes = b""
+) -> Container:
+    """The file of one codec's payload, with the skeleton's metadata block and the run's
+    settings block (JSON bytes) when given."""
     meta = metadata_bytes(skeleton) if skeleton is not None else b""
-    flags = FLAG_METADATA if meta else 0
-    total = HEADER_SIZE + len(payload) + len(meta)
+    tail = settings + _LENGTH.pack(len(settings)) if settings else b""
+    flags = (FLAG_METADATA if meta else 0) | (FLAG_SETTINGS if settings else 0)
+    total = HEADER_SIZE + len(payload) + len(meta) + len(tail)
     rest = HEADER.pack(MAGIC, VERSION, codec_id, flags, 0, total, len(payload))[12:]
-    rest += payload + meta
+    rest += payload + meta + tail
     head = HEADER.pack(MAGIC, VERSION, codec_id, flags, zlib.crc32(rest), 0, 0)[:12]
     return Container(
         codec_id,
@@ -88,7 +98,17 @@ def write(codec_id: int, payload: bytes, skeleton: Skeleton | None = None) -> Co
         head + rest,
         HEADER_SIZE + len(payload),
         len(meta),
+        bytes(settings),
     )
+
+
+def with_settings(data: bytes, settings: bytes) -> bytes:
+    """A .ssc file with its settings block replaced by `settings` (the payload and the
+    metadata byte for byte as they were): how a run's settings are stamped on its file."""
+    frame = read(data)
+    if frame.version != VERSION:
+        raise CompressedFormatError(f"format version {frame.version}: settings need {VERSION}")
+    return write(frame.codec_id, frame.payload, frame.skeleton, settings).data
 
 
 def read(data: bytes) -> Container:
@@ -112,14 +132,40 @@ def read(data: bytes) -> Container:
             f"{len(data)} bytes is shorter than the {HEADER_SIZE}-byte header"
         )
     _, _, codec_id, flags, crc, total, size = HEADER.unpack_from(data)
-    _check_frame(data, total, crc, flags, FLAG_METADATA)
+    _check_frame(data, total, crc, flags, FLAG_METADATA | FLAG_SETTINGS)
     end = HEADER_SIZE + size
     if end > len(data):
         raise CompressedFormatError(f"payload of {size} bytes (byte 16) runs past the end")
-    skeleton = _metadata(data, end, flags & FLAG_METADATA)
+    meta_end, settings = _settings(data, end, flags & FLAG_SETTINGS)
+    skeleton = _metadata(data[:meta_end], end, flags & FLAG_METADATA)
     return Container(
-        codec_id, data[HEADER_SIZE:end], skeleton, version, flags, crc, data, end, len(data) - end
+        codec_id,
+        data[HEADER_SIZE:end],
+        skeleton,
+        version,
+        flags,
+        crc,
+        data,
+        end,
+        meta_end - end,
+        settings,
     )
+
+
+def _settings(data: bytes, start: int, present: int) -> tuple[int, bytes]:
+    """Where the metadata ends and the settings block's bytes (b"" without the flag)."""
+    if not present:
+        return len(data), b""
+    if len(data) - start < _LENGTH.size:
+        raise CompressedFormatError("the settings flag is set but the file ends before its length")
+    (length,) = _LENGTH.unpack_from(data, len(data) - _LENGTH.size)
+    begin = len(data) - _LENGTH.size - length
+    if begin < start:
+        raise CompressedFormatError(
+            f"settings block of {length} bytes (byte {len(data) - _LENGTH.size}) runs past "
+            "the payload"
+        )
+    return begin, data[begin : len(data) - _LENGTH.size]
 
 
 def _check_frame(data: bytes, total: int, crc: int, flags: int, known: int) -> None:

@@ -47,13 +47,13 @@ def _animations(path: str) -> list[str | None]:
 
 
 def compress_file(job: FileJob) -> list[Row]:
-    """Every animation of the file as a row (errors as rows), in the file's order."""
-    import codec
+    """Every animation of the file as a row (errors as rows), in the file's order, each
+    compressed with its complete settings (codec.run_settings, as the window resolves them)
+    and carrying them."""
     from codec import formats
 
-    options = dict(job.settings.reader)
+    options = job.settings.reader
     try:
-        tuning = job.settings.for_clip(job.path)
         animations = _animations(job.path)
     except Exception as e:
         return [error_row(job.name, "", _message(job.path, e))]
@@ -63,14 +63,15 @@ def compress_file(job: FileJob) -> list[Row]:
         try:
             opts = dict(options, animation=anim) if anim is not None else options
             clip = formats.load_clip(job.path, **opts)
-            clip, settings = tuning.apply(clip)
-            result = codec.compress(clip, settings)
+            run = job.settings.for_clip(job.path, clip.name)
+            result = run.compress(clip)
             stats = result.stats
             if not label:
                 label = str(stats.get("clip_name") or "")
             worst = int(stats.get("worst_track", 0))
-            budget = float(clip.skeleton.precision[worst]) if clip.skeleton.num_joints else 0.0
-            rows.append(row_from_stats(job.name, label, stats, budget))
+            sk = result.clip.skeleton
+            budget = float(sk.precision[worst]) if sk.num_joints else 0.0
+            rows.append(row_from_stats(job.name, label, stats, budget, run.block(clip)))
         except Exception as e:  # one broken animation must not stop the library
             rows.append(error_row(job.name, label, _message(job.path, e)))
     return rows

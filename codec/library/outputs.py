@@ -13,7 +13,7 @@ from typing import Any
 
 from codec.errors import SettingsError
 from codec.formats.input_paths import InputRefused, load_json, read_capped
-from codec.library.rows import COLUMNS, Row, is_error, row_problem, totals
+from codec.library.rows import OUTPUT_COLUMNS, Row, is_error, row_problem, totals
 from codec.printable import csv_cell
 
 FORMAT = "shellscope-library"
@@ -43,19 +43,19 @@ def library_json(
         data["sweep"] = sweep
     if comparison is not None:
         data["compare"] = comparison
-    data["rows"] = [{k: _clean(r.get(k)) for k in COLUMNS} for r in rows]
+    data["rows"] = [{k: _clean(r.get(k)) for k in OUTPUT_COLUMNS} for r in rows]
     return json.dumps(data, indent=1, allow_nan=False) + "\n"
 
 
 def library_csv(rows: list[Row], extra: dict[str, Any] | None = None) -> str:
-    """One line per clip, COLUMNS in order (with `extra` columns first, e.g. a sweep's
-    precision)."""
+    """One line per clip, OUTPUT_COLUMNS in order (with `extra` columns first, e.g. a sweep's
+    precision); the settings block as compact JSON in its cell."""
     extra = extra or {}
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow([*extra, *COLUMNS])
+    writer.writerow([*extra, *OUTPUT_COLUMNS])
     for r in rows:
-        cells = [r.get(k) for k in COLUMNS]
+        cells = [r.get(k) for k in OUTPUT_COLUMNS]
         writer.writerow([*extra.values(), *("" if c is None else _cell(c) for c in cells)])
     return buf.getvalue()
 
@@ -67,6 +67,8 @@ def sweep_csv(runs: list[tuple[float, list[Row]]]) -> str:
 
 
 def _cell(value: Any) -> Any:
+    if isinstance(value, dict):  # the settings block
+        return json.dumps(value, separators=(",", ":"), allow_nan=False)
     if isinstance(value, float):
         return repr(value) if math.isfinite(value) else ""
     if isinstance(value, str):  # a name: never a formula, never a control character

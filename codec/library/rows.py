@@ -31,6 +31,8 @@ COLUMNS = (
 )
 # `precision` is the budget of the worst joint (its precision after every rule), so that a
 # row's error reads as a share of its own budget on the one error scale.
+SETTINGS = "settings"  # the run's settings block (codec.run_settings), None for an error row
+OUTPUT_COLUMNS = (*COLUMNS, SETTINGS)  # what the JSON and the CSV hold (the tables: COLUMNS)
 NUMERIC = (
     "joints",
     "samples",
@@ -47,9 +49,15 @@ NUMERIC = (
 Row = dict[str, Any]
 
 
-def row_from_stats(path: str, animation: str, stats: dict[str, Any], budget: float) -> Row:
-    """The row of one compression from its stats (ACL key names) and the worst joint's
-    precision `budget`."""
+def row_from_stats(
+    path: str,
+    animation: str,
+    stats: dict[str, Any],
+    budget: float,
+    settings: dict[str, Any] | None = None,
+) -> Row:
+    """The row of one compression from its stats (ACL key names), the worst joint's
+    precision `budget` and the run's settings block."""
     return {
         "path": path,
         "animation": animation,
@@ -67,12 +75,13 @@ def row_from_stats(path: str, animation: str, stats: dict[str, Any], budget: flo
         "codec": str(stats.get("codec", "acl-style")),
         "compression_time": float(stats["compression_time"]),
         "error": "",
+        SETTINGS: settings,
     }
 
 
 def error_row(path: str, animation: str, message: str) -> Row:
     """The row of a clip that produced no result: every measure None, `error` says why."""
-    row: Row = dict.fromkeys(COLUMNS)
+    row: Row = dict.fromkeys(OUTPUT_COLUMNS)
     row.update(path=path, animation=animation, error=message)
     return row
 

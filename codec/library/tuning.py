@@ -1,12 +1,12 @@
-"""What a library run compresses with: global settings, a rules file and per-clip sidecars.
+"""What a library run compresses each clip with: codec.run_settings, as the window and
+`compress` resolve it, from the run's flags, its `--overrides` file and each clip's sidecar.
 
-Later wins, as in the window: the clip's own defaults, then the global flags (`--precision`,
-`--shell-distance`, `--level`), then the rules file (`--overrides`: name-pattern rules), then
-the clip's sidecar `CLIP.shellscope.json` (its settings replace the global ones for that
-clip, its rules come after the rules file's). A clip tuned by hand keeps its tuning when the
-project defaults change, which is what a sweep of the defaults should show.
-
-The sidecar is read by codec/sidecar.py, the reader the window and `compress` use.
+The order is the one everywhere (codec.run_settings): the clip's own values, its sidecar
+`CLIP.shellscope.json` (its animation's entry), the `--overrides` file (read once, for every
+clip), then the flags (`--precision`, `--shell-distance`, `--level`, `--codec`,
+`--skin-strict`; a sweep's precision). A joint's exact-name value, from the sidecar or the
+rules file, wins over every pattern. So a clip tuned in the window gives in the library the
+bytes it gave in the window.
 """
 
 from __future__ import annotations
@@ -19,80 +19,65 @@ from pathlib import Path
 from typing import Any
 
 from codec.errors import SettingsError
-from codec.formats.input_paths import read_capped
-from codec.model.clip import Clip
-from codec.settings import CompressionSettings
-from codec.tuning import JointOverride, resolve
+from codec.run_settings import Flags, Layer, RunSettings, read_tuning_layer, resolve_run
 
-SIDECAR_SUFFIX = ".shellscope.json"
 _MAX_SIDECAR = 16 << 20
 
 
 @dataclass(frozen=True)
-class ClipTuning:
-    """One clip's settings: level, global precision / shell distance (None: the clip's own),
-    and the rules applied after them in order; `skin_strict` for the clips with a skinned
-    mesh (the others compress as usual: a library mixes both)."""
-
-    level: str = "automatic"
-    precision: float | None = None
-    shell_distance: float | None = None
-    rules: tuple[JointOverride, ...] = ()
-    codec: str = "acl-style"
-    skin_strict: bool = False
-
-    def settings(self) -> CompressionSettings:
-        return CompressionSettings(level=self.level, codec=self.codec, skin_strict=self.skin_strict)
-
-    def apply(self, clip: Clip) -> tuple[Clip, CompressionSettings]:
-        """The clip with every joint's precision and shell distance resolved, and the
-        settings to compress it with."""
-        r = resolve(clip.skeleton, self.rules, self.precision, self.shell_distance)
-        settings = self.settings()
-        if settings.skin_strict and not clip.meshes:
-            settings = replace(settings, skin_strict=False)
-        return clip.with_skeleton_settings(r.precision, r.shell_distance), settings
-
-
-@dataclass(frozen=True)
 class LibrarySettings:
-    """A run's settings: the global tuning, whether sidecars count, and reader options."""
+    """A run's settings: its flags (tuning, reader options and the `--overrides` file, an
+    absolute path the workers read with each clip's animation) and whether the clips'
+    sidecars count."""
 
-    tuning: ClipTuning = field(default_factory=ClipTuning)
+    flags: Flags = field(default_factory=Flags)
     sidecars: bool = True
-    reader: tuple[tuple[str, Any], ...] = ()  # (option, value) for codec.formats.load_clip
 
     def with_precision(self, precision: float) -> LibrarySettings:
-        return replace(self, tuning=replace(self.tuning, precision=precision))
+        """A sweep's run: the global precision is a flag, so it wins over each sidecar's
+        (a joint's own value in a sidecar still wins over it)."""
+        return replace(self, flags=replace(self.flags, precision=precision))
 
-    def for_clip(self, path: str | os.PathLike[str]) -> ClipTuning:
-        """The tuning of one clip: the global one, with its sidecar's on top when there is
-        one (SettingsError naming the sidecar and the place when it cannot be used)."""
-        if not self.sidecars:
-            return self.tuning
-        side = sidecar_path(path)
-        if not side.is_file():
-            return self.tuning
-        return merge_sidecar(self.tuning, side)
+    @property
+    def reader(self) -> dict[str, Any]:
+        """codec.formats.load_clip's options of every clip (the animation is per row)."""
+        return {
+            k: getattr(self.flags, k)
+            for k in ("units", "sample_rate", "bvh_positions")
+            if getattr(self.flags, k) not in (None, "auto")
+        }
+
+    def for_clip(self, path: str | os.PathLike[str], animation: str | None = None) -> RunSettings:
+        """The complete settings of one clip (SettingsError naming the sidecar and the place
+        when it cannot be used)."""
+        return resolve_run(path, animation, self.flags, sidecar=self.sidecars)
 
     def fingerprint(self, path: str | os.PathLike[str]) -> str:
-        """What the settings of one clip are, as text for the cache key: the global tuning,
-        the reader options and its sidecar's bytes."""
-        side = sidecar_path(path)
-        side_hash = ""
-        if self.sidecars and side.is_file():
-            side_hash = hashlib.sha256(read_capped(side, _MAX_SIDECAR, "sidecar")).hexdigest()
-        t = self.tuning
+        """The settings of one file, as text for the cache key: the hash of the complete
+        settings block every clip of it starts from (flags, rules file, reader options,
+        Shellscope's version), and of its sidecar's and rules file's bytes (which hold each
+        animation's own tuning). A settings file that cannot be used is a key of its own (the
+        worker makes its error row)."""
+        try:
+            block = resolve_run(path, None, replace(self.flags, overrides=None), sidecar=False)
+            text = json.dumps(block.block(), sort_keys=True)
+        except SettingsError as e:
+            text = f"unusable: {e}"
+        side = sidecar_path(path) if self.sidecars else None
         data = {
-            "level": t.level,
-            "precision": t.precision,
-            "shell_distance": t.shell_distance,
-            "rules": [[r.pattern, r.precision, r.shell_distance, r.rounding] for r in t.rules],
-            "sidecar": side_hash,
-            "reader": [list(kv) for kv in self.reader],
-            "codec_settings": repr(t.settings()),
+            "settings": hashlib.sha256(text.encode()).hexdigest(),
+            "sidecar": _bytes_hash(side),
+            "overrides": _bytes_hash(self.flags.overrides),
         }
         return json.dumps(data, sort_keys=True)
+
+
+def _bytes_hash(path: str | os.PathLike[str] | None) -> str:
+    """sha256 of a tuning file's bytes ("" without one)."""
+    if path is None or not Path(path).is_file():
+        return ""
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read(_MAX_SIDECAR)).hexdigest()
 
 
 def sidecar_path(clip_path: str | os.PathLike[str]) -> Path:
@@ -101,35 +86,8 @@ def sidecar_path(clip_path: str | os.PathLike[str]) -> Path:
     return beside(clip_path)
 
 
-def read_rules_file(
-    path: str | os.PathLike[str],
-) -> tuple[dict[str, Any], tuple[JointOverride, ...]]:
-    """A sidecar or a bare JSON list of rules, read by codec.sidecar as the window and
-    `compress` read it: (its clip-wide settings that were written, possibly empty; its
-    rules). SettingsError naming the file and the place for anything unusable."""
-    from codec.sidecar import SidecarError, read_sidecar_file
-
-    try:
-        settings, rules = read_sidecar_file(path)
-    except SidecarError as e:
-        raise SettingsError(str(e)) from None
-    if settings is None:
-        return {}, rules
-    keys = ("precision", "shell_distance", "level")
-    out = {k: getattr(settings, k) for k in keys}
-    if settings.skin_strict:
-        out["skin_strict"] = True
-    return out, rules
-
-
-def merge_sidecar(base: ClipTuning, side: Path) -> ClipTuning:
-    """`base` with a sidecar's settings replacing its globals and its rules appended."""
-    settings, rules = read_rules_file(side)
-    return ClipTuning(
-        level=settings.get("level", base.level),
-        precision=settings.get("precision", base.precision),
-        shell_distance=settings.get("shell_distance", base.shell_distance),
-        rules=base.rules + rules,
-        codec=base.codec,
-        skin_strict=settings.get("skin_strict", base.skin_strict),
-    )
+def read_rules_file(path: str | os.PathLike[str]) -> Layer:
+    """A rules file (a sidecar or a bare JSON list of rules) as the `--overrides` layer:
+    (the clip-wide settings it holds, possibly none; its rules). SettingsError naming the
+    file and the place for anything unusable."""
+    return read_tuning_layer(path)

@@ -49,6 +49,9 @@ class FakeDialogs:
         self.animation: str | None = None
         self.animation_choices: list[list[str]] = []
         self.errors: list[tuple[str, str]] = []
+        self.saves: list[str] = []  # the names a save dialog suggested
+        self.discards: list[str] = []  # what quitting asked before dropping an edit
+        self.discard_answer = True
 
     def open_path(self, parent: object, directory: str) -> str | None:
         return self.paths.pop(0) if self.paths else None
@@ -58,6 +61,14 @@ class FakeDialogs:
 
     def acl_compressor_path(self, parent: object, current: str) -> str | None:
         return self.paths.pop(0) if self.paths else None
+
+    def save_path(self, parent: object, start: str, kinds: str) -> str | None:
+        self.saves.append(start)
+        return self.paths.pop(0) if self.paths else None
+
+    def discard(self, parent: object, message: str) -> bool:
+        self.discards.append(message)
+        return self.discard_answer
 
     def choose_animation(self, parent: object, names: list[str]) -> str | None:
         self.animation_choices.append(list(names))

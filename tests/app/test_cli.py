@@ -265,20 +265,20 @@ def test_without_a_display_screenshots_and_exports_still_work(tmp_path) -> None:
 
 
 def test_shell_distance_mesh_opens_the_window_with_shells_from_the_mesh(window, qtbot) -> None:
-    from app.headless import tuning_from
+    from codec.cli.flags import run_flags
 
     args = parse_args(
         [str(DATA / "gltf" / "Fox.glb"), "--animation", "Run", "--shell-distance", "mesh"]
     )
-    tuning = tuning_from(args)
-    assert tuning == {"shell_from_mesh": True}
+    flags = run_flags(args)
+    assert flags.tuning_changes() == {"shell_from_mesh": True}
     with qtbot.waitSignal(window.controller.result_ready, timeout=60_000):
-        assert window.open_file(Path(args.clip), animation=args.animation, tuning=tuning)
+        assert window.open_file(Path(args.clip), animation=args.animation, flags=flags)
     doc = window.document
-    assert doc.settings.shell_from_mesh and doc.settings.shell_distance == 3.0
+    assert doc.settings.shell_from_mesh and doc.settings.shell_distance is None  # the clip's
     shells = doc.result.clip.skeleton.shell_distance
     assert len(np.unique(shells)) > doc.clip.num_joints // 2
-    assert tuning_from(parse_args(["x.glb", "--shell-distance", "2.5"])) == {
+    assert run_flags(parse_args(["x.glb", "--shell-distance", "2.5"])).tuning_changes() == {
         "shell_distance": 2.5,
         "shell_from_mesh": False,
     }

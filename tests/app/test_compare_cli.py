@@ -69,7 +69,10 @@ def test_codec_level_shell_and_rounding_keys(tmp_path) -> None:
     assert code == 0, err
     d = json.loads(out.read_text())
     assert d["a"]["codec"] == d["b"]["codec"] == "acl-style"
-    assert d["a"]["shellscope"]["rounding"] == "floor"
+    assert d["a"]["shellscope"]["view"]["rounding"] == "floor"
+    assert (
+        d["a"]["shellscope"]["shell_distance"] == 2.0 and d["a"]["shellscope"]["level"] == "medium"
+    )
     assert d["variants"]["b"] == {"codec": "acl-style", "shell": 6.0, "level": "highest"}
     assert d["a"]["compressed_size"] != d["b"]["compressed_size"]
 

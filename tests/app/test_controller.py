@@ -61,10 +61,12 @@ def test_the_chosen_codec_compresses_and_names_the_result(qtbot) -> None:
         return codec.compress(clip, settings, progress=progress, cancel=cancel)
 
     ctl._compress = compress
-    ctl.set_codec("keyreduce")
     with qtbot.waitSignal(ctl.result_ready, timeout=30_000):
         ctl.open_clip(small_clip())
-    assert seen == ["keyreduce"] and doc.result is not None
+    with qtbot.waitSignal(ctl.result_ready, timeout=30_000):
+        ctl.set_codec("keyreduce")  # a tuning edit: undoable, saved with the clip's tuning
+    assert seen == ["acl-style", "keyreduce"] and doc.result is not None
+    assert doc.settings.codec == "keyreduce" and ctl.history.undo_label() == "codec"
     assert doc.result.codec_name == "keyreduce" and doc.result.stats["codec"] == "keyreduce"
     assert doc.result.costs is None  # not a bit-rate codec
     with pytest.raises(ValueError, match="unknown codec 'zip'"):
@@ -222,15 +224,16 @@ def test_invalid_settings_never_reach_the_codec(qtbot, bad) -> None:
     with qtbot.waitSignal(ctl.result_ready, timeout=30_000):
         ctl.open_clip(small_clip())
     before = doc.settings
+    own = doc.global_precision()  # the clip's own value: no precision set yet
     with pytest.raises(ValueError):
         doc.update_settings(precision=bad)
     # nothing scheduled: no timer that could start a run, none running
     qtbot.waitUntil(lambda: not ctl.debounce.isActive() and not ctl.throttle.isActive())
     assert doc.settings == before
-    assert seen == [before.precision] and not ctl.running
+    assert seen == [own] and not ctl.running
     with qtbot.waitSignal(ctl.result_ready, timeout=30_000):  # a good value does reach it
-        doc.update_settings(precision=before.precision * 2)
-    assert seen == [before.precision, before.precision * 2]
+        doc.update_settings(precision=own * 2)
+    assert seen == [own, own * 2]
 
 
 def test_a_failed_open_keeps_the_clip_and_its_compression_running(qtbot) -> None:

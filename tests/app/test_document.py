@@ -36,7 +36,7 @@ def test_time_is_clamped_and_unchanged_values_are_silent() -> None:
     doc.set_time(5.0)
     assert doc.time == doc.duration == 1.0 and seen["time"] == 1
     doc.set_time(5.0)
-    doc.update_settings(precision=0.01)
+    doc.update_settings(precision=None)  # the clip's own values, as they were
     assert seen == {"settings": 0, "rounding": 0, "time": 1}
 
 

@@ -103,7 +103,7 @@ def test_legend_sits_outside_the_plot_and_the_axis_is_in_cm(qtbot) -> None:
     assert axis.tickStrings(ticks, 1.0, 0.2) == ["0", "0.2", "0.4", "0.6", "0.8"]
     # the error axis starts at zero and shows the budget line
     lo, hi = panel.plot.getViewBox().viewRange()[1]
-    assert lo == 0.0 and hi >= max(doc.settings.precision, doc.result.error.max())
+    assert lo == 0.0 and hi >= max(doc.global_precision(), doc.result.error.max())
 
 
 def test_error_axis_ends_on_a_round_value_that_small_changes_keep(qtbot) -> None:

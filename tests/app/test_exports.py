@@ -11,6 +11,7 @@ import pytest
 
 from app import exports
 from codec.codecs.acl_style.tables import JOINT_COLUMNS
+from codec.run_settings import RunSettings
 from codec.tuning import JointOverride
 from tests.app.panel_helpers import make_result
 
@@ -18,7 +19,8 @@ from tests.app.panel_helpers import make_result
 def test_stats_json_keeps_acl_key_names_and_values(tmp_path: Path) -> None:
     r = make_result()
     r.stats["nan_value"] = float("nan")
-    out = exports.export_stats(tmp_path / "s.json", r, [JointOverride("*Hand*", precision=0.001)])
+    run = RunSettings(rules=(JointOverride("*Hand*", precision=0.001),))
+    out = exports.export_stats(tmp_path / "s.json", r, run.block(r.clip))
     data = json.loads(out.read_text())
     for key in (
         "raw_size",
@@ -35,7 +37,8 @@ def test_stats_json_keeps_acl_key_names_and_values(tmp_path: Path) -> None:
         assert data[key] == r.stats[key], key
     assert data["segmenting"] == {"num_segments": 3}
     assert data["nan_value"] is None
-    assert data["shellscope"]["overrides"] == [{"pattern": "*Hand*", "precision": 0.001}]
+    assert data["shellscope"]["rules"] == [{"pattern": "*Hand*", "precision": 0.001}]
+    assert data["shellscope"]["format"] == "shellscope-settings"
 
 
 def test_joint_csv_matches_the_result(tmp_path: Path) -> None:

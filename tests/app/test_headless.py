@@ -89,7 +89,9 @@ def test_exports_parse_back_to_the_codecs_numbers(exported: tuple[Path, str]) ->
         "bit_rate_histogram",
     ):
         assert stats[key] == want.stats[key], key
-    assert stats["shellscope"]["settings"]["level"] == "automatic"
+    block = stats["shellscope"]
+    assert block["level"] == "automatic" and block["precision"] == 0.02
+    assert block["read"]["clip"] == "09_02" and block["view"]["rounding"] == "none"
     rows = list(csv.DictReader((tmp / "j.csv").open()))
     np.testing.assert_array_equal([float(r["max_error"]) for r in rows], want.error.max(axis=0))
     np.testing.assert_array_equal([float(r["precision"]) for r in rows], 0.02)
@@ -114,14 +116,19 @@ def test_sidecar_and_overrides_file_are_applied(tmp_path: Path) -> None:
         json.loads((tmp_path / "a.json").read_text())["compressed_size"]
         == (want.stats["compressed_size"])
     )
-    other = tmp_path / "rules.json"
-    other.write_text('[{"pattern": "*Nope*", "precision": 0.5}]')
+    other = tmp_path / "rules.json"  # over the sidecar: its settings win, its rules follow
+    other.write_text('{"settings": {"level": "high"}, "overrides": [{"pattern": "*Nope*"}]}')
     code, _, err = _run(
         [str(clip), "--overrides", str(other), "--export-stats", str(tmp_path / "b.json")]
     )
     assert code == 0 and "matches no joint" in err
     b = json.loads((tmp_path / "b.json").read_text())
-    assert b["compressed_size"] == _expected(clip, GlobalSettings()).stats["compressed_size"]
+    want = _expected(clip, GlobalSettings(precision=0.05, level="high"), rules)
+    assert b["compressed_size"] == want.stats["compressed_size"]
+    assert b["shellscope"]["rules"] == [
+        {"pattern": "*Hand*", "precision": 0.001},
+        {"pattern": "*Nope*"},
+    ]
 
 
 def test_failures_leave_no_files_and_say_why(tmp_path: Path) -> None:

@@ -40,7 +40,8 @@ def test_edits_update_the_model_and_trigger_a_recompression(qtbot, tmp_path: Pat
     intents = []
     panel.settings_edited.connect(intents.append)
     panel.slider.setValue(precision_to_slider(0.2))
-    assert intents == [{"precision": 0.2}] and doc.settings.precision == 0.01  # a view alone
+    assert intents == [{"precision": 0.2}] and doc.settings.precision is None  # a view alone
+    assert doc.global_precision() == 0.01  # the clip's own, which the panel showed
     ctl = attach(doc, panel)
     counter = Recompressions(doc)
     panel.slider.setValue(precision_to_slider(0.1))

@@ -99,7 +99,7 @@ def test_shells_from_the_mesh_button_recompresses_with_a_shell_per_joint(
     # and the settings box turns it off again
     with qtbot.waitSignal(cesium.controller.result_ready, timeout=60_000):
         settings_box.setChecked(False)
-    assert np.all(doc.result.clip.skeleton.shell_distance == doc.settings.shell_distance)
+    assert np.all(doc.result.clip.skeleton.shell_distance == doc.global_shell_distance())
 
 
 def test_report_csv(cesium, tmp_path: Path) -> None:

@@ -219,7 +219,9 @@ def test_edit_menu_undoes_and_redoes_with_its_keys(qtbot, window, tmp_path: Path
     ctrl = QtCore.Qt.KeyboardModifier.ControlModifier
     shift = QtCore.Qt.KeyboardModifier.ShiftModifier
     QTest.keyClick(window.focusWidget() or window, key.Key_Z, ctrl)
-    assert doc.settings.precision == start and settings_panel.precision.value() == start
+    assert doc.settings.precision == start and settings_panel.precision.value() == (
+        doc.global_precision()
+    )
     QTest.keyClick(window.focusWidget() or window, key.Key_Z, ctrl | shift)
     assert doc.settings.precision == 0.25
     QTest.keyClick(window.focusWidget() or window, key.Key_Z, ctrl)

@@ -15,6 +15,7 @@ import pytest
 
 import codec
 from codec.cli import main
+from codec.codecs import container
 from codec.model import transforms
 from codec.settings import CompressionSettings
 
@@ -75,7 +76,7 @@ def test_json_stats_match_the_api(compressed: tuple[Path, dict]) -> None:
     ssc, stats = compressed
     result = codec.compress(codec.load_clip(CLIP), CompressionSettings())
     expected = json.loads(json.dumps(result.stats))
-    assert set(stats) == set(expected)
+    assert set(stats) == {*expected, "shellscope"}  # the settings block that made them
     for key in (
         "raw_size",
         "compressed_size",
@@ -90,7 +91,9 @@ def test_json_stats_match_the_api(compressed: tuple[Path, dict]) -> None:
     ):
         assert stats[key] == expected[key], key
     assert stats["max_error"] == pytest.approx(expected["max_error"], rel=1e-12)
-    assert ssc.read_bytes() == result.data
+    # the file is the codec's, carrying the settings block (which the stats' sizes leave out)
+    assert container.with_settings(ssc.read_bytes(), b"") == result.data
+    assert json.loads(container.read(ssc.read_bytes()).settings) == stats["shellscope"]
 
 
 def test_summary_without_output_writes_nothing(
@@ -123,6 +126,8 @@ def test_info_agrees_with_stats(compressed: tuple[Path, dict]) -> None:
         "bit_rate_histogram",
     ):
         assert info[key] == stats[key], key
+    assert info["settings"] == stats["shellscope"]
+    assert info["settings_size"] == ssc.stat().st_size - stats["file_size"]
     assert [s["segment_size"] for s in info["segments"]] == [
         s["segment_size"] for s in stats["segments"]
     ]

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from codec.model.clip import Skeleton
-from codec.tuning import JointOverride, exact_pattern, resolve, set_joint_override
+from codec.tuning import JointOverride, exact_pattern, is_exact, resolve, set_joint_override
 
 
 def _skeleton() -> Skeleton:
@@ -55,12 +55,12 @@ def test_exact_pattern_matches_only_that_name() -> None:
     assert JointOverride(exact_pattern("LeftHand")).matches(sk.names).sum() == 1
 
 
-def test_set_joint_override_updates_moves_last_and_drops_empty_rules() -> None:
+def test_set_joint_override_updates_in_place_and_drops_empty_rules() -> None:
     rules = (JointOverride("LeftHand", precision=0.5), JointOverride("*Hand*", precision=0.1))
     out = set_joint_override(rules, "LeftHand", shell_distance=2.0)
     assert out == (
-        JointOverride("*Hand*", precision=0.1),
         JointOverride("LeftHand", precision=0.5, shell_distance=2.0),
+        JointOverride("*Hand*", precision=0.1),
     )
     r = resolve(_skeleton(), out, 0.01, 3.0)
     assert r.precision[2] == 0.5  # the joint's own edit wins over the later pattern
@@ -68,6 +68,23 @@ def test_set_joint_override_updates_moves_last_and_drops_empty_rules() -> None:
     assert cleared == (JointOverride("*Hand*", precision=0.1),)
     with pytest.raises(TypeError):
         set_joint_override(rules, "LeftHand", level="high")
+
+
+def test_a_joints_own_value_wins_over_a_pattern_made_after_it() -> None:
+    """The CC rig case: CC_Base_R_Ring3 given 0.002, then `*Ring?` = 0.005 added after it."""
+    sk = Skeleton.create(["root", "CC_Base_R_Ring3", "CC_Base_R_Ring2"], [-1, 0, 1])
+    rules = set_joint_override((), "CC_Base_R_Ring3", precision=0.002)
+    rules = (*rules, JointOverride("*Ring?", precision=0.005))
+    assert resolve(sk, rules, 0.01).precision.tolist() == [0.01, 0.002, 0.005]
+    # the same whichever was made first, and among a joint's own rules the later wins
+    late = (JointOverride("*Ring?", precision=0.005), JointOverride("cc_base_r_ring3", 0.003))
+    assert resolve(sk, (*late, *rules), 0.01).precision.tolist() == [0.01, 0.002, 0.005]
+    assert resolve(sk, (*rules, *late), 0.01).precision.tolist() == [0.01, 0.003, 0.005]
+
+
+def test_exact_patterns_are_names_without_wildcards() -> None:
+    assert is_exact("LeftHand") and is_exact(exact_pattern("odd[1]*")) and is_exact("[*]")
+    assert not any(is_exact(p) for p in ("*Hand", "Hand?", "[ab]c", "a[]"))
 
 
 @pytest.mark.parametrize(

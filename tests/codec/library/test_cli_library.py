@@ -33,7 +33,7 @@ def test_outputs_of_a_run_from_the_cache(library_dir, embedded, row_cache, tmp_p
     assert "broken/truncated.bvh" in out
     with open(c, newline="") as f:
         table = list(csv.reader(f))
-    assert tuple(table[0]) == COLUMNS and len(table) == 9
+    assert tuple(table[0]) == (*COLUMNS, "settings") and len(table) == 9
     data = json.loads(j.read_text())
     assert data["format"] == "shellscope-library" and data["totals"]["clips"] == 8
     assert [(r["path"], r["animation"]) for r in data["rows"]] == [

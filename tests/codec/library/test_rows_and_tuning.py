@@ -9,8 +9,9 @@ from codec.library.compare import compare_rows
 from codec.library.outputs import library_csv, worst_rows
 from codec.library.report_html import joint_counts, library_html
 from codec.library.rows import error_row
-from codec.library.tuning import ClipTuning, LibrarySettings, read_rules_file
+from codec.library.tuning import LibrarySettings, read_rules_file
 from codec.model.clip import Clip, Skeleton
+from codec.run_settings import Flags
 from codec.tuning import JointOverride
 from tests.codec.helpers import chain_clip
 
@@ -29,17 +30,23 @@ def _clip() -> Clip:
     return clip.replace(skeleton=Skeleton.create(["root", "LeftHand"], [-1, 0]))
 
 
-def test_sidecar_settings_and_rules_come_after_the_global_ones(tmp_path):
+def test_flags_win_over_the_sidecar_and_joint_values_over_patterns(tmp_path):
     clip_path = tmp_path / "walk.bvh"
     clip_path.write_text("")
-    base = LibrarySettings(ClipTuning(precision=0.02, rules=(JointOverride("*Hand", 0.004),)))
-    assert base.for_clip(clip_path) == base.tuning  # no sidecar
+    rules = tmp_path / "rules.json"
+    rules.write_text('[{"pattern": "*Hand", "precision": 0.004}]')
+    base = LibrarySettings(Flags(precision=0.02, overrides=str(rules)))
+    run = base.for_clip(clip_path)  # no sidecar
+    assert run.tuning.precision == 0.02 and run.rules == (JointOverride("*Hand", 0.004),)
     (tmp_path / "walk.bvh.shellscope.json").write_text(
-        '{"settings": {"precision": 0.03}, "overrides": [{"pattern": "root", "precision": 0.001}]}'
+        '{"settings": {"precision": 0.03, "level": "high"}, '
+        '"overrides": [{"pattern": "lefthand", "precision": 0.001}]}'
     )
-    tuned = base.for_clip(clip_path)
-    clip, _ = tuned.apply(_clip())
-    assert clip.skeleton.precision.tolist() == [0.001, 0.004]
+    run = base.for_clip(clip_path)
+    # the flag's precision wins over the sidecar's, the sidecar's level stands; the joint's
+    # own value (an exact name, in the sidecar) wins over the rules file's later pattern
+    assert run.tuning.precision == 0.02 and run.tuning.level == "high"
+    assert run.tuned_clip(_clip()).skeleton.precision.tolist() == [0.02, 0.001]
     assert base.fingerprint(clip_path) != LibrarySettings(sidecars=False).fingerprint(clip_path)
     (tmp_path / "walk.bvh.shellscope.json").write_text('{"overrides": [{"precision": 1}]}')
     with pytest.raises(SettingsError, match=r"walk.bvh.shellscope.json: overrides\[0\]"):
@@ -77,12 +84,11 @@ def test_skin_strict_reaches_the_clips_with_a_mesh_and_changes_the_cache_key(tmp
 
     clip_path = tmp_path / "ball.glb"
     clip_path.write_text("")
-    strict = LibrarySettings(ClipTuning(skin_strict=True))
+    strict = LibrarySettings(Flags(skin_strict=True))
     assert strict.fingerprint(clip_path) != LibrarySettings().fingerprint(clip_path)
-    _, settings = strict.for_clip(clip_path).apply(ball_rig())
-    assert settings.skin_strict
-    _, settings = strict.for_clip(clip_path).apply(_clip())  # no mesh: compressed as usual
-    assert not settings.skin_strict
+    assert strict.for_clip(clip_path).compression_settings(ball_rig()).skin_strict
+    # no mesh: compressed as usual
+    assert not strict.for_clip(clip_path).compression_settings(_clip()).skin_strict
     (tmp_path / "ball.glb.shellscope.json").write_text('{"settings": {"skin_strict": true}}')
-    _, settings = LibrarySettings().for_clip(clip_path).apply(ball_rig())
-    assert settings.skin_strict  # a sidecar turns it on for its clip
+    run = LibrarySettings().for_clip(clip_path)
+    assert run.compression_settings(ball_rig()).skin_strict  # a sidecar turns it on for its clip
