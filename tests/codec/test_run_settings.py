@@ -122,6 +122,7 @@ def _block() -> dict:
         ({"rules": [{"pattern": "a", "precision": "x"}]}, "shellscope.rules[0].precision",
          "expected a number"),
         ({"units": "furlong"}, "shellscope.units", "expected one of auto"),
+        ({"bvh_positions": "both"}, "shellscope.bvh_positions", "expected one of auto, add"),
     ],
 )  # fmt: skip
 def test_a_bad_block_is_one_line_naming_the_file_and_the_key(
@@ -136,6 +137,26 @@ def test_a_bad_block_is_one_line_naming_the_file_and_the_key(
     out, err = io.StringIO(), io.StringIO()  # the command line says the same, exit 2
     assert main(["compress", str(ACL), "--settings", str(path)], stdout=out, stderr=err) == 2
     assert f"{path}: {place}: " in err.getvalue() and err.getvalue().count("\n") == 1
+
+
+def test_how_a_bvh_was_read_is_a_setting_and_older_blocks_read_as_auto(tmp_path) -> None:
+    """--bvh-positions changes what a BVH means (issue 31), so the block says it and
+    `--settings` reads the clip that way again; a block written before it reads as auto."""
+    run = RunSettings().with_flags(Flags(bvh_positions="replace"))
+    block = run.block()
+    assert block["bvh_positions"] == "replace"
+    assert from_block(block, "x.json").reader_options() == {"bvh_positions": "replace"}
+    assert RunSettings().with_flags(Flags(bvh_positions="auto")).block()["bvh_positions"] == "auto"
+    del block["bvh_positions"]
+    assert from_block(block, "x.json").reader_options() == {}
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({"shellscope": run.block()}))
+    from codec.run_settings import resolve_reader
+
+    assert resolve_reader("clip.bvh", Flags(settings=str(path))) == {"bvh_positions": "replace"}
+    assert resolve_reader("clip.bvh", Flags(settings=str(path), bvh_positions="add")) == {
+        "bvh_positions": "add"
+    }
 
 
 def test_a_missing_key_is_named(tmp_path: Path) -> None:
