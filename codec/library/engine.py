@@ -349,14 +349,13 @@ def entry_problem(path: str | os.PathLike[str], name: str, settings: LibrarySett
     (codec.formats.input_paths), it is no regular file, or it (or its sidecar) is larger
     than anything of its kind. Said in one line that quotes nothing of the file."""
     from codec.formats import readable_problem
-    from codec.library.tuning import SIDECAR_SUFFIX
-    from codec.sidecar import MAX_SIZE
+    from codec.sidecar import MAX_SIZE, sidecar_path
 
     root = library_root(path, name)
     problem = outside_problem(root, path, "the library folder") or readable_problem(path)
     if problem or not settings.sidecars:
         return problem
-    side = Path(os.fspath(path) + SIDECAR_SUFFIX)
+    side = sidecar_path(path)
     if not os.path.lexists(side):
         return None
     problem = outside_problem(root, side, "the library folder")
