@@ -839,8 +839,14 @@ class MainWindow(QtWidgets.QMainWindow):
         that changes the bytes carries over from the clip open before (the codec is part of
         each clip's tuning); how it is looked at (rounding, magnifier, up axis) stays, and
         the status bar says so. `tuning` (GlobalSettings fields) and `overrides` replace
-        what was resolved (scripts and tests).
+        what was resolved (scripts and tests). A value typed but not entered goes to the
+        clip it was typed for first (or is asked about), as on quit.
         """
+        problem = self.commit_typed()
+        if problem and not self.dialogs.discard(
+            self, f"{problem}\n\nOpen the other clip without it, or go back and correct it?"
+        ):
+            return False
         if path is None:
             start = str(self.document.path.parent) if self.document.path else str(Path.cwd())
             chosen = self.dialogs.open_path(self, start)

@@ -4,6 +4,8 @@ payload (acl-style: segments, sub-track kinds and bit rates)."""
 from __future__ import annotations
 
 import argparse
+import json
+import re
 from typing import TYPE_CHECKING, Any, TextIO
 
 from codec.cli.failures import EXIT_OK, CliError
@@ -62,8 +64,6 @@ def _settings(frame: Container) -> dict[str, Any]:
     """The settings block the file carries (the run that made it), and its size."""
     if not frame.settings:
         return {}
-    import json
-
     try:
         block = json.loads(frame.settings.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
@@ -71,20 +71,59 @@ def _settings(frame: Container) -> dict[str, Any]:
     return {"settings_size": _settings_size(frame), "settings": block}
 
 
-def settings_line(block: dict[str, Any]) -> str:
-    """The settings a file was made with, on one line (`--json` has the whole block)."""
+def settings_lines(block: Any) -> list[str]:
+    """The settings a file was made with: the clip-wide ones, how the clip was read and
+    stripped, then every rule as the block lists it (`--json` has the block as is). Names
+    from the file are shown JSON-quoted, so no byte of theirs reaches the terminal raw."""
+    if not isinstance(block, dict):
+        return [f"  settings         not a settings block: {_shown(json.dumps(block))[:200]}"]
     keys = ("codec", "level", "precision", "shell_distance")
     own = "the clip's own"
-    parts = [f"{k.replace('_', ' ')} {own if block.get(k) is None else block[k]}" for k in keys]
+    parts = [
+        f"{k.replace('_', ' ')} {own if block.get(k) is None else _shown(block[k])}" for k in keys
+    ]
     if block.get("shell_from_mesh"):
         parts.append("shells from the mesh")
     if block.get("skin_strict"):
         parts.append("skin-strict")
-    rules = block.get("rules") or []
-    parts.append(f"{len(rules)} rule{'s' if len(rules) != 1 else ''}")
     if block.get("animation"):
-        parts.append(f"animation {block['animation']}")
-    return ", ".join(parts) + f" (Shellscope {block.get('shellscope', '?')})"
+        parts.append(f"animation {json.dumps(block['animation'])}")
+    head = ", ".join(parts) + f" (Shellscope {_shown(block.get('shellscope', '?'))})"
+    strip = block.get("keyframe_stripping")
+    strip = strip if isinstance(strip, dict) else {}
+    rate = block.get("sample_rate")
+    rate_text = "the file's" if rate is None else f"{_shown(rate)} Hz"
+    read = (
+        f"keyframes: strip trivial {'on' if strip.get('strip_trivial') else 'off'}, "
+        f"proportion {_shown(strip.get('proportion'))}, "
+        f"threshold {_shown(strip.get('threshold'))}; "
+        f"units {_shown(block.get('units'))}, sample rate {rate_text}"
+    )
+    rules = [r if isinstance(r, dict) else {"pattern": r} for r in _listed(block.get("rules"))]
+    lines = [f"  settings         {head}", f"                   {read}"]
+    if not rules:
+        return [*lines, "  rules            none"]
+    for i, rule in enumerate(rules, 1):
+        fields = ", ".join(
+            f"{k.replace('_', ' ')} {_shown(rule[k])}"
+            for k in ("precision", "shell_distance", "rounding")
+            if k in rule
+        )
+        label = f"rule {i}"
+        lines.append(f"  {label:<17}{json.dumps(rule.get('pattern'))}" + (fields and f": {fields}"))
+    return lines
+
+
+def _listed(value: object) -> list[Any]:
+    """`value` when it is a list (a crafted block's rules may not be), else none."""
+    return value if isinstance(value, list) else []
+
+
+def _shown(value: object) -> str:
+    """A value of the block as text: a plain word or number as is, anything else JSON-quoted
+    (a crafted file's control characters never reach the terminal)."""
+    text = str(value)
+    return text if re.fullmatch(r"[\w.+-]+", text, re.ASCII) else json.dumps(text)
 
 
 def cmd_info(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -128,7 +167,7 @@ def cmd_info(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         f"  metadata size    {fmt_bytes(info['metadata_size'])}",
     ]
     if "settings" in info:
-        lines.append(f"  settings         {settings_line(info['settings'])}")
+        lines += settings_lines(info["settings"])
     if "segments" not in info:  # a codec that tells nothing more of its payload
         out.write("\n".join(lines) + "\n")
         return EXIT_OK

@@ -57,6 +57,43 @@ def test_a_value_typed_in_settings_is_applied_when_the_window_closes(
     assert load_sidecar(acl_copy)[0].precision == 0.005
 
 
+def test_a_value_typed_in_settings_goes_to_its_own_clip_before_the_next_opens(
+    qtbot, window, dialogs, acl_copy: Path, tmp_path: Path
+) -> None:
+    """Opening another clip (File > Open, a recent file, a drop) with a value typed but not
+    entered applies it to the clip it was typed for, never drops it, never moves it on."""
+    other = tmp_path / "RiggedSimple.glb"
+    shutil.copy(DATA / "gltf" / "RiggedSimple.glb", other)
+    open_through_ui(qtbot, window, dialogs, acl_copy)
+    spin = window.panels["SettingsPanel"].precision
+    spin.lineEdit().selectAll()
+    qtbot.keyClicks(spin, "0.005")  # no Enter
+    open_through_ui(qtbot, window, dialogs, other)
+    assert load_sidecar(acl_copy)[0].precision == 0.005
+    assert window.document.settings.precision is None  # the next clip: its own
+
+
+def test_a_rule_that_cannot_be_applied_is_asked_about_before_the_next_clip_opens(
+    qtbot, window, dialogs, acl_copy: Path, tmp_path: Path
+) -> None:
+    other = tmp_path / "RiggedSimple.glb"
+    shutil.copy(DATA / "gltf" / "RiggedSimple.glb", other)
+    open_through_ui(qtbot, window, dialogs, acl_copy)
+    joints = window.panels["JointsPanel"]
+    qtbot.mouseClick(joints.add_button, Qt.MouseButton.LeftButton)
+    rules = joints.rules
+    qtbot.keyClicks(rules.indexWidget(rules.currentIndex()), "*Hand*")
+    qtbot.keyClick(rules.indexWidget(rules.currentIndex()), Qt.Key.Key_Return)
+    qtbot.waitUntil(
+        lambda: rules.currentColumn() == 1 and rules.indexWidget(rules.currentIndex()) is not None
+    )
+    qtbot.keyClicks(rules.indexWidget(rules.currentIndex()), "fine")  # not a number, no Enter
+    dialogs.discard_answer = False  # "go back and correct it": the clip stays
+    assert not window.open_file(other, remember=False)
+    assert window.document.path == acl_copy
+    assert "precision 'fine' is not a number" in dialogs.discards[0]
+
+
 def test_a_joint_value_typed_in_its_cell_is_applied_when_the_window_closes(
     qtbot, window, dialogs, acl_copy: Path
 ) -> None:

@@ -133,6 +133,37 @@ def test_info_agrees_with_stats(compressed: tuple[Path, dict]) -> None:
     ]
 
 
+def test_info_shows_every_setting_and_rule_and_no_raw_byte_of_a_crafted_block(
+    tmp_path: Path,
+) -> None:
+    """`info` names every rule of the run that made the file (not a count), the stripping,
+    units and rate; a crafted block's control characters are quoted, never printed."""
+    rules = tmp_path / "rules.json"
+    own = {"pattern": "lIndex2", "precision": 0.004}
+    rules.write_text(json.dumps([own, {"pattern": "l*", "precision": 0.008, "rounding": "floor"}]))
+    ssc = tmp_path / "x.ssc"
+    code, _, err = run("compress", CLIP, "--overrides", rules, "--no-strip-trivial", "-o", ssc)
+    assert code == 0, err
+    code, out, err = run("info", ssc)
+    assert code == 0, err
+    assert 'rule 1           "lIndex2": precision 0.004\n' in out
+    assert 'rule 2           "l*": precision 0.008, rounding floor\n' in out
+    assert (
+        "strip trivial off, proportion 0.0, threshold 0.0; units auto, sample rate the file's"
+        in out
+    )
+    block = json.loads(container.read(ssc.read_bytes()).settings)
+    block["rules"] = [{"pattern": "\x1b]0;pwned\x07", "precision": "\x1b[2J"}, 7]
+    block["codec"], block["sample_rate"] = "\x1b[31m", "\x9b"
+    crafted = tmp_path / "crafted.ssc"
+    crafted.write_bytes(container.with_settings(ssc.read_bytes(), json.dumps(block).encode()))
+    code, out, err = run("info", crafted)
+    assert code == 0, err
+    assert "\x1b" not in out and "\x9b" not in out and "\x07" not in out
+    assert 'rule 1           "\\u001b]0;pwned\\u0007": precision "\\u001b[2J"' in out
+    assert "rule 2           7\n" in out
+
+
 def test_decompress_sjson_gives_the_reported_error(
     compressed: tuple[Path, dict], tmp_path: Path
 ) -> None:
