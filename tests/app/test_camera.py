@@ -118,17 +118,17 @@ def test_real_playback_keeps_the_lossy_skeleton_in_view(ui, loaded, qtbot) -> No
     vp.frame_drawn.connect(check)
     window.timeline.loop_box.setChecked(False)
     window.timeline.set_speed(1.0)
-    for _ in range(20):  # played again until more than 10 frames were seen (a busy machine
-        # draws fewer in one pass)
+    for _ in range(30):  # played again until more than 10 distinct frames were seen: a busy
+        # machine draws as few as 3 in one pass, the first and the last among them
         doc.set_time(0.0)
         window.timeline.play()
         qtbot.waitUntil(lambda: not window.timeline.playing, timeout=20_000)
         ui.draw(vp)
-        if len(drawn) > 10:
+        if len(set(drawn)) > 10:
             break
     vp.frame_drawn.disconnect(check)
     assert doc.time == pytest.approx(doc.duration)
-    assert len(drawn) > 10 and max(drawn) == pytest.approx(doc.duration) and not bad
+    assert len(set(drawn)) > 10 and max(drawn) == pytest.approx(doc.duration) and not bad
 
 
 # --- named views, projection, gizmo --------------------------------------------------------

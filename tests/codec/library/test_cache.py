@@ -29,12 +29,15 @@ CHANGES_A_ROW: dict[str, list[str]] = {
     "--overrides": ["--overrides", "RULES"],
     "--skin-strict": ["--skin-strict"],
     "--no-sidecars": ["--no-sidecars"],
+    # the flags of other branches (issues 31, 32), checked where the parser has them
+    "--bvh-positions": ["--bvh-positions", "add"],
+    "--acl-compressor": ["--codec", "acl-2.1", "--acl-compressor", "ACL"],  # acl-2.1's rows
 }
 # flags that say where and how to run or what to write, never what a row holds (--sweep runs
 # the library at each precision: each run's key is --precision's)
 CHANGES_NO_ROW = {
     "-h", "--scheduler", "--workers", "--timeout", "--json", "--csv", "--report",
-    "--compare", "--sweep", "--cache", "--no-cache",
+    "--compare", "--sweep", "--cache", "--no-cache", "--dashboard",
 }  # fmt: skip
 
 
@@ -53,23 +56,31 @@ def test_every_flag_that_changes_a_row_changes_the_key(tmp_path: Path) -> None:
     (tmp_path / "Fox.glb.shellscope.json").write_text('{"settings": {"precision": 0.005}}')
     rules = tmp_path / "rules.json"
     rules.write_text('[{"pattern": "*Head*", "precision": 0.002}]')
+    acl = tmp_path / "acl_compressor"  # what runs acl-2.1 (never run here)
+    acl.write_bytes(b"#!/bin/sh\nexit 1\n")
+    acl.chmod(0o755)
     content = file_hash(clip)
 
     def key(extra: list[str]) -> str:
-        argv = [str(rules) if a == "RULES" else a for a in extra]
+        named = {"RULES": str(rules), "ACL": str(acl)}
+        argv = [named.get(a, a) for a in extra]
         args = build_parser().parse_args(["library", str(tmp_path), *argv])
         settings = _settings(args)
         return RowCache.key(content, settings.fingerprint(clip))
 
     default = key([])
     assert key([]) == default  # the same settings find the same rows
-    keys = {flag: key(argv) for flag, argv in CHANGES_A_ROW.items()}
+    keys = {flag: key(argv) for flag, argv in CHANGES_A_ROW.items() if flag in flags}
     same = [flag for flag, k in keys.items() if k == default]
     assert not same, f"the cache would give back the rows of a run without {same}"
     assert len(set(keys.values())) == len(keys)
     # another value of the same setting is another key too
     assert key(["--units", "cm"]) != keys["--units"]
     assert key(["--sample-rate", "30"]) != keys["--sample-rate"]
+    if "--acl-compressor" in keys:  # another build of ACL at the same path makes other rows
+        acl.write_bytes(acl.read_bytes() + b"# rebuilt\n")
+        rebuilt = key(CHANGES_A_ROW["--acl-compressor"])
+        assert rebuilt != keys["--acl-compressor"], "acl-2.1's rows outlive its compressor"
 
 
 def test_the_codec_version_changes_with_every_file_of_the_codec(tmp_path: Path) -> None:
