@@ -71,6 +71,7 @@ from app.views.handler_guard import survives
 from app.views.sync_guard import SyncGuard
 from codec.codecs.acl_style.bit_rates import TrackKind
 from codec.model.sampling import BASE_ROUNDING
+from codec.name_pattern import NamePattern, pattern_problem
 from codec.tuning import JointOverride, exact_pattern, set_joint_override
 
 # the name is frozen in its own view on the left; the values scroll on their own, the ones a
@@ -169,12 +170,14 @@ _UNSHOWN = object()
 
 
 def matches_filter(name: str, text: str) -> bool:
-    """Substring match, or a glob when the filter holds * or ? (case-insensitive)."""
+    """Substring match, or a glob when the filter holds * or ? (case-insensitive). A glob
+    the rules would refuse (codec.name_pattern's bounds: a pasted wall of text) matches
+    nothing, rather than raising in the text box's slot."""
     text = text.strip()
     if not text:
         return True
     if any(c in text for c in "*?["):
-        return JointOverride(text).matches((name,))[0]
+        return pattern_problem(text) is None and NamePattern(text).matches(name)
     return text.lower() in name.lower()
 
 

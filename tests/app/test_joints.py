@@ -75,6 +75,9 @@ def test_filter_keeps_ancestors_and_accepts_globs(qtbot) -> None:
     panel.filter.setText("left*")
     assert [item.isHidden() for item in panel.items] == [False, False, False, True, True]
     assert matches_filter("RightHand", "") and not matches_filter("Head", "hand")
+    panel.filter.setText("*a" * 40)  # past the rules' bound: matches nothing, raises nothing
+    assert all(item.isHidden() for item in panel.items)
+    assert not matches_filter("Head", "[" * 100_000) and matches_filter("LeftHand", "*HAND")
 
 
 def test_selection_syncs_both_ways(qtbot) -> None:

@@ -62,6 +62,7 @@ def test_patterns_are_bounded_in_length_and_wildcards() -> None:
     assert "100,000 characters" in pattern_problem("[" * 100_000)
     assert pattern_problem("*a" * MAX_STARS) is None
     assert f"{MAX_STARS + 1} '*' wildcards" in pattern_problem("*a" * (MAX_STARS + 1))
+    assert pattern_problem("**a" * MAX_STARS) is None  # runs are counted, not stars
     with pytest.raises(ValueError, match="at most 1,024"):
         JointOverride("[" * 100_000, precision=0.5)
 
