@@ -310,8 +310,8 @@ MUTANTS: tuple[Mutant, ...] = (
     M(
         "library-key-forgets-reader",
         "codec/library/tuning.py",
-        '            "reader": [list(kv) for kv in self.reader],\n',
-        "",
+        "replace(self.flags, overrides=None)",
+        "replace(self.flags, overrides=None, units=None, sample_rate=None)",
         ("tests/codec/library/test_cache.py",),
         "the library's cache key leaves out --units and --sample-rate: old rows come back",
     ),
@@ -335,9 +335,9 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     M(
         "usd-sandbox-string-prefix",
-        "codec/formats/usd.py",
-        "return os.path.commonpath([folder, file]) == folder",
-        "return file.startswith(folder)",
+        "codec/formats/input_paths.py",
+        "return real.is_relative_to(real_folder(folder))",
+        "return str(real).startswith(str(real_folder(folder)))",
         (
             "tests/codec/formats/test_hostile_files.py::"
             "test_load_clip_refuses_in_one_line_naming_file_and_place[usd_sublayer_sibling_prefix]",

@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -69,7 +70,45 @@ class LibrarySettings:
             "sidecar": _bytes_hash(side),
             "overrides": _bytes_hash(self.flags.overrides),
         }
+        if ACL_21 in text or any(_names_acl(f) for f in (side, self.flags.overrides)):
+            data["acl_compressor"] = compressor_identity()  # its rows are its output
         return json.dumps(data, sort_keys=True)
+
+
+ACL_21 = '"acl-2.1"'  # the codec that runs ACL's acl_compressor, as a settings file names it
+
+
+def _names_acl(path: str | os.PathLike[str] | None) -> bool:
+    """Whether a tuning file may choose acl-2.1 for some animation (its bytes name it)."""
+    if path is None or not Path(path).is_file():
+        return False
+    with open(path, "rb") as f:
+        return ACL_21.encode() in f.read(_MAX_SIDECAR)
+
+
+def compressor_identity() -> str:
+    """Which acl_compressor acl-2.1's rows come from: the sha256 of the configured program's
+    bytes (another build at the same path is another compressor), or why there is none."""
+    from codec.codecs.acl21 import compressor
+
+    path = compressor.configured()
+    if not path:
+        return "none"
+    try:
+        info = os.stat(path)
+    except OSError as e:
+        return f"unreadable: {e.strerror}"
+    return _program_hash(path, info.st_size, info.st_mtime_ns)
+
+
+@lru_cache(maxsize=8)
+def _program_hash(path: str, size: int, mtime_ns: int) -> str:
+    """sha256 of a program's bytes, once per (path, size, time) a run sees."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
 
 
 def _bytes_hash(path: str | os.PathLike[str] | None) -> str:
