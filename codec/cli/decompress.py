@@ -88,8 +88,8 @@ def cmd_decompress(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         written.write()
     except OSError as e:
         raise CliError(f"{args.output}: cannot write: {e.strerror or e}") from None
-    except ClipFormatError as e:
-        raise RunFailed(str(e)) from None
+    except ClipFormatError as e:  # the source holds what cannot be copied: bad input
+        raise CliError(str(e)) from None
     except ValueError as e:  # e.g. names SJSON cannot hold
         raise RunFailed(f"{args.output}: {e}") from None
     for w in written.notes:
