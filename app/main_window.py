@@ -958,7 +958,6 @@ class MainWindow(QtWidgets.QMainWindow):
             if view is not None:
                 view.refresh_codecs()
 
-
     def _kept_view(self) -> str:
         """How the clip open now is looked at, where that is not the default: what the next
         clip keeps ("rounding floor, error ×100, up axis Z")."""

@@ -298,8 +298,7 @@ def cmd_stats(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         writer = csv.DictWriter(buf, fieldnames=STATS_COLUMNS, lineterminator="\n")
         writer.writeheader()
         writer.writerows(
-            {k: csv_cell(v) if isinstance(v, str) else v for k, v in _flat(r).items()}
-            for r in rows
+            {k: csv_cell(v) if isinstance(v, str) else v for k, v in _flat(r).items()} for r in rows
         )
         outputs.append((args.csv, buf.getvalue()))
     if args.json:
