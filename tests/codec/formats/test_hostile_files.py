@@ -93,7 +93,7 @@ def _limit_address_space() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (CHILD_ADDRESS_LIMIT, CHILD_ADDRESS_LIMIT))
 
 
-@pytest.mark.timeout(180)
+@pytest.mark.timeout(420)  # a hang guard: 33 processes, each reaped at 60 s
 def test_cli_exits_2_in_one_line_with_small_peak_rss(tmp_path: Path) -> None:
     """Each file through `python -m codec compress` in its own process, two at a time; the
     peak is the child's own, however large the test process that starts it."""
