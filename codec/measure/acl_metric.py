@@ -18,8 +18,11 @@ here is ACL's (its math library's SSE2 code, term by term, in its order), so the
 is the same, down to the reciprocal square root that normalises a rotation, which starts
 from the processor's own estimate (codec.measure.rsqrt). Without scale, or with uniform
 positive scale, the QVV and affine compositions agree; with non-uniform scale a QVV cannot
-hold the shear a matrix product makes, and ACL's number is the QVV one (a negative scale,
-which ACL composes through matrices, is not reproduced).
+hold the shear a matrix product makes, and ACL's number is the QVV one. Where a joint's or
+its parent's scale is negative, ACL's math library (rtm's `qvv_mul`) composes the two as 3x4
+matrices instead, takes the scale out of the product's axes, turns the mirrored axes back
+and reads the rotation off the matrix; so do we (`mirrored`), else a mirrored joint's
+children come out up to 1e-3 cm off ACL's numbers.
 """
 
 from __future__ import annotations
@@ -141,7 +144,93 @@ def object_qvv(rot: Array, tr: Array, sc: Array, parents: Array, scale: bool = T
         out[:, j, :4] = normalize(quat_mul(lr, pr))
         out[:, j, 4:7] = rotate(lt * ps if scale else lt, pr) + pt
         out[:, j, 7:] = ls * ps if scale else ls
+        flip = (np.minimum(ls, ps) < 0).any(axis=-1) if scale else np.zeros(len(out), bool)
+        if flip.any():  # a negative scale: ACL composes these samples through matrices
+            turned, moved = mirrored(local[flip, j], out[flip, p])
+            out[flip, j, :4], out[flip, j, 4:7] = normalize(turned), moved
     return out
+
+
+def qvv_matrix(qvv: Array) -> Array:
+    """(..., 4, 3) float32 3x4 matrices (rows: x, y, z axes, translation) of QVV transforms
+    (..., 10), term by term as rtm's `matrix_from_qvv`."""
+    x, y, z, w = (qvv[..., i] for i in range(4))
+    x2, y2, z2 = x + x, y + y, z + z
+    xx, xy, xz, yy, yz, zz = x * x2, x * y2, x * z2, y * y2, y * z2, z * z2
+    wx, wy, wz = w * x2, w * y2, w * z2
+    one, sc = F32(1.0), qvv[..., 7:, None]
+    axes = np.stack(
+        (
+            np.stack((one - (yy + zz), xy + wz, xz - wy), axis=-1),
+            np.stack((xy - wz, one - (xx + zz), yz + wx), axis=-1),
+            np.stack((xz + wy, yz - wx, one - (xx + yy)), axis=-1),
+        ),
+        axis=-2,
+    )
+    return np.concatenate((axes * sc, qvv[..., None, 4:7]), axis=-2)
+
+
+def quat_from_axes(m: Array) -> Array:
+    """(..., 4) float32 rotations of 3x3 rotation matrices (..., 3, 3) (rows are axes), as
+    rtm's `quat_from_matrix`: identity when an axis is (near) zero; from the trace when it
+    is positive, else from the largest diagonal term; normalised."""
+    d = np.diagonal(m, axis1=-2, axis2=-1)
+    flat = m.reshape(*m.shape[:-2], 9)
+
+    def at(row: Array, col: Array) -> Array:
+        return np.take_along_axis(flat, (row * 3 + col)[..., None], axis=-1)[..., 0]
+
+    one = F32(1.0)
+    best = np.where(d[..., 1] > d[..., 0], 1, 0)
+    best = np.where(d[..., 2] > np.take_along_axis(d, best[..., None], -1)[..., 0], 2, best)
+    nxt = (best + 1) % 3
+    last = (nxt + 1) % 3
+    with np.errstate(invalid="ignore", divide="ignore"):  # each branch is taken where valid
+        inv = one / np.sqrt(((one + at(best, best)) - at(nxt, nxt)) - at(last, last))
+        half = inv * HALF
+        diag = np.empty((*m.shape[:-2], 4), dtype=F32)
+        for axis, value in (
+            (best, (one / inv) * HALF),
+            (nxt, half * (at(best, nxt) + at(nxt, best))),
+            (last, half * (at(best, last) + at(last, best))),
+        ):
+            np.put_along_axis(diag, axis[..., None], value[..., None], axis=-1)
+        diag[..., 3] = half * (at(nxt, last) - at(last, nxt))
+        trace = (d[..., 0] + d[..., 1]) + d[..., 2]
+        inv = one / np.sqrt(trace + one)
+        half = inv * HALF
+        from_trace = np.stack(
+            (
+                (m[..., 1, 2] - m[..., 2, 1]) * half,
+                (m[..., 2, 0] - m[..., 0, 2]) * half,
+                (m[..., 0, 1] - m[..., 1, 0]) * half,
+                (one / inv) * HALF,
+            ),
+            axis=-1,
+        )
+        q = normalize(np.where((trace > 0)[..., None], from_trace, diag))
+    zero = (np.abs(m) <= F32(1e-5)).all(axis=-1).any(axis=-1)
+    return np.where(zero[..., None], np.array([0, 0, 0, 1], dtype=F32), q)
+
+
+def mirrored(local: Array, parent: Array) -> tuple[Array, Array]:
+    """(N, 4) rotation (before the object pose's normalisation) and (N, 3) translation of
+    local QVV transforms (N, 10) composed with their parents' object transforms (N, 10) when
+    a scale is negative, as rtm's `qvv_mul` does then: the 3x4 matrix product, each axis
+    normalised (kept when shorter than 1e-4), the axes whose combined scale is negative (by
+    its sign bit) turned back, the rotation read off that matrix."""
+    a, b = qvv_matrix(local), qvv_matrix(parent)
+    terms = a[..., :, :, None] * b[..., None, :3, :]  # (N, 4, 3, 3): a[i, k] b[k]
+    prod = (terms[..., 0, :] + terms[..., 1, :]) + terms[..., 2, :]
+    axes, tr = prod[..., :3, :], b[..., 3, :] + prod[..., 3, :]
+    sq = axes * axes
+    len_sq = (sq[..., 0] + sq[..., 1]) + sq[..., 2]
+    with np.errstate(divide="ignore"):
+        inv = F32(1.0) / np.sqrt(len_sq)
+    axes = np.where((len_sq >= F32(1e-8))[..., None], axes * inv[..., None], axes)
+    sign = np.signbit(local[..., 7:] * parent[..., 7:])
+    axes = np.where(sign[..., None], -axes, axes)
+    return quat_from_axes(axes), tr
 
 
 def shell_points(qvv: Array, shell: Array, points: int, scale: bool) -> Array:
