@@ -46,7 +46,7 @@ def test_a_catmull_rom_keyed_track_keeps_exactly_its_keys() -> None:
     enc = CODEC.encode(clip, checks.SETTINGS)
     assert enc.details["strict"]
     dec = CODEC.decode(enc.payload, clip.skeleton)
-    knots = {(j, k): tr.keys.tolist() for j, k, tr, _ in dec.tracks}
+    knots = {(t.joint, t.sub): t.keys.tolist() for t in dec.tracks}
     assert knots[(0, 1)] == keys.tolist()  # the root's x translation, 10 * values
 
 
