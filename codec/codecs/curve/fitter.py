@@ -166,13 +166,15 @@ def _exact_knots(
     budget, the fewest knots (among the clip's key candidates first) whose segments fit
     within it, when they are few (KEYED_SHARE), refined (`_refine`). No CUBIC sets when a
     STEP or LINEAR set fits exactly (a keyed stepped or linear track: a cubic needs as many
-    knots and tangents besides)."""
+    knots and tangents besides). The candidates themselves come first, as they are: keys
+    close together are where a fit's own placement is in doubt."""
     anywhere = np.ones(len(raw), dtype=bool)
     masks = (anywhere,) if candidates is None else (candidates, anywhere)
+    given = [] if candidates is None else [np.flatnonzero(candidates)]
     out: dict[int, list[Array]] = {}
     for mode in (STEP, LINEAR, CUBIC):
-        placed: list[Array] = []
-        out[mode] = []
+        placed: list[Array] = list(given)
+        out[mode] = list(given)
         for share in EXACT_SHARES:  # every fit tight enough to find keys, each refined
             within = share * budget * KERNEL_SLACK
             for allowed in masks:  # the clip's keys first

@@ -40,6 +40,7 @@ ROT, TR, SC = 0, 1, 2
 MAX_SPAN = 1024
 WINDOW = 5  # knots on each side of one being judged, whose C1 curve judges it
 DP_SPAN = 48  # longest segment fewest_knots tries (a hold longer than that takes knots)
+PATIENCE = 4  # failed lengths in a row (at least) before a knot's search gives up
 SNAP_PASSES = 4  # passes of snap_knots over the knots, at most
 RIDGE = 1e-9  # pulls an underdetermined segment's tangents towards finite differences
 ROT_RIDGE = 1e-10  # a rotation fit's pull towards its componentwise fit
@@ -281,7 +282,7 @@ def place_knots(
                     _rotation_fit(raw, vals, a, b, zero, True, work, rhs, ta, tb)
             if _holds(mode, sub, raw, vals, a, b, ta, tb, budget, dist, smag, fit):
                 best = length
-            elif mode == STEP or length - best > max(4, best):
+            elif mode == STEP or length - best > max(PATIENCE, best):
                 break
             length += 1
         if mode == STEP and a + best == S - 1:
@@ -716,7 +717,8 @@ def fewest_knots(
     keys: segments of a few samples fit anything, so a greedy pass may end one anywhere near
     a key, while the keys' segments alone fit exactly. Segments from each sample are tried
     as in `place_knots` (until as many lengths have failed in a row as the longest success
-    is long, lengths ending where no knot is allowed not counting), up to DP_SPAN samples:
+    is long, lengths ending where no knot is allowed not counting; on a LINEAR rotation all of
+    them), up to DP_SPAN samples:
     O(S DP_SPAN^2) point evaluations at most."""
     S, C = raw.shape
     if S == 1:
@@ -726,6 +728,10 @@ def fewest_knots(
     prev = np.zeros(S, np.int64)
     count[0] = 0
     sse[0] = 0.0
+    # a part of a nlerp arc is not the nlerp of its ends (normalising bends the timing), so
+    # on a rotation keyed linearly every segment shorter than a key interval may miss: the
+    # next key is looked for as far as DP_SPAN
+    patience = DP_SPAN if mode == LINEAR and sub == ROT else PATIENCE
     scratch = np.zeros((4, C))
     work = np.zeros((8, 8))
     rhs = np.zeros(8)
@@ -749,7 +755,7 @@ def fewest_knots(
                     count[b] = n
                     sse[b] = t
                     prev[b] = a
-            elif mode == STEP or tried - best > max(4, best):
+            elif mode == STEP or tried - best > max(patience, best):
                 break
             length += 1
     if count[S - 1] > S:
