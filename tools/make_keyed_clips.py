@@ -92,6 +92,13 @@ def catmull_rom(keys: Array, values: Array, num_samples: int) -> Array:
     tangents[1:-1] = (values[2:] - values[:-2]) / (t[2:] - t[:-2])[:, None, None]
     tangents[0] = (values[1] - values[0]) / (t[1] - t[0])
     tangents[-1] = (values[-1] - values[-2]) / (t[-1] - t[-2])
+    return hermite(keys, values, tangents, num_samples)
+
+
+def hermite(keys: Array, values: Array, tangents: Array, num_samples: int) -> Array:
+    """(S, J, C) samples of the cubic Hermite segments between keys (K,) with values and
+    tangents per sample (K, J, C)."""
+    t = keys.astype(np.float64)
     s = np.arange(num_samples)
     i = np.clip(np.searchsorted(keys, s, side="right") - 1, 0, len(keys) - 2)
     h = (t[i + 1] - t[i])[:, None, None]
@@ -155,19 +162,7 @@ def bezier_slopes(keys: Array, values: Array, rule: str) -> Array:
 def bezier(keys: Array, values: Array, num_samples: int, rule: str) -> Array:
     """(S, J, C) samples of the unweighted Bezier curves through the keys: per interval the
     cubic Hermite of its two keys with the handles' slopes (`bezier_slopes`)."""
-    t = keys.astype(np.float64)
-    m = bezier_slopes(keys, values, rule)
-    s = np.arange(num_samples)
-    i = np.clip(np.searchsorted(keys, s, side="right") - 1, 0, len(keys) - 2)
-    h = (t[i + 1] - t[i])[:, None, None]
-    u = ((s - t[i]) / (t[i + 1] - t[i]))[:, None, None]
-    u2, u3 = u * u, u * u * u
-    return (
-        (2 * u3 - 3 * u2 + 1) * values[i]
-        + (u3 - 2 * u2 + u) * h * m[i]
-        + (-2 * u3 + 3 * u2) * values[i + 1]
-        + (u3 - u2) * h * m[i + 1]
-    )
+    return hermite(keys, values, bezier_slopes(keys, values, rule), num_samples)
 
 
 def rebuilt(keys: Array, values: Array, num_samples: int, kind: str) -> Array:
