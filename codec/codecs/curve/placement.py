@@ -41,6 +41,7 @@ MAX_SPAN = 1024
 WINDOW = 5  # knots on each side of one being judged, whose C1 curve judges it
 DP_SPAN = 48  # longest segment fewest_knots tries (a hold longer than that takes knots)
 PATIENCE = 4  # failed lengths in a row (at least) before a knot's search gives up
+NLERP_PATIENCE = 12  # the same for a linear rotation (keys up to 14 samples apart found)
 SNAP_PASSES = 4  # passes of snap_knots over the knots, at most
 RIDGE = 1e-9  # pulls an underdetermined segment's tangents towards finite differences
 ROT_RIDGE = 1e-10  # a rotation fit's pull towards its componentwise fit
@@ -717,8 +718,8 @@ def fewest_knots(
     keys: segments of a few samples fit anything, so a greedy pass may end one anywhere near
     a key, while the keys' segments alone fit exactly. Segments from each sample are tried
     as in `place_knots` (until as many lengths have failed in a row as the longest success
-    is long, lengths ending where no knot is allowed not counting; on a LINEAR rotation all of
-    them), up to DP_SPAN samples:
+    is long, at least PATIENCE, NLERP_PATIENCE on a LINEAR rotation; lengths ending where no
+    knot is allowed not counting), up to DP_SPAN samples:
     O(S DP_SPAN^2) point evaluations at most."""
     S, C = raw.shape
     if S == 1:
@@ -730,8 +731,8 @@ def fewest_knots(
     sse[0] = 0.0
     # a part of a nlerp arc is not the nlerp of its ends (normalising bends the timing), so
     # on a rotation keyed linearly every segment shorter than a key interval may miss: the
-    # next key is looked for as far as DP_SPAN
-    patience = DP_SPAN if mode == LINEAR and sub == ROT else PATIENCE
+    # next key is looked for NLERP_PATIENCE further
+    patience = NLERP_PATIENCE if mode == LINEAR and sub == ROT else PATIENCE
     scratch = np.zeros((4, C))
     work = np.zeros((8, 8))
     rhs = np.zeros(8)
