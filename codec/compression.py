@@ -124,13 +124,19 @@ class Compression:
         tried: dict[str, dict[str, Any]] = {}
         for codec in codecs:  # one, or every codec under `auto`
             session = self._session(codec)
+            started = time.perf_counter()
             if session is not None:
                 encoded = session.run(settings, progress, cancel, skeleton)
             else:
                 encoded = codec.encode(clip, settings, progress, cancel)
+            seconds = time.perf_counter() - started
             strict = bool(encoded.details.get("strict", True))
             size = container.HEADER_SIZE + len(encoded.payload)
-            tried[codec.name] = {"compressed_size": size, "strict": strict}
+            tried[codec.name] = {
+                "compressed_size": size,
+                "strict": strict,
+                "compression_time": seconds,
+            }
             rank = (not strict, len(encoded.payload))
             if best is None or rank < best[0]:
                 best = (rank, codec, encoded)

@@ -1,21 +1,19 @@
-"""curve: every sub-track is a Catmull-Rom spline through some of its source samples (the
-knots), with knots added where the error needs them; budgets come from the object-space
-shell error of the whole clip (codec.codecs.survey.fit_clip).
+"""curve: every sub-track is a curve through some of its source samples (the knots), as an
+animator's tool keys it: stepped, linear, or cubic with the tangents of a tool's tangent rule
+(flat, Catmull-Rom, auto, clamped) or fitted by least squares, knots placed where the error
+needs them; budgets come from the object-space shell error of the whole clip
+(codec.codecs.survey.fit_clip).
 
-Knot placement, per track: start from evenly spaced knots (every k-th sample and the last,
-for each k of SPACINGS at the first quantisation share, the winning k at the others:
-hand-keyed clips are keyed on such a grid), then repeatedly add, in
-every span between two knots where some sample is over the budget, a knot at that span's
-worst sample, until every sample is within; keep the k that needs the fewest knots. The
-quantisation is chosen first (the fewest bits within a share of the budget; several shares
-are tried, the cheapest track in bits is kept) and the knots hold quantised values, so what
-is measured is what decodes.
+Per track (codec.codecs.curve.fitter): the samples are quantised on the coarsest uniform grid
+a share of the budget allows (rotations by three components when one stays away from zero);
+for each mode the knots go where each segment is as long as the budget lets it be
+(codec.codecs.curve.placement: on a keyed clip, the keys); a cubic track keeps a tangent rule
+alone when it holds, or the rule plus a quantised correction per knot; the cheapest in
+estimated bits wins. Everything measured is what decodes: knots hold quantised values.
 
-Least-squares B-splines were not built: an interpolating spline keeps each knot's error at
-the quantisation's and every change local to four spans, which the refinement needs.
-
-Compression time: per track, at most len(SPACINGS) x len(QUANT_SHARES) refinements of a few
-whole-track evaluations (O(S) numpy each), times the budget rounds.
+Compression time: per track and quantisation share, three knot placements (compiled, O(L^2)
+per knot for segments of L samples) and a few whole-track evaluations (O(S) numpy each),
+times the budget rounds.
 """
 
 from __future__ import annotations
@@ -27,102 +25,19 @@ import numpy as np
 
 from codec.codecs.base import Encoded
 from codec.codecs.curve import layout
-from codec.codecs.survey import (
-    KeyedTrack,
-    checked_encoding,
-    choose_bits,
-    fit_clip,
-    keyed_cost,
-    keyed_track,
-    track_error,
-)
+from codec.codecs.curve.fitter import KEYED_SHARE, CurveFitter
+from codec.codecs.curve.keys import clip_keys
+from codec.codecs.curve.tangents import MODES, RULES
+from codec.codecs.survey import checked_encoding, fit_clip
 from codec.model.clip import Clip, Skeleton
 from codec.settings import CompressionSettings
-
-Array = np.ndarray
-QUANT_SHARES = (0.1, 0.3, 0.6)  # parts of a track's budget its quantisation may take
-SPACINGS = (1, 2, 3, 4, 5, 6, 8, 12, 16, 24)  # first knot grids tried, in this order
-GIVE_UP = 1.5  # a grid needing this many times the fewest knots so far ends the tries
-
-
-def grid(num_samples: int, spacing: int) -> Array:
-    keys = np.arange(0, num_samples, spacing)
-    return keys if keys[-1] == num_samples - 1 else np.append(keys, num_samples - 1)
-
-
-def refine(
-    sub: int, raw: Array, vals: Array, knots: Array, budget: float, dist: float, smag: Array
-) -> Array:
-    """Knots (K,) after adding, span by span, the worst sample over the budget."""
-    pos = np.arange(len(raw), dtype=np.float64)
-    while True:
-        t = KeyedTrack(knots, None)  # type: ignore[arg-type]
-        e = track_error(sub, raw, layout.hermite(t, vals[knots], pos), dist, smag)
-        e[knots] = 0.0  # a knot holds its quantised value: nothing to add there
-        bad = np.flatnonzero(e > budget)
-        if len(bad) == 0:
-            return knots
-        span = np.searchsorted(knots, bad, side="right") - 1
-        order = np.lexsort((-e[bad], span))
-        _, first = np.unique(span[order], return_index=True)
-        knots = np.union1d(knots, bad[order][first])
-
-
-class CurveFitter:
-    """survey.TrackFitter of Catmull-Rom knots."""
-
-    def fit(
-        self,
-        sub: int,
-        raw: Array,
-        budget: float,
-        dist: float,
-        smag: Array,
-        previous: KeyedTrack | None = None,
-    ) -> KeyedTrack:
-        S = len(raw)
-        best = None
-        shares = QUANT_SHARES if S > 2 else (1.0,)
-        starts: list = list(SPACINGS)
-        best_start: int | Array = 1
-        if previous is not None and previous.hint:
-            # a later round, at a tighter budget: the winning share, and its knots to add to
-            shares = (previous.hint[0],)
-            starts = [previous.keys]
-        for share in shares:
-            q, err = choose_bits(sub, raw, dist, smag, share * budget)
-            vals = q.values()
-            b = max(budget, err)
-            fewest = S + 1
-            for k in starts:
-                if isinstance(k, int) and k > 1 and k >= S:
-                    break
-                first = grid(S, k) if isinstance(k, int) else k
-                knots = (
-                    refine(sub, raw, vals, first, b, dist, smag) if S > 1 else np.zeros(1, np.int64)
-                )
-                cost = keyed_cost(q, knots)
-                if best is None or cost < best[0]:
-                    best = (cost, knots, q, share)
-                    best_start = k
-                if len(knots) > GIVE_UP * fewest:
-                    break  # coarser grids only add refinement on this track
-                fewest = min(fewest, len(knots))
-            if err > share * budget:
-                break
-            starts = [best_start]  # the other shares start from the grid that won
-        assert best is not None
-        _, knots, q, share = best
-        return keyed_track(q, knots, (share,))
-
-    def evaluate(self, rep: KeyedTrack, pos: Array, interpolation: str = "nlerp") -> Array:
-        return layout.hermite(rep, rep.values(), pos)
 
 
 class CurveCodec:
     name = "curve"
     description = (
-        "per-track Catmull-Rom splines, knots added where the object-space error needs them"
+        "per-track stepped, linear or cubic curves as animators key them, knots and "
+        "tangents fitted where the object-space error needs them"
     )
     codec_id = 3
 
@@ -135,10 +50,27 @@ class CurveCodec:
     ) -> Encoded:
         t0 = time.perf_counter()
         clip = settings.apply(clip)
-        fitted = fit_clip(clip, CurveFitter(), progress, cancelled)
+        keys = clip_keys(clip, KEYED_SHARE)
+        fitted = fit_clip(clip, CurveFitter(keys), progress, cancelled)
         payload = layout.write(clip, fitted.kinds, fitted.fixed, fitted.reps)
-        knots = sum(len(t.keys) for t in fitted.reps.values())
-        return checked_encoding(clip, payload, layout.read, fitted, t0, num_knots=int(knots))
+        reps = list(fitted.reps.values())
+        modes = {m: sum(t.mode == i for t in reps) for i, m in enumerate(MODES)}
+        rules = {r: sum(t.mode == 2 and t.rule == i for t in reps) for i, r in enumerate(RULES)}
+        return checked_encoding(
+            clip,
+            payload,
+            layout.read,
+            fitted,
+            t0,
+            num_knots=int(sum(len(t.keys) for t in reps)),
+            num_knot_times=int(len(np.unique(np.concatenate([t.keys for t in reps]))))
+            if reps
+            else 0,
+            track_modes=modes,
+            tangent_rules=rules,
+            tangent_corrections=int(sum(t.extra is not None for t in reps)),
+            key_candidates=int(keys.sum()) if keys is not None else 0,
+        )
 
     def decode(self, payload: bytes, skeleton: Skeleton) -> layout.CurveDecoder:
         return layout.read(payload, skeleton)

@@ -46,7 +46,7 @@ def test_a_catmull_rom_keyed_track_keeps_exactly_its_keys() -> None:
     enc = CODEC.encode(clip, checks.SETTINGS)
     assert enc.details["strict"]
     dec = CODEC.decode(enc.payload, clip.skeleton)
-    knots = {(j, k): tr.keys.tolist() for j, k, tr, _ in dec.tracks}
+    knots = {(t.joint, t.sub): t.keys.tolist() for t in dec.tracks}
     assert knots[(0, 1)] == keys.tolist()  # the root's x translation, 10 * values
 
 
@@ -68,3 +68,18 @@ def test_every_rounding_mode() -> None:
 
 def test_corrupt_and_truncated_payloads_are_refused() -> None:
     checks.check_corrupt(CODEC, checks.load("acl/cmu_09_02.acl.sjson"))
+
+
+def test_a_layout_1_payload_decodes_as_it_did() -> None:
+    """tests/data/golden/curve-v1: the payload the curve codec wrote before issue 33 (every
+    track Catmull-Rom, values in a range) for the chain of test_round_trip, and the poses its
+    own decoder gave: still read, to the same poses, within the precision."""
+    folder = DATA / "golden" / "curve-v1"
+    payload = (folder / "chain.curve").read_bytes()
+    assert payload[0] == 1
+    clip = checks.SETTINGS.apply(checks.chain_clip(np.sin(np.linspace(0.0, 4.0, 40))))
+    lossy = CODEC.decode(payload, clip.skeleton).decode_source()
+    expected = np.load(folder / "chain_decoded.npz")
+    for name in ("rotations", "translations", "scales"):
+        np.testing.assert_allclose(getattr(lossy, name), expected[name], rtol=0, atol=1e-12)
+    assert np.all(checks.outsider_errors(clip, lossy) <= clip.skeleton.precision)

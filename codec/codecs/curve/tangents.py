@@ -1,0 +1,144 @@
+"""What a curve is between two knots: the track modes, the tangent rules animators' tools use,
+and the Hermite evaluation of every knot row at once (encoder and decoder share it, so what the
+encoder measures is what the bytes decode to).
+
+A track is STEP (each knot's value holds until the next knot), LINEAR (straight between knots:
+rotations by nlerp once normalised) or CUBIC (a cubic Hermite segment per knot interval, C1 at
+the knots). A cubic track's tangents at its knots come from a rule applied to the knot values
+(what a DCC tool does with its tangent types), plus, when the rule alone misses, a stored
+quantised correction per knot:
+- FLAT: zero (ease in / ease out; Maya's flat tangents);
+- CATMULL_ROM: (p[i+1] - p[i-1]) / (t[i+1] - t[i-1]), one-sided at the ends;
+- AUTO: the direction halfway between the unit vectors to the two neighbour knots in the
+  (sample, value) plane (Blender's automatic handles), flat at the ends;
+- CLAMPED: AUTO, flat where the knot is a local extreme and limited to three times the
+  smaller neighbouring secant, so no segment overshoots its knots (Blender's auto-clamped,
+  Maya's clamped); holds (equal neighbouring values) stay flat.
+Tangents are per sample: knots sit on the source sample grid, a knot's time is its sample.
+
+Rows: the knots of many tracks are kept in flat arrays (R rows), each track's rows
+consecutive; `first` and `last` (R,) mark each track's first and last knot, so a rule never
+reads across two tracks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+Array = np.ndarray
+
+STEP, LINEAR, CUBIC = 0, 1, 2
+MODES = ("step", "linear", "cubic")
+FLAT, CATMULL_ROM, AUTO, CLAMPED = 0, 1, 2, 3
+RULES = ("flat", "catmull_rom", "auto", "clamped")
+
+
+def neighbours(v: Array, first: Array, last: Array) -> tuple[Array, Array]:
+    """Rows (R, ...) of each row's previous and next knot in its track (itself at the ends)."""
+    idx = np.arange(len(v))
+    prev = np.where(first, idx, idx - 1)
+    nxt = np.where(last, idx, np.minimum(idx + 1, len(v) - 1))
+    return v[prev], v[nxt]
+
+
+def rule_tangents(rule: int, t: Array, v: Array, first: Array, last: Array) -> Array:
+    """Tangents (R, C) per sample of the knot rows: times t (R,) in samples, values v (R, C),
+    each track's first and last row marked (R,) bool."""
+    m = np.zeros_like(v)
+    if rule == FLAT or len(v) == 0:
+        return m
+    tp, tn = neighbours(t, first, last)
+    vp, vn = neighbours(v, first, last)
+    ends = (first | last)[:, None]
+    alone = (first & last)[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if rule == CATMULL_ROM:
+            m = (vn - vp) / np.where(tn > tp, tn - tp, 1.0)[:, None]
+            return np.where(alone, 0.0, m)
+        da, db = (t - tp)[:, None], (tn - t)[:, None]
+        va, vb = v - vp, vn - v
+        la, lb = np.hypot(da, va), np.hypot(db, vb)
+        ok = ~ends & (la > 0) & (lb > 0)
+        m = (va / np.where(ok, la, 1.0) + vb / np.where(ok, lb, 1.0)) / np.where(
+            ok, da / np.where(ok, la, 1.0) + db / np.where(ok, lb, 1.0), 1.0
+        )
+        if rule == CLAMPED:
+            sa = va / np.where(ok, da, 1.0)
+            sb = vb / np.where(ok, db, 1.0)
+            limit = 3.0 * np.minimum(np.abs(sa), np.abs(sb))
+            m = np.where(sa * sb <= 0.0, 0.0, np.clip(m, -limit, limit))
+    return np.where(ok, m, 0.0)
+
+
+def secants(t: Array, v: Array, last: Array) -> Array:
+    """(R, C) slope from each knot to the next one in its track (0 at a track's last knot)."""
+    _, tn = neighbours(t, np.zeros(len(t), bool), last)
+    _, vn = neighbours(v, np.zeros(len(t), bool), last)
+    gap = np.where(tn > t, tn - t, 1.0)[:, None]
+    return np.where(last[:, None], 0.0, (vn - v) / gap)
+
+
+def knot_tangents(
+    mode: int, rule: int, t: Array, v: Array, first: Array, last: Array, extra: Array | None
+) -> tuple[Array, Array]:
+    """Out and in tangents (R, C) of every knot row: LINEAR tracks leave each knot along
+    the secant to the next and arrive along the secant from the previous one; CUBIC tracks
+    take the rule's tangent plus `extra` (R, C) (None: none) both ways; STEP tracks none."""
+    if mode == CUBIC:
+        m = rule_tangents(rule, t, v, first, last)
+        if extra is not None:
+            m = m + extra
+        return m, m
+    if mode == LINEAR:
+        out = secants(t, v, last)
+        idx = np.arange(len(t))
+        inn = out[np.where(first, idx, idx - 1)]
+        return out, inn
+    z = np.zeros_like(v)
+    return z, z
+
+
+def hermite_rows(
+    keys: Array,
+    values: Array,
+    out_t: Array,
+    in_t: Array,
+    left: Array,
+    right: Array,
+    u: Array,
+) -> Array:
+    """Values (...,  C) of the Hermite segments from rows `left` to `right` (...) at the
+    fraction u (...) of their interval: knot values (R, C), tangents per sample (R, C)."""
+    h = (keys[right] - keys[left])[..., None]
+    u = u[..., None]
+    u2 = u * u
+    u3 = u2 * u
+    return (
+        (2 * u3 - 3 * u2 + 1) * values[left]
+        + (u3 - 2 * u2 + u) * h * out_t[left]
+        + (-2 * u3 + 3 * u2) * values[right]
+        + (u3 - u2) * h * in_t[right]
+    )
+
+
+def locate(keys: Array, pos: Array) -> tuple[Array, Array, Array]:
+    """Rows (N,) of one track's knots (K,) around positions (N,) and the fraction between
+    them (held before the first knot and after the last)."""
+    k = len(keys)
+    if k == 1:
+        z = np.zeros(len(pos), np.int64)
+        return z, z, np.zeros(len(pos))
+    left = np.clip(np.searchsorted(keys, pos, side="right") - 1, 0, k - 2)
+    right = left + 1
+    gap = (keys[right] - keys[left]).astype(np.float64)
+    return left, right, np.clip((pos - keys[left]) / gap, 0.0, 1.0)
+
+
+def evaluate_track(
+    mode: int, keys: Array, values: Array, out_t: Array, in_t: Array, pos: Array
+) -> Array:
+    """Values (N, C) of one track at positions (N,) in samples."""
+    left, right, u = locate(keys, pos)
+    if mode == STEP:
+        u = np.floor(u)
+    return hermite_rows(keys.astype(np.float64), values, out_t, in_t, left, right, u)
