@@ -62,7 +62,10 @@ def warm_up(compiling: Callable[[], object] | None = None) -> WarmUp:
         counter = _Compiles(compiling)
         start = time.perf_counter()
         with counter.listening():
-            result = compress(_skinned(warm_up_clip()), CompressionSettings(level="highest"))
+            # auto: every codec a user can choose in the window runs, so each one's kernels
+            result = compress(
+                _skinned(warm_up_clip()), CompressionSettings(level="highest", codec="auto")
+            )
             result.decoder.sample(0.01, "none")
         _report = WarmUp(time.perf_counter() - start, counter.count)
         return _report

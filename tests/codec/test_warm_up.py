@@ -7,6 +7,7 @@ from codec import warm_up
 
 def test_warm_up_compiles_every_kernel_of_a_compression() -> None:
     from codec.codecs.acl_style import bitstream, constant_tracks, decoder, optimizer
+    from codec.codecs.curve import placement
     from codec.measure import error_metric, shells
     from codec.model import pose_blend, pose_space
 
@@ -24,6 +25,9 @@ def test_warm_up_compiles_every_kernel_of_a_compression() -> None:
         bitstream._pack_runs,
         decoder._decode_rows,
         pose_space._pose_matrices,
+        placement.place_knots,  # the other codecs' too: the warm-up runs auto
+        placement.fewest_knots,
+        placement.curve_errors,
     ):
         assert kernel.signatures, kernel.py_func.__name__
 
