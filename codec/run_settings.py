@@ -122,6 +122,10 @@ class Flags:
     overrides: str | None = None
     settings: str | None = None
 
+    def __post_init__(self) -> None:
+        if self.bvh_positions == "auto":  # the reader's own choice: as if not given
+            object.__setattr__(self, "bvh_positions", None)
+
     def tuning_changes(self) -> dict[str, Any]:
         """The GlobalSettings fields these flags set."""
         out: dict[str, Any] = {
@@ -243,8 +247,6 @@ class RunSettings:
                 out = replace(out, **{name: getattr(flags, name)})
         if out.units == "auto":
             out = replace(out, units=None)
-        if out.bvh_positions == "auto":
-            out = replace(out, bvh_positions=None)
         return out
 
     # --- the block --------------------------------------------------------------------
@@ -380,8 +382,6 @@ def resolve_reader(clip_path: str | os.PathLike[str], flags: Flags | None = None
     for name in ("animation", "units", "sample_rate", "bvh_positions"):
         if getattr(flags, name) is not None:
             opts[name] = getattr(flags, name)
-    if opts.get("bvh_positions") == "auto":
-        del opts["bvh_positions"]
     return opts
 
 

@@ -45,7 +45,7 @@ class LibrarySettings:
         return {
             k: getattr(self.flags, k)
             for k in ("units", "sample_rate", "bvh_positions")
-            if getattr(self.flags, k) not in (None, "auto")
+            if getattr(self.flags, k) is not None
         }
 
     def for_clip(self, path: str | os.PathLike[str], animation: str | None = None) -> RunSettings:
@@ -64,26 +64,19 @@ class LibrarySettings:
             text = json.dumps(block.block(), sort_keys=True)
         except SettingsError as e:
             text = f"unusable: {e}"
-        side = sidecar_path(path) if self.sidecars else None
+        side = _tuning_bytes(sidecar_path(path) if self.sidecars else None)
+        rules = _tuning_bytes(self.flags.overrides)
         data = {
             "settings": hashlib.sha256(text.encode()).hexdigest(),
-            "sidecar": _bytes_hash(side),
-            "overrides": _bytes_hash(self.flags.overrides),
+            "sidecar": hashlib.sha256(side).hexdigest() if side is not None else "",
+            "overrides": hashlib.sha256(rules).hexdigest() if rules is not None else "",
         }
-        if ACL_21 in text or any(_names_acl(f) for f in (side, self.flags.overrides)):
+        if ACL_21 in text or any(ACL_21.encode() in b for b in (side, rules) if b is not None):
             data["acl_compressor"] = compressor_identity()  # its rows are its output
         return json.dumps(data, sort_keys=True)
 
 
 ACL_21 = '"acl-2.1"'  # the codec that runs ACL's acl_compressor, as a settings file names it
-
-
-def _names_acl(path: str | os.PathLike[str] | None) -> bool:
-    """Whether a tuning file may choose acl-2.1 for some animation (its bytes name it)."""
-    if path is None or not Path(path).is_file():
-        return False
-    with open(path, "rb") as f:
-        return ACL_21.encode() in f.read(_MAX_SIDECAR)
 
 
 def compressor_identity() -> str:
@@ -111,12 +104,12 @@ def _program_hash(path: str, size: int, mtime_ns: int) -> str:
     return h.hexdigest()
 
 
-def _bytes_hash(path: str | os.PathLike[str] | None) -> str:
-    """sha256 of a tuning file's bytes ("" without one)."""
+def _tuning_bytes(path: str | os.PathLike[str] | None) -> bytes | None:
+    """A tuning file's bytes, read once for its hash and what it names (None without one)."""
     if path is None or not Path(path).is_file():
-        return ""
+        return None
     with open(path, "rb") as f:
-        return hashlib.sha256(f.read(_MAX_SIDECAR)).hexdigest()
+        return f.read(_MAX_SIDECAR)
 
 
 def sidecar_path(clip_path: str | os.PathLike[str]) -> Path:
