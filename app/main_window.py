@@ -521,7 +521,14 @@ class MainWindow(QtWidgets.QMainWindow):
                 w.setUpdatesEnabled(False)
                 w.setVisible(s.running)
                 w.setUpdatesEnabled(True)  # an ordinary update() for the next frame
+                if not s.running:
+                    # hidden with updates off, the widget never asked its parent to paint
+                    # over it, and its room is kept (a fixed group): without this update the
+                    # bar and Cancel stayed on screen after every run
+                    w.parentWidget().update(w.geometry())
         self.progress_bar.setValue(int(round(s.progress * 1000)))
+        if self.cancel_action.isEnabled() != s.running:
+            self.cancel_action.setEnabled(s.running)  # Esc stops a run, only while one runs
 
     def _on_failed(self, message: str) -> None:
         """The status label already says it in red; the message is also kept with the clip's
@@ -645,7 +652,8 @@ class MainWindow(QtWidgets.QMainWindow):
 
         c = mb.addMenu("&Compression")
         self._action(c, "&Recompress now", self.controller.compress_now, "Ctrl+R")
-        self._action(c, "&Cancel", self.controller.cancel, "Esc")
+        self.cancel_action = self._action(c, "&Cancel", self.controller.cancel, "Esc")
+        self.cancel_action.setEnabled(False)
         c.addSeparator()
         self._action(c, "ACL 2.1 &compressor\u2026", lambda: self.choose_acl_compressor())
 

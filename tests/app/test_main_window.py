@@ -107,10 +107,23 @@ def test_progress_shows_with_a_cancel_button_while_compressing(window, ui, qtbot
     window.document.update_settings(precision=0.02)
     qtbot.waitUntil(lambda: window.controller.running, timeout=3000)
     assert window.progress_bar.isVisible() and window.cancel_button.isVisible()
+    assert window.cancel_action.isEnabled()  # Compression > Cancel (Esc) while a run is on
     qtbot.mouseClick(window.cancel_button, QtCore.Qt.MouseButton.LeftButton)
     assert not window.controller.running
     assert not window.cancel_button.isVisible()
+    assert not window.cancel_action.isEnabled()
     assert window.document.result.clip.skeleton.precision[0] == 0.01  # the old one stays
+    # what the X server shows where the bar and Cancel were is the bar without them: hidden
+    # with updates off, their pixels used to stay on screen after every run
+    group = window.progress_bar.parentWidget()
+    box = QtCore.QRect(group.mapTo(window, QtCore.QPoint(0, 0)), group.size())
+    drawn = group.grab().toImage().convertToFormat(QtGui.QImage.Format.Format_RGB32)
+
+    def on_screen() -> QtGui.QImage:
+        shot = window.screen().grabWindow(window.winId()).copy(box).toImage()
+        return shot.convertToFormat(QtGui.QImage.Format.Format_RGB32)
+
+    qtbot.waitUntil(lambda: on_screen() == drawn, timeout=3000)
 
 
 def test_closing_while_compressing_is_quick(window, ui, qtbot) -> None:
