@@ -236,6 +236,7 @@ class Controller(QtCore.QObject):
         self._pending = False  # an edit waits for the throttle (or the run in flight)
         self._unsaved = False  # a tuning edit waits for the edits to settle to be saved
         self._opening = False
+        self._result_text = ""  # the status line of the result on screen ("Compressed: ...")
         self.warming = ""  # while the codec's kernels compile (first start): what to say
         # every tuning edit goes through here; the sidecar saves its current state
         self.history = TuningHistory(Tuning(document.settings, document.overrides))
@@ -505,6 +506,7 @@ class Controller(QtCore.QObject):
                 text += f" in {secs:.2f} s"
             lo, _, hi = THROTTLE_MS
             self.throttle.setInterval(int(min(max(STALE_AFTER * wall_ms, lo), hi)))
+            self._result_text = text
             self.document.set_result(payload, made_with)  # type: ignore[arg-type]
             if self._run is None:
                 self.document.set_status(Status(progress=1.0, message=text))
@@ -544,7 +546,11 @@ class Controller(QtCore.QObject):
         self._edited()
 
     def clear_comparison(self) -> None:
+        """Compare > Clear: back to one result; the status line says what is on screen again
+        (not "Pinned as A: edits now make B"), or keeps saying that B compresses."""
         self.document.clear_comparison()
+        if not self.document.status.running:
+            self.document.set_status(Status(progress=1.0, message=self._result_text))
 
     def set_codec(self, name: str) -> None:
         """Compress with codec `name` (ValueError for an unknown one): a tuning edit like

@@ -301,6 +301,8 @@ class MainWindow(QtWidgets.QMainWindow):
             self.panels[class_name] = widget
             self.docks[class_name] = dock
             self.panel_menu.addAction(dock.toggleViewAction())
+        self.panel_menu.addSeparator()
+        self.panel_menu.addAction(self.compare_bar.toggleViewAction())  # while comparing
         self.panels["SettingsPanel"].codec_requested.connect(self.controller.set_codec)
         self._curves_grown: tuple[int, int, int] | None = None  # height before, asked, got
         self.docks["CurvesPanel"].visibilityChanged.connect(
@@ -452,6 +454,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.restoreState(self._default_state, LAYOUT_VERSION)
         for dock in self.docks.values():
             dock.show()
+        # the default state was saved before any comparison: its toolbar comes back if one is on
+        self.compare_bar.setVisible(self.document.comparison.active)
         self._show_skin_report()
         self._size_docks()
 

@@ -35,6 +35,8 @@ class CompareBar(QtWidgets.QToolBar):
         self.setObjectName("toolbar_compare")
         self.document = doc = document
         self.guard = SyncGuard()
+        self._shown_for: bool | None = None  # the comparison state it was last shown for
+        self.toggleViewAction().setText("Compare toolbar")
 
         self.pin_action = QtGui.QAction("Compare", self)
         self.pin_action.setToolTip(
@@ -114,7 +116,10 @@ class CompareBar(QtWidgets.QToolBar):
         """Copy the document into the controls (without echoing back)."""
         doc = self.document
         c = doc.comparison
-        self.setVisible(c.active)  # a row of controls only while comparing (room for the view)
+        if self._shown_for != c.active:  # a row of controls only while comparing (room for
+            self._shown_for = c.active  # the view); hidden by hand (View > Panels) it stays so
+            self.setVisible(c.active)
+        self.toggleViewAction().setEnabled(c.active)
         with self.guard:
             self.pin_action.setEnabled(doc.has_lossy())
             self.pin_action.setText("Re-pin A" if c.active else "Compare")

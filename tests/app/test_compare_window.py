@@ -180,3 +180,23 @@ def test_the_stats_export_holds_both_sides_while_comparing(qtbot, loaded, tmp_pa
     assert pair["b"]["compressed_size"] == b.stats["compressed_size"]
     assert pair["a"]["codec"] == pair["b"]["codec"] == "acl-style"
     assert pair["change"]["max_error"] == b.stats["max_error"] - a.stats["max_error"]
+
+
+def test_reset_layout_keeps_the_compare_toolbar_and_clear_resets_the_status(qtbot, loaded):
+    bar, doc = loaded.compare_bar, loaded.document
+    toggle = bar.toggleViewAction()
+    assert toggle in loaded.panel_menu.actions() and not toggle.isEnabled()
+    bar.pin_action.trigger()
+    assert "Pinned as A" in loaded.status_label.text()
+    loaded.reset_layout()  # it used to hide the toolbar until Clear
+    assert bar.isVisible() and toggle.isEnabled() and toggle.isChecked()
+    toggle.trigger()  # View > Panels > Compare toolbar hides it, and it stays hidden
+    doc.set_time(0.2)
+    assert not bar.isVisible()
+    toggle.trigger()
+    assert bar.isVisible()
+    bar.clear_action.trigger()
+    assert not bar.isVisible() and not toggle.isEnabled()
+    settings_status = loaded.panels["SettingsPanel"].status.text()
+    for text in (loaded.status_label.text(), settings_status):
+        assert "Pinned" not in text and text.startswith("Compressed: ")
