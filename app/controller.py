@@ -665,6 +665,35 @@ class Controller(QtCore.QObject):
             doc.set_status(replace(doc.status, error=problem))
             return None
 
+    def apply_tuning_to_animations(self, names: list[str]) -> Path | None:
+        """Animation > Apply this tuning to all animations: the tuning on screen saved as the
+        own tuning of every animation in `names` (the file's), beside this one's, in one
+        write of the sidecar; each opens with it from now on. None (with the reason in the
+        status) when it could not be written."""
+        doc = self.document
+        if doc.path is None or doc.clip is None:
+            return None
+        self._unsaved = False  # this write holds the pending edit too
+        self.debounce.stop()
+        tuning = self.history.current
+        others = tuple(n for n in names if n != doc.clip.name)
+        try:
+            out = save_sidecar(doc.path, tuning.settings, tuning.overrides, doc.clip.name, others)
+        except OSError as e:
+            problem = f"could not save {sidecar_path(doc.path)}: {e.strerror or e}"
+            doc.set_status(replace(doc.status, error=problem))
+            return None
+        count = len(others) + 1
+        doc.set_status(
+            replace(
+                doc.status,
+                message=f"{doc.clip.name}'s tuning saved for all {count} "
+                f"animations of {doc.path.name}",
+                error=None,
+            )
+        )
+        return out
+
     def export(self, kind: str, path: str, png: bytes | None = None) -> Path | None:
         """Write one export of the document's result: 'stats' (JSON), 'csv' (joints),
         'lossy' (the decoded clip), 'ssc' (the compressed file, carrying its settings),

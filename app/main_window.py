@@ -55,6 +55,7 @@ CLIP_SUFFIXES = (
 MAX_RECENT = 8
 FAILED = "Compression failed: "  # a warning about one run, dropped when a run succeeds
 RECENT_KEY = "recent_files"
+RECENT_ANIMATIONS_KEY = "recent_animations"  # a recent multi-animation file: the one last open
 GEOMETRY_KEY = "window/geometry"
 STATE_KEY = "window/state"
 ACL_COMPRESSOR_KEY = "acl/compressor"  # QSettings: the acl_compressor codec acl-2.1 runs
@@ -249,6 +250,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
         self._build_status_bar()
         self._build_compare()
+        self._build_animation_bar()
         self._build_menus()
         mb = self.menuBar()
         self.compare_corner.setFixedHeight(mb.actionGeometry(mb.actions()[0]).height())
@@ -303,6 +305,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self.panel_menu.addAction(dock.toggleViewAction())
         self.panel_menu.addSeparator()
         self.panel_menu.addAction(self.compare_bar.toggleViewAction())  # while comparing
+        self.panel_menu.addAction(self.animation_bar.toggleViewAction())  # several animations
         self.panels["SettingsPanel"].codec_requested.connect(self.controller.set_codec)
         self._curves_grown: tuple[int, int, int] | None = None  # height before, asked, got
         self.docks["CurvesPanel"].visibilityChanged.connect(
@@ -456,6 +459,7 @@ class MainWindow(QtWidgets.QMainWindow):
             dock.show()
         # the default state was saved before any comparison: its toolbar comes back if one is on
         self.compare_bar.setVisible(self.document.comparison.active)
+        self.animation_bar.setVisible(len(self.animation_bar.names) > 1)
         self._show_skin_report()
         self._size_docks()
 
@@ -591,6 +595,28 @@ class MainWindow(QtWidgets.QMainWindow):
         self.menuBar().setCornerWidget(corner, QtCore.Qt.Corner.TopRightCorner)
         self.compare_layer = CompareLayer(self.viewport)
 
+    def _build_animation_bar(self) -> None:
+        """The animation switcher (app.views.animation_bar): a toolbar while the file holds
+        several animations, and File > Animation."""
+        from app.views.animation_bar import AnimationBar
+
+        self.animation_bar = bar = AnimationBar(self)
+        bar.animation_requested.connect(self.switch_animation)
+        bar.apply_all_requested.connect(
+            lambda: self.controller.apply_tuning_to_animations(self.animation_bar.names)
+        )
+        self.addToolBar(QtCore.Qt.ToolBarArea.TopToolBarArea, bar)
+
+    def switch_animation(self, name: str) -> bool:
+        """Open animation `name` of the file on screen in its place (with its own tuning)."""
+        doc = self.document
+        if doc.path is None or doc.clip is None or name == doc.clip.name:
+            return False
+        if not self.open_file(doc.path, animation=name):
+            self.animation_bar.show_animations(self.animation_bar.names, doc.clip.name)
+            return False
+        return True
+
     # --- menus --------------------------------------------------------------------------
     def _action(
         self,
@@ -623,6 +649,7 @@ class MainWindow(QtWidgets.QMainWindow):
         )
         self.recent_menu = f.addMenu("Open &Recent")
         self._rebuild_recent()
+        f.addMenu(self.animation_bar.menu)
         self._action(f, "Open &Library\u2026", lambda: self.open_library())
         self._action(f, "Open &ACL output\u2026", lambda: self.open_acl_output())
         self._bvh_positions_menu(f.addMenu("&BVH position channels"))
@@ -869,9 +896,9 @@ class MainWindow(QtWidgets.QMainWindow):
         flags = flags or Flags()
         try:
             opts = {**resolve_reader(path, flags), **self.open_options, **options}
+            names = self.controller.list_animations(path)
             if animation is None:
                 animation = opts.get("animation")
-                names = self.controller.list_animations(path)
                 if animation is None and len(names) > 1:
                     animation = self.dialogs.choose_animation(self, names)
                     if animation is None:
@@ -911,8 +938,9 @@ class MainWindow(QtWidgets.QMainWindow):
             self.dialogs.error(self, "Cannot open clip", f"{path}: {type(exc).__name__}: {exc}")
             self.notify(f"Could not open {path.name}: {type(exc).__name__}: {exc}")
             return False
+        self.animation_bar.show_animations(names, clip.name if names else None)
         if remember:
-            self._add_recent(path)
+            self._add_recent(path, clip.name if len(names) > 1 else None)
         self.set_notices(notices)  # the new clip's warnings; older ones were about other files
         self._update_title()  # an ACL output shown with the previous clip is gone
         self._show_kept(kept)
@@ -1062,6 +1090,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.units_label.setToolTip(tip)
         self.units_label.setStyleSheet("QLabel { color: #d08020; }" if warning else "")
         tag = f" [{units.short()}]" if units else ""
+        if clip is not None and len(self.animation_bar.names) > 1:
+            tag = f" \u00b7 {clip.name}{tag}"  # which of the file's animations
         if self.document.acl_output:  # ACL's own output shown against this raw clip
             tag += f" \u00b7 ACL output {Path(self.document.acl_output).name}"
         self.setWindowTitle(f"{p.name}{tag} \u2014 Shellscope" if p else "Shellscope")
@@ -1072,18 +1102,31 @@ class MainWindow(QtWidgets.QMainWindow):
             value = [value]
         return [str(v) for v in (value or [])]
 
-    def _add_recent(self, path: Path) -> None:
+    def recent_animations(self) -> dict[str, str]:
+        """The animation last open of each recent multi-animation file (by path)."""
+        value = self.qsettings.value(RECENT_ANIMATIONS_KEY, {})
+        return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
+
+    def _add_recent(self, path: Path, animation: str | None = None) -> None:
         p = str(path.resolve())
         files = [p] + [f for f in self.recent_files() if f != p]
         self.qsettings.setValue(RECENT_KEY, files[:MAX_RECENT])
+        animations = {f: a for f, a in self.recent_animations().items() if f in files[:MAX_RECENT]}
+        animations.pop(p, None)
+        if animation is not None:
+            animations[p] = animation
+        self.qsettings.setValue(RECENT_ANIMATIONS_KEY, animations)
         self._rebuild_recent()
 
     def _rebuild_recent(self) -> None:
         self.recent_menu.clear()
         files = self.recent_files()
+        animations = self.recent_animations()
         for f in files:
-            act = self.recent_menu.addAction(Path(f).name, lambda p=f: self.open_file(p))
-            act.setToolTip(f)
+            anim = animations.get(f)
+            text = f"{Path(f).name} \u00b7 {anim}" if anim else Path(f).name
+            act = self.recent_menu.addAction(text, lambda p=f, a=anim: self.open_file(p, a))
+            act.setToolTip(f"{f} ({anim})" if anim else f)
         self.recent_menu.setEnabled(bool(files))
 
     # --- drag and drop ------------------------------------------------------------------

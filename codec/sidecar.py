@@ -305,13 +305,16 @@ def save_sidecar(
     settings: GlobalSettings | None,
     overrides: tuple[JointOverride, ...] | list[JointOverride],
     animation: str | None = None,
+    also: tuple[str, ...] = (),
 ) -> Path:
     """Write the clip's sidecar whole or not at all; returns its path. With `animation` (a
     glTF, FBX or USD file's animation) only that animation's entry changes: the other
     animations' and any file-wide tuning already there are kept (a sidecar that cannot be
-    read is replaced)."""
+    read is replaced). `also`: more animations of the file given the same tuning, in the same
+    write (the window's "Apply this tuning to all animations")."""
     path = sidecar_path(clip_path)
     key = animation_key(clip_path, animation)
+    keys = [k for k in (key, *(animation_key(clip_path, a) for a in also)) if k is not None]
     if key is None:
         text = sidecar_text(Path(clip_path).name, settings, overrides)
     else:
@@ -326,7 +329,8 @@ def save_sidecar(
                     file_settings, file_rules = _tuning(path, "", data)
             except SidecarError:
                 pass  # unusable (the user was told when the clip opened): start afresh
-        animations[key] = (settings, tuple(overrides))
+        for k in keys:
+            animations[k] = (settings, tuple(overrides))
         text = sidecar_text(Path(clip_path).name, file_settings, file_rules, animations)
     write_text(path, text)
     return path

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import time
 
@@ -300,3 +301,42 @@ def test_a_failed_run_is_a_warning_until_a_run_succeeds(qtbot, dialogs, tmp_path
         ctl.undo()
     assert window.notices == [] and window.status_label.text().startswith("Compressed")
     window.close()
+
+
+def test_the_animation_switcher_opens_another_animation_in_place(
+    window, ui, dialogs, qtbot, tmp_path
+) -> None:
+    fox = tmp_path / "Fox.glb"
+    shutil.copy(ui.data / "gltf" / "Fox.glb", fox)
+    dialogs.animation = "Walk"
+    ui.open(window, fox)
+    bar = window.animation_bar
+    assert bar.isVisible() and bar.names == ["Survey", "Walk", "Run"]
+    assert bar.box.currentText() == "Walk" and "Fox.glb \u00b7 Walk" in window.windowTitle()
+    window.controller.edit_settings({"precision": 0.02})  # Walk's own tuning
+    with qtbot.waitSignal(window.controller.result_ready, timeout=60_000):
+        bar.box.setCurrentText("Run")  # the toolbar's combo: Run opens in place
+    doc = window.document
+    assert doc.clip.name == "Run" and doc.path == fox and "\u00b7 Run" in window.windowTitle()
+    assert doc.settings.precision != 0.02  # Run has a tuning of its own
+    menu = [a for a in bar.menu.actions() if a.isChecked()]
+    assert [a.text() for a in menu] == ["Run"]
+    recent = window.recent_menu.actions()[0]
+    assert recent.text() == "Fox.glb \u00b7 Run"
+    window.controller.edit_settings({"precision": 0.03})
+    bar.apply_all_action.trigger()  # Run's tuning becomes every animation's
+    saved = json.loads((tmp_path / "Fox.glb.shellscope.json").read_text())
+    assert {k: v["settings"]["precision"] for k, v in saved["animations"].items()} == {
+        "Survey": 0.03,
+        "Walk": 0.03,
+        "Run": 0.03,
+    }
+    assert "all 3 animations" in window.status_label.text()
+    with qtbot.waitSignal(window.controller.result_ready, timeout=60_000):
+        next(a for a in bar.menu.actions() if a.text() == "Walk").trigger()
+    assert doc.clip.name == "Walk" and doc.settings.precision == 0.03
+    with qtbot.waitSignal(window.controller.result_ready, timeout=60_000):
+        window.recent_menu.actions()[0].trigger()  # Open Recent: the animation it had
+    assert doc.clip.name == "Walk" and dialogs.animation_choices == [["Survey", "Walk", "Run"]]
+    ui.open(window, ui.acl_clip)  # a file of one clip: no switcher
+    assert not bar.isVisible() and not bar.menu.isEnabled()
