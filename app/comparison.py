@@ -266,9 +266,13 @@ def bits_difference(a: Result, b: Result) -> np.ndarray | None:
     return np.maximum(bb, 0) - np.maximum(ba, 0)
 
 
-def stat_change(key: str, a: Any, b: Any) -> str:
+TIME_KEYS = ("worst_time", "worst_time_between_samples", "duration")  # times in the clip
+
+
+def stat_change(key: str, a: Any, b: Any, rate: float | None = None) -> str:
     """B against A for one stats row: a signed difference and percentage for numbers, '' when
-    not comparable or equal."""
+    not comparable or equal. A time in the clip (the worst time) moves by seconds and, given
+    the sample `rate`, frames: a percentage of where it was is meaningless."""
     if isinstance(a, bool | np.bool_) or isinstance(b, bool | np.bool_):
         return "" if a == b else "changed"
     if not isinstance(a, int | float | np.number) or not isinstance(b, int | float | np.number):
@@ -276,6 +280,9 @@ def stat_change(key: str, a: Any, b: Any) -> str:
     if a == b:
         return "="
     diff = float(b) - float(a)
+    if key in TIME_KEYS:
+        frames = f" ({diff * rate:+.4g} frames)" if rate else ""
+        return f"{diff:+.4f} s{frames}".replace("+-", "-")
     pct = f" ({100.0 * diff / abs(float(a)):+.1f}%)" if a else ""
     return f"{diff:+.6g}{pct}"
 

@@ -142,11 +142,25 @@ def format_rate(hz: float) -> str:
 
 def format_cm(value: float, signed: bool = False, digits: int = 4) -> str:
     """An error or a length in centimetres: "9.987e-3 cm", "+84.53e-6 cm" with `signed`.
-    Four digits by default, so an error just under its budget never reads as the budget."""
-    text = eng(value, digits)
+    At least `digits` significant digits, more where rounding would make the value read as
+    a rounder number than it is: 9.9987e-3 is "9.9987e-3", never "10e-3", the budget it is
+    under (budgets are round numbers: an error just under or over one keeps its digits)."""
+    v = float(value)
+    text = eng(v, digits)
+    while digits < 9 and math.isfinite(v) and _reads_rounder(text, v, digits):
+        digits += 1
+        text = eng(v, digits)
     if signed and float(value) > 0:
         text = "+" + text
     return f"{text} cm"
+
+
+def _reads_rounder(text: str, value: float, digits: int) -> bool:
+    """Whether `text` (eng's) shows fewer than `digits` significant digits for a value it
+    does not equal: rounding made it a round number ("10e-3" for 9.9987e-3)."""
+    plain = text.replace(MINUS, "-")
+    mantissa = plain.split("e")[0].lstrip("-").replace(".", "").strip("0")
+    return len(mantissa) < digits and float(plain) != value
 
 
 ROUND_STEPS = (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0)
@@ -167,6 +181,18 @@ def round_up(value: float) -> float:
         if top >= v * (1 - 1e-12):
             return top
     return 10.0 ** (exp + 1)
+
+
+def format_seconds(seconds: float) -> str:
+    """A duration of work: "1.24 s", "38.2 ms", "0.4 ms", "< 0.1 ms" (not "0.00 s" for a
+    small clip's encode)."""
+    v = float(seconds)
+    if v >= 1.0:
+        return f"{v:.2f} s"
+    ms = 1e3 * v
+    if ms < 0.05:
+        return "< 0.1 ms"
+    return f"{ms:.1f} ms" if ms < 100 else f"{ms:.0f} ms"
 
 
 def format_budget(value: float) -> str:

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTab
 
 from app.comparison import stat_change, stats_of
 from app.document import Document
-from app.error_scale import format_cm
+from app.error_scale import format_cm, format_seconds
 from app.views.handler_guard import survives
 from app.views.stat_rows import LABELS, SECTIONS
 from app.views.when_shown import WhenShown
@@ -71,7 +71,7 @@ def text_of(key: str, value: Any, stats: dict[str, Any]) -> str:
         n = int(value)
         return f"{n / 1024:.1f} KiB" if n >= 10 * 1024 else f"{n:,} B"
     if key in ERROR_KEYS:  # cm, as the column header says
-        return format_cm(float(value), digits=3).removesuffix(" cm")
+        return format_cm(float(value), digits=3).removesuffix(" cm")  # never reads as a budget
     if key == "compression_ratio":
         return f"{float(value):.2f} : 1"
     if key == "worst_track":
@@ -79,7 +79,7 @@ def text_of(key: str, value: Any, stats: dict[str, Any]) -> str:
     if key in ("worst_time", "duration"):
         return f"{float(value):.4f} s"
     if key == "compression_time":
-        return f"{float(value) * 1000:.1f} ms"
+        return format_seconds(float(value))
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
@@ -129,10 +129,12 @@ class CompareStatsTable(QTableWidget):
         sa, sb = stats_of(doc.side_result("A")), stats_of(doc.side_result("B"))
         for row, (key, _) in enumerate(self.keys):
             va, vb = value_of(sa, key), value_of(sb, key)
-            change = stat_change(key, va, vb) if sa and sb else ""
+            rate = sb.get("sample_rate") if sb else None
+            change = stat_change(key, va, vb, rate) if sa and sb else ""
             if key in ("worst_track", "level") and va is not None and vb is not None:
                 change = "" if va == vb else "changed"
-            short = change.rsplit("(", 1)[-1].rstrip(")") if "%" in change else change
+            # the column shows the percentage (a time: the frames); the tooltip both
+            short = change.rsplit("(", 1)[-1].rstrip(")") if "(" in change else change
             texts = (text_of(key, va, sa), text_of(key, vb, sb), short)
             tips = (str(va), str(vb), change)  # the full values and the signed difference
             for col, text in enumerate(texts):

@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.document import Document
-from app.error_scale import MINUS, format_cm, format_rate, round_up
+from app.error_scale import MINUS, format_cm, format_rate, format_seconds, round_up
 from app.views.handler_guard import survives
 from app.views.label_fence import LabelFence
 from app.views.plot_cache import cache_drawings
@@ -62,9 +62,10 @@ def change_text(previous: Result | None, current: Result | None) -> str:
     size_col = GOOD if ds < 0 else BAD if ds > 0 else "inherit"
     err_col = GOOD if de < 0 else BAD if de > 0 else "inherit"
     size = f"{ds:+,} B ({pct:+.1f} %)".replace("-", MINUS)
+    # "max error −27.36e-9 cm" read as the max error itself: each figure is marked a change
     return (
-        f"Change: size <span style='color:{size_col}'>{size}</span> · "
-        f"max error <span style='color:{err_col}'>{format_cm(de, signed=True)}</span>"
+        f"Change since the last result: size \u0394 <span style='color:{size_col}'>{size}</span>"
+        f" · max error \u0394 <span style='color:{err_col}'>{format_cm(de, signed=True)}</span>"
     )
 
 
@@ -215,12 +216,13 @@ class StatsPanel(QWidget):
         if key == "max_error_between_samples":
             t = stats.get("worst_time_between_samples")
             at = f" at <a href='time:{float(t)!r}'>{float(t):.4f} s</a>" if t is not None else ""
-            return f"{format_cm(float(value), digits=5)}{at}"
-        if key == "precision_met":
+            # beside "Precision met: yes" a large figure here reads as a contradiction
+            return f"{format_cm(float(value), digits=5)}{at} (not held to the budget)"
+        if key == "precision_met":  # the budget holds at the samples (ACL's measure)
             return (
-                f"<span style='color:{GOOD}'>yes</span>"
+                f"<span style='color:{GOOD}'>yes</span> at the samples"
                 if value
-                else (f"<span style='color:{BAD}'>no</span>")
+                else (f"<span style='color:{BAD}'>no</span> at the samples")
             )
         if key == "num_stripped_keyframes":
             text = f"{int(value)} of {stats.get('num_stored_samples', '?')}"
@@ -228,8 +230,7 @@ class StatsPanel(QWidget):
                 text += f" <span style='color:{BAD}'>(destructive settings)</span>"
             return text
         if key == "compression_time":
-            secs = float(value)
-            return f"{secs:.2f} s" if secs >= 1.0 else f"{secs * 1000:.1f} ms"
+            return format_seconds(float(value))
         if key == "duration":
             return f"{float(value):.3f} s"
         if key == "sample_rate":

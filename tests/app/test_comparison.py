@@ -163,6 +163,8 @@ def test_differences_and_the_exported_pair(qtbot) -> None:
     assert bits is not None and bits.min() < 0  # the looser precision drops bits somewhere
     assert stat_change("compressed_size", 100, 80) == "-20 (-20.0%)"
     assert stat_change("level", "high", "high") == ""
+    # a time in the clip moves by seconds and frames, never by a percentage of itself
+    assert stat_change("worst_time", 0.2, 1.3, 30.0) == "+1.1000 s (+33 frames)"
     pair = exported_pair(dict(a.stats), dict(b.stats))
     assert (
         pair["change"]["compressed_size"] == b.stats["compressed_size"] - a.stats["compressed_size"]

@@ -15,6 +15,7 @@ from app.error_scale import (
     error_colors,
     format_budget,
     format_cm,
+    format_seconds,
     format_percent,
     format_rate,
     legend_stops,
@@ -76,12 +77,19 @@ def test_errors_in_cm_and_percent_never_round_up_to_the_budget() -> None:
     assert format_cm(8.453e-05, signed=True).startswith("+")
     assert format_percent(0.41) == "41 %" and format_percent(0.075) == "7.5 %"
     assert format_percent(0.9996) == "99.9 %"  # under budget never reads as 100 %
+    # however few digits are asked for, a value is never shown as the round budget it is
+    # under or over (the Compare table's three digits printed 9.9987e-3 as "10e-3")
+    assert format_cm(9.9987e-3, digits=3) == "9.999e\u22123 cm"
+    assert format_cm(10.00004e-3, digits=3) == "10.00004e\u22123 cm"
+    assert format_cm(10e-3, digits=3) == "10e\u22123 cm"  # the budget itself stays round
+    assert format_seconds(0.0) == "< 0.1 ms" and format_seconds(0.0042) == "4.2 ms"
+    assert format_seconds(2.5) == "2.50 s"  # a first open's encode is not "0.00 s"
     assert format_percent(1.0) == "100 %" and format_percent(1.2) == "120 %"
 
 
 def test_lengths_just_under_a_centimetre_read_as_decimals_not_999e_3() -> None:
     assert format_cm(0.9995) == "0.9995 cm"
-    assert format_cm(0.99996) == "1 cm"  # the mantissa never shows as 1000
+    assert format_cm(0.99996) == "0.99996 cm"  # not "1 cm", and the mantissa never 1000
     assert format_cm(0.25) == "0.25 cm" and format_cm(0.0025) == "2.5e\u22123 cm"
     for v in np.geomspace(1e-7, 1e4, 2000):  # the mantissa stays in [1, 1000) after rounding
         for digits in (3, 4):
