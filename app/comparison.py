@@ -121,14 +121,44 @@ def kind_name(result: Result, joint: int, sub_track: int) -> str | None:
     return None if kinds is None else KIND_NAMES[int(kinds[joint, sub_track])]
 
 
+def codec_label(stats: dict[str, Any]) -> str:
+    """The codec a result was asked for and, under auto, the one it chose: "auto → curve"."""
+    codec = str(stats.get("codec", DEFAULT_CODEC))
+    auto = stats.get("auto")
+    return f"auto \u2192 {auto.get('chosen', codec)}" if isinstance(auto, dict) else codec
+
+
+def auto_tried(stats: dict[str, Any]) -> list[tuple[str, int, bool, bool]]:
+    """What auto tried, smallest first: (codec, compressed size in bytes, strict, chosen);
+    empty for a result not made by auto."""
+    auto = stats.get("auto")
+    if not isinstance(auto, dict):
+        return []
+    rows = [
+        (str(name), int(v.get("compressed_size", 0)), bool(v.get("strict", True)))
+        for name, v in (auto.get("codecs") or {}).items()
+    ]
+    rows.sort(key=lambda r: (not r[2], r[1]))
+    return [(n, size, strict, n == auto.get("chosen")) for n, size, strict in rows]
+
+
+def auto_tried_text(stats: dict[str, Any], sep: str = "\n") -> str:
+    """auto's candidates one a line: "acl-style  3,121 B  ← chosen", "wavelet  9,812 B (not
+    strict)"."""
+    lines = []
+    for name, size, strict, chosen in auto_tried(stats):
+        note = " \u2190 chosen" if chosen else "" if strict else " (not strict)"
+        lines.append(f"{name} {size:,} B{note}")
+    return sep.join(lines)
+
+
 def settings_label(result: Result) -> str:
-    """`codec · precision · level` of a result, for legends."""
+    """`codec · precision · level` of a result, for legends (auto: "auto → chosen")."""
     s = stats_of(result)
     sk = result.clip.skeleton
     p = np.asarray(sk.precision)
     prec = f"{float(p.min()):g}" if p.min() == p.max() else f"{p.min():g}..{p.max():g}"
-    codec = str(s.get("codec", DEFAULT_CODEC))
-    return f"{codec} \u00b7 precision {prec} \u00b7 {s.get('level', '?')}"
+    return f"{codec_label(s)} \u00b7 precision {prec} \u00b7 {s.get('level', '?')}"
 
 
 # --- the --a / --b variant specs -----------------------------------------------------------

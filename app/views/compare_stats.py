@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QShowEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
 
-from app.comparison import stat_change, stats_of
+from app.comparison import auto_tried_text, codec_label, stat_change, stats_of
 from app.document import Document
 from app.error_scale import format_cm, format_seconds
 from app.views.handler_guard import survives
@@ -76,6 +76,8 @@ def text_of(key: str, value: Any, stats: dict[str, Any]) -> str:
         return f"{float(value):.2f} : 1"
     if key == "worst_track":
         return str(stats.get("worst_track_name", value))
+    if key == "codec":
+        return codec_label(stats)  # "auto → curve" for a side auto made
     if key in ("worst_time", "duration"):
         return f"{float(value):.4f} s"
     if key == "compression_time":
@@ -136,7 +138,9 @@ class CompareStatsTable(QTableWidget):
             # the column shows the percentage (a time: the frames); the tooltip both
             short = change.rsplit("(", 1)[-1].rstrip(")") if "(" in change else change
             texts = (text_of(key, va, sa), text_of(key, vb, sb), short)
-            tips = (str(va), str(vb), change)  # the full values and the signed difference
+            tips = [str(va), str(vb), change]  # the full values and the signed difference
+            if key == "codec":  # what auto tried on each side
+                tips[:2] = [auto_tried_text(st) or str(v) for st, v in ((sa, va), (sb, vb))]
             for col, text in enumerate(texts):
                 item = QTableWidgetItem(text)
                 item.setToolTip(tips[col])

@@ -37,7 +37,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.comparison import registered_codecs
+from app.comparison import auto_tried, auto_tried_text, registered_codecs
 from app.document import Document
 from app.views.codec_choice import mark_unavailable
 from app.views.label_fence import LabelFence
@@ -292,8 +292,15 @@ class SettingsPanel(QWidget):
             f"→ {level}" if level and self.document.settings.level == "automatic" else ""
         )
         self.change.setText(change_text(self.document.previous_result, r))
-        chosen = r.codec_name if r is not None and "auto" in r.stats else None
-        self.codec_pick.setText(f"→ {chosen}" if chosen else "")
+        tried = auto_tried(r.stats) if r is not None else []
+        chosen = next((t for t in tried if t[3]), None)
+        # one short line (it must not wrap and move the panel); every candidate in the tip
+        self.codec_pick.setText(
+            f"→ {chosen[0]}, {chosen[1]:,} B of {len(tried)} tried" if chosen else ""
+        )
+        self.codec_pick.setToolTip(
+            f"auto tried, smallest strict first:\n{auto_tried_text(r.stats)}" if tried else ""
+        )
 
     def _on_status(self) -> None:
         st = self.document.status

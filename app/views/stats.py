@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.comparison import auto_tried_text, codec_label
 from app.document import Document
 from app.error_scale import MINUS, format_cm, format_rate, format_seconds, round_up
 from app.views.handler_guard import survives
@@ -206,6 +207,9 @@ class StatsPanel(QWidget):
             return _bytes(float(value))
         if key == "compression_ratio":
             return f"{float(value):.2f} : 1"
+        if key == "codec" and "auto" in stats:  # what auto tried and what each cost
+            tried = html.escape(auto_tried_text(stats, " \u00b7 "))
+            return f"{html.escape(codec_label(stats))}<br><small>tried: {tried}</small>"
         if key == "worst_track":
             name = stats.get("worst_track_name", str(value))
             return f"<a href='joint:{int(value)}'>{name}</a> (#{int(value)})"

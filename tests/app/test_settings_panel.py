@@ -125,7 +125,22 @@ def test_the_codec_chooser_compresses_with_the_chosen_codec_and_shows_autos_pick
     with qtbot.waitSignal(ctl.result_ready, timeout=60_000):
         panel.codec.setCurrentText("auto")
     assert doc.codec == "auto" and doc.result.stats["auto"]["chosen"] == doc.result.codec_name
-    assert panel.codec_pick.text() == f"→ {doc.result.codec_name}" != "→ acl-style"
+    chosen, tried = doc.result.codec_name, doc.result.stats["auto"]["codecs"]
+    size = tried[chosen]["compressed_size"]
+    assert chosen != "acl-style"
+    assert panel.codec_pick.text() == f"→ {chosen}, {size:,} B of {len(tried)} tried"
+    tip = panel.codec_pick.toolTip()  # every candidate with its size
+    assert all(f"{n} {v['compressed_size']:,} B" in tip for n, v in tried.items())
+    assert f"{chosen} {size:,} B \u2190 chosen" in tip
+    from app.comparison import settings_label  # the legends (Compare's B): auto and its pick
+
+    assert settings_label(doc.result).startswith(f"auto \u2192 {chosen} \u00b7 ")
+    from app.views.stats import StatsPanel
+
+    stats = StatsPanel(doc)
+    qtbot.addWidget(stats)
+    stats.when_shown.shown()
+    assert stats.values["codec"].text().startswith(f"auto \u2192 {chosen}<br>")
     ctl.shutdown()
 
 
