@@ -38,6 +38,7 @@ import codec
 from app import exports
 from app.document import Document, Status
 from app.error_scale import format_seconds
+from app.export_folder import remember_export
 from app.tuning_history import Tuning, TuningHistory
 from codec.errors import ShellscopeError
 from codec.formats.output_paths import output_problem
@@ -726,6 +727,7 @@ class Controller(QtCore.QObject):
         except (OSError, ValueError, RuntimeError, ShellscopeError) as e:
             self.exported.emit(kind, str(path), str(e))
             return None
+        remember_export(out)  # the next save dialog starts where this file went
         self.exported.emit(kind, str(out), "")
         return out
 

@@ -18,6 +18,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from app.camera import MODE_LABELS
 from app.controller import Controller
 from app.document import Document, Status
+from app.export_folder import export_folder
 from app.views.frame_turns import FrameTurns
 from app.views.handler_guard import survives
 from app.views.label_fence import LabelFence, fixed_group
@@ -1024,13 +1025,14 @@ class MainWindow(QtWidgets.QMainWindow):
         makes it again), written whole or not at all by the controller's exports."""
         doc = self.document
         if path is None:
+            folder = export_folder(doc.path)  # where the last export went
             if doc.path is None:
-                start = str(Path.cwd() / "clip.ssc")
+                start = str(folder / "clip.ssc")
             else:
                 stem = doc.path.name.split(".")[0]
                 multi = self.controller.list_animations(doc.path)
                 name = f"{stem}_{doc.clip.name}" if multi and doc.clip is not None else stem
-                start = str(doc.path.with_name(f"{name}.ssc"))
+                start = str(folder / f"{name}.ssc")
             chosen = self.dialogs.save_path(self, start, "Shellscope compressed (*.ssc)")
             if not chosen:
                 return None

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.document import Document
+from app.export_folder import export_folder
 from app.views.handler_guard import survives
 from app.views.sync_guard import SyncGuard
 from app.views.when_shown import WhenShown
@@ -333,7 +334,7 @@ class SkinReportPanel(QWidget):
     def _ask_and_export(self) -> None:
         base = self.document.path
         stem = base.name.split(".")[0] if base is not None else "clip"
-        folder = base.parent if base is not None else Path.cwd()
+        folder = export_folder(base)  # the last export's folder
         path, _ = QFileDialog.getSaveFileName(
             self, "Export skin report", str(folder / f"{stem}.skin.csv"), "CSV (*.csv)"
         )

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 from app.comparison import auto_tried_text, codec_label
 from app.document import Document
 from app.error_scale import MINUS, format_cm, format_rate, format_seconds, round_up
+from app.export_folder import export_folder
 from app.views.handler_guard import survives
 from app.views.label_fence import LabelFence
 from app.views.plot_cache import cache_drawings
@@ -104,8 +105,10 @@ class StatsPanel(QWidget):
         layout.addWidget(LabelFence(self.change))  # a new text re-lays out no more than it must
         layout.addWidget(scroll, 1)
         layout.addWidget(self.compare_table, 1)
-        layout.addLayout(self._export_buttons())
+        # the outcome above the buttons: its lines grow up into the sheet, the buttons stay
+        # where the pointer is (below it they moved with every wrapped "Wrote ..." line)
         layout.addWidget(self.export_error)
+        layout.addLayout(self._export_buttons())
 
         # hidden (a dock closed or tabbed behind another), a result waits until it is shown
         self.when_shown = WhenShown(self, self._on_result)
@@ -320,8 +323,11 @@ class StatsPanel(QWidget):
         else:
             self._exported = Path(path)
             note, self._measured = self._measured, ""
+            # a break allowed after every folder: a long path wraps inside the dock instead
+            # of widening it
+            shown = html.escape(path).replace(os.sep, os.sep + "\u200b")
             self.export_error.setText(
-                f"Wrote {path}" + (f"<br>{html.escape(note)}" if note else "")
+                f"Wrote {shown}" + (f"<br>{html.escape(note)}" if note else "")
             )
 
     def show_export_measured(self, kind: str, text: str) -> None:
@@ -336,9 +342,17 @@ class StatsPanel(QWidget):
         return grab_png(self.window())
 
     def _ask_and_export(self, kind: str) -> None:
+        start, filters = self.suggestion(kind)
+        path, _ = QFileDialog.getSaveFileName(self, "Export", str(start), filters)
+        if path:
+            self.export_to(kind, path)
+
+    def suggestion(self, kind: str) -> tuple[Path, str]:
+        """The file name an export's dialog offers (in the last export's folder) and its
+        filters."""
         base = self.document.path
         stem = base.name.split(".")[0] if base is not None else "clip"
-        folder = base.parent if base is not None else Path.cwd()
+        folder = export_folder(base)
         suggestions = {
             "stats": (f"{stem}.stats.json", "JSON (*.json)"),
             "csv": (f"{stem}.joints.csv", "CSV (*.csv)"),
@@ -355,6 +369,4 @@ class StatsPanel(QWidget):
         elif kind == "lossy" and base is not None and ".usd" in "".join(base.suffixes).lower():
             name = f"{stem}.lossy.usdz"  # a USD source: offer its lossy copy first
             filters = "USD copy of the source (*.usda *.usdc *.usdz);;" + filters
-        path, _ = QFileDialog.getSaveFileName(self, "Export", str(folder / name), filters)
-        if path:
-            self.export_to(kind, path)
+        return folder / name, filters

@@ -15,9 +15,9 @@ from app.error_scale import (
     error_colors,
     format_budget,
     format_cm,
-    format_seconds,
     format_percent,
     format_rate,
+    format_seconds,
     legend_stops,
     round_up,
 )

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from PySide6.QtWidgets import QApplication
 
 from app.error_scale import format_cm, round_up
 from app.views.stats import StatsPanel
@@ -71,6 +72,24 @@ def test_export_buttons_write_files_or_say_why_not(qtbot, tmp_path: Path) -> Non
     assert png.read_bytes().startswith(b"\x89PNG")
     assert panel.export_to("stats", tmp_path / "no" / "s.json") is None
     assert "Export failed" in panel.export_error.text()
+    # the next dialog starts where the last export went, not beside the clip
+    out_dir = tmp_path / "exports"
+    out_dir.mkdir()
+    assert panel.export_to("csv", out_dir / "j.csv") is not None
+    assert panel.suggestion("stats")[0] == out_dir.resolve() / "clip.stats.json"
+    # a "Wrote ..." line that wraps does not move the buttons
+    panel.resize(300, 600)
+    button = panel.export_buttons["stats"]
+    qtbot.waitUntil(lambda: button.isVisible())
+    panel.show_export("csv", "j.csv", "")
+    QApplication.processEvents()
+    before = button.mapTo(panel, button.rect().topLeft())
+    deep = Path(out_dir, *(f"a_long_folder_name_{i}" for i in range(6)), "j.csv")
+    panel.show_export("csv", str(deep), "")
+    QApplication.processEvents()
+    assert panel.export_error.height() > 30  # it wrapped, within the panel's width
+    assert panel.export_error.width() <= panel.width()
+    assert button.mapTo(panel, button.rect().topLeft()) == before
 
 
 def test_stats_panel_equals_the_codec_command_line_on_cmu_13_07(qtbot) -> None:
