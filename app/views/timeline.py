@@ -23,6 +23,14 @@ from codec.tuning import JointOverride, set_joint_override
 SPEEDS = (0.1, 0.25, 0.5, 1.0, 1.5, 2.0, 4.0)
 EPS = 1e-9
 STRIPPED_COLOR = QtGui.QColor(150, 90, 220)  # ticks of stripped keyframes
+SEGMENT_COLOR = QtGui.QColor(240, 160, 40)  # the line where each segment starts
+TIMELINE_TIP = (
+    "Drag to scrub (red line: the time shown).\n"
+    "Orange lines: where each compression segment starts (the codec stores every segment "
+    "with bit rates and ranges of its own); shaded bands alternate segment by segment.\n"
+    "Grey ticks: the samples. Full-height violet ticks: stripped keyframes (rebuilt from "
+    "their neighbours)."
+)
 
 
 class ScrubBar(QtWidgets.QWidget):
@@ -44,10 +52,7 @@ class ScrubBar(QtWidgets.QWidget):
             QtWidgets.QSizePolicy.Policy.Expanding, QtWidgets.QSizePolicy.Policy.Fixed
         )
         self.setMouseTracking(False)
-        self.setToolTip(
-            "Drag to scrub; bands are compression segments, full-height violet ticks are "
-            "stripped keyframes (rebuilt from their neighbours)"
-        )
+        self.setToolTip(TIMELINE_TIP)
         self._dragging = False
         self._ticks: tuple[tuple, tuple[list[QtCore.QLineF], list[QtCore.QLineF]]] | None = None
 
@@ -124,7 +129,7 @@ class ScrubBar(QtWidgets.QWidget):
                 x1 = self.time_to_x(min((start + count - 1) / rate, doc.duration))
                 if g % 2:
                     p.fillRect(QtCore.QRectF(x0, 4, x1 - x0, h - 8), QtGui.QColor(70, 110, 160, 70))
-                p.setPen(QtGui.QPen(QtGui.QColor(240, 160, 40), 2))
+                p.setPen(QtGui.QPen(SEGMENT_COLOR, 2))
                 p.drawLine(QtCore.QPointF(x0, 4), QtCore.QPointF(x0, h - 4))
         # sample ticks, thinned so they never crowd
         kept, stripped = self._tick_lines(clip.num_samples, rate, doc.stored_keyframes())

@@ -119,6 +119,9 @@ def test_segment_boundaries_come_from_the_result(loaded) -> None:
     x = round(tl.bar.time_to_x(segs[0][0] / doc.clip.sample_rate))
     c = img.pixelColor(x, 6)
     assert c.red() > 200 and c.blue() < 120  # the orange boundary line
+    # and the bar's tooltip says what the orange lines are
+    tip = tl.bar.toolTip()
+    assert "Orange lines: where each compression segment starts" in tip
 
 
 def test_stripped_keyframes_get_violet_ticks(qtbot) -> None:
