@@ -308,6 +308,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self.panel_menu.addAction(self.compare_bar.toggleViewAction())  # while comparing
         self.panel_menu.addAction(self.animation_bar.toggleViewAction())  # several animations
         self.panels["SettingsPanel"].codec_requested.connect(self.controller.set_codec)
+        self._stats_width: list | None = None  # (dock, width) before comparing widened them
+        self.panels["StatsPanel"].compare_table.wants_width.connect(self._widen_stats)
+        self.document.comparison_changed.connect(self._narrow_stats)
         self._curves_grown: tuple[int, int, int] | None = None  # height before, asked, got
         self.docks["CurvesPanel"].visibilityChanged.connect(
             lambda shown: QtCore.QTimer.singleShot(0, lambda: self._fit_curves(shown))
@@ -391,9 +394,12 @@ class MainWindow(QtWidgets.QMainWindow):
         the 3D view keeps the lion's share."""
         w, h = max(self.width(), 800), max(self.height(), 600)
         horizontal, vertical = QtCore.Qt.Orientation.Horizontal, QtCore.Qt.Orientation.Vertical
-        sizes = (  # at 1280x800: joints 397, settings 272, plots 184 px; the 3D view the rest
-            ("bottom", min(max(int(0.23 * h), 180), 380), vertical),
-            ("left", min(max(int(0.31 * w), 340), 560), horizontal),
+        # at 1280x800: joints 397, settings 272, plots 184 px; the 3D view the rest. Above
+        # 800 px of height the plots take 40 % of the extra (at 1080: 360 px, the bit rates
+        # of some 15 joints rather than 6), above 1280 px of width the joints a third of it
+        sizes = (
+            ("bottom", min(max(int(0.23 * h + 0.4 * max(h - 800, 0)), 180), 420), vertical),
+            ("left", min(max(int(0.31 * w), 340), 640), horizontal),
             ("right", min(max(int(0.2125 * w), 272), 440), horizontal),
         )
         for area, size, orient in sizes:
@@ -404,6 +410,31 @@ class MainWindow(QtWidgets.QMainWindow):
             ]
             if docks:
                 self.resizeDocks(docks[:1], [size], orient)
+
+    @survives
+    def _widen_stats(self, table_width: int) -> None:
+        """While comparing, the Stats dock is as wide as its A | B | change table needs,
+        as far as the 3D view can spare it (the table's row names give way beyond that)."""
+        dock, table = self.docks["StatsPanel"], self.panels["StatsPanel"].compare_table
+        if not self.document.comparison.active or dock.isFloating() or not table.isVisible():
+            return
+        more = table_width - table.width()
+        if more <= 0:
+            return
+        docks, widths = [dock], [dock.width() + more]  # the 3D view gives what it can spare
+        if self._stats_width is None:
+            self._stats_width = [(d, d.width()) for d in docks]
+        self.resizeDocks(docks, widths, QtCore.Qt.Orientation.Horizontal)
+
+    def _narrow_stats(self) -> None:
+        """The comparison ended: the docks go back to their widths before it."""
+        if self.document.comparison.active or self._stats_width is None:
+            return
+        before, self._stats_width = self._stats_width, None
+        docks = [(d, w) for d, w in before if not d.isFloating()]
+        self.resizeDocks(
+            [d for d, _ in docks], [w for _, w in docks], QtCore.Qt.Orientation.Horizontal
+        )
 
     @survives
     def _fit_curves(self, shown: bool) -> None:
@@ -455,6 +486,9 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def reset_layout(self) -> None:
         """View > Reset layout: every dock back where it started, sized for the window."""
+        for bar in self.findChildren(QtWidgets.QTabBar):
+            if bar.parent() is self:  # the docks' tab bars: Qt leaves the old ones on screen
+                bar.hide()  # (under the new ones, or beside them once a toolbar shows)
         self.restoreState(self._default_state, LAYOUT_VERSION)
         for dock in self.docks.values():
             dock.show()
@@ -463,6 +497,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self.animation_bar.setVisible(len(self.animation_bar.names) > 1)
         self._show_skin_report()
         self._size_docks()
+        if self.document.comparison.active:  # once laid out: the A | B table's width again
+            self._stats_width = None
+            QtCore.QTimer.singleShot(0, self.panels["StatsPanel"].compare_table.fit_width)
 
     # --- status bar ---------------------------------------------------------------------
     def _build_status_bar(self) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QShowEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
 
@@ -38,6 +38,7 @@ SHORT = {  # the table is three values wide in a narrow dock: shorter row names
     "error_p99": "99th pct.",
     "compression_time": "Time",
     "precision_met": "Precision met",
+    "num_stripped_keyframes": "Stripped keys",
 }
 SIZE_KEYS = {"raw_size", "compressed_size", "metadata_size", "file_size"}
 ERROR_KEYS = {"max_error", "error_p99", "max_error_between_samples"}
@@ -46,9 +47,9 @@ ERROR_KEYS = {"max_error", "error_p99", "max_error_between_samples"}
 def rows() -> list[tuple[str, str]]:
     """(key, label) of every row: the Stats sheet's keys, then sub-track counts."""
     out = [(key, SHORT.get(key, LABELS[key])) for keys in SECTIONS.values() for key in keys]
-    for sub in ("rotation", "translation", "scale"):
-        for kind in ("default", "constant", "animated"):
-            out.append((f"sub_tracks/{sub}/{kind}", f"{sub} {kind}"))
+    for sub, short in (("rotation", "rot."), ("translation", "trans."), ("scale", "scale")):
+        for kind in ("default", "constant", "animated"):  # "translation constant" set the
+            out.append((f"sub_tracks/{sub}/{kind}", f"{short} {kind}"))  # column's width
     return out
 
 
@@ -92,6 +93,8 @@ def text_of(key: str, value: Any, stats: dict[str, Any]) -> str:
 class CompareStatsTable(QTableWidget):
     """A | B | change for every stats row of the document's comparison."""
 
+    wants_width = Signal(int)  # the width that shows every column whole
+
     def __init__(self, document: Document) -> None:
         self.keys = rows()
         super().__init__(len(self.keys), 4)
@@ -102,10 +105,17 @@ class CompareStatsTable(QTableWidget):
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
         header = self.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setStretchLastSection(True)
+        # A, B and the change sized to their figures (fit_width), never cut: the row names
+        # take what is left and elide when the dock is narrow (1280x800)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setStretchLastSection(False)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setTextElideMode(Qt.TextElideMode.ElideRight)
         for row, (_, label) in enumerate(self.keys):
-            self.setItem(row, 0, QTableWidgetItem(label))
+            item = QTableWidgetItem(label)
+            item.setToolTip(label)  # whole, when a narrow dock elides it
+            self.setItem(row, 0, item)
         self.cellDoubleClicked.connect(self._on_double_click)
         # hidden while nothing is compared (the Stats sheet shows instead): results wait
         self.when_shown = WhenShown(self, self.refresh)
@@ -137,6 +147,7 @@ class CompareStatsTable(QTableWidget):
                 change = "" if va == vb else "changed"
             # the column shows the percentage (a time: the frames); the tooltip both
             short = change.rsplit("(", 1)[-1].rstrip(")") if "(" in change else change
+            short = short.replace(" frames", " fr")  # narrow: B and the change fit at 1280
             texts = (text_of(key, va, sa), text_of(key, vb, sb), short)
             tips = [str(va), str(vb), change]  # the full values and the signed difference
             if key == "codec":  # what auto tried on each side
@@ -155,6 +166,21 @@ class CompareStatsTable(QTableWidget):
                     if better or worse:
                         item.setForeground(QBrush(GOOD if better else BAD))
                 self.setItem(row, col + 1, item)
+        self.fit_width()
+
+    def fit_width(self) -> None:
+        """Say how wide its four columns' contents are (`wants_width`): the window widens
+        the Stats dock to it while comparing (at 1280x800 B and the change were cut)."""
+        header = self.horizontalHeader()
+        widths = [
+            max(self.sizeHintForColumn(c), header.sectionSizeHint(c)) + 4
+            for c in range(self.columnCount())
+        ]
+        for c, w in enumerate(widths[1:], start=1):  # the figures whole; the names stretch
+            if header.sectionSize(c) != w:
+                header.resizeSection(c, w)
+        need = sum(widths) + 2 * self.frameWidth() + self.verticalScrollBar().sizeHint().width()
+        self.wants_width.emit(need)
 
     def _on_double_click(self, row: int, column: int) -> None:
         key = self.keys[row][0]

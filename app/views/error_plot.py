@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
-    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
@@ -29,6 +28,7 @@ from PySide6.QtWidgets import (
 from app.comparison import error_of
 from app.document import Document
 from app.error_scale import eng_ticks, format_budget, format_cm, format_percent, round_up
+from app.views.elided_label import ElidedLabel
 from app.views.handler_guard import survives
 from app.views.label_fence import LabelFence
 from app.views.plot_cache import cache_drawings
@@ -121,18 +121,14 @@ class ErrorPlotPanel(QWidget):
         self.worst_button = QPushButton("Go to worst")
         self.worst_button.setToolTip("Select the worst joint and jump to its worst time")
         self.worst_button.clicked.connect(self.go_to_worst)
-        self.readout = QLabel()
-        self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.readout.setWordWrap(True)
-        self.readout.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        self.readout.setToolTip("The error of the pose on screen: the 3D view shows the same")
+        # one line at any width: two or three wrapped lines moved the plot under the pointer
+        self.readout = ElidedLabel("The error of the pose on screen: the 3D view shows the same")
 
         bar = QHBoxLayout()
         bar.addWidget(self.between_box)
         bar.addWidget(self.worst_button)
-        # its text follows time and each result, one line or two as the joint names go:
-        # two kept, so the plot below is not resized (and drawn whole) when they alternate
-        bar.addWidget(LabelFence(self.readout, min_lines=2), 1)
+        # its text follows time and each result: fenced, a new text re-lays out nothing
+        bar.addWidget(LabelFence(self.readout), 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.setSpacing(2)

@@ -88,6 +88,8 @@ COLUMNS = (
     "Scale",
     "Rounding",
 )
+NAMES_SHARE = 0.4  # the names pane's least share of the panel's width
+MIN_VALUE_COLUMNS = 3  # Max error, Used and Precision: always whole in view when they fit
 C_NAME, C_ERR, C_USED, C_PREC, C_SHELL, C_DOM, C_ROT, C_TRANS, C_SCALE, C_ROUND = range(
     len(COLUMNS)
 )
@@ -447,18 +449,27 @@ class JointsPanel(QWidget):
         self._split_by_hand = True
 
     def _fit_split(self) -> None:
-        """Names get what they need, leaving the values at least their first two columns
-        (max error and its share of the budget); the values the rest."""
+        """The values pane shows whole columns only (a column cut at its edge read "99.9 %"
+        as "9.9 %"): Max error, Used and Precision at least, as many more as leave the names
+        what they need; the names take the rest (eliding in the middle when short of it,
+        never narrower than NAMES_SHARE of the panel)."""
         if self._split_by_hand:
             return
         total = max(self.table_split.width(), 1)
         if self._names_width is None:  # the names never change with the tuning: once
             self._names_width = self.tree.sizeHintForColumn(C_NAME) + 6 if self.items else 120
-        names = self._names_width
         header = self.values.header()
         bar = self.values.verticalScrollBar().sizeHint().width()
-        values = header.sectionSize(C_ERR) + header.sectionSize(C_USED) + bar + 6
-        first = int(max(min(names, total - values), 0.4 * total))
+        columns = [c for c in range(1, len(COLUMNS)) if not header.isSectionHidden(c)]
+        edges = np.cumsum([header.sectionSize(c) for c in columns]) + bar + 2 * 3
+        names_least = min(self._names_width, int(NAMES_SHARE * total))
+        fits = [
+            int(w)
+            for k, w in enumerate(edges)
+            if k < MIN_VALUE_COLUMNS or total - w >= self._names_width
+        ]
+        values = max((w for w in fits if total - w >= names_least), default=int(edges[0]))
+        first = max(total - values, int(NAMES_SHARE * total))
         self.table_split.setSizes([first, max(total - first, 1)])
 
     @survives

@@ -31,6 +31,7 @@ from app.skeleton_mesh import (
 from app.up_axis import AXES, sampled_positions, to_display, up_axis
 from app.views import colors
 from app.views.color_bar import ColorBar
+from app.views.elided_label import ElidedLabel
 from app.views.gl_items import (
     GHOST,
     LINES,
@@ -258,10 +259,8 @@ class Viewport3D(QtWidgets.QWidget):
         self.readout_row = QtWidgets.QWidget(self)
         r2 = QtWidgets.QHBoxLayout(self.readout_row)
         r2.setContentsMargins(6, 0, 4, 2)
-        self.info = QtWidgets.QLabel()
-        self.info.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.info.setToolTip("Error of the selected joint at the pose on screen")
-        self.info.setWordWrap(True)  # a long joint name wraps; it never widens the window
+        # one line at any width (a wrapped line moved the 3D view); the whole in its tooltip
+        self.info = ElidedLabel("Error of the selected joint at the pose on screen")
         self.color_bar = ColorBar()
         # the skin's menu beside the skin's readout, not in the toolbar: the toolbar's width
         # is the 3D column's least width, which the joint names' dock pays for

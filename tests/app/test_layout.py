@@ -40,7 +40,7 @@ def _inside_scroll_area(w: QWidget, root: QWidget) -> bool:
 
 
 def _label_problem(w: QLabel) -> str | None:
-    text = w.text()
+    text = QLabel.text(w)  # what is drawn (a one-line readout draws its text elided)
     if not text or w.pixmap() is not None and not w.pixmap().isNull():
         return None
     box = w.contentsRect()
