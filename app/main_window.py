@@ -311,6 +311,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self._stats_width: list | None = None  # (dock, width) before comparing widened them
         self.panels["StatsPanel"].compare_table.wants_width.connect(self._widen_stats)
         self.document.comparison_changed.connect(self._narrow_stats)
+        self.docks["SkinReportPanel"].visibilityChanged.connect(
+            lambda shown: shown and QtCore.QTimer.singleShot(0, self._fit_skin_report)
+        )
         self._curves_grown: tuple[int, int, int] | None = None  # height before, asked, got
         self.docks["CurvesPanel"].visibilityChanged.connect(
             lambda shown: QtCore.QTimer.singleShot(0, lambda: self._fit_curves(shown))
@@ -435,6 +438,19 @@ class MainWindow(QtWidgets.QMainWindow):
         self.resizeDocks(
             [d for d, _ in docks], [w for _, w in docks], QtCore.Qt.Orientation.Horizontal
         )
+
+    @survives
+    def _fit_skin_report(self) -> None:
+        """In front, the skin report's summary is read whole (its third line, the link to
+        shells from the mesh and skin-strict, was clipped at 1280x800): the bottom docks
+        grow to the summary's lines, the buttons and four rows of the table."""
+        dock, panel = self.docks["SkinReportPanel"], self.panels["SkinReportPanel"]
+        if dock.isFloating() or self.dockWidgetArea(dock) != AREAS["bottom"]:
+            return
+        short = panel.minimumSizeHint().height() - panel.visibleRegion().boundingRect().height()
+        if short > 0 and dock.isVisible():
+            want = min(dock.height() + short, int(CURVES_SHARE * self.height()))
+            self.resizeDocks([dock], [want], QtCore.Qt.Orientation.Vertical)
 
     @survives
     def _fit_curves(self, shown: bool) -> None:

@@ -308,6 +308,8 @@ class JointsPanel(QWidget):
             header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
             header.setStretchLastSection(False)
         self.tree.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        # always there, so the values pane's width (whole columns, `_fit_split`) counts it
+        self.values.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
         self.tree.header().setSectionResizeMode(C_NAME, QHeaderView.ResizeMode.Stretch)
         for c in range(1, len(COLUMNS)):
             self.tree.setColumnHidden(c, True)
@@ -455,13 +457,17 @@ class JointsPanel(QWidget):
         never narrower than NAMES_SHARE of the panel)."""
         if self._split_by_hand:
             return
-        total = max(self.table_split.width(), 1)
+        split = self.table_split
+        total = max(split.width() - split.handleWidth(), 1)  # the panes' room
         if self._names_width is None:  # the names never change with the tuning: once
             self._names_width = self.tree.sizeHintForColumn(C_NAME) + 6 if self.items else 120
         header = self.values.header()
-        bar = self.values.verticalScrollBar().sizeHint().width()
+        chrome = self.values.width() - self.values.viewport().width()  # frame and bar
+        if chrome <= 0 or not self.values.isVisible():  # not laid out yet
+            bar = self.values.verticalScrollBar().sizeHint().width()
+            chrome = bar + 2 * self.values.frameWidth()
         columns = [c for c in range(1, len(COLUMNS)) if not header.isSectionHidden(c)]
-        edges = np.cumsum([header.sectionSize(c) for c in columns]) + bar + 2 * 3
+        edges = np.cumsum([header.sectionSize(c) for c in columns]) + chrome
         names_least = min(self._names_width, int(NAMES_SHARE * total))
         fits = [
             int(w)

@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
 from app.document import Document
 from app.export_folder import export_folder
 from app.views.handler_guard import survives
+from app.views.label_fence import LabelFence
 from app.views.sync_guard import SyncGuard
 from app.views.when_shown import WhenShown
 from codec.codecs.acl_style.tables import skin_report_rows
@@ -151,7 +152,9 @@ class SkinReportPanel(QWidget):
         buttons.addWidget(self.export_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(self.summary)
+        # fenced: as high as its lines at the panel's width (the layout squeezed it, and its
+        # third line, the link to shells from the mesh and skin-strict, was clipped)
+        layout.addWidget(LabelFence(self.summary))
         layout.addLayout(buttons)
         layout.addWidget(self.table, 1)
         layout.addWidget(self.message)

@@ -279,17 +279,18 @@ def test_views_are_cleared_for_a_new_clip_while_it_compresses(loaded, qtbot) -> 
     assert np.asarray(p["BitRatePanel"].bits).size > 0
 
 
-def _joints_fit(window) -> tuple[int, int, int, int]:
-    """(names pane width, widest name, values pane width, Max error + Used widths)."""
-    from app.views.joints import C_ERR, C_NAME, C_USED
+def _joints_fit(window) -> tuple[int, int, int, list[int]]:
+    """(names pane width, widest name, values pane width, the value columns' right edges)."""
+    from app.views.joints import C_NAME
 
     p = window.panels["JointsPanel"]
     h = p.values.header()
+    shown = [c for c in range(1, h.count()) if not h.isSectionHidden(c)]
     return (
         p.tree.viewport().width(),
         p.tree.sizeHintForColumn(C_NAME),
         p.values.viewport().width(),
-        h.sectionSize(C_ERR) + h.sectionSize(C_USED),
+        list(np.cumsum([h.sectionSize(c) for c in shown])),
     )
 
 
@@ -306,16 +307,22 @@ def _joints_fit(window) -> tuple[int, int, int, int]:
 def test_joint_names_and_their_error_columns_are_whole(
     ui, window, dialogs, qtbot, clip, animation, size
 ) -> None:
-    """The default layout gives every name its width and keeps Max error and Used in view
-    (they were cut to 'CC_Base_L...' and '25 9' before)."""
+    """The default layout keeps Max error, Used and Precision in view, whole (they were cut
+    to '25 9', and Precision needed a scroll at 1280x800), and no column is cut at the
+    pane's edge ('99.9 %' read '9.9 %'); the names get their width where that leaves room
+    (1920x1080), else 40 % of the panel, eliding in the middle."""
     window.resize(*size)
     window.reset_layout()
     dialogs.animation = animation
     ui.open(window, DATA / clip)
     ui.settle(window)
-    names, widest, values, columns = _joints_fit(window)
-    assert names >= widest, f"names pane {names} px, widest name {widest} px"
-    assert values >= columns, f"values pane {values} px, Max error + Used {columns} px"
+    names, widest, values, edges = _joints_fit(window)
+    assert values >= edges[2], f"values pane {values} px, three columns {edges[2]} px"
+    assert values in edges, f"values pane {values} px cuts a column (edges {edges})"
+    total = window.panels["JointsPanel"].table_split.width()
+    assert names >= min(widest, 0.4 * total - 4), f"names pane {names} px, widest {widest}"
+    if size == (1920, 1080):
+        assert names >= widest and len([e for e in edges if e <= values]) >= 4
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
@@ -338,3 +345,27 @@ def test_the_3d_view_and_the_heat_map_get_the_room(ui, window, qtbot, size) -> N
     ui.settle(window)
     assert canvas.row_height == canvas.text_row
     assert canvas.height() >= 44 * canvas.row_height > heat.scroll.viewport().height()
+
+
+def test_readouts_keep_one_line_and_the_skin_summary_is_whole(ui, window, dialogs) -> None:
+    """At 1280x800 a long readout is one elided line (it wrapped to 2-3 lines and moved the 3D
+    view and the timeline), and the skin report's summary is read to its last line."""
+    window.resize(1280, 800)
+    window.reset_layout()
+    dialogs.animation = "Walk"
+    ui.open(window, DATA / "gltf" / "Fox.glb")
+    window.docks["SkinReportPanel"].raise_()
+    ui.settle(window)
+    vp, plot = window.viewport, window.panels["ErrorPlotPanel"]
+    scene = vp.scene_box.geometry()
+    window.document.set_selection(3)  # its error, its budget and the skin's: too long
+    ui.settle(window)
+    for label in (vp.info, plot.readout):
+        assert label.height() <= label.fontMetrics().height() + 4, label.text()
+    text = vp.info.text()
+    assert "skin" in text and text in vp.info.toolTip()
+    assert vp.info.shown_text().endswith("\u2026")  # elided, one line
+    assert vp.scene_box.geometry() == scene  # the 3D view did not move
+    summary = window.panels["SkinReportPanel"].summary
+    need = summary.heightForWidth(summary.width())
+    assert summary.visibleRegion().boundingRect().height() >= need
