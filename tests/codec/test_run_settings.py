@@ -83,6 +83,12 @@ def test_each_animation_of_a_file_takes_its_own_sidecar_entry(tmp_path: Path) ->
     run = resolve_run(fox, "Run")
     assert run.tuning.precision == 0.02 and len(run.rules) == 1 and run.animation == "Run"
     assert resolve_run(fox, "Survey").tuning == GlobalSettings()  # none of its own
+    # "Apply this tuning to all animations": one write gives Run's tuning to the others too
+    rules = (JointOverride("b_*", 0.5),)
+    save_sidecar(fox, GlobalSettings(precision=0.02), rules, "Run", also=("Walk", "Survey"))
+    for name in ("Walk", "Run", "Survey"):
+        run = resolve_run(fox, name)
+        assert run.tuning.precision == 0.02 and run.rules == rules, name
 
 
 def test_the_block_reads_back_to_the_same_settings_and_says_what_was_read() -> None:
