@@ -179,7 +179,7 @@ def check_corrupt(c, clip: Clip) -> None:
 
 def check_identity(c) -> None:
     """Codec name, id and description as the contract sets them."""
-    ids = {"subsample": 1, "keyreduce": 2, "curve": 3, "wavelet": 4}
+    ids = {"subsample": 1, "keyreduce": 2, "curve": 3, "wavelet": 4, "authored": 5}
     assert ids[c.name] == c.codec_id
     assert c.description and "\n" not in c.description
 
