@@ -30,14 +30,17 @@ START = 1.5  # the first step tried, over the one a value's rounding alone allow
 TANGENT_RATIO = 6.0  # tangent step = this x value step / the median key interval
 MAX_INT = 1 << 40  # |integer| at most: hostile payloads stop there
 SLACK = 1.0 - 1e-9  # aim just under the budget (float64 reorderings)
+DROP_NONE = 4  # every rotation component stored
+DROP_MIN = 0.3  # a component this far from zero at every key is rebuilt, not stored
 
 
 @dataclass(frozen=True, eq=False)
 class KeyTrack:
     """One animated sub-track (rotation, translation or scale) as the payload stores it:
-    interpolation, timeline, value step
-    and the keys' integers (K, C); a cubic track's tangent step and in / out integers
-    (2, K, C)."""
+    interpolation, timeline, value step and the keys' integers (K, C stored); a rotation
+    read by step, linear or slerp may store three components, `drop` the one rebuilt
+    (positive, the keys' unit length; DROP_NONE: all four stored); a cubic track's tangent
+    step and in / out integers (2, K, C)."""
 
     sub: int
     interpolation: str
@@ -46,6 +49,15 @@ class KeyTrack:
     ints: Array
     tangent_step: float = 0.0
     tangent_ints: Array | None = None
+    drop: int = DROP_NONE
+
+    def values(self) -> Array:
+        """(K, C) the keys' values (a dropped component rebuilt)."""
+        v = self.ints * self.step
+        if self.drop == DROP_NONE:
+            return v
+        rest = np.maximum(1.0 - np.sum(v * v, axis=-1), 0.0)
+        return np.insert(v, self.drop, np.sqrt(rest), axis=-1)
 
     def tangents(self) -> tuple[Array | None, Array | None]:
         if self.tangent_ints is None:
@@ -55,7 +67,24 @@ class KeyTrack:
 
     def curve(self, times: Array) -> CurveGroup:
         """The track's curve on its key times (K,) in clip seconds."""
-        return curve(self.sub, self.interpolation, times, self.ints * self.step, *self.tangents())
+        return curve(self.sub, self.interpolation, times, self.values(), *self.tangents())
+
+
+def _rotation_layout(src: Source) -> tuple[Array, int]:
+    """A rotation's keys (K, C stored) and the component rebuilt from the others: step,
+    linear and slerp read each key as a unit quaternion and on the shorter arc, so each
+    key may be signed to make that component positive; a cubic track's keys are blended
+    as they are (all four stored)."""
+    q = src.values
+    if src.interpolation == "cubic":
+        return q, DROP_NONE
+    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
+    low = np.abs(q).min(axis=0)
+    c = int(np.argmax(low))
+    if low[c] < DROP_MIN:
+        return q, DROP_NONE
+    q = q * np.sign(q[:, c : c + 1])
+    return np.delete(q, c, axis=-1), c
 
 
 def _unit(sub: int, dist: float, smag: Array) -> float:
@@ -113,9 +142,10 @@ class AuthoredFitter:
         return best
 
     def _quantised(self, sub: int, src: Source, step: float, gap: float) -> KeyTrack:
-        ints = np.rint(src.values / step).astype(np.int64)
+        values, drop = _rotation_layout(src) if sub == ROT else (src.values, DROP_NONE)
+        ints = np.rint(values / step).astype(np.int64)
         if src.in_tangents is None or src.out_tangents is None:
-            return KeyTrack(sub, src.interpolation, src.timeline, step, ints)
+            return KeyTrack(sub, src.interpolation, src.timeline, step, ints, drop=drop)
         tstep = float(np.float32(TANGENT_RATIO * step / gap))
         tangents = np.stack((src.in_tangents, src.out_tangents))
         tints = np.rint(tangents / tstep).astype(np.int64)

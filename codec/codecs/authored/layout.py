@@ -7,10 +7,12 @@ Layout version 1, sealed (codec.codecs.survey.seal: raw, deflated or LZMA2, the 
   and LEB128 zigzag differences of its sample indices (times index / rate), else K seconds
   (float32 when each key time is a float32, as a glTF file's are);
 - per animated sub-track (joint-major, rotation, translation, scale): its interpolation
-  (u8: 0 step, 1 linear, 2 slerp, 3 cubic), its timeline (u32), its value step (float32) and,
-  for cubic, its tangent step (float32);
-- the value stream: byte length (u32), then per track and component the differences of
-  successive key integers (the first against 0), zigzag, LEB128; a value is integer x step;
+  (u8: 0 step, 1 linear, 2 slerp, 3 cubic), for a rotation the component rebuilt from the
+  others (u8: 0-3, positive, sqrt(1 - the others' squares); 4 none), its timeline (u32), its
+  value step (float32) and, for cubic, its tangent step (float32);
+- the value stream: byte length (u32), then per track and stored component the differences
+  of successive key integers (the first against 0), zigzag, LEB128; a value is integer x
+  step;
 - the tangent stream, the same for every cubic track's in tangents then its out tangents
   (per second).
 A track reads as the file reads it (codec.model.authored_curves.CurveGroup.evaluate): step
@@ -23,9 +25,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from codec.codecs.authored.fitter import MAX_INT, KeyTrack
+from codec.codecs.authored.fitter import DROP_NONE, MAX_INT, KeyTrack
 from codec.codecs.authored.sources import INTERPOLATIONS, KIND_OF_SUB, on_grid
 from codec.codecs.survey import (
+    ROT,
     WIDTHS,
     ByteReader,
     ByteWriter,
@@ -81,6 +84,8 @@ def write(
             w.raw(np.asarray(times, "<f4" if narrow else "<f8").tobytes())
     for t in tracks:
         w.u8(INTERPOLATIONS.index(t.interpolation))
+        if t.sub == ROT:
+            w.u8(t.drop)
         w.u32(index[t.timeline])
         w.raw(np.float32(t.step).astype("<f4").tobytes())
         if t.tangent_ints is not None:
@@ -141,24 +146,30 @@ def read(payload: bytes, skeleton: Skeleton) -> AuthoredDecoder:
     heads = []
     for n, (_, sub) in enumerate(order):
         code = r.u8(f"interpolation of track {n}")
-        line = r.u32(f"timeline of track {n}")
-        if code >= len(INTERPOLATIONS) or line >= count:
-            raise r.fail(f"track {n}: interpolation {code}, timeline {line} of {count}")
+        if code >= len(INTERPOLATIONS):
+            raise r.fail(f"track {n}: interpolation {code}")
         interp = INTERPOLATIONS[code]
-        if interp == "slerp" and sub != 0:
+        if interp == "slerp" and sub != ROT:
             raise r.fail(f"track {n}: slerp is for rotations")
+        drop = r.u8(f"rotation layout of track {n}") if sub == ROT else DROP_NONE
+        if drop > DROP_NONE or (drop != DROP_NONE and interp == "cubic"):
+            raise r.fail(f"track {n}: {interp} rotation rebuilds component {drop}")
+        line = r.u32(f"timeline of track {n}")
+        if line >= count:
+            raise r.fail(f"track {n}: timeline {line} of {count}")
         step = _step(r, f"value step of track {n}")
         tstep = _step(r, f"tangent step of track {n}") if interp == "cubic" else 0.0
-        heads.append((sub, interp, line, step, tstep))
-    keys = [len(timelines[h[2]]) * WIDTHS[h[0]] for h in heads]
+        heads.append((sub, interp, line, step, tstep, drop))
+    stored = [WIDTHS[h[0]] - (h[5] != DROP_NONE) for h in heads]
+    keys = [len(timelines[h[2]]) * c for h, c in zip(heads, stored, strict=True)]
     values = _read_stream(r, sum(keys), "value")
-    cubic = [k for k, h in zip(keys, heads, strict=True) if h[1] == "cubic"]
+    cubic = [len(timelines[h[2]]) * WIDTHS[h[0]] for h in heads if h[1] == "cubic"]
     tangents = _read_stream(r, 2 * sum(cubic), "tangent")
     r.done()
     tracks = []
     at = at_t = 0
-    for (sub, interp, line, step, tstep), n in zip(heads, keys, strict=True):
-        k, c = len(timelines[line]), WIDTHS[sub]
+    for (sub, interp, line, step, tstep, drop), n, c in zip(heads, keys, stored, strict=True):
+        k = len(timelines[line])
         ints = np.cumsum(values[at : at + n].reshape(c, k), axis=1).T
         at += n
         tints = None
@@ -169,7 +180,7 @@ def read(payload: bytes, skeleton: Skeleton) -> AuthoredDecoder:
         big = max(np.abs(ints).max(), 0 if tints is None else np.abs(tints).max())
         if big > MAX_INT:
             raise r.fail(f"an integer of track {len(tracks)} is beyond {MAX_INT}")
-        tracks.append(KeyTrack(sub, interp, line, step, ints, tstep, tints))
+        tracks.append(KeyTrack(sub, interp, line, step, ints, tstep, tints, drop))
     try:
         return AuthoredDecoder(skeleton, rate, S, looping, fixed, order, tracks, timelines)
     except ClipValidationError as e:
@@ -211,7 +222,7 @@ class AuthoredDecoder(TrackDecoder):
                         interp,
                         np.array([j for j, _ in members]),
                         timelines[line],
-                        np.stack([t.ints * t.step for _, t in members], axis=1),
+                        np.stack([t.values() for _, t in members], axis=1),
                         np.stack([a for a, _ in stack], axis=1) if cubic else None,
                         np.stack([b for _, b in stack], axis=1) if cubic else None,
                     ),
