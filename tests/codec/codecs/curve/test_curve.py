@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from codec.codecs.curve import CurveCodec
+from codec.codecs.curve.tangents import MODES
 from tests.codec.codecs import survey_checks as checks
 from tests.codec.helpers import DATA
 
@@ -94,3 +95,18 @@ def test_a_layout_1_payload_decodes_as_it_did() -> None:
     for name in ("rotations", "translations", "scales"):
         np.testing.assert_allclose(getattr(lossy, name), expected[name], rtol=0, atol=1e-12)
     assert np.all(checks.outsider_errors(clip, lossy) <= clip.skeleton.precision)
+
+
+def test_a_knot_at_every_sample_is_never_held_between_samples() -> None:
+    """A zig-zag track needs a knot at every sample in any mode; stepped and linear then cost
+    the same bits, and the tie goes to linear: between two samples the curve moves from one
+    to the next as the raw clip does (a held step jumped by the whole difference: CesiumMan's
+    left thigh was 15 degrees off at a quarter sample before its next sample)."""
+    values = np.array([0.0, 0.6, 0.1, 0.9, 0.3, 0.8])
+    clip = checks.chain_clip(values)
+    enc = CODEC.encode(clip, checks.SETTINGS)
+    assert enc.details["strict"]
+    dec = CODEC.decode(enc.payload, clip.skeleton)
+    assert all(MODES[t.mode] != "step" for t in dec.tracks)
+    _, tr, _ = dec.sample_times(np.array([0.5]) / clip.sample_rate)
+    assert tr[0, 0, 0] == pytest.approx(3.0, abs=0.5)  # root x halfway from 0 to 6 (held: 0)
