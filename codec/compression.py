@@ -71,7 +71,7 @@ class Compression:
         """Encode and measure; `skeleton` gives other per-joint precisions and shell
         distances (the same joints, parents and bind pose)."""
         settings = settings or CompressionSettings()
-        codecs = registry.chosen(settings.codec)
+        codecs = registry.chosen(settings.codec, self.clip)
         if self.fixed is not None and settings.codec == self.fixed.name:
             codecs = (self.fixed,)
         clip = self.clip if skeleton is None else self.clip.with_skeleton(skeleton)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from codec.codecs import container
 from codec.codecs.acl21.codec import CODEC as ACL_21
 from codec.codecs.acl_style.codec import CODEC as ACL_STYLE
+from codec.codecs.authored import AuthoredCodec
 from codec.codecs.base import Codec, Decoder
 from codec.codecs.container import Container
 from codec.codecs.curve import CurveCodec
@@ -12,14 +13,22 @@ from codec.codecs.keyreduce import KeyReduceCodec
 from codec.codecs.subsample import SubsampleCodec
 from codec.codecs.wavelet import WaveletCodec
 from codec.errors import CompressedFormatError, SettingsError
-from codec.model.clip import Skeleton
+from codec.model.clip import Clip, Skeleton
 
 DEFAULT = "acl-style"
 AUTO = "auto"  # every codec tries; the smallest strict encoding wins (codec.compression)
 AUTO_DESCRIPTION = "every codec tries; the smallest strict encoding wins"
 CODECS: dict[str, Codec] = {
     c.name: c
-    for c in (ACL_STYLE, SubsampleCodec(), KeyReduceCodec(), CurveCodec(), WaveletCodec(), ACL_21)
+    for c in (
+        ACL_STYLE,
+        SubsampleCodec(),
+        KeyReduceCodec(),
+        CurveCodec(),
+        WaveletCodec(),
+        ACL_21,
+        AuthoredCodec(),
+    )
 }
 
 
@@ -28,11 +37,17 @@ def names() -> tuple[str, ...]:
     return tuple(CODECS)
 
 
-def chosen(name: str) -> tuple[Codec, ...]:
+def chosen(name: str, clip: Clip | None = None) -> tuple[Codec, ...]:
     """The codecs a settings' `codec` names: one, or every codec for AUTO (not those that
-    say `in_auto = False`: acl-2.1 runs an outside program)."""
+    say `in_auto = False`: acl-2.1 runs an outside program; for a `clip`, not those whose
+    `suits(clip)` says they have nothing to work on: authored without the file's curves)."""
     if name == AUTO:
-        return tuple(c for c in CODECS.values() if getattr(c, "in_auto", True))
+        return tuple(
+            c
+            for c in CODECS.values()
+            if getattr(c, "in_auto", True)
+            and (clip is None or getattr(c, "suits", lambda _: True)(clip))
+        )
     return (get(name),)
 
 

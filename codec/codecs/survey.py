@@ -563,7 +563,11 @@ def _fit_one(fitter, j, k, raws, binds, exact, budgets, dist, smag, kinds, fixed
             fixed[k][j] = value
             return
     kinds[j, k] = ANIMATED
-    reps[(j, k)] = fitter.fit(k, raw, b, float(dist[j]), sm, previous)
+    fit_joint = getattr(fitter, "fit_joint", None)  # a fitter whose tracks are the joint's own
+    if fit_joint is not None:
+        reps[(j, k)] = fit_joint(j, k, raw, b, float(dist[j]), sm, previous)
+    else:
+        reps[(j, k)] = fitter.fit(k, raw, b, float(dist[j]), sm, previous)
 
 
 def _rebuild(clip: Clip, fitter: TrackFitter, kinds: Array, fixed, reps) -> Clip:

@@ -133,7 +133,7 @@ class CurveFitter:
         raw = np.ascontiguousarray(raw, dtype=np.float64)  # one compiled kernel per shape
         smag = np.ascontiguousarray(smag, dtype=np.float64)
         shares = QUANT_SHARES if len(raw) > 2 else (1.0,)
-        modes = (STEP, LINEAR, CUBIC)
+        modes = (LINEAR, STEP, CUBIC)  # linear first: a tie (a knot at every sample) is linear
         exact = None
         if previous is not None and previous.hint:  # a later round, at a tighter budget:
             shares, modes = (previous.hint[0],), (previous.hint[1],)  # what won before

@@ -44,22 +44,30 @@ def load(item_id: str) -> Clip:
     return codec.load_clip(path, **({"animation": animation} if animation else {}))
 
 
-def strict_window(clip: Clip) -> Clip:
-    """The clip, or its first STRICT_SAMPLES samples: the four long mocap takes (1197 to 3070
+def strict_window(clip: Clip, samples: int = STRICT_SAMPLES) -> Clip:
+    """The clip, or its first `samples` samples: the four long mocap takes (1197 to 3070
     samples) would take most of the suite's time with nothing new to show; the benchmark
     (bench/survey_codecs.py) runs them whole."""
-    if clip.num_samples <= STRICT_SAMPLES:
+    if clip.num_samples <= samples:
         return clip
-    n = STRICT_SAMPLES
+    n = samples
     return clip.replace(
         rotations=clip.rotations[:n], translations=clip.translations[:n], scales=clip.scales[:n]
     )
 
 
-def check_strict(c, item_id: str) -> None:
+@cache
+def window(item_id: str, samples: int = STRICT_SAMPLES) -> Clip:
+    """The real clip `item_id` as the strict check takes it (its first `samples` samples,
+    the check's settings applied), one object per clip: `encoded` then shares one encoding
+    between the checks of a codec that read it."""
+    return SETTINGS.apply(strict_window(load(item_id), samples))
+
+
+def check_strict(c, item_id: str, samples: int = STRICT_SAMPLES) -> None:
     """Every joint within its precision at every source sample, from the bytes."""
-    clip = SETTINGS.apply(strict_window(load(item_id)))
-    enc = c.encode(clip, SETTINGS)
+    clip = window(item_id, samples)
+    enc = encoded(c, clip)
     lossy = c.decode(enc.payload, clip.skeleton).decode_source()
     assert lossy.num_samples == clip.num_samples
     err = outsider_errors(clip, lossy)
@@ -179,7 +187,7 @@ def check_corrupt(c, clip: Clip) -> None:
 
 def check_identity(c) -> None:
     """Codec name, id and description as the contract sets them."""
-    ids = {"subsample": 1, "keyreduce": 2, "curve": 3, "wavelet": 4}
+    ids = {"subsample": 1, "keyreduce": 2, "curve": 3, "wavelet": 4, "authored": 5}
     assert ids[c.name] == c.codec_id
     assert c.description and "\n" not in c.description
 
