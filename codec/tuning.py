@@ -5,7 +5,8 @@ Precedence of the rules (the README's "Precedence" says the same): pattern rules
 order, later rules win; a joint's exact-name rule (a pattern without wildcards, which is what a
 joint's own edit in the window makes) wins over every pattern rule, whatever the order the two
 were made in; among exact-name rules for one joint the later wins. Patterns are shell globs
-matched case-insensitively against the joint name.
+matched case-insensitively against the joint name, with `|` alternatives, `!` exclusions and
+`re:` regular expressions (codec.name_pattern, the one matcher of every rule).
 Which layers the rules and clip-wide settings come from (the clip's own values, its sidecar,
 `--overrides`, flags) is codec.run_settings; `tuned_clip` applies what it resolves, the same
 way everywhere.
@@ -120,14 +121,23 @@ _ESCAPED = re.compile(r"\[.\]")  # one character in brackets: `[*]` matches a li
 
 
 def is_exact(pattern: str) -> bool:
-    """True when `pattern` matches one name only: no `*` or `?`, and brackets only around a
-    single character (how `exact_pattern` escapes a name holding * ? [ or ])."""
-    return not any(c in _ESCAPED.sub("", pattern) for c in "*?[")
+    """True when `pattern` matches one name only: no `*`, `?`, `|`, no leading `!` or `re:`,
+    and brackets only around a single character (how `exact_pattern` escapes a name holding
+    * ? [ ] | or a leading !)."""
+    if pattern.startswith(("!", "re:")):
+        return False
+    return not any(c in _ESCAPED.sub("", pattern) for c in "*?[|")
 
 
 def exact_pattern(name: str) -> str:
-    """A glob that matches exactly `name` (case-insensitively), even when it holds *, ? or [."""
-    return "".join(f"[{c}]" if c in "*?[]" else c for c in name)
+    """A pattern that matches exactly `name` (case-insensitively), even when it holds *, ?, [,
+    ], | or starts with ! or re: (codec.name_pattern's syntax)."""
+    text = "".join(f"[{c}]" if c in "*?[]|" else c for c in name)
+    if text.startswith("!"):
+        return "[!]" + text[1:]
+    if text.startswith("re:"):
+        return "[r]" + text[1:]
+    return text
 
 
 def set_joint_override(
