@@ -652,6 +652,7 @@ class MainWindow(QtWidgets.QMainWindow):
         compare = mb.addMenu("Co&mpare")
         for act in self.compare_bar.actions_for_menu():
             compare.addAction(act)
+        self._rules_menu(mb.addMenu("R&ules"))
 
         h = mb.addMenu("&Help")
         self._action(
@@ -663,6 +664,35 @@ class MainWindow(QtWidgets.QMainWindow):
         self.document.display_changed.connect(self._sync_view_menu)
         self.viewport.view_changed.connect(self._sync_view_menu)
         self._sync_view_menu()
+
+    def _rules_menu(self, menu: QtWidgets.QMenu) -> None:
+        """Rules: add a rule, presets (shipped and the user's own), which rule set the
+        selected joint's values; the Joints panel does each (built after the menus)."""
+
+        def joints() -> Any:
+            self.docks["JointsPanel"].show()
+            self.docks["JointsPanel"].raise_()
+            return self.panels["JointsPanel"]
+
+        self._action(menu, "&Add rule", lambda: joints()._on_add_clicked())
+        presets = menu.addMenu("&Presets")
+        presets.aboutToShow.connect(lambda: self.panels["JointsPanel"]._fill_presets_menu(presets))
+        save = "&Save pattern rules as preset\u2026"
+        self._action(menu, save, lambda: joints().ask_save_preset())
+        self._action(menu, "&Which rule set the selected joint", self.show_joint_source)
+
+    def show_joint_source(self) -> str:
+        """Rules > Which rule set the selected joint: each value and the rule it came from."""
+        j = self.document.selection
+        text = self.panels["JointsPanel"].source_text(j) if j is not None else ""
+        text = text.replace(": ", ":\n", 1).replace("; ", "\n") or "Select a joint first."
+        box = QtWidgets.QMessageBox(
+            QtWidgets.QMessageBox.Icon.Information, "Which rule set this joint", text, parent=self
+        )
+        box.setAttribute(QtCore.Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.setWindowModality(QtCore.Qt.WindowModality.NonModal)
+        box.show()  # not modal: the user keeps clicking joints
+        return text
 
     def _edit_menu(self, e: QtWidgets.QMenu) -> None:
         """Edit > Undo / Redo of every tuning edit (Ctrl+Z; Ctrl+Shift+Z and Ctrl+Y), and

@@ -75,12 +75,16 @@ class JointOverride:
 
 @dataclass(frozen=True, eq=False)
 class ResolvedJoints:
-    """precision (J,), shell_distance (J,), rounding (J,) str, and which rule set each."""
+    """precision (J,), shell_distance (J,), rounding (J,) str, whether a rule touched each
+    joint (J,), and `source` (J, 3): the index in the rules given of the rule that set each
+    joint's precision, shell distance and rounding, -1 where the global value stands (what
+    the window shows as "which rule set this joint's value")."""
 
     precision: np.ndarray
     shell_distance: np.ndarray
     rounding: np.ndarray
     overridden: np.ndarray
+    source: np.ndarray
 
 
 def resolve(
@@ -99,22 +103,30 @@ def resolve(
     )
     rnd = np.full(n, rounding, dtype=object)
     touched = np.zeros(n, dtype=bool)
-    for rule in ordered(rules):
+    source = np.full((n, 3), -1, dtype=np.int64)
+    for k in application_order(rules):
+        rule = rules[k]
         sel = rule.matches(skeleton.names)
         if rule.precision is not None:
             prec[sel] = rule.precision
+            source[sel, 0] = k
         if rule.shell_distance is not None:
             shell[sel] = rule.shell_distance
+            source[sel, 1] = k
         if rule.rounding is not None:
             rnd[sel] = rule.rounding
+            source[sel, 2] = k
         touched |= sel
-    return ResolvedJoints(prec, shell, rnd.astype(str), touched)
+    return ResolvedJoints(prec, shell, rnd.astype(str), touched, source)
 
 
-def ordered(rules: list[JointOverride] | tuple[JointOverride, ...]) -> list[JointOverride]:
-    """The order rules apply in: pattern rules as given, then exact-name rules as given, so
-    that a joint's own value wins over every pattern (later applied wins)."""
-    return [r for r in rules if not r.exact] + [r for r in rules if r.exact]
+def application_order(rules: list[JointOverride] | tuple[JointOverride, ...]) -> list[int]:
+    """The indices of `rules` in the order they apply: pattern rules as given, then
+    exact-name rules as given, so that a joint's own value wins over every pattern (later
+    applied wins)."""
+    return [k for k, r in enumerate(rules) if not r.exact] + [
+        k for k, r in enumerate(rules) if r.exact
+    ]
 
 
 _ESCAPED = re.compile(r"\[.\]")  # one character in brackets: `[*]` matches a literal *
