@@ -632,6 +632,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._drawing_menus(v)
         v.addSeparator()
         self.panel_menu = v.addMenu("&Panels")
+        self._curves_menu(v.addMenu("C&urves"))
         self._action(v, "Reset &layout", self.reset_layout)
 
         p = mb.addMenu("&Playback")
@@ -664,6 +665,23 @@ class MainWindow(QtWidgets.QMainWindow):
         self.document.display_changed.connect(self._sync_view_menu)
         self.viewport.view_changed.connect(self._sync_view_menu)
         self._sync_view_menu()
+
+    def _curves_menu(self, menu: QtWidgets.QMenu) -> None:
+        """View > Curves: the graph editor's framing, its error mode and pinned joints (the
+        Curves panel does each, brought to the front; built after the menus)."""
+
+        def curves() -> Any:
+            self.docks["CurvesPanel"].show()
+            self.docks["CurvesPanel"].raise_()
+            return self.panels["CurvesPanel"]
+
+        self._action(menu, "Frame &all curves (A in Curves)", lambda: curves().frame_all())
+        self._action(menu, "Frame &worst error (F in Curves)", lambda: curves().frame_selection())
+        error = self._action(menu, "&Lossy \u2212 raw", lambda on: curves().set_error_mode(on))
+        error.setCheckable(True)
+        menu.aboutToShow.connect(lambda: error.setChecked(self.panels["CurvesPanel"].error_mode))
+        self._action(menu, "&Pin / unpin the selected joint", lambda: curves().toggle_pin())
+        self._action(menu, "&Unpin all", lambda: curves().clear_pins())
 
     def _rules_menu(self, menu: QtWidgets.QMenu) -> None:
         """Rules: add a rule, presets (shipped and the user's own), which rule set the
