@@ -1067,8 +1067,10 @@ class MainWindow(QtWidgets.QMainWindow):
         if getattr(self, "library", None) is None:
             from app.views.library import LibraryDialog
 
-            self.library = LibraryDialog(self)
-            self.library.open_requested.connect(lambda p, a: self.open_file(p, animation=a))
+            # a window of its own (no parent): the main window comes in front of it when a
+            # row opens; closed with the main window (closeEvent)
+            self.library = LibraryDialog(None)
+            self.library.open_requested.connect(self._open_from_library)
         self.library.show()
         self.library.raise_()
         if folder is not None:
@@ -1076,6 +1078,13 @@ class MainWindow(QtWidgets.QMainWindow):
         else:
             self.library.choose_folder()
         return self.library
+
+    def _open_from_library(self, path: str, animation: str | None) -> None:
+        """A library row double-clicked: open it here and bring this window to the front."""
+        self.open_file(path, animation=animation)
+        self.showNormal() if self.isMinimized() else self.show()
+        self.raise_()
+        self.activateWindow()
 
     def _show_skin_report(self) -> None:
         """The skin report's tab is there for clips with a skinned mesh only."""
@@ -1183,5 +1192,6 @@ class MainWindow(QtWidgets.QMainWindow):
         self.controller.shutdown(timeout=1.0)
         if getattr(self, "library", None) is not None:
             self.library.stop()  # its run keeps what finished in the cache
+            self.library.close()  # a window of its own: it goes with this one
         self.viewport.release_gl()
         super().closeEvent(ev)
