@@ -117,6 +117,31 @@ def shoot() -> int:
         doc.set_time(curves.frame_selection() or 0.0)
         settle(window)
         save(grab_image(window), "curves_error.png")
+        # the Library at 1280x800 over a copy of the test clips: a broken .glb, a rig's
+        # takes, and a sweep of three precisions drawn below the table
+        with tempfile.TemporaryDirectory() as tmp:
+            lib = Path(tmp) / "library"
+            lib.mkdir()
+            for src in (WALK, RUN, DATA / "gltf" / "Fox.glb", DATA / "acl" / LOOP_XZ.name):
+                (lib / src.name).write_bytes(src.read_bytes())
+            robot = lib / "quaternius_robot.fbx"
+            robot.write_bytes(
+                lzma.decompress((DATA / "fbx" / "quaternius_robot.fbx.xz").read_bytes())
+            )
+            (lib / "broken.glb").write_bytes(b"\0\0\0\0" + CESIUM.read_bytes()[4:])
+            dialog = window.open_library(lib)
+            dialog.resize(1280, 800)
+            while not dialog.run_finished:
+                app.processEvents()
+                QtCore.QThread.msleep(50)
+            dialog.sweep([0.001, 0.01, 0.1])
+            while dialog.batch_run is not None:
+                app.processEvents()
+                QtCore.QThread.msleep(50)
+            for _ in range(20):
+                app.processEvents()
+            save(dialog.grab().toImage(), "library_sweep.png")
+            dialog.close()
         window.close()
 
     if "--graph-only" in sys.argv:

@@ -33,6 +33,8 @@ class SweepChart(QtWidgets.QWidget):
         self.plot.setLabel("bottom", "precision (cm)")
         self.plot.setLabel("left", "library compressed size (KiB)")
         self.plot.setTitle("Size against precision", size="10pt")
+        for side in ("bottom", "left"):  # 0.001 cm reads 0.001, not "1 (x0.001)"
+            self.plot.getAxis(side).enableAutoSIPrefix(False)
         self.summary = QtWidgets.QLabel("")
         self.summary.setWordWrap(True)
         lay = QtWidgets.QVBoxLayout(self)
@@ -58,15 +60,21 @@ class SweepChart(QtWidgets.QWidget):
         self.plot.plot(x, kib, pen=LINE_PEN)
         brushes = [MISSED_BRUSH if b else OK_BRUSH for b in bad]
         self.plot.plot(x, kib, pen=None, symbol="o", symbolSize=9, symbolBrush=brushes)
-        for s, px, py, b in zip(self.points, x, kib, bad, strict=True):
+        last = len(self.points) - 1
+        for k, (s, px, py, b) in enumerate(zip(self.points, x, kib, bad, strict=True)):
             t = s["totals"]
             text = f"{py:,.1f} KiB, {t['compression_ratio']:.1f}:1"
             if b:
                 text += f"\n{t['precision_missed']} missed, {t['errors']} failed"
-            label = pg.TextItem(text, color=(40, 40, 40), anchor=(0.5, 1.2))
+            # the end points' labels lean inwards, so the plot's edges never cut them
+            across = 0.0 if k == 0 and last else 1.0 if k == last and last else 0.5
+            label = pg.TextItem(text, color=(40, 40, 40), anchor=(across, 1.2))
             label.setPos(math.log10(px), py)
             self.plot.addItem(label)
             self._labels.append(label)
+        top = float(kib.max())
+        self.plot.setYRange(0.0, top * 1.25 if top > 0 else 1.0, padding=0)
+        self.plot.setXRange(math.log10(x.min()), math.log10(x.max()), padding=0.08)
         self.summary.setText(
             " \u00b7 ".join(
                 f"{float(s['precision']):g} cm: {float(s['totals']['compressed_size']):,.0f} B"
