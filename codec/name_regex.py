@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 MAX_REPEAT = 32
-MAX_STATES = 4096
+MAX_STEPS = 4096  # the steps of the lazily built DFA kept per expression
+MAX_STATES = 512  # a flood of rules stays cheap: a few ms per rule and skeleton
 _ESCAPES: dict[str, Callable[[str], bool]] = {
     "d": str.isdigit,
     "w": lambda c: c.isalnum() or c == "_",
@@ -255,6 +256,7 @@ class NameRegex:
         self.pattern = text
         self._states = regex.states
         self._start = self._closure({regex.start})
+        self._steps: dict[tuple[frozenset[int], str], frozenset[int]] = {}
 
     def _closure(self, states: set[int]) -> frozenset[int]:
         """`states` and every state reachable from them without reading a character."""
@@ -269,13 +271,24 @@ class NameRegex:
         return frozenset(k for k in seen if self._states[k][0] != "split")
 
     def matches(self, name: str) -> bool:
+        """Run the automaton over the name; each (state set, character) step is computed
+        once and kept (a lazily built DFA: a rig's names share their prefixes)."""
         current = self._start
-        states = self._states
+        states, steps = self._states, self._steps
         for ch in name:
-            step = {states[k][2] for k in current if states[k][0] == "char" and states[k][1](ch)}
-            if not step:
+            key = (current, ch)
+            nxt = steps.get(key)
+            if nxt is None:
+                step = {
+                    states[k][2] for k in current if states[k][0] == "char" and states[k][1](ch)
+                }
+                nxt = self._closure(step) if step else frozenset()
+                if len(steps) >= MAX_STEPS:  # memory stays bounded whatever the names
+                    steps.clear()
+                steps[key] = nxt
+            if not nxt:
                 return False
-            current = self._closure(step)
+            current = nxt
         return any(states[k][0] == "match" for k in current)
 
     def matches_each(self, names: Sequence[str]) -> list[bool]:
