@@ -13,6 +13,8 @@ from dataclasses import asdict
 
 from codec.tuning import JointOverride
 
+PRESETS_KEY = "rules/presets"  # the window's QSettings key of the user's presets (JSON text)
+
 FINGERS = "*Thumb*|*Index*|*Mid*|*Ring*|*Pinky*|*Finger*|!*Toe*"
 FACE = "*Jaw*|*Eye*|*Brow*|*Lid*|*Lip*|*Cheek*|*Nose*|*Mouth*|*Tongue*|*Teeth*|*Face*"
 IK = "*IK*|*Target*|*Pole*"

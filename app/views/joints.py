@@ -69,7 +69,7 @@ from app.error_scale import (
     format_percent,
     is_over,
 )
-from app.rule_presets import all_presets, read_presets, write_presets
+from app.rule_presets import PRESETS_KEY, all_presets, read_presets, write_presets
 from app.views.elided_names import ElidedNameDelegate
 from app.views.handler_guard import survives
 from app.views.sync_guard import SyncGuard
@@ -108,7 +108,6 @@ HEADER_TIPS = {
 }
 EDITABLE = {C_PREC: "precision", C_SHELL: "shell_distance", C_ROUND: "rounding"}
 RULE_COLUMNS = ("Pattern", "Precision", "Shell", "Rounding", "Joints")
-PRESETS_KEY = "rules/presets"  # QSettings: the user's own rule presets, JSON text
 UNMATCHED = QColor(192, 57, 43)
 FIELDS = ("precision", "shell", "rounding")
 JOINT_ROLE = Qt.ItemDataRole.UserRole

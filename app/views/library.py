@@ -28,14 +28,13 @@ from app.library_model import (
     sweep_settings,
     tooltip_of,
 )
-from app.rule_presets import all_presets
+from app.rule_presets import PRESETS_KEY, all_presets
 from app.views.library_sweep import SweepChart
 from codec.library.rows import Row
 from codec.tuning import JointOverride
 
 POLL_MS = 200  # how often finished files are taken into the table
 FOLDER_KEY = "library/folder"  # QSettings: the last library folder (the picker starts there)
-PRESETS_KEY = "rules/presets"  # the user's rule presets (app.views.joints keeps them)
 SWEEP = "0.001, 0.005, 0.01, 0.05, 0.1"  # the sweep's precisions first offered (cm)
 WIDTHS = (220, 150, 300, 55, 65, 75, 100, 60, 95, 60, 150, 65)  # per column of COLUMNS
 
