@@ -603,7 +603,13 @@ class Controller(QtCore.QObject):
         clip = self.document.clip
         names = tuple(clip.skeleton.names) if clip is not None else ()
         label = _rules_label(self.document.overrides, rules, names)
-        self._apply(Tuning(self.document.settings, rules), label)
+        merge = _new_rule_key(self.document.overrides, rules)
+        added = len(rules) > len(self.document.overrides)
+        if merge is not None and added:
+            self.history.hold(merge)  # its value, typed next, joins this step
+        self._apply(Tuning(self.document.settings, rules), label, merge=merge)
+        if merge is not None and not added:
+            self.history.seal()  # the new rule has its value: the next edit is a step
 
     def reset_tuning(self) -> None:
         """Edit > Reset tuning: default global settings and no rules (undoable)."""
@@ -823,3 +829,21 @@ def _rules_label(
     if len(after) < len(before):
         return f"remove rule{pattern}"
     return f"edit rule{pattern}" if new else "reorder rules"
+
+
+def _new_rule_key(
+    before: tuple[JointOverride, ...], after: tuple[JointOverride, ...]
+) -> str | None:
+    """The undo key joining "add a rule" and "set its value" into one step: the same key for
+    a rule without values appended last, and for those values then set on it (the rest of
+    the rules unchanged); None for any other edit."""
+    empty = ("precision", "shell_distance", "rounding")
+    if len(after) == len(before) + 1 and after[:-1] == before:
+        new = after[-1]
+        if all(getattr(new, f) is None for f in empty):
+            return f"new rule {len(before)}"
+    if len(after) == len(before) and before and after[:-1] == before[:-1]:
+        old, new = before[-1], after[-1]
+        if old.pattern == new.pattern and all(getattr(old, f) is None for f in empty):
+            return f"new rule {len(before) - 1}"
+    return None

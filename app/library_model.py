@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from codec.library.rows import Row, is_error
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("Clip", "path"),
     ("Animation", "animation"),
+    ("Problem", "error"),  # beside the clip: a failed file's reason is read, not scrolled to
     ("Joints", "joints"),
     ("Samples", "samples"),
     ("Duration s", "duration"),
@@ -34,9 +36,14 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("Max error", "max_error"),
     ("Used", "used"),
     ("Worst joint", "worst_joint"),
-    ("Time s", "compression_time"),
-    ("Error", "error"),
+    ("Encode s", "compression_time"),
 )
+HEADER_TIPS = {
+    "error": "Why the clip could not be compressed (the whole message on hover)",
+    "compression_time": "Seconds the codec took to encode the clip (not reading nor measuring)",
+    "animation": "The animation's (take's) name; the whole name on hover",
+    "used": "Max error as a share of the worst joint's precision",
+}
 NUMERIC = {
     "joints",
     "samples",
@@ -110,7 +117,13 @@ class LibraryTable:
         self.visible = shown
 
     def text_of(self, row: Row, key: str) -> str:
-        """A cell as the table writes it (errors in cm, engineering notation; shares in %)."""
+        """A cell as the table writes it (errors in cm, engineering notation; shares in %;
+        a problem without the file's path the Clip column already names; an animation by
+        its take's name)."""
+        if key == "error":
+            return problem_text(row)
+        if key == "animation":
+            return take_name(str(row.get("animation") or ""))
         if key == "used":
             u = used(row)
             return "" if u != u else format_percent(u)
@@ -137,6 +150,38 @@ class LibraryTable:
         return (float(c[0]), float(c[1]), float(c[2]), float(c[3]))
 
 
+def problem_text(row: Row) -> str:
+    """A failed row's message from what follows the file's path (the Clip column says which
+    file): '/lib/d.bvh (line 3): no ROOT' reads 'line 3: no ROOT'."""
+    message = str(row.get("error") or "")
+    name = str(row.get("path") or "")
+    at = message.find(name) if name else -1
+    if at < 0 or " " in message[:at]:
+        return message
+    rest = message[at + len(name) :].lstrip()
+    if rest.startswith("("):  # the place: (line 3), (byte 8)
+        close = rest.find(")")
+        if close > 0:
+            rest = rest[1:close] + rest[close + 1 :]
+    return rest.lstrip(": ").strip() or message
+
+
+def take_name(animation: str) -> str:
+    """An FBX animation named 'Armature|Take' by its take, which tells the rows apart (every
+    row of a rig starts with the same armature)."""
+    return animation.rsplit("|", 1)[-1] if "|" in animation else animation
+
+
+def tooltip_of(root: str | Path | None, row: Row, key: str) -> str:
+    """A cell's hover text: the whole message, animation name or file path."""
+    if key == "error" and row.get("error"):
+        return str(row["error"])
+    if key == "animation":
+        return str(row.get("animation") or "")
+    path = str(Path(root) / str(row["path"])) if root is not None else str(row["path"])
+    return row.get("error") or f"{path} [{row.get('animation') or ''}]"
+
+
 def open_target(root: str | Path, row: Row) -> tuple[Path, str | None]:
     """The file and animation to open for a row (animation only for the formats that hold
     several, so opening a BVH or ACL clip asks nothing)."""
@@ -145,6 +190,59 @@ def open_target(root: str | Path, row: Row) -> tuple[Path, str | None]:
     path = Path(root) / str(row["path"])
     anim = row.get("animation") or None
     return path, (anim if format_of(path) in ("gltf", "fbx", "usd") else None)
+
+
+def export_settings(
+    root: str | Path, rows: list[Row], folder: str | Path
+) -> tuple[Any, list[tuple[str, str]]]:
+    """An export run of `rows`: the settings writing each row's .ssc into `folder` (only
+    those rows' animations) and the files to run."""
+    from codec.library.tuning import LibrarySettings
+
+    names = sorted({str(r["path"]) for r in rows})
+    only = tuple(sorted({(str(r["path"]), str(r.get("animation") or "")) for r in rows}))
+    multi = {n for n, a in only if a and open_target(root, {"path": n, "animation": a})[1]}
+    only = tuple((n, a) for n, a in only if n in multi)  # single-animation files: the file
+    settings = LibrarySettings(export_to=str(Path(folder).resolve()), export_only=only)
+    return settings, [(str(Path(root) / n), n) for n in names]
+
+
+def rules_of_file(path: str | Path) -> tuple[Any, ...]:
+    """The rules of a rules file or sidecar, as `--overrides` reads them (SidecarError)."""
+    from codec.sidecar import read_layer
+
+    return read_layer(path)[1]
+
+
+def apply_rules_to_rows(
+    root: str | Path, rows: list[Row], rules: tuple[Any, ...]
+) -> tuple[int, list[str]]:
+    """Append `rules` to the sidecar of each row's clip (its animation's entry), where every
+    run reads them (codec.run_settings). Returns how many rows took them and why others
+    did not (a file that could not be read has no joints; a sidecar that cannot be read is
+    left alone)."""
+    from codec.errors import ShellscopeError
+    from codec.sidecar import append_rules
+
+    done, failed = 0, []
+    for row in rows:
+        if is_error(row) and not row.get("animation"):
+            failed.append(f"{row['path']}: could not be read")
+            continue
+        path, animation = open_target(root, row)
+        try:
+            append_rules(path, rules, animation)
+            done += 1
+        except (ShellscopeError, OSError) as e:
+            failed.append(f"{row['path']}: {e}")
+    return done, failed
+
+
+def sweep_settings(precisions: Sequence[float]) -> list[Any]:
+    """A sweep's runs: the library's settings at each precision (as `library --sweep`)."""
+    from codec.library.tuning import LibrarySettings
+
+    return [LibrarySettings().with_precision(float(p)) for p in precisions]
 
 
 @dataclass
@@ -162,19 +260,35 @@ class Progress:
 
 class BackgroundLibraryRun:
     """codec.library.engine.run_library on a thread; finished files wait in a queue until the
-    view `drain`s them. `stop` ends the run, keeping what finished."""
+    view `drain`s them. `stop` ends the run, keeping what finished.
 
-    def __init__(self, root: str | Path, workers: int | None = None, scheduler: str | None = None):
+    `settings`: one run per LibrarySettings, in order, on one Dask cluster (a sweep: one per
+    precision, as `library --sweep` runs them); `files`: the (path, name) pairs to run
+    (default every clip of `root`); `cached` False for an export run, which must compress
+    (and write) every clip. `results` holds each finished run's rows."""
+
+    def __init__(
+        self,
+        root: str | Path,
+        workers: int | None = None,
+        scheduler: str | None = None,
+        settings: Sequence[Any] | None = None,
+        files: list[tuple[str, str]] | None = None,
+        cached: bool = True,
+    ):
         from codec.library.cache import RowCache, default_folder
         from codec.library.engine import library_files
+        from codec.library.tuning import LibrarySettings
 
         self.root = Path(root)
-        self.files = library_files(self.root)
+        self.files = library_files(self.root) if files is None else files
+        self.settings = list(settings) if settings else [LibrarySettings()]
         self.workers, self.scheduler = workers, scheduler
-        self.cache = RowCache(default_folder())
+        self.cache = RowCache(default_folder()) if cached else None
         self.queue: deque[list[Row]] = deque()
+        self.results: list[list[Row]] = []
         self.stop_event = threading.Event()
-        self.progress = Progress(total=len(self.files))
+        self.progress = Progress(total=len(self.files) * len(self.settings))
         self._clips = 0
         self._computed = 0
         self._start = time.perf_counter()
@@ -196,22 +310,33 @@ class BackgroundLibraryRun:
         p.seconds_left = (p.total - p.files) * per_file
 
     def _run(self) -> None:
-        from codec.library.engine import run_library
-        from codec.library.tuning import LibrarySettings
+        from codec.library.engine import DaskCluster, default_workers, run_library
 
+        cluster = None
         try:
-            run = run_library(
-                self.files,
-                LibrarySettings(),
-                scheduler=self.scheduler,
-                workers=self.workers,
-                cache=self.cache,
-                on_file=self._on_file,
-                stop=self.stop_event,
-            )
-            self.progress.interrupted = run.interrupted
+            if len(self.settings) > 1 and self.files:  # a sweep: one cluster for every run
+                n = min(self.workers or default_workers(), len(self.files))
+                cluster = DaskCluster(self.scheduler, n)
+            for settings in self.settings:
+                run = run_library(
+                    self.files,
+                    settings,
+                    scheduler=self.scheduler,
+                    workers=self.workers,
+                    cache=self.cache,
+                    on_file=self._on_file,
+                    stop=self.stop_event,
+                    cluster=cluster,
+                )
+                self.results.append(run.rows)
+                self.progress.interrupted = run.interrupted
+                if run.interrupted or self.stop_event.is_set():
+                    break
         except Exception as e:  # shown in the dialog; the window lives on
             self.progress.message = f"{type(e).__name__}: {e}"
+        finally:
+            if cluster is not None:
+                cluster.close()
         self.progress.finished = True
 
     def drain(self) -> list[Row]:

@@ -724,6 +724,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._drawing_menus(v)
         v.addSeparator()
         self.panel_menu = v.addMenu("&Panels")
+        self._curves_menu(v.addMenu("C&urves"))
         self._action(v, "Reset &layout", self.reset_layout)
 
         p = mb.addMenu("&Playback")
@@ -745,6 +746,7 @@ class MainWindow(QtWidgets.QMainWindow):
         compare = mb.addMenu("Co&mpare")
         for act in self.compare_bar.actions_for_menu():
             compare.addAction(act)
+        self._rules_menu(mb.addMenu("R&ules"))
 
         h = mb.addMenu("&Help")
         self._action(
@@ -756,6 +758,52 @@ class MainWindow(QtWidgets.QMainWindow):
         self.document.display_changed.connect(self._sync_view_menu)
         self.viewport.view_changed.connect(self._sync_view_menu)
         self._sync_view_menu()
+
+    def _curves_menu(self, menu: QtWidgets.QMenu) -> None:
+        """View > Curves: the graph editor's framing, its error mode and pinned joints (the
+        Curves panel does each, brought to the front; built after the menus)."""
+
+        def curves() -> Any:
+            self.docks["CurvesPanel"].show()
+            self.docks["CurvesPanel"].raise_()
+            return self.panels["CurvesPanel"]
+
+        self._action(menu, "Frame &all curves (A in Curves)", lambda: curves().frame_all())
+        self._action(menu, "Frame &worst error (F in Curves)", lambda: curves().frame_selection())
+        error = self._action(menu, "&Lossy \u2212 raw", lambda on: curves().set_error_mode(on))
+        error.setCheckable(True)
+        menu.aboutToShow.connect(lambda: error.setChecked(self.panels["CurvesPanel"].error_mode))
+        self._action(menu, "&Pin / unpin the selected joint", lambda: curves().toggle_pin())
+        self._action(menu, "&Unpin all", lambda: curves().clear_pins())
+
+    def _rules_menu(self, menu: QtWidgets.QMenu) -> None:
+        """Rules: add a rule, presets (shipped and the user's own), which rule set the
+        selected joint's values; the Joints panel does each (built after the menus)."""
+
+        def joints() -> Any:
+            self.docks["JointsPanel"].show()
+            self.docks["JointsPanel"].raise_()
+            return self.panels["JointsPanel"]
+
+        self._action(menu, "&Add rule", lambda: joints()._on_add_clicked())
+        presets = menu.addMenu("&Presets")
+        presets.aboutToShow.connect(lambda: self.panels["JointsPanel"]._fill_presets_menu(presets))
+        save = "&Save pattern rules as preset\u2026"
+        self._action(menu, save, lambda: joints().ask_save_preset())
+        self._action(menu, "&Which rule set the selected joint", self.show_joint_source)
+
+    def show_joint_source(self) -> str:
+        """Rules > Which rule set the selected joint: each value and the rule it came from."""
+        j = self.document.selection
+        text = self.panels["JointsPanel"].source_text(j) if j is not None else ""
+        text = text.replace(": ", ":\n", 1).replace("; ", "\n") or "Select a joint first."
+        box = QtWidgets.QMessageBox(
+            QtWidgets.QMessageBox.Icon.Information, "Which rule set this joint", text, parent=self
+        )
+        box.setAttribute(QtCore.Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.setWindowModality(QtCore.Qt.WindowModality.NonModal)
+        box.show()  # not modal: the user keeps clicking joints
+        return text
 
     def _edit_menu(self, e: QtWidgets.QMenu) -> None:
         """Edit > Undo / Redo of every tuning edit (Ctrl+Z; Ctrl+Shift+Z and Ctrl+Y), and
@@ -1114,8 +1162,10 @@ class MainWindow(QtWidgets.QMainWindow):
         if getattr(self, "library", None) is None:
             from app.views.library import LibraryDialog
 
-            self.library = LibraryDialog(self)
-            self.library.open_requested.connect(lambda p, a: self.open_file(p, animation=a))
+            # a window of its own (no parent): the main window comes in front of it when a
+            # row opens; closed with the main window (closeEvent)
+            self.library = LibraryDialog(None)
+            self.library.open_requested.connect(self._open_from_library)
         self.library.show()
         self.library.raise_()
         if folder is not None:
@@ -1123,6 +1173,13 @@ class MainWindow(QtWidgets.QMainWindow):
         else:
             self.library.choose_folder()
         return self.library
+
+    def _open_from_library(self, path: str, animation: str | None) -> None:
+        """A library row double-clicked: open it here and bring this window to the front."""
+        self.open_file(path, animation=animation)
+        self.showNormal() if self.isMinimized() else self.show()
+        self.raise_()
+        self.activateWindow()
 
     def _show_skin_report(self) -> None:
         """The skin report's tab is there for clips with a skinned mesh only."""
@@ -1245,5 +1302,6 @@ class MainWindow(QtWidgets.QMainWindow):
         self.controller.shutdown(timeout=1.0)
         if getattr(self, "library", None) is not None:
             self.library.stop()  # its run keeps what finished in the cache
+            self.library.close()  # a window of its own: it goes with this one
         self.viewport.release_gl()
         super().closeEvent(ev)

@@ -14,6 +14,13 @@ each part between them at its leftmost place (which is exact for globs), so it n
 backtracks. Patterns are bounded too (`pattern_problem`): MAX_LENGTH characters (an exact
 pattern of a long USD joint path fits) and MAX_STARS wildcard runs, so a flood of rules
 costs at most a few string searches per rule and joint.
+
+A rule's pattern may hold several alternatives separated by `|` (`*Thumb*|*Index*`: either);
+an alternative starting with `!` excludes (`*Hand*|!*Thumb*`: the hands but not the thumbs; a
+pattern of exclusions only, such as `!*Toe*`, is every joint but those). `[|]` is a literal
+`|` and a leading `[!]` a literal `!` (how `codec.tuning.exact_pattern` escapes a name).
+An alternative starting with `re:` is a regular expression (codec.name_regex: a subset run
+without backtracking, so it too is linear in the name), matched against the whole name.
 """
 
 from __future__ import annotations
@@ -22,20 +29,71 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from codec.name_regex import NameRegex, regex_problem
+
 MAX_LENGTH = 1024
 MAX_STARS = 32
+
+
+MAX_ALTERNATIVES = 32
+REGEX = "re:"
 
 
 def pattern_problem(pattern: str) -> str | None:
     """None for a pattern this module takes, else why not (one line, no quote of it)."""
     if len(pattern) > MAX_LENGTH:
         return f"the pattern is {len(pattern):,} characters long; at most {MAX_LENGTH:,}"
+    if "|" not in pattern and not pattern.startswith(("!", REGEX, "[!]")):
+        return _glob_problem(pattern)
+    alternatives = split_alternatives(pattern)
+    if len(alternatives) > MAX_ALTERNATIVES:
+        return f"the pattern has {len(alternatives):,} alternatives; at most {MAX_ALTERNATIVES}"
+    for k, (excluded, regex, text) in enumerate(alternatives, 1):
+        where = f"alternative {k}" if len(alternatives) > 1 else "the pattern"
+        if not text and not regex:
+            return f"{where} is empty" + (" after its '!'" if excluded else "")
+        problem = regex_problem(text) if regex else _glob_problem(text)
+        if problem:
+            return f"{where}: {problem}"
+    return None
+
+
+def _glob_problem(pattern: str) -> str | None:
     if pattern.count("*") <= MAX_STARS:  # no more runs than stars: the common case, in C
         return None
     stars = _star_runs(pattern)
     if stars > MAX_STARS:
         return f"the pattern has {stars:,} '*' wildcards; at most {MAX_STARS}"
     return None
+
+
+def split_alternatives(pattern: str) -> list[tuple[bool, bool, str]]:
+    """The pattern's alternatives as (excluded, regex, text): split at every `|` but `[|]`;
+    a leading `!` excludes; `re:` takes the rest of the pattern as one regular expression;
+    a leading `[!]` is a literal `!`. Linear in the pattern."""
+    out: list[tuple[bool, bool, str]] = []
+    i, n = 0, len(pattern)
+    while True:
+        excluded = pattern.startswith("!", i)
+        i += excluded
+        if pattern.startswith(REGEX, i):
+            out.append((excluded, True, pattern[i + len(REGEX) :]))
+            return out
+        start, parts = i, []
+        while i < n and pattern[i] != "|":
+            if pattern.startswith("[|]", i):
+                parts.append(pattern[start:i] + "|")
+                i += 3
+                start = i
+            else:
+                i += 1
+        text = "".join(parts) + pattern[start:i]
+        if text.startswith("[!]"):
+            text = "!" + text[3:]  # a glob never reads a leading `!` itself: a literal
+        out.append((excluded, False, text))
+        if i >= n:
+            return out
+        i += 1  # past the `|`
 
 
 _STARS = re.compile(r"\*+")
@@ -146,13 +204,10 @@ def _find(part: Part, name: str, start: int, stop: int) -> int:
     return -1
 
 
-class NamePattern:
-    """A compiled pattern; `matches(name)` is case-insensitive, as tuning rules are."""
+class _Glob:
+    """One glob, compiled; `matches(name)` is case-insensitive, as tuning rules are."""
 
     def __init__(self, pattern: str) -> None:
-        problem = pattern_problem(pattern)
-        if problem:
-            raise ValueError(problem)
         self.pattern = pattern
         text = pattern.lower()
         if not any(c in text for c in "*?["):
@@ -236,3 +291,42 @@ def _lowered(names: Sequence[str]) -> list[str]:
     if _LOWERED is None or _LOWERED[0] is not names:
         _LOWERED = (names, [n.lower() for n in names])
     return _LOWERED[1]
+
+
+class NamePattern:
+    """A compiled rule pattern (globs, `|` alternatives, `!` exclusions, `re:` regexes);
+    `matches(name)` is case-insensitive, as tuning rules are."""
+
+    def __init__(self, pattern: str) -> None:
+        problem = pattern_problem(pattern)
+        if problem:
+            raise ValueError(problem)
+        self.pattern = pattern
+        self._single: _Glob | None = None
+        self._some: list[_Glob | NameRegex] = []
+        self._none: list[_Glob | NameRegex] = []
+        if "|" not in pattern and not pattern.startswith(("!", REGEX, "[!]")):
+            self._single = _Glob(pattern)  # the common case, as fast as before
+            return
+        for excluded, regex, text in split_alternatives(pattern):
+            (self._none if excluded else self._some).append(
+                NameRegex(text) if regex else _Glob(text)
+            )
+
+    def matches(self, name: str) -> bool:
+        if self._single is not None:
+            return self._single.matches(name)
+        some = not self._some or any(p.matches(name) for p in self._some)
+        return some and not any(p.matches(name) for p in self._none)
+
+    def matches_each(self, names: Sequence[str]) -> list[bool]:
+        """`matches` of every name (the resolver asks again for the same skeleton's names on
+        every recompression: each glob keeps its last answer)."""
+        if self._single is not None:
+            return self._single.matches_each(names)
+        out = [not self._some] * len(names)
+        for p in self._some:
+            out = [a or b for a, b in zip(out, p.matches_each(names), strict=True)]
+        for p in self._none:
+            out = [a and not b for a, b in zip(out, p.matches_each(names), strict=True)]
+        return out

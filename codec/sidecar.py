@@ -334,3 +334,15 @@ def save_sidecar(
         text = sidecar_text(Path(clip_path).name, file_settings, file_rules, animations)
     write_text(path, text)
     return path
+
+
+def append_rules(
+    clip_path: str | os.PathLike[str],
+    rules: tuple[JointOverride, ...] | list[JointOverride],
+    animation: str | None = None,
+) -> Path:
+    """Add `rules` after the clip's own (its animation's entry for a multi-animation file):
+    the library's "apply a rule set" to a row, read back by codec.run_settings like any
+    sidecar. SidecarError when the sidecar there cannot be read (it is left as it is)."""
+    settings, own = load_sidecar(clip_path, animation)
+    return save_sidecar(clip_path, settings, (*own, *rules), animation)

@@ -5,7 +5,8 @@ Precedence of the rules (the README's "Precedence" says the same): pattern rules
 order, later rules win; a joint's exact-name rule (a pattern without wildcards, which is what a
 joint's own edit in the window makes) wins over every pattern rule, whatever the order the two
 were made in; among exact-name rules for one joint the later wins. Patterns are shell globs
-matched case-insensitively against the joint name.
+matched case-insensitively against the joint name, with `|` alternatives, `!` exclusions and
+`re:` regular expressions (codec.name_pattern, the one matcher of every rule).
 Which layers the rules and clip-wide settings come from (the clip's own values, its sidecar,
 `--overrides`, flags) is codec.run_settings; `tuned_clip` applies what it resolves, the same
 way everywhere.
@@ -74,12 +75,16 @@ class JointOverride:
 
 @dataclass(frozen=True, eq=False)
 class ResolvedJoints:
-    """precision (J,), shell_distance (J,), rounding (J,) str, and which rule set each."""
+    """precision (J,), shell_distance (J,), rounding (J,) str, whether a rule touched each
+    joint (J,), and `source` (J, 3): the index in the rules given of the rule that set each
+    joint's precision, shell distance and rounding, -1 where the global value stands (what
+    the window shows as "which rule set this joint's value")."""
 
     precision: np.ndarray
     shell_distance: np.ndarray
     rounding: np.ndarray
     overridden: np.ndarray
+    source: np.ndarray
 
 
 def resolve(
@@ -98,36 +103,53 @@ def resolve(
     )
     rnd = np.full(n, rounding, dtype=object)
     touched = np.zeros(n, dtype=bool)
-    for rule in ordered(rules):
+    source = np.full((n, 3), -1, dtype=np.int64)
+    for k in application_order(rules):
+        rule = rules[k]
         sel = rule.matches(skeleton.names)
         if rule.precision is not None:
             prec[sel] = rule.precision
+            source[sel, 0] = k
         if rule.shell_distance is not None:
             shell[sel] = rule.shell_distance
+            source[sel, 1] = k
         if rule.rounding is not None:
             rnd[sel] = rule.rounding
+            source[sel, 2] = k
         touched |= sel
-    return ResolvedJoints(prec, shell, rnd.astype(str), touched)
+    return ResolvedJoints(prec, shell, rnd.astype(str), touched, source)
 
 
-def ordered(rules: list[JointOverride] | tuple[JointOverride, ...]) -> list[JointOverride]:
-    """The order rules apply in: pattern rules as given, then exact-name rules as given, so
-    that a joint's own value wins over every pattern (later applied wins)."""
-    return [r for r in rules if not r.exact] + [r for r in rules if r.exact]
+def application_order(rules: list[JointOverride] | tuple[JointOverride, ...]) -> list[int]:
+    """The indices of `rules` in the order they apply: pattern rules as given, then
+    exact-name rules as given, so that a joint's own value wins over every pattern (later
+    applied wins)."""
+    return [k for k, r in enumerate(rules) if not r.exact] + [
+        k for k, r in enumerate(rules) if r.exact
+    ]
 
 
 _ESCAPED = re.compile(r"\[.\]")  # one character in brackets: `[*]` matches a literal *
 
 
 def is_exact(pattern: str) -> bool:
-    """True when `pattern` matches one name only: no `*` or `?`, and brackets only around a
-    single character (how `exact_pattern` escapes a name holding * ? [ or ])."""
-    return not any(c in _ESCAPED.sub("", pattern) for c in "*?[")
+    """True when `pattern` matches one name only: no `*`, `?`, `|`, no leading `!` or `re:`,
+    and brackets only around a single character (how `exact_pattern` escapes a name holding
+    * ? [ ] | or a leading !)."""
+    if pattern.startswith(("!", "re:")):
+        return False
+    return not any(c in _ESCAPED.sub("", pattern) for c in "*?[|")
 
 
 def exact_pattern(name: str) -> str:
-    """A glob that matches exactly `name` (case-insensitively), even when it holds *, ? or [."""
-    return "".join(f"[{c}]" if c in "*?[]" else c for c in name)
+    """A pattern that matches exactly `name` (case-insensitively), even when it holds *, ?, [,
+    ], | or starts with ! or re: (codec.name_pattern's syntax)."""
+    text = "".join(f"[{c}]" if c in "*?[]|" else c for c in name)
+    if text.startswith("!"):
+        return "[!]" + text[1:]
+    if text.startswith("re:"):
+        return "[r]" + text[1:]
+    return text
 
 
 def set_joint_override(

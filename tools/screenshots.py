@@ -2,8 +2,8 @@
 
 The main window at 1280x800 and 1920x1080, the 3D view alone (shells, magnifier, a named
 view), each panel, the skinned mesh with its report, ACL 2.1's own output (alone with
-`--acl-only`) and Compare / Curves (alone with `--compare-only`), on clips the repository
-carries.
+`--acl-only`), Compare / Curves (alone with `--compare-only`) and Curves as a graph editor
+(alone with `--graph-only`), on clips the repository carries.
 Works without a display (a private Xvfb is started, as `shellscope --screenshot` does). Look
 at the pictures before committing.
 """
@@ -96,6 +96,60 @@ def shoot() -> int:
         for _ in range(20):
             app.processEvents()
         return window
+
+    def graph_editor() -> None:
+        """5) Curves as a graph editor at 1280x800: the 0.5 cm walk's lossy - raw of the right
+        foot framed on its worst error, the left hand pinned below it."""
+        window = window_at(1280, 800)
+        open_clip(window, WALK)
+        doc = window.document
+        loop = QtCore.QEventLoop()
+        window.controller.result_ready.connect(loop.quit)
+        doc.update_settings(precision=0.5)
+        loop.exec()
+        window.reset_layout()
+        window.docks["CurvesPanel"].raise_()
+        curves = window.panels["CurvesPanel"]
+        doc.set_selection(doc.clip.skeleton.index("lHand"))
+        curves.toggle_pin()
+        doc.set_selection(doc.clip.skeleton.index("rFoot"))
+        curves.set_error_mode(True)
+        doc.set_time(curves.frame_selection() or 0.0)
+        settle(window)
+        save(grab_image(window), "curves_error.png")
+        # the Library at 1280x800 over a copy of the test clips: a broken .glb, a rig's
+        # takes, and a sweep of three precisions drawn below the table
+        with tempfile.TemporaryDirectory() as tmp:
+            lib = Path(tmp) / "library"
+            lib.mkdir()
+            for src in (WALK, RUN, DATA / "gltf" / "Fox.glb", DATA / "acl" / LOOP_XZ.name):
+                (lib / src.name).write_bytes(src.read_bytes())
+            robot = lib / "quaternius_robot.fbx"
+            robot.write_bytes(
+                lzma.decompress((DATA / "fbx" / "quaternius_robot.fbx.xz").read_bytes())
+            )
+            (lib / "broken.glb").write_bytes(b"\0\0\0\0" + CESIUM.read_bytes()[4:])
+            dialog = window.open_library(lib)
+            dialog.resize(1280, 800)
+            while not dialog.run_finished:
+                app.processEvents()
+                QtCore.QThread.msleep(50)
+            dialog.sweep([0.001, 0.01, 0.1])
+            while dialog.batch_run is not None:
+                app.processEvents()
+                QtCore.QThread.msleep(50)
+            for _ in range(20):
+                app.processEvents()
+            save(dialog.grab().toImage(), "library_sweep.png")
+            dialog.close()
+        window.close()
+
+    if "--graph-only" in sys.argv:
+        graph_editor()
+        for path in written:
+            print(f"wrote {path.relative_to(ROOT)}")
+        app.shutdown()
+        return 0
 
     # ACL 2.1's own output against its raw clip: the loop at ACL's worst moment with ACL's
     # bit rates (the error magnified x100), and a walk's raw and ACL pose in the 3D view
@@ -245,6 +299,7 @@ def shoot() -> int:
     save(vp.scene.grabFramebuffer(), "view_skin_magnified.png")
     window.close()
 
+    graph_editor()
     for path in written:
         print(f"wrote {path.relative_to(ROOT)}")
     app.shutdown()  # let go of the display before a private X server is stopped

@@ -20,6 +20,7 @@ from PySide6.QtCore import (
     QEvent,
     QModelIndex,
     QPersistentModelIndex,
+    QSettings,
     Qt,
     QTimer,
     Signal,
@@ -40,8 +41,10 @@ from PySide6.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
     QHeaderView,
+    QInputDialog,
     QLabel,
     QLineEdit,
+    QMenu,
     QPushButton,
     QSplitter,
     QStyle,
@@ -66,6 +69,7 @@ from app.error_scale import (
     format_percent,
     is_over,
 )
+from app.rule_presets import PRESETS_KEY, all_presets, read_presets, write_presets
 from app.views.elided_names import ElidedNameDelegate
 from app.views.handler_guard import survives
 from app.views.sync_guard import SyncGuard
@@ -106,6 +110,8 @@ HEADER_TIPS = {
 }
 EDITABLE = {C_PREC: "precision", C_SHELL: "shell_distance", C_ROUND: "rounding"}
 RULE_COLUMNS = ("Pattern", "Precision", "Shell", "Rounding", "Joints")
+UNMATCHED = QColor(192, 57, 43)
+FIELDS = ("precision", "shell", "rounding")
 JOINT_ROLE = Qt.ItemDataRole.UserRole
 OVER_BUDGET = QColor(192, 57, 43)
 
@@ -346,8 +352,9 @@ class JointsPanel(QWidget):
         self.rules.setToolTip(
             "Pattern rules apply top to bottom, later rules win; a rule naming one joint "
             "exactly (what editing a joint above makes) wins over every pattern, wherever it "
-            "is. Pattern: glob on joint names, any case. Empty cells keep the value from "
-            "earlier rules or the global settings."
+            "is. Pattern: glob on joint names, any case; `a|b` either, a leading `!` "
+            "excludes (`*Index*|!*Toe*`), `re:` a regular expression of the whole name. "
+            "Empty cells keep the value from earlier rules or the global settings."
         )
         self.rules.itemChanged.connect(self._on_rule_item_changed)
         self.rules.itemDelegate().closeEditor.connect(self._on_rule_editor_closed)
@@ -362,6 +369,17 @@ class JointsPanel(QWidget):
         self.add_button.clicked.connect(self._on_add_clicked)
         self.remove_button = QPushButton("Remove")
         self.remove_button.clicked.connect(self.remove_selected_rules)
+        self.presets_button = QPushButton("Presets")
+        self.presets_button.setToolTip("Add a preset's rules (fingers, face, IK, your own)")
+        self.presets_menu = QMenu("Rule &presets", self)
+        self.presets_menu.aboutToShow.connect(lambda: self._fill_presets_menu())
+        self.presets_button.setMenu(self.presets_menu)
+        self.rule_warning = QLabel()  # rules that match no joint: said, never silent
+        self.rule_warning.setWordWrap(True)
+        self.rule_warning.setStyleSheet("color: #b9770e")
+        self.source_label = QLabel()  # which rule set the selected joint's values
+        self.source_label.setWordWrap(True)
+        self.source_label.setTextFormat(Qt.TextFormat.PlainText)
         self.rule_error = QLabel()
         self.rule_error.setWordWrap(True)
         self.rule_error.setStyleSheet("color: #c0392b")
@@ -374,9 +392,12 @@ class JointsPanel(QWidget):
         buttons = QHBoxLayout()
         buttons.addWidget(self.add_button)
         buttons.addWidget(self.remove_button)
+        buttons.addWidget(self.presets_button)
         buttons.addStretch(1)
         rules_layout.addLayout(buttons)
         rules_layout.addWidget(self.rule_error)
+        rules_layout.addWidget(self.rule_warning)
+        rules_layout.addWidget(self.source_label)
 
         top = QWidget()
         top_layout = QVBoxLayout(top)
@@ -495,6 +516,7 @@ class JointsPanel(QWidget):
         self._refresh_tuning()
         self._size_columns()
         self._refresh_rules()
+        self._show_source()
 
     def _refresh_values(self) -> None:
         """Every cell from the document (after the tree is built)."""
@@ -729,8 +751,8 @@ class JointsPanel(QWidget):
     def _refresh_rules(self) -> None:
         rules = self.document.overrides
         if rules == self._table_rules:
+            self._refresh_match_counts()  # the same rules on another clip count again
             return
-        clip = self.document.clip
         with self.syncing:
             self.rules.setRowCount(len(rules))
             for row, rule in enumerate(rules):
@@ -739,7 +761,7 @@ class JointsPanel(QWidget):
                     "" if rule.precision is None else f"{rule.precision:g}",
                     "" if rule.shell_distance is None else f"{rule.shell_distance:g}",
                     rule.rounding or "",
-                    str(int(rule.matches(clip.skeleton.names).sum())) if clip is not None else "",
+                    "",
                 )
                 for c, text in enumerate(cells):
                     cell = QTableWidgetItem(text)
@@ -749,6 +771,8 @@ class JointsPanel(QWidget):
             self._table_rules = rules
             self._draft_row = None
         self.rule_error.setText("")
+        self._refresh_match_counts()
+        self._show_source()
 
     def _apply_filter(self) -> None:
         text = self.filter.text()
@@ -764,6 +788,7 @@ class JointsPanel(QWidget):
 
     def _on_selection(self) -> None:
         j = self.document.selection
+        self._show_source()
         with self.syncing:
             if j is None or j >= len(self.items):
                 self.tree.setCurrentItem(None)
@@ -918,9 +943,109 @@ class JointsPanel(QWidget):
             self.rules.editItem(cell)
 
     def _refresh_match_counts(self) -> None:
+        """Each rule's count of joints; a rule matching none is marked, and said below the
+        table (a typo or a glob of another rig must not pass silently)."""
         clip = self.document.clip
+        unmatched = []
         with self.syncing:
             for row, rule in enumerate(self.document.overrides[: self.rules.rowCount()]):
                 cell = self.rules.item(row, len(RULE_COLUMNS) - 1)
-                if cell is not None and clip is not None:
-                    cell.setText(str(int(rule.matches(clip.skeleton.names).sum())))
+                if cell is None or clip is None:
+                    continue
+                n = int(rule.matches(clip.skeleton.names).sum())
+                cell.setText(str(n) if n else "0 \u26a0")
+                cell.setForeground(QBrush(UNMATCHED) if not n else self._ink_brush())
+                cell.setToolTip("" if n else "This rule matches no joint of this clip")
+                if not n:
+                    unmatched.append(f"{row + 1} ({rule.pattern})")
+        text = ""
+        if len(unmatched) == 1:
+            text = f"\u26a0 Rule {unmatched[0]} matches no joint"
+        elif unmatched:
+            more = f" and {len(unmatched) - 3:,} more" if len(unmatched) > 3 else ""
+            text = f"\u26a0 Rules {', '.join(unmatched[:3])}{more} match no joint"
+        self.rule_warning.setText(text)
+        self.rule_warning.setVisible(bool(text))
+
+    def _ink_brush(self) -> QBrush:
+        return self.rules.palette().text()
+
+    def source_text(self, joint: int) -> str:
+        """Which rule set each of the joint's values, or that the global value stands."""
+        doc = self.document
+        r = doc.resolved_joints()
+        if r is None or doc.clip is None or not 0 <= joint < len(r.precision):
+            return ""
+        rules = doc.overrides
+        values = (
+            f"{r.precision[joint]:g}",
+            f"{r.shell_distance[joint]:g}",
+            str(r.rounding[joint]),
+        )
+        parts = []
+        for field, value, k in zip(FIELDS, values, r.source[joint].tolist(), strict=True):
+            if k < 0:
+                parts.append(f"{field} {value} (global)")
+            elif rules[k].exact:
+                parts.append(f"{field} {value} (its own value, rule {k + 1})")
+            else:
+                parts.append(f"{field} {value} (rule {k + 1}: {rules[k].pattern})")
+        return f"{doc.clip.skeleton.names[joint]}: " + "; ".join(parts)
+
+    def _show_source(self) -> None:
+        j = self.document.selection
+        text = self.source_text(j) if j is not None else ""
+        self.source_label.setText(text)
+        self.source_label.setToolTip(text)
+        self.source_label.setVisible(bool(text))
+
+    # --- presets ------------------------------------------------------------------------
+    def presets(self) -> dict[str, tuple[JointOverride, ...]]:
+        """The shipped presets and the user's own (QSettings, per user)."""
+        return all_presets(QSettings().value(PRESETS_KEY, "", type=str))
+
+    def apply_preset(self, name: str) -> None:
+        """Append a preset's rules to the clip's (one undo step; later rules win)."""
+        rules = self.presets().get(name)
+        if rules and self.document.clip is not None:
+            self._commit((*self.document.overrides, *rules))
+
+    def save_preset(self, name: str, rules: tuple[JointOverride, ...] | None = None) -> None:
+        """Keep `rules` (the clip's pattern rules by default: a joint's own values belong
+        to its rig) as the user's preset `name`."""
+        rules = tuple(r for r in self.document.overrides if not r.exact) if rules is None else rules
+        if not name.strip() or not rules:
+            return
+        settings = QSettings()
+        own = read_presets(settings.value(PRESETS_KEY, "", type=str))
+        own[name.strip()] = rules
+        settings.setValue(PRESETS_KEY, write_presets(own))
+
+    def delete_preset(self, name: str) -> None:
+        settings = QSettings()
+        own = read_presets(settings.value(PRESETS_KEY, "", type=str))
+        if own.pop(name, None) is not None:
+            settings.setValue(PRESETS_KEY, write_presets(own))
+
+    def ask_save_preset(self) -> None:
+        """Rules > Save rules as preset: asks a name."""
+        name, ok = QInputDialog.getText(self, "Save rules as preset", "Preset name:")
+        if ok:
+            self.save_preset(name)
+
+    def _fill_presets_menu(self, menu: QMenu | None = None) -> None:
+        """The presets (apply one), save and delete: the Presets button's menu and the
+        window's Rules > Presets fill themselves here when shown."""
+        menu = menu if menu is not None else self.presets_menu
+        menu.clear()
+        own = read_presets(QSettings().value(PRESETS_KEY, "", type=str))
+        for name, rules in self.presets().items():
+            act = menu.addAction(name, lambda n=name: self.apply_preset(n))
+            act.setToolTip(" ; ".join(r.pattern for r in rules))
+        menu.addSeparator()
+        save = menu.addAction("Save pattern rules as preset\u2026", self.ask_save_preset)
+        save.setEnabled(any(not r.exact for r in self.document.overrides))
+        delete = menu.addMenu("Delete my preset")
+        for name in own:
+            delete.addAction(name, lambda n=name: self.delete_preset(n))
+        delete.setEnabled(bool(own))

@@ -245,9 +245,9 @@ def cmd_library(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         read_library_json,
         summary_text,
         sweep_csv,
+        sweep_points,
     )
     from codec.library.report_html import library_html
-    from codec.library.rows import totals
 
     if args.workers is not None and args.workers < 1:
         raise CliError(f"--workers must be at least 1, got {args.workers}")
@@ -322,7 +322,7 @@ def cmd_library(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         "workers": first.workers,
         "interrupted": interrupted,
     }
-    sweep_out = [{"precision": p, "totals": totals(r.rows)} for p, r in runs] if sweep else None
+    sweep_out = sweep_points([(p, r.rows) for p, r in runs]) if sweep else None
     comparison = compare_rows(old, rows) if old is not None else None
     outputs: list[tuple[str | None, str]] = []
     if args.json:

@@ -355,18 +355,30 @@ def load_document(path: str | os.PathLike[str], data: bytes | None = None) -> _D
         if json_bytes is None:
             raise ClipFormatError(path, "GLB has no JSON chunk", offset=12)
         text_bytes = json_bytes
+        json_at, what = 20, "the GLB's JSON chunk (from byte 20): "
+    elif str(path).lower().endswith(".glb"):
+        # a .glb must start with the binary header: reading it as JSON text would only say
+        # "invalid JSON" of a file that was never meant to be text
+        raise ClipFormatError(
+            path,
+            f"not a binary glTF: a .glb starts with the 12-byte header whose first 4 bytes "
+            f"are b'glTF' (magic), this one starts with {bytes(data[:4])!r}",
+            offset=0,
+        )
     else:
-        text_bytes = data
+        text_bytes, json_at, what = data, 0, ""
     try:
         gltf = json.loads(text_bytes.decode("utf-8-sig"))
     except UnicodeDecodeError as e:
-        raise ClipFormatError(path, "JSON is not UTF-8", offset=e.start) from None
+        raise ClipFormatError(path, f"{what}JSON is not UTF-8", offset=json_at + e.start) from None
     except json.JSONDecodeError as e:
         raise ClipFormatError(
-            path, f"invalid JSON: {e.msg} (line {e.lineno}, column {e.colno})", offset=e.pos
+            path,
+            f"{what}invalid JSON: {e.msg} (line {e.lineno}, column {e.colno})",
+            offset=json_at + e.pos,
         ) from None
     except RecursionError:
-        raise ClipFormatError(path, "invalid JSON: nested too deeply") from None
+        raise ClipFormatError(path, f"{what}invalid JSON: nested too deeply") from None
     if not isinstance(gltf, dict):
         raise ClipFormatError(path, "the glTF JSON is not an object")
     asset = gltf.get("asset")

@@ -10,8 +10,10 @@ process exits a moment after the rows are sent); Dask's nanny starts a fresh one
 from __future__ import annotations
 
 import os
+import re
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 
 from codec.library.rows import Row, error_row, row_from_stats
 from codec.library.tuning import LibrarySettings
@@ -58,8 +60,11 @@ def compress_file(job: FileJob) -> list[Row]:
     except Exception as e:
         return [error_row(job.name, "", _message(job.path, e))]
     rows: list[Row] = []
+    only = {a for n, a in job.settings.export_only if n == job.name}
     for anim in animations:
         label = anim or ""
+        if only and anim is not None and anim not in only:
+            continue  # an export of chosen rows: not this animation
         try:
             opts = dict(options, animation=anim) if anim is not None else options
             clip = formats.load_clip(job.path, **opts)
@@ -71,10 +76,40 @@ def compress_file(job: FileJob) -> list[Row]:
             worst = int(stats.get("worst_track", 0))
             sk = result.clip.skeleton
             budget = float(sk.precision[worst]) if sk.num_joints else 0.0
-            rows.append(row_from_stats(job.name, label, stats, budget, run.block(clip)))
+            row = row_from_stats(job.name, label, stats, budget, run.block(clip))
+            if job.settings.export_to is not None:
+                row["exported"] = str(_export(job, anim, run.stamp(result.data, clip)))
+            rows.append(row)
         except Exception as e:  # one broken animation must not stop the library
             rows.append(error_row(job.name, label, _message(job.path, e)))
     return rows
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def export_name(name: str, animation: str | None) -> str:
+    """The .ssc file name of a library row: its path in the library (folders joined by
+    '__') and its animation, characters other than letters, digits, '.', '_', '-' as '_'."""
+    stem = "__".join(Path(name).with_suffix("").parts)
+    if animation:
+        stem += "_" + animation
+    return _UNSAFE.sub("_", stem).strip("._") + ".ssc"
+
+
+def _export(job: FileJob, animation: str | None, data: bytes) -> Path:
+    """Write one row's .ssc (settings block included) into the export folder, whole or not
+    at all, never over an input."""
+    from codec.formats.atomic import write_bytes
+    from codec.formats.output_paths import output_problem
+
+    folder = Path(str(job.settings.export_to))
+    target = folder / export_name(job.name, animation)
+    problem = output_problem(target, [job.path])
+    if problem:
+        raise ValueError(f"{target}: {problem}")
+    write_bytes(target, data)
+    return target
 
 
 def _message(path: str, e: BaseException) -> str:

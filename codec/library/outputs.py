@@ -76,6 +76,39 @@ def _cell(value: Any) -> Any:
     return value
 
 
+def sweep_points(runs: list[tuple[float, list[Row]]]) -> list[dict[str, Any]]:
+    """A sweep's data, one point per precision: its totals (what `--json` writes as
+    "sweep", the HTML report and the library window's chart draw)."""
+    return [{"precision": p, "totals": totals(rows)} for p, rows in runs]
+
+
+def read_sweep_json(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The sweep of a JSON written by `library --sweep ... --json` (SettingsError naming the
+    file and the place): each point a precision > 0 and the totals' sizes as numbers."""
+    path = Path(path)
+    try:
+        data = load_json(read_capped(path, MAX_LIBRARY_JSON, "library JSON"))
+    except InputRefused as e:
+        raise SettingsError(f"{path}: not a library JSON we can read ({e})") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise SettingsError(f"{path}: format: expected {FORMAT!r} (written by library --json)")
+    sweep = data.get("sweep")
+    if not isinstance(sweep, list) or not sweep:
+        raise SettingsError(f"{path}: sweep: none (write it with library --sweep P1,P2 --json)")
+    for i, point in enumerate(sweep):
+        t = point.get("totals") if isinstance(point, dict) else None
+        p = point.get("precision") if isinstance(point, dict) else None
+        numbers = isinstance(t, dict) and all(
+            isinstance(t.get(k), int | float) and not isinstance(t.get(k), bool)
+            for k in ("compressed_size", "raw_size", "precision_missed", "errors")
+        )
+        if not (isinstance(p, int | float) and not isinstance(p, bool) and p > 0 and numbers):
+            raise SettingsError(
+                f"{path}: sweep[{i}]: expected a precision > 0 and totals with sizes"
+            )
+    return sweep
+
+
 def read_library_json(path: str | os.PathLike[str]) -> list[Row]:
     """The rows of a JSON written by `--json` (SettingsError naming the file and the place):
     read with a cap (MAX_LIBRARY_JSON; a FIFO or a device is refused, never read), and every

@@ -33,6 +33,11 @@ class LibrarySettings:
 
     flags: Flags = field(default_factory=Flags)
     sidecars: bool = True
+    # an export run (the library window's "Export selected"): each compressed clip's .ssc
+    # written into this folder; `export_only`: the (file name, animation) rows to export of a
+    # multi-animation file (empty: all). Never part of the cache key: export runs are uncached
+    export_to: str | None = None
+    export_only: tuple[tuple[str, str], ...] = ()
 
     def with_precision(self, precision: float) -> LibrarySettings:
         """A sweep's run: the global precision is a flag, so it wins over each sidecar's

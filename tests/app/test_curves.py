@@ -43,7 +43,7 @@ def test_raw_rotation_is_the_files_euler_angles_and_lossy_stays_close(qtbot, wal
     assert not panel.series and "Select a joint" in panel.title.text()
     j = clip.skeleton.index("abdomen")
     doc.set_selection(j)
-    assert panel.mode_box.itemText(0) == "Euler ZXY (file order)"
+    assert panel.mode_box.itemText(0) == "Euler ZXY"  # the file's order
     text = BVH.read_text().split("MOTION")[1].split("\n")
     rows = np.array([[float(v) for v in line.split()] for line in text[3:] if line.strip()])
     for c, axis in enumerate("ZXY"):
@@ -53,7 +53,8 @@ def test_raw_rotation_is_the_files_euler_angles_and_lossy_stays_close(qtbot, wal
         assert 0 < np.abs(lossy - raw).max() < 5.0  # degrees: close, not identical
     assert not any(name.endswith(" A") for name in panel.series)
     # segment starts: one grey line per segment after the first, on each plot
-    lines = [it for it in panel._items[0] if type(it).__name__ == "InfiniteLine" and it.value() > 0]
+    drawn = panel._items[panel.plots[0]]
+    lines = [it for it in drawn if type(it).__name__ == "InfiniteLine" and it.value() > 0]
     assert len(lines) == len(b.costs.segments) - 1
     n = len(stored_keys_of(b, j, 0))
     assert panel.plots[0].titleLabel.text == f"rotation: {n} keys"
@@ -89,3 +90,66 @@ def test_click_on_a_plot_scrubs(qtbot, walk) -> None:
     pos = panel.canvas.mapFromScene(scene)
     qtbot.mouseClick(panel.canvas.viewport(), QtCore.Qt.MouseButton.LeftButton, pos=pos)
     assert doc.time == pytest.approx(1.25, abs=0.02)
+
+
+def _wheel(qtbot, panel: CurvesPanel, plot, modifiers) -> None:
+    """A real wheel turn (zoom in) over the middle of `plot`."""
+    from PySide6.QtGui import QWheelEvent
+
+    vb = plot.getViewBox()
+    centre = vb.mapViewToScene(vb.viewRect().center())
+    pos = QtCore.QPointF(panel.canvas.mapFromScene(centre))
+    glob = QtCore.QPointF(panel.canvas.viewport().mapToGlobal(pos.toPoint()))
+    event = QWheelEvent(
+        pos, glob, QtCore.QPoint(), QtCore.QPoint(0, 120), QtCore.Qt.MouseButton.NoButton,
+        modifiers, QtCore.Qt.ScrollPhase.NoScrollPhase, False,
+    )  # fmt: skip
+    QtCore.QCoreApplication.sendEvent(panel.canvas.viewport(), event)
+
+
+def test_graph_editor_zooms_values_frames_shows_the_error_and_several_joints(qtbot, walk):
+    """The raw-to-lossy band of a 0.5 cm run is a fraction of a degree on a curve spanning
+    tens: Ctrl+wheel zooms the values, F frames the worst error, Lossy - raw fills the plot
+    with it; a legend names each channel's colour; Pin keeps a joint's row."""
+    clip, _, b = walk
+    doc, panel = _panel(qtbot, clip, b)
+    j = clip.skeleton.index("rFoot")
+    doc.set_selection(j)
+    vb = panel.plots[0].getViewBox()
+    (x0, x1), (y0, y1) = vb.viewRange()
+    _wheel(qtbot, panel, panel.plots[0], QtCore.Qt.KeyboardModifier.NoModifier)
+    (x2, x3), (y2, y3) = vb.viewRange()
+    assert x3 - x2 < 0.99 * (x1 - x0) and (y2, y3) == pytest.approx((y0, y1))
+    _wheel(qtbot, panel, panel.plots[0], QtCore.Qt.KeyboardModifier.ControlModifier)
+    (x4, x5), (y4, y5) = vb.viewRange()
+    assert y5 - y4 < 0.99 * (y3 - y2) and (x4, x5) == pytest.approx((x2, x3))
+    # A frames all; F the worst sample of this joint's shell error and its neighbours
+    panel.canvas.setFocus()
+    qtbot.keyClick(panel.canvas, QtCore.Qt.Key.Key_A)
+    assert vb.viewRange()[0][1] - vb.viewRange()[0][0] >= clip.duration
+    qtbot.keyClick(panel.canvas, QtCore.Qt.Key.Key_F)
+    worst = float(np.argmax(b.error[:, j])) / clip.sample_rate
+    lo, hi = vb.viewRange()[0]
+    assert lo <= worst <= hi and hi - lo < 20 / clip.sample_rate
+    # lossy - raw: the error curve per channel, the plot's values framed to it
+    raw = panel.series["rotation X rot raw"][1]
+    lossy = panel.series["rotation X rot B"][1]
+    panel.error_box.setChecked(True)
+    _, diff = panel.series["rotation X rot B-raw"]
+    np.testing.assert_allclose(diff, lossy - raw)
+    qtbot.waitUntil(lambda: vb.viewRange()[1][1] - vb.viewRange()[1][0] < 5 * np.ptp(diff) + 1e-9)
+    assert np.ptp(raw) > 10 * np.ptp(diff)  # the curves' range would have hidden it
+    # the legend: each channel's colour by name; its tooltip one item a line
+    for name in ("X rot", "Y rot", "Z rot"):
+        assert name in panel.swatches.text()
+    assert "rgb(213, 94, 0)" in panel.swatches.text()
+    assert "<br>" in panel.legend.toolTip()
+    # several joints: pinned rows stay while another joint is selected
+    panel.toggle_pin()
+    hips = clip.skeleton.index("hip")
+    doc.set_selection(hips)
+    assert panel.joints_shown == [hips, j]
+    assert panel.rows[1][0].isVisible() and "rFoot: rotation" in panel.rows[1][0].titleLabel.text
+    assert "rFoot: rotation X rot B-raw" in panel.series
+    panel.clear_pins()
+    assert panel.joints_shown == [hips] and not panel.rows[1][0].isVisible()

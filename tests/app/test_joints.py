@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QComboBox, QDoubleSpinBox
 
 from app.document import Document
@@ -346,3 +346,67 @@ def test_value_columns_fit_their_widest_cell_on_a_real_clip(qtbot) -> None:
         for c in (C_ERR, C_USED, C_PREC, C_SHELL, C_DOM, C_ROT, C_TRANS, C_SCALE, C_ROUND):
             measured = max(panel.values.sizeHintForColumn(c), header.sectionSizeHint(c))
             assert measured <= header.sectionSize(c) <= measured + 2, (precision, c)
+
+
+def test_rules_say_when_they_match_nothing_which_rule_set_a_value_and_presets(
+    qtbot, tmp_path: Path
+) -> None:
+    """A rule matching no joint is marked and said; `|` alternatives and `!` exclusions
+    match; the selected joint says which rule set each value; adding a rule and typing its
+    value is one undo step; presets ship (fingers, face, IK) and the user's own are kept."""
+    from app.views.joints import PRESETS_KEY
+
+    panel, doc, _ = _panel(qtbot, tmp_path)
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.add_rule("*Thumb*", precision=0.5)
+    assert panel.rules.item(0, 4).text() == "0 \u26a0"
+    assert panel.rule_warning.isVisible() and "1 (*Thumb*) matches no joint" in (
+        panel.rule_warning.text()
+    )
+    panel.add_rule("*Hand*|!Left*", precision=0.002)  # the right hand only
+    assert panel.rules.item(1, 4).text() == "1"
+    assert doc.resolved_joints().precision.tolist() == [0.01, 0.01, 0.01, 0.002, 0.01]
+    doc.set_selection(3)
+    assert panel.source_label.text() == (
+        "RightHand: precision 0.002 (rule 2: *Hand*|!Left*); shell 3 (global); "
+        "rounding none (global)"
+    )
+    panel.edit_joint(3, "precision", 0.004)
+    assert "precision 0.004 (its own value, rule 3)" in panel.source_label.text()
+    # presets: the shipped ones, and the user's own saved per user (QSettings)
+    names = list(panel.presets())
+    assert names[:3] == ["Fingers (0.005 cm)", "Face (0.002 cm)", "IK joints (0.001 cm)"]
+    panel.save_preset("my hands")
+    assert "my hands" in QSettings().value(PRESETS_KEY, "", type=str)
+    assert panel.presets()["my hands"] == doc.overrides[:2]
+    panel._fill_presets_menu()
+    texts = [a.text() for a in panel.presets_menu.actions()]
+    assert "my hands" in texts and "Fingers (0.005 cm)" in texts
+    before = doc.overrides
+    panel.presets_menu.actions()[texts.index("IK joints (0.001 cm)")].trigger()
+    assert doc.overrides[len(before) :] == panel.presets()["IK joints (0.001 cm)"]
+    panel.delete_preset("my hands")
+    assert "my hands" not in panel.presets()
+
+
+def test_adding_a_rule_and_typing_its_value_is_one_undo_step(qtbot, tmp_path: Path) -> None:
+    doc = make_document(path=tmp_path / "walk.bvh")
+    panel = JointsPanel(doc)
+    qtbot.addWidget(panel)
+    controller = attach(doc, panel)
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.edit_joint(2, "precision", 0.5)  # an earlier edit, its own step
+    qtbot.mouseClick(panel.add_button, Qt.MouseButton.LeftButton)
+    qtbot.keyClicks(_editor(panel), "*Hand*")
+    qtbot.keyClick(_editor(panel), Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: panel.rules.currentColumn() == 1 and _editor(panel) is not None)
+    qtbot.keyClicks(_editor(panel), "0.002")
+    qtbot.keyClick(_editor(panel), Qt.Key.Key_Return)
+    want = (JointOverride("LeftHand", precision=0.5), JointOverride("*Hand*", precision=0.002))
+    qtbot.waitUntil(lambda: doc.overrides == want)
+    assert controller.undo() and doc.overrides == want[:1]  # the rule and its value, gone
+    assert controller.redo() and doc.overrides == want
+    panel.rules.item(1, 1).setText("0.003")  # a later edit of it is a step of its own
+    assert controller.undo() and doc.overrides == want

@@ -11,10 +11,25 @@ import pytest
 from PySide6 import QtCore
 
 from app.error_scale import error_colors
-from app.library_model import LibraryTable, open_target, used
+from app.library_model import (
+    COLUMNS,
+    LibraryTable,
+    open_target,
+    problem_text,
+    take_name,
+    tooltip_of,
+    used,
+)
+from codec.library.outputs import library_json, sweep_points
 from codec.library.rows import error_row
+from codec.sidecar import load_sidecar
+from codec.tuning import JointOverride
 
 DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+def _column(key: str) -> int:
+    return [k for _, k in COLUMNS].index(key)
 
 
 def _row(path, err, precision=0.01, met=True, joint="hand", animation=""):
@@ -68,14 +83,14 @@ def test_open_library_fills_the_table_and_opens_a_clip(qtbot, window, tmp_path):
     model = dialog.model
     assert model.rowCount() == 5  # Fox's three animations, the ACL clip, the broken file
     assert "done" in dialog.progress_label.text()
-    dialog.view.sortByColumn(5, QtCore.Qt.SortOrder.DescendingOrder)
+    dialog.view.sortByColumn(_column("compressed_size"), QtCore.Qt.SortOrder.DescendingOrder)
     first = dialog.table.visible[0]
     assert first["path"] == "Fox.glb" and first["animation"] == "Survey"  # the largest
     assert dialog.table.visible[-1]["path"] == "broken.bvh"  # failed rows stay last
     dialog.filter_edit.setText("walk")
     assert model.rowCount() == 1
     index = model.index(0, 0)
-    colour = model.data(model.index(0, 8), QtCore.Qt.ItemDataRole.BackgroundRole)
+    colour = model.data(model.index(0, _column("used")), QtCore.Qt.ItemDataRole.BackgroundRole)
     assert colour.color().getRgbF()[:3] == pytest.approx(
         tuple(LibraryTable.rgba(dialog.table.visible[0])[:3]), abs=1 / 255
     )
@@ -83,3 +98,81 @@ def test_open_library_fills_the_table_and_opens_a_clip(qtbot, window, tmp_path):
     qtbot.waitUntil(lambda: window.document.clip is not None, timeout=30_000)
     assert window.document.path == lib / "Fox.glb"
     assert window.document.clip.num_samples == 18  # Walk, not the first animation
+
+
+def test_cells_name_the_problem_the_take_and_the_encode_time() -> None:
+    """The problem sits beside the clip, without the path the Clip column names (the path
+    on hover); a rig's takes read by their own names; the time column says what it times."""
+    keys = [k for _, k in COLUMNS]
+    assert keys.index("error") == 2 and dict((k, t) for t, k in COLUMNS)["error"] == "Problem"
+    assert dict((k, t) for t, k in COLUMNS)["compression_time"] == "Encode s"
+    row = error_row("sub/d.bvh", "", "/lib/sub/d.bvh (line 3): no ROOT")
+    assert problem_text(row) == "line 3: no ROOT"
+    assert LibraryTable().text_of(row, "error") == "line 3: no ROOT"
+    assert tooltip_of("/lib", row, "error") == "/lib/sub/d.bvh (line 3): no ROOT"
+    assert tooltip_of("/lib", _row("sub/a.bvh", 0.01), "path") == "/lib/sub/a.bvh []"
+    assert problem_text(error_row("x.glb", "", "odd: x.glb broke")) == "odd: x.glb broke"
+    fbx = _row("robot.fbx", 0.01, animation="RobotArmature|Robot_Dance")
+    assert take_name("RobotArmature|Robot_Dance") == "Robot_Dance"
+    assert LibraryTable().text_of(fbx, "animation") == "Robot_Dance"
+    assert tooltip_of("/lib", fbx, "animation") == "RobotArmature|Robot_Dance"
+
+
+def test_library_batch_actions_folder_and_front(qtbot, window, tmp_path):
+    """A broken .glb says what is wrong; the picker starts in the last library folder; a
+    rule set applied to a selected row lands in its sidecar and the rerun uses it; the
+    selected rows export as .ssc; a sweep draws size against precision (and a
+    `library --sweep --json` file draws the same); a double-click brings the main window
+    to the front."""
+    from app.views.library import LibraryDialog
+
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    acl = lib / "cmu_81_16_two_samples.acl.sjson"
+    shutil.copy(DATA / "acl" / acl.name, acl)
+    glb = (DATA / "gltf" / "RiggedSimple.glb").read_bytes()
+    (lib / "broken.glb").write_bytes(b"\0\0\0\0" + glb[4:])
+    dialog = window.open_library(lib)
+    assert dialog.windowHandle().transientParent() is None  # not kept over the window
+    assert LibraryDialog(None).start_folder() == str(lib.resolve())  # not the cwd
+    dialog.workers = 1  # the runs below: one worker starts sooner on a shared machine
+    qtbot.waitUntil(lambda: dialog.run_finished, timeout=120_000)
+    rows = {r["path"]: r for r in dialog.table.visible}
+    problem = dialog.table.text_of(rows["broken.glb"], "error")
+    assert problem.startswith("byte 0: not a binary glTF") and str(lib) not in problem
+    # a rule set to the ACL clip's row: its sidecar, then a rerun resolving it
+    dialog.view.selectRow(dialog.table.visible.index(rows[acl.name]))
+    dialog.apply_rules((JointOverride("*|!nothing", precision=0.5),))
+    assert load_sidecar(acl)[1] == (JointOverride("*|!nothing", precision=0.5),)
+    qtbot.waitUntil(lambda: dialog.run_finished, timeout=120_000)
+    tuned = next(r for r in dialog.table.visible if r["path"] == acl.name)
+    assert tuned["precision"] == 0.5 and rows[acl.name]["precision"] != 0.5
+    # export the selected row: its .ssc (only that row's)
+    out = tmp_path / "out"
+    out.mkdir()
+    dialog.view.selectRow(dialog.table.visible.index(tuned))
+    dialog.export_rows(out)
+    qtbot.waitUntil(lambda: dialog.batch_run is None, timeout=120_000)
+    written = sorted(p.name for p in out.iterdir())
+    assert written == ["cmu_81_16_two_samples.acl.ssc"], dialog.batch_label.text()
+    assert (out / written[0]).stat().st_size > 0 and "Exported 1 .ssc" in dialog.batch_label.text()
+    # a sweep: two precisions, the chart's points from the runs' totals
+    dialog.sweep([0.1, 0.001])
+    qtbot.waitUntil(lambda: dialog.batch_run is None, timeout=180_000)
+    points = dialog.sweep_chart.points
+    assert [p["precision"] for p in points] == [0.001, 0.1] and dialog.sweep_chart.isVisible()
+    sizes = [p["totals"]["compressed_size"] for p in points]
+    assert sizes[0] >= sizes[1] > 0 and len(dialog.sweep_chart.label_texts()) == 2
+    # the same chart from library --sweep --json's data
+    sweep = sweep_points([(0.02, [tuned]), (0.2, [tuned])])
+    (tmp_path / "sweep.json").write_text(library_json([tuned], {}, sweep))
+    dialog.open_sweep_json(tmp_path / "sweep.json")
+    assert [p["precision"] for p in dialog.sweep_chart.points] == [0.02, 0.2]
+    (tmp_path / "plain.json").write_text(library_json([tuned], {}))
+    dialog.open_sweep_json(tmp_path / "plain.json")
+    assert "sweep: none" in dialog.batch_label.text()
+    # a double-click opens the clip and brings the main window in front
+    dialog.activateWindow()
+    dialog._open_row(dialog.model.index(dialog.table.visible.index(tuned), 0))
+    qtbot.waitUntil(lambda: window.document.clip is not None, timeout=30_000)
+    qtbot.waitUntil(window.isActiveWindow, timeout=5_000)

@@ -5,13 +5,16 @@ from __future__ import annotations
 import fnmatch
 import random
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+import codec
 from codec.model.clip import Skeleton
 from codec.name_pattern import MAX_LENGTH, MAX_STARS, NamePattern, _atoms, pattern_problem
-from codec.tuning import JointOverride, resolve
+from codec.name_regex import NameRegex, regex_problem
+from codec.tuning import JointOverride, exact_pattern, is_exact, resolve
 
 
 def _reversed_range(pattern: str) -> bool:
@@ -28,8 +31,8 @@ def test_matches_as_fnmatch_does_on_random_patterns() -> None:
     for _ in range(15_000):
         pattern = "".join(rng.choice("ab*?[]!-cA^\\") for _ in range(rng.randint(0, 9)))
         name = "".join(rng.choice("abc-]![A^\\") for _ in range(rng.randint(0, 8)))
-        if _reversed_range(pattern.lower()):
-            continue
+        if _reversed_range(pattern.lower()) or pattern.startswith(("!", "[!]")):
+            continue  # a leading `!` excludes, a leading `[!]` is a literal `!` (rules' syntax)
         want = fnmatch.fnmatchcase(name.lower(), pattern.lower())
         assert NamePattern(pattern).matches(name) == want, (pattern, name)
         checked += 1
@@ -97,3 +100,78 @@ def test_a_flood_of_rules_resolves_as_the_old_matcher_did() -> None:
                        for q in rules[-2:]])  # fmt: skip
     got = np.array([q.matches(sk.names) for q in rules[-2:]])
     assert np.array_equal(got, expect)
+
+
+CCRIG = Path(__file__).resolve().parents[1] / "data" / "bvh" / "cmu_02_03_run_ccrig.bvh"
+
+
+@pytest.mark.parametrize(
+    ("pattern", "yes", "no"),
+    [
+        ("*Thumb*|*Index*", ["L_Thumb1", "r_index3"], ["L_Mid1", "Hand"]),
+        ("!*Toe*", ["Hips", "LeftFoot"], ["LeftToeBase", "toe"]),
+        ("*Foot*|*Toe*|!Left*", ["RightFoot", "RightToe"], ["LeftFoot", "Hips"]),
+        ("[!]Hand", ["!hand"], ["Hand"]),  # a literal leading !, as exact_pattern writes it
+        ("a[|]b", ["a|b"], ["a", "b"]),
+        ("re:[LR]_(Thumb|Index)[0-9]+", ["l_thumb12", "R_Index1"], ["L_Mid1", "L_Thumb"]),
+        ("re:.*Hand.*|!re:.*Index.*", ["LeftHand", "Handle"], ["xx"]),  # re: takes the rest
+        (r"*Hand*|!re:.*Index\d", ["LeftHand"], ["LeftHandIndex1", "Hips"]),
+    ],
+)
+def test_alternatives_exclusions_and_regexes(pattern: str, yes: list[str], no: list[str]) -> None:
+    p = NamePattern(pattern)
+    assert [p.matches(n) for n in yes + no] == [True] * len(yes) + [False] * len(no)
+    assert p.matches_each(tuple(yes + no)) == [True] * len(yes) + [False] * len(no)
+
+
+def test_fingers_but_not_toes_on_a_cc_rig() -> None:
+    """The CC rig has Index fingers and IndexToes: alternation picks thumbs and index
+    fingers, `!*Toe*` leaves the toes out (a glob alone matched `*Thumb*|*Index*` literally:
+    nothing)."""
+    names = codec.load_clip(CCRIG, units="cm").skeleton.names
+    sk = Skeleton.create(list(names), [-1] + [0] * (len(names) - 1))
+    r = resolve(sk, [JointOverride("*Thumb*|*Index*|!*Toe*", 0.001)], precision=0.01)
+    picked = {n for n, p in zip(names, r.precision, strict=True) if p == 0.001}
+    want = {n for n in names if ("Thumb" in n or "Index" in n) and "Toe" not in n}
+    assert picked == want and len(want) == 16
+    both = JointOverride("*Thumb*|*Index*").matches(names)
+    assert int(both.sum()) == 20  # the four IndexToe joints too
+
+
+def test_exact_patterns_of_names_holding_the_syntax_match_only_that_name() -> None:
+    names = ("!root", "re:x", "a|b", "a", "b", "root", "rx")
+    for name in names:
+        pattern = exact_pattern(name)
+        assert is_exact(pattern)
+        assert NamePattern(pattern).matches_each(names) == [n == name for n in names]
+    assert not is_exact("!root") and not is_exact("a|b") and not is_exact("re:a")
+
+
+def test_regexes_are_linear_and_refuse_what_needs_backtracking() -> None:
+    """`(a+)+$` on 30 a's and a b takes Python's re minutes; the automaton a name's length."""
+
+    def best(n: int) -> float:
+        r = NameRegex("(a+)+|(a|aa)*c")
+        times = []
+        for _ in range(3):
+            t = time.perf_counter()
+            assert not r.matches("a" * n + "b")
+            times.append(time.perf_counter() - t)
+        return min(times)
+
+    best(200)
+    assert best(4_000) / best(1_000) < 8  # 4x the name, about 4x the time
+    for bad, why in [
+        ("(?=a)", "look-arounds"),
+        ("(a)\\1", "back-references"),
+        ("a**", "repeat of a repeat"),
+        ("(a", "without its ')'"),
+        ("a{99}", "m <= n <= 32"),
+        ("[z-a]", "reversed"),
+    ]:
+        assert why in regex_problem(bad), bad
+        assert why in pattern_problem("re:" + bad)
+        with pytest.raises(ValueError, match="regex"):
+            JointOverride("*Hand*|re:" + bad, precision=0.5)
+    assert "alternative 2 is empty" in pattern_problem("*Hand*||*Foot*")
+    assert "empty after its '!'" in pattern_problem("!")

@@ -430,6 +430,28 @@ def test_bad_documents(tmp_path: Path, mutate, expected: str) -> None:
         read_gltf(save_gltf(tmp_path, doc, blob))
 
 
+def test_a_broken_glb_says_what_is_wrong_with_its_binary_form(tmp_path: Path) -> None:
+    """A .glb whose header is damaged, or whose JSON chunk is, says so with the byte: never
+    a bare "invalid JSON" as if the binary file were text."""
+    data = (DATA / "RiggedSimple.glb").read_bytes()
+    p = tmp_path / "zeroed.glb"
+    p.write_bytes(b"\0\0\0\0" + data[4:])  # the magic lost (a copy cut at its start)
+    with pytest.raises(ClipFormatError, match="not a binary glTF") as info:
+        read_gltf(p)
+    assert info.value.offset == 0 and "b'glTF'" in str(info.value)
+    assert "invalid JSON" not in str(info.value)
+    (length,) = struct.unpack_from("<I", data, 12)
+    broken = bytearray(data)
+    broken[20 + length // 2] = ord("}")  # a byte of the JSON chunk damaged
+    p = tmp_path / "chunk.glb"
+    p.write_bytes(bytes(broken))
+    with pytest.raises(ClipFormatError, match="GLB's JSON chunk") as info:
+        read_gltf(p)
+    assert 20 <= info.value.offset < 20 + length
+    with pytest.raises(ClipFormatError, match="not a binary glTF"):
+        list_gltf_animations(tmp_path / "zeroed.glb")
+
+
 def test_bad_glb_bytes_report_offsets(tmp_path: Path) -> None:
     data = (DATA / "RiggedSimple.glb").read_bytes()
     p = tmp_path / "cut.glb"
