@@ -182,6 +182,8 @@ class GlobalSettings:
     strip_threshold: float = 0.0
     skin_strict: bool = False
     codec: str = "acl-style"
+    bind: str = "best"
+    compensate: bool = False
 
     def __post_init__(self) -> None:
         for name in ("precision", "shell_distance"):
@@ -216,6 +218,8 @@ class GlobalSettings:
             strip_trivial=self.strip_trivial,
             strip_proportion=self.strip_proportion,
             strip_threshold=self.strip_threshold,
+            bind=self.bind,
+            compensate=self.compensate,
         )
 
 
