@@ -43,7 +43,7 @@ from app.views.codec_choice import mark_unavailable
 from app.views.label_fence import LabelFence
 from app.views.stats import change_text
 from app.views.sync_guard import SyncGuard
-from codec.settings import LEVELS
+from codec.settings import BIND_MODES, LEVELS
 
 LOG_MIN, LOG_MAX = -4.0, 1.0  # precision slider: 0.0001 .. 10 clip units
 STEPS_PER_DECADE = 100
@@ -148,6 +148,19 @@ class SettingsPanel(QWidget):
             "every sample, measured on the mesh itself (shells from the mesh, joints "
             "tightened where the skin is over)"
         )
+        self.bind = QComboBox()
+        self.bind.addItems(BIND_MODES)
+        self.bind.setToolTip(
+            "acl-style: what default sub-tracks hold. strip: the bind pose (ACL's stripping); "
+            "none: the identity; additive: the clip stored as an additive on the bind pose; "
+            "best: each of them, keeping the smallest strict one"
+        )
+        self.bind_pick = QLabel()  # best's choice
+        self.compensate = QCheckBox("compensate")
+        self.compensate.setToolTip(
+            "acl-style: try in-place error compensation (each animated child corrects its "
+            "decoded parent's error in object space); kept where smaller and strict"
+        )
         self.change = QLabel()
         self.change.setWordWrap(True)
         self.change.setTextFormat(Qt.TextFormat.RichText)
@@ -176,6 +189,11 @@ class SettingsPanel(QWidget):
         form.addRow("Strip more", more_row)
         form.addRow("", self.strip_warning)
         form.addRow("Skin", self.skin_strict)
+        bind_row = QHBoxLayout()
+        bind_row.addWidget(self.bind)
+        bind_row.addWidget(self.compensate)
+        bind_row.addWidget(self.bind_pick, 1)
+        form.addRow("Bind pose", bind_row)
         self.form = form
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -200,6 +218,8 @@ class SettingsPanel(QWidget):
         )
         self.strip_threshold.valueChanged.connect(lambda v: self._edit(strip_threshold=float(v)))
         self.skin_strict.toggled.connect(lambda on: self._edit(skin_strict=bool(on)))
+        self.bind.currentTextChanged.connect(lambda mode: self._edit(bind=mode))
+        self.compensate.toggled.connect(lambda on: self._edit(compensate=bool(on)))
         document.settings_changed.connect(self._on_settings)
         document.result_changed.connect(self._on_result)
         document.clip_changed.connect(self._on_result)
@@ -232,6 +252,8 @@ class SettingsPanel(QWidget):
             self.strip_proportion.setValue(100.0 * s.strip_proportion)
             self.strip_threshold.setValue(s.strip_threshold)
             self.skin_strict.setChecked(s.skin_strict)
+            self.bind.setCurrentText(s.bind)
+            self.compensate.setChecked(s.compensate)
             self._sync_shell_source()
         destructive = s.strip_proportion > 0 or s.strip_threshold > 0
         clip = self.document.clip
@@ -294,6 +316,9 @@ class SettingsPanel(QWidget):
         self.change.setText(change_text(self.document.previous_result, r))
         chosen = r.codec_name if r is not None and "auto" in r.stats else None
         self.codec_pick.setText(f"→ {chosen}" if chosen else "")
+        mode = r.stats.get("bind_mode") if r is not None else None
+        kept = r is not None and r.stats.get("error_compensation", {}).get("kept")
+        self.bind_pick.setText(f"→ {mode}" + (", compensated" if kept else "") if mode else "")
 
     def _on_status(self) -> None:
         st = self.document.status

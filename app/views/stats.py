@@ -227,6 +227,8 @@ class StatsPanel(QWidget):
             if stats.get("keyframe_stripping", {}).get("destructive"):
                 text += f" <span style='color:{BAD}'>(destructive settings)</span>"
             return text
+        if key == "bind_mode":
+            return bind_mode_text(stats)
         if key == "compression_time":
             secs = float(value)
             return f"{secs:.2f} s" if secs >= 1.0 else f"{secs * 1000:.1f} ms"
@@ -353,3 +355,21 @@ class StatsPanel(QWidget):
         path, _ = QFileDialog.getSaveFileName(self, "Export", str(folder / name), filters)
         if path:
             self.export_to(kind, path)
+
+
+def bind_mode_text(stats: dict[str, Any]) -> str:
+    """acl-style's bind mode: the one kept, what the others tried cost (best), and error
+    compensation's size when it was tried."""
+    tried = stats.get("bind_modes", {}).get("tried", {})
+    mode = str(stats["bind_mode"])
+    others = [
+        f"{m} {_bytes(float(t['compressed_size']))}" + ("" if t["strict"] else " not strict")
+        for m, t in tried.items()
+        if m != mode
+    ]
+    text = mode + (f" (vs {', '.join(others)})" if others else "")
+    comp = stats.get("error_compensation", {})
+    if comp.get("on"):
+        verdict = "kept" if comp.get("kept") else "not kept"
+        text += f"; compensated {_bytes(float(comp['compressed_size']))}, {verdict}"
+    return text

@@ -18,11 +18,10 @@ over its precision, encoded again with that joint's precision tightened (ADDITIV
 In-place error compensation (`settings.compensate`, seed 001): after an encoding, every
 animated rotation and translation of a joint below a lossy parent is replaced by the local
 transform that puts the joint where the raw clip has it in object space, given the parent as
-decoded, and the clip
-is encoded again. One pass: the parents are those of the plain encoding, not of the
-compensated one (an exact root-down pass would re-quantise level by level at fixed bit rates).
-Measured on the raw clip and tightened like an additive until strict; kept only where it is
-smaller and strict.
+that encoding decodes it, and the clip is encoded again. The optimiser re-solves the parents
+too, so their errors move: each round compensates against the parents of the round before
+and tightens the precision of the joints still over it (COMPENSATED_ROUNDS), measured on the
+raw clip. It is kept only where it ends smaller and strict.
 """
 
 from __future__ import annotations
@@ -50,7 +49,8 @@ from codec.settings import CompressionSettings
 
 Array = np.ndarray
 MODES = ("none", "strip", "additive")
-ADDITIVE_ROUNDS = 5  # encodings of an additive (or compensated) clip at most
+ADDITIVE_ROUNDS = 5  # encodings of an additive clip at most
+COMPENSATED_ROUNDS = 10  # compensated encodings at most (each against the last one's parents)
 TIGHTEN_FLOOR = 0.25  # a round tightens a joint's precision by at most this factor
 
 
@@ -174,7 +174,7 @@ class BindModes:
             told = _part(progress, len(modes) - 1, len(modes), f"{chosen}, compensated")
             comp, strict = self._mode(clip, chosen, inner, told, cancel, encoded)
             compensation.update(_tried(comp, strict, time.perf_counter() - started))
-            compensation["plain_size"] = len(encoded.payload)
+            compensation["plain_size"] = _tried(encoded, True, 0.0)["compressed_size"]
             compensation["kept"] = bool(strict and len(comp.payload) < len(encoded.payload))
             if compensation["kept"]:
                 encoded = comp
@@ -206,13 +206,11 @@ class BindModes:
         if mode != "strip":
             stored_sk = identity_skeleton(stored_sk, "additive0" if base is None else base.format)
 
-        def stored(poses: tuple[Array, Array, Array]) -> Compressor:
-            if mode == "strip" and compensate is None:
-                return Compressor(self.clip, 0)
+        def as_stored(poses: tuple[Array, Array, Array]) -> Clip:
             if base is not None:
                 at = base.at_samples(clip.num_samples, clip.sample_rate)
                 poses = additive.extract(base.format, at, poses)
-            c = self.clip.replace(
+            return self.clip.replace(
                 skeleton=stored_sk,
                 rotations=poses[0],
                 translations=poses[1],
@@ -220,23 +218,24 @@ class BindModes:
                 additive=None,
                 meshes=(),
             )
-            return Compressor(c, BIND_CODES.index(mode))
 
         raw = (clip.rotations, clip.translations, clip.scales)
-        if compensate is None:
-            compressor = self._compressor((mode,), lambda: stored(raw))
+        code = BIND_CODES.index(mode)
+        if compensate is None and mode == "strip":
+            compressor = self._compressor((mode,), lambda: Compressor(self.clip, 0))
+        elif compensate is None:
+            compressor = self._compressor((mode,), lambda: Compressor(as_stored(raw), code))
         else:
-            compressor = stored(_compensated(clip, compensate))
+            compressor = Compressor(as_stored(_compensated(clip, compensate)), code)
         target = dataclasses.replace(
             stored_sk, precision=sk.precision, shell_distance=sk.shell_distance
         )
-        if base is None and compensate is None:  # the optimiser measures the clip itself
-            encoded = compressor.run(settings, progress, cancel, target)
-            self.segments_solved += compressor.segments_solved
-            decoder = encoded.decoder.on_skeleton(sk)
-            return dataclasses.replace(encoded, decoder=decoder), True
+        # strip and none: the optimiser measures the clip's own poses, one round says all
+        rounds = 1 if base is None and compensate is None else ADDITIVE_ROUNDS
+        if compensate is not None:
+            rounds = COMPENSATED_ROUNDS
         precision = sk.precision.copy()
-        for _ in range(ADDITIVE_ROUNDS):
+        for _ in range(rounds):
             encoded = compressor.run(settings, progress, cancel, target.with_settings(precision))
             self.segments_solved += compressor.segments_solved
             inner = encoded.decoder.on_skeleton(sk)
@@ -249,7 +248,22 @@ class BindModes:
                 raise Cancelled("compression cancelled")
             scale = np.clip(0.9 * sk.precision[over] / worst[over], TIGHTEN_FLOOR, 1.0)
             precision[over] = precision[over] * scale
+            if compensate is not None:  # compensate the parents this round decoded
+                compensate = dataclasses.replace(encoded, decoder=decoder)
+                compressor = Compressor(as_stored(_compensated(clip, compensate)), code)
         return dataclasses.replace(encoded, decoder=decoder), False
+
+
+def compensated(
+    clip: Clip, settings: CompressionSettings, mode: str = "strip"
+) -> tuple[Encoded, bool]:
+    """`mode`'s in-place compensated encoding of `clip` (after its plain one, whose decoded
+    parents it compensates) and whether it is strict: what `compensate` tries, alone."""
+    modes = BindModes(clip)
+    clip = settings.apply(clip)
+    inner = dataclasses.replace(settings, precision=None, shell_distance=None)
+    plain, _ = modes._mode(clip, mode, inner, None, None, None)
+    return modes._mode(clip, mode, inner, None, None, plain)
 
 
 def _base_of(clip: Clip, mode: str) -> AdditiveBase | None:
@@ -316,7 +330,7 @@ def _part(progress: Progress | None, i: int, n: int, mode: str) -> Progress | No
     report = progress
 
     def told(fraction: float, message: str) -> None:
-        report((i + fraction) / n, f"bind {mode}: {message}")
+        report((i + fraction) / n, message if n == 1 else f"{message} (bind {mode})")
 
     return told
 
