@@ -26,7 +26,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.codec_vs_acl import (  # noqa: E402
+from bench.codec_vs_acl import (
     HARD_CLIPS,
     PRECISION,
     REFERENCE_CLIPS,
@@ -37,7 +37,7 @@ from bench.codec_vs_acl import (  # noqa: E402
     _sjson_number,
     clips_from,
 )
-from codec.cli.report_text import table  # noqa: E402
+from codec.cli.report_text import table
 
 REPO = Path(__file__).resolve().parents[1]
 RIG_CLIPS = ("cmu_02_03_run_ccrig", "makehuman_face_poseunits")  # the CC rig, the face rig

@@ -76,7 +76,7 @@ _REQUIRED = (
 _OPTIONAL = ("read", "view")
 # tuning keys added after version 1 blocks were written: a block without one ran with the
 # value given here (bind pose stripping was the only mode before bind modes existed)
-_DEFAULTED = {"bvh_positions": "auto", "bind": "strip", "compensate": False}
+_DEFAULTED = {"bvh_positions": "auto", "bind": "strip", "compensate": False, "clean_defaults": 0.0}
 BVH_POSITIONS = ("auto", "add", "replace")  # how a BVH's non-root position channels read
 _STRIP_KEYS = ("strip_trivial", "proportion", "threshold")
 
@@ -118,6 +118,7 @@ class Flags:
     strip_threshold: float | None = None
     bind: str | None = None
     compensate: bool | None = None
+    clean_defaults: float | None = None
     loop_optimization: bool | None = None
     include_metadata: bool | None = None
     animation: str | None = None
@@ -145,6 +146,7 @@ class Flags:
                 "strip_threshold",
                 "bind",
                 "compensate",
+                "clean_defaults",
             )
             if getattr(self, k) is not None
         }
@@ -286,6 +288,7 @@ class RunSettings:
             "include_metadata": self.include_metadata,
             "bind": t.bind,
             "compensate": t.compensate,
+            "clean_defaults": t.clean_defaults,
         }
         if clip is not None:
             out["read"] = read_facts(clip)
@@ -607,6 +610,7 @@ def from_block(data: Any, path: str | os.PathLike[str], place: str = "") -> RunS
     expect("bind", bind in BIND_MODES, f"one of {', '.join(BIND_MODES)}", bind)
     compensate = data.get("compensate", _DEFAULTED["compensate"])
     expect("compensate", isinstance(compensate, bool), "true or false", compensate)
+    clean_defaults = number("clean_defaults", data.get("clean_defaults", 0.0), nullable=False)
     rate = number("sample_rate", data["sample_rate"])
     if rate is not None:
         expect("sample_rate", rate > 0, "a positive rate in Hz or null")
@@ -646,6 +650,7 @@ def from_block(data: Any, path: str | os.PathLike[str], place: str = "") -> RunS
         "skin_strict": data["skin_strict"],
         "bind": bind,
         "compensate": compensate,
+        "clean_defaults": clean_defaults,
         "strip_trivial": strip["strip_trivial"],
         "strip_proportion": proportion,
         "strip_threshold": threshold,

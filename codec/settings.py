@@ -38,7 +38,9 @@ class CompressionSettings:
     `bind` (acl-style): what default sub-tracks stand for, BIND_MODES: `best` tries each of
     strip, none and additive and keeps the smallest strict one; `compensate` tries in-place
     error compensation on the chosen mode and keeps it where it is smaller and strict
-    (codec.codecs.acl_style.bind_modes).
+    (codec.codecs.acl_style.bind_modes). `clean_defaults` (clip units, 0 off): DESTRUCTIVE,
+    sub-tracks within that of their bind value are snapped to it before any codec runs, and
+    the raw clip measured is the cleaned one (codec.default_cleaning says what changed).
     """
 
     level: str = "automatic"
@@ -55,6 +57,7 @@ class CompressionSettings:
     skin_strict: bool = False
     bind: str = "best"
     compensate: bool = False
+    clean_defaults: float = 0.0
 
     def __post_init__(self) -> None:
         if self.level not in LEVELS:
@@ -71,6 +74,11 @@ class CompressionSettings:
             raise SettingsError(f"codec must be a codec's name, got {self.codec!r}")
         if self.bind not in BIND_MODES:
             raise SettingsError(f"unknown bind mode {self.bind!r}; expected one of {BIND_MODES}")
+        if not (np.isfinite(self.clean_defaults) and 0.0 <= self.clean_defaults <= MAX_VALUE):
+            raise SettingsError(
+                f"clean defaults must be >= 0 and at most {MAX_VALUE:.3g}, "
+                f"got {self.clean_defaults}"
+            )
         if self.supersample < 0:
             raise SettingsError(f"supersample must be >= 0, got {self.supersample}")
         if not (np.isfinite(self.strip_proportion) and 0.0 <= self.strip_proportion <= 1.0):

@@ -184,6 +184,7 @@ class GlobalSettings:
     codec: str = "acl-style"
     bind: str = "best"
     compensate: bool = False
+    clean_defaults: float = 0.0
 
     def __post_init__(self) -> None:
         for name in ("precision", "shell_distance"):
@@ -220,6 +221,7 @@ class GlobalSettings:
             strip_threshold=self.strip_threshold,
             bind=self.bind,
             compensate=self.compensate,
+            clean_defaults=self.clean_defaults,
         )
 
 

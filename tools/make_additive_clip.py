@@ -66,10 +66,10 @@ def main() -> None:
         f"\tadditive_base_num_samples = {b}\n\tadditive_base_sample_rate = 30\n}}\n\n"
         "settings =\n{\n\terror_threshold = 0.01\n}\n\n"
         f"bones =\n[\n{bones}\n]\n\n"
-        "base_tracks =\n[\n" + "\n".join(track(n, *v) for n, v in zip(NAMES, base, strict=True))
+        "base_tracks =\n[\n"
+        + "\n".join(track(n, *v) for n, v in zip(NAMES, base, strict=True))
         + "\n]\n\n"
-        "tracks =\n[\n" + "\n".join(track(n, *v) for n, v in zip(NAMES, add, strict=True))
-        + "\n]\n"
+        "tracks =\n[\n" + "\n".join(track(n, *v) for n, v in zip(NAMES, add, strict=True)) + "\n]\n"
     )
     OUT.write_text(text)
 

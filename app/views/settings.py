@@ -156,6 +156,17 @@ class SettingsPanel(QWidget):
             "best: each of them, keeping the smallest strict one"
         )
         self.bind_pick = QLabel()  # best's choice
+        self.clean_defaults = QDoubleSpinBox()
+        self.clean_defaults.setRange(0.0, 1.0)
+        self.clean_defaults.setDecimals(4)
+        self.clean_defaults.setStepType(QAbstractSpinBox.StepType.AdaptiveDecimalStepType)
+        self.clean_defaults.setKeyboardTracking(False)
+        self.clean_defaults.setSpecialValueText("no cleaning")
+        self.clean_defaults.setSuffix(" cm")
+        self.clean_defaults.setToolTip(
+            "DESTRUCTIVE: snap sub-tracks within this of their bind value (on the joint's "
+            "shell, local space) exactly to it before compressing; Stats says what moved"
+        )
         self.compensate = QCheckBox("compensate")
         self.compensate.setToolTip(
             "acl-style: try in-place error compensation (each animated child corrects its "
@@ -194,6 +205,7 @@ class SettingsPanel(QWidget):
         bind_row.addWidget(self.compensate)
         bind_row.addWidget(self.bind_pick, 1)
         form.addRow("Bind pose", bind_row)
+        form.addRow("Clean defaults", self.clean_defaults)
         self.form = form
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -220,6 +232,7 @@ class SettingsPanel(QWidget):
         self.skin_strict.toggled.connect(lambda on: self._edit(skin_strict=bool(on)))
         self.bind.currentTextChanged.connect(lambda mode: self._edit(bind=mode))
         self.compensate.toggled.connect(lambda on: self._edit(compensate=bool(on)))
+        self.clean_defaults.valueChanged.connect(lambda v: self._edit(clean_defaults=float(v)))
         document.settings_changed.connect(self._on_settings)
         document.result_changed.connect(self._on_result)
         document.clip_changed.connect(self._on_result)
@@ -254,6 +267,7 @@ class SettingsPanel(QWidget):
             self.skin_strict.setChecked(s.skin_strict)
             self.bind.setCurrentText(s.bind)
             self.compensate.setChecked(s.compensate)
+            self.clean_defaults.setValue(s.clean_defaults)
             self._sync_shell_source()
         destructive = s.strip_proportion > 0 or s.strip_threshold > 0
         clip = self.document.clip

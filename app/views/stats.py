@@ -372,4 +372,10 @@ def bind_mode_text(stats: dict[str, Any]) -> str:
     if comp.get("on"):
         verdict = "kept" if comp.get("kept") else "not kept"
         text += f"; compensated {_bytes(float(comp['compressed_size']))}, {verdict}"
+    clean = stats.get("default_cleaning")
+    if clean and clean["num_snapped"]:
+        text += (
+            f"; <span style='color:{BAD}'>cleaned {clean['num_snapped']} sub-tracks: the clip "
+            f"moved by up to {format_cm(clean['max_error_vs_read'], digits=5)}</span>"
+        )
     return text

@@ -108,6 +108,17 @@ def add_tuning_flags(p: Any) -> None:
             },
         ),
         (
+            "--clean-defaults",
+            {
+                "type": float,
+                "metavar": "D",
+                "help": "DESTRUCTIVE: snap every sub-track that stays within D (clip units, "
+                "on its joint's shell, local space) of its bind value exactly to it before "
+                "compressing; the clip measured is the cleaned one and the stats list what "
+                "changed (default: 0, off)",
+            },
+        ),
+        (
             "--overrides",
             {
                 "metavar": "FILE",
@@ -239,6 +250,7 @@ def run_flags(args: argparse.Namespace) -> Flags:
         strip_threshold=getattr(args, "strip_threshold", None),
         bind=getattr(args, "bind", None),
         compensate=True if getattr(args, "compensate", None) else None,
+        clean_defaults=getattr(args, "clean_defaults", None),
         loop_optimization=False if getattr(args, "no_loop", False) else None,
         include_metadata=False if getattr(args, "no_metadata", False) else None,
         animation=getattr(args, "animation", None),

@@ -51,6 +51,7 @@ Array = np.ndarray
 MODES = ("none", "strip", "additive")
 ADDITIVE_ROUNDS = 5  # encodings of an additive clip at most
 COMPENSATED_ROUNDS = 10  # compensated encodings at most (each against the last one's parents)
+SINGULAR = 1e-12  # |det| of a parent's object transform below which it is not inverted
 TIGHTEN_FLOOR = 0.25  # a round tightens a joint's precision by at most this factor
 
 
@@ -161,7 +162,8 @@ class BindModes:
         for i, mode in enumerate(modes):
             told = _part(progress, i, len(modes), mode)
             started = time.perf_counter()
-            encoded, strict = self._mode(clip, mode, inner, told, cancel, None)
+            beat = None if best is None else len(best[2].payload)
+            encoded, strict = self._mode(clip, mode, inner, told, cancel, None, beat)
             tried[mode] = _tried(encoded, strict, time.perf_counter() - started)
             rank = (not strict, len(encoded.payload))
             if best is None or rank < best[0]:
@@ -172,7 +174,9 @@ class BindModes:
         if settings.compensate:
             started = time.perf_counter()
             told = _part(progress, len(modes) - 1, len(modes), f"{chosen}, compensated")
-            comp, strict = self._mode(clip, chosen, inner, told, cancel, encoded)
+            comp, strict = self._mode(
+                clip, chosen, inner, told, cancel, encoded, len(encoded.payload)
+            )
             compensation.update(_tried(comp, strict, time.perf_counter() - started))
             compensation["plain_size"] = _tried(encoded, True, 0.0)["compressed_size"]
             compensation["kept"] = bool(strict and len(comp.payload) < len(encoded.payload))
@@ -196,10 +200,13 @@ class BindModes:
         progress: Progress | None,
         cancel: Callable[[], bool] | None,
         compensate: Encoded | None,
+        beat: int | None = None,
     ) -> tuple[Encoded, bool]:
         """One mode's encoding of `clip` (settings applied) and whether it is strict;
         `compensate`: a plain encoding of this mode whose decoded parents the stored
-        samples compensate (module docstring)."""
+        samples compensate (module docstring). `beat`: the payload size to beat; rounds stop
+        (not strict) once an encoding that is not yet strict is no smaller, as tightening
+        only adds bits."""
         sk = clip.skeleton
         base = _base_of(clip, mode)
         stored_sk = self.clip.skeleton
@@ -244,6 +251,8 @@ class BindModes:
             over = worst > sk.precision
             if not np.any(over):
                 return dataclasses.replace(encoded, decoder=decoder), True
+            if beat is not None and len(encoded.payload) >= beat:
+                break
             if cancel is not None and cancel():
                 raise Cancelled("compression cancelled")
             scale = np.clip(0.9 * sk.precision[over] / worst[over], TIGHTEN_FLOOR, 1.0)
@@ -262,7 +271,7 @@ def compensated(
     modes = BindModes(clip)
     clip = settings.apply(clip)
     inner = dataclasses.replace(settings, precision=None, shell_distance=None)
-    plain, _ = modes._mode(clip, mode, inner, None, None, None)
+    plain, _ = modes._mode(clip, mode, inner, None, None, None)  # no size to beat: to the end
     return modes._mode(clip, mode, inner, None, None, plain)
 
 
@@ -281,7 +290,7 @@ def _compensated(clip: Clip, encoded: Encoded) -> tuple[Array, Array, Array]:
     """The clip's poses with in-place compensation: each joint whose rotation or translation
     `encoded` animates takes the local transform that, under its parent as `encoded` decodes
     it, reproduces the raw object transform (those sub-tracks only; roots, constant and
-    default sub-tracks and scales keep the raw values). Poses as the game sees them (an
+    default sub-tracks, scales and joints under a zero-scaled parent keep the raw values). Poses as the game sees them (an
     additive's applied pose): the caller takes them back to what it stores."""
     sk = clip.skeleton
     parents = sk.parents
@@ -296,7 +305,10 @@ def _compensated(clip: Clip, encoded: Encoded) -> tuple[Array, Array, Array]:
         animated = kinds[j, :2] == TrackKind.ANIMATED
         if not np.any(animated):
             continue
-        local = np.linalg.solve(_affine(lossy_obj[:, parents[j]]), _affine(raw_obj[:, j]))
+        parent = lossy_obj[:, parents[j]]
+        if np.any(np.abs(np.linalg.det(parent[..., :3])) < SINGULAR):
+            continue  # a zero-scaled parent: no local value can correct its children
+        local = np.linalg.solve(_affine(parent), _affine(raw_obj[:, j]))
         r, t, _ = decompose(local[:, :3, :])
         if animated[0]:
             r = np.where(np.sum(r * rot[:, j], axis=-1, keepdims=True) < 0.0, -r, r)

@@ -272,9 +272,7 @@ class _Reader(SjsonValues):
                 line = head.lines["additive_format"]
                 self.additive = (additive.lower(), base_name or "", n, rate, line)
         elif "base_tracks" in self.doc:
-            self.warnings.append(
-                "'base_tracks' of a clip whose additive_format is none: not read"
-            )
+            self.warnings.append("'base_tracks' of a clip whose additive_format is none: not read")
         return self.settings or v1_threshold or DEFAULT_PRECISION
 
     def read_bones(self, default_precision: float) -> tuple[_Bones, dict[str, int]]:

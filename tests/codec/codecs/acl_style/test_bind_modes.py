@@ -57,7 +57,9 @@ def test_each_mode_is_strict_and_its_file_decodes_to_the_same_poses(bind) -> Non
     errors = clip_errors(clip, result.decoder.decode_source())
     assert np.all(errors <= clip.skeleton.precision)
     read = CODEC.decode(_payload(result), clip.skeleton)
-    np.testing.assert_array_equal(read.decode_source().rotations, result.decoder.decode_source().rotations)
+    np.testing.assert_array_equal(
+        read.decode_source().rotations, result.decoder.decode_source().rotations
+    )
     t = 0.37 * result.decoder.duration
     for rounding in ("none", "nearest"):
         a, b = read.sample(t, rounding), result.decoder.sample(t, rounding)
@@ -159,7 +161,10 @@ def _hand_error(doc, fmt, lossy_add) -> float:
     def arrays(key, n):
         rows = {t["name"]: t for t in doc[key]}
         get = lambda name, k: np.array(rows[name][k], dtype=float)  # noqa: E731
-        return [np.stack([get(b, k) for b in bones], axis=1) for k in ("rotations", "translations", "scales")]
+        return [
+            np.stack([get(b, k) for b in bones], axis=1)
+            for k in ("rotations", "translations", "scales")
+        ]
 
     raw_add = arrays("tracks", s)
     base = arrays("base_tracks", nb)
@@ -172,7 +177,11 @@ def _hand_error(doc, fmt, lossy_add) -> float:
     r1 = np.where(np.sum(r0 * r1, -1, keepdims=True) < 0, -r1, r1)
     br = r0 + (r1 - r0) * a
     br /= np.linalg.norm(br, axis=-1, keepdims=True)
-    base_s = (br, base[1][k0] + (base[1][k1] - base[1][k0]) * a, base[2][k0] + (base[2][k1] - base[2][k0]) * a)
+    base_s = (
+        br,
+        base[1][k0] + (base[1][k1] - base[1][k0]) * a,
+        base[2][k0] + (base[2][k1] - base[2][k0]) * a,
+    )
 
     def world(add):
         local = _matrix(*_applied(fmt, base_s, add))
@@ -190,7 +199,9 @@ def _hand_error(doc, fmt, lossy_add) -> float:
 
 @pytest.mark.parametrize("fmt", ["relative", "additive0", "additive1"])
 def test_an_additive_clips_error_is_measured_on_base_plus_additive(tmp_path, fmt) -> None:
-    text = ADDITIVE.read_text().replace('additive_format = "relative"', f'additive_format = "{fmt}"')
+    text = ADDITIVE.read_text().replace(
+        'additive_format = "relative"', f'additive_format = "{fmt}"'
+    )
     # (additive1 reads the file's scales near 1 as 1 + x: doubled, a clip all the same)
     path = tmp_path / "clip.acl.sjson"
     path.write_text(text)
