@@ -368,6 +368,10 @@ def bind_mode_text(stats: dict[str, Any]) -> str:
         if m != mode
     ]
     text = mode + (f" (vs {', '.join(others)})" if others else "")
+    base = stats.get("additive_base")
+    if base:
+        named = f" {base['name']!r}" if base["name"] else ""
+        text += f": the additive alone, played on its base{named} ({base['num_samples']} samples)"
     comp = stats.get("error_compensation", {})
     if comp.get("on"):
         verdict = "kept" if comp.get("kept") else "not kept"

@@ -147,9 +147,17 @@ def test_bind_modes_are_settings_and_older_blocks_read_as_strip() -> None:
     flags = Flags(bind="additive", compensate=True, clean_defaults=0.002)
     run = RunSettings().with_flags(flags)
     block = run.block()
-    assert (block["bind"], block["compensate"], block["clean_defaults"]) == ("additive", True, 0.002)
+    assert (block["bind"], block["compensate"], block["clean_defaults"]) == (
+        "additive",
+        True,
+        0.002,
+    )
     settings = from_block(block, "x.json").compression_settings()
-    assert (settings.bind, settings.compensate, settings.clean_defaults) == ("additive", True, 0.002)
+    assert (settings.bind, settings.compensate, settings.clean_defaults) == (
+        "additive",
+        True,
+        0.002,
+    )
     assert RunSettings().block()["bind"] == "best"
     for key in ("bind", "compensate", "clean_defaults"):
         del block[key]

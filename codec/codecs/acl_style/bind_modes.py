@@ -188,6 +188,13 @@ class BindModes:
             "bind_modes": {"asked": settings.bind, "tried": tried},
             "error_compensation": compensation,
         }
+        if clip.additive is not None:
+            base = clip.additive
+            details["additive_base"] = {
+                "format": base.format,
+                "name": base.name,
+                "num_samples": base.num_samples,
+            }
         if not tried[chosen]["strict"]:
             details["strict"] = False
         return dataclasses.replace(encoded, details=details)
@@ -290,8 +297,9 @@ def _compensated(clip: Clip, encoded: Encoded) -> tuple[Array, Array, Array]:
     """The clip's poses with in-place compensation: each joint whose rotation or translation
     `encoded` animates takes the local transform that, under its parent as `encoded` decodes
     it, reproduces the raw object transform (those sub-tracks only; roots, constant and
-    default sub-tracks, scales and joints under a zero-scaled parent keep the raw values). Poses as the game sees them (an
-    additive's applied pose): the caller takes them back to what it stores."""
+    default sub-tracks, scales and joints under a zero-scaled parent keep the raw values).
+    Poses as the game sees them (an additive's applied pose): the caller takes them back to
+    what it stores."""
     sk = clip.skeleton
     parents = sk.parents
     lossy = encoded.decoder.decode_source(clip.name)

@@ -95,9 +95,19 @@ def test_error_compensation_keeps_every_clip_strict(path) -> None:
     assert strict and np.all(errors <= clip.skeleton.precision)
     result = compress(clip, CompressionSettings(compensate=True, **FAST))
     comp = result.details["error_compensation"]
-    assert comp["on"] and comp["strict"]
-    assert comp["kept"] == (comp["compressed_size"] < comp["plain_size"])
-    assert result.measurements.stats["max_error"] <= float(clip.skeleton.precision.max())
+    assert comp["on"] and comp["kept"] == (comp["compressed_size"] < comp["plain_size"])
+    lossy = clip_errors(clip, result.decoder.decode_source())
+    assert np.all(lossy <= clip.skeleton.precision)
+
+
+def test_compensation_that_is_not_strict_is_never_kept() -> None:
+    """Under a zero-scaled parent no local value can correct a child: compensation does not
+    reach the bound there in its rounds, and the clip keeps its plain, strict encoding."""
+    clip = load_clip(DATA / "acl" / "cmu_09_02_with_zero_scale.acl.sjson")
+    result = compress(clip, CompressionSettings(compensate=True, bind="strip", **FAST))
+    comp = result.details["error_compensation"]
+    assert not comp["strict"] and not comp["kept"]
+    assert np.all(clip_errors(clip, result.decoder.decode_source()) <= clip.skeleton.precision)
 
 
 # --- additive clips, checked by hand --------------------------------------------------------
@@ -216,6 +226,9 @@ def test_an_additive_clips_error_is_measured_on_base_plus_additive(tmp_path, fmt
     want = _hand_error(doc, fmt, lossy_add)
     assert result.measurements.stats["max_error"] == pytest.approx(want, rel=1e-9, abs=1e-12)
     assert want <= 0.01
+    if fmt == "relative":  # between samples too: both sides blend the additive, then apply
+        between = compress(clip, CompressionSettings(skin_error=False)).stats
+        assert between["max_error_between_samples"] <= 0.01
     # and the raw clip is the applied pose: far from the additive values themselves
     file_values = np.array(doc["tracks"][1]["translations"], dtype=float)
     assert np.abs(clip.translations[:, 1] - file_values).max() > 1.0
