@@ -202,9 +202,9 @@ class SettingsPanel(QWidget):
         form.addRow("Skin", self.skin_strict)
         bind_row = QHBoxLayout()
         bind_row.addWidget(self.bind)
-        bind_row.addWidget(self.compensate)
         bind_row.addWidget(self.bind_pick, 1)
         form.addRow("Bind pose", bind_row)
+        form.addRow("", self.compensate)  # its own row: the dock can be narrower
         form.addRow("Clean defaults", self.clean_defaults)
         self.form = form
         layout = QVBoxLayout(self)
