@@ -232,3 +232,21 @@ def test_an_additive_clips_error_is_measured_on_base_plus_additive(tmp_path, fmt
     # and the raw clip is the applied pose: far from the additive values themselves
     file_values = np.array(doc["tracks"][1]["translations"], dtype=float)
     assert np.abs(clip.translations[:, 1] - file_values).max() > 1.0
+
+
+def test_the_command_line_takes_the_bind_flags_and_says_what_they_did(tmp_path) -> None:
+    import io
+    import json
+
+    from codec.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    clip = DATA / "acl" / "cmu_81_16_two_samples.acl.sjson"
+    args = ["compress", str(clip), "-o", str(tmp_path / "c.ssc"), "--bind", "none"]
+    args += ["--compensate", "--clean-defaults", "0.0001", "--json", str(tmp_path / "s.json")]
+    assert main(args, stdout=out, stderr=err) == 0, err.getvalue()
+    stats = json.loads((tmp_path / "s.json").read_text())
+    assert stats["bind_mode"] == "none" and stats["error_compensation"]["on"]
+    assert stats["default_cleaning"]["tolerance"] == 0.0001
+    assert stats["shellscope"]["bind"] == "none" and stats["shellscope"]["compensate"]
+    assert "bind mode        none" in out.getvalue() and "cleaned" in out.getvalue()
