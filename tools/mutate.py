@@ -66,8 +66,8 @@ MUTANTS: tuple[Mutant, ...] = (
     M(
         "additive-relative-as-additive0",
         "codec/model/additive.py",
-        '    if fmt == "relative":\n        tr = quat.rotate(np.broadcast_to(b_r, a_r.shape), a_t * b_s) + b_t',
-        '    if False:\n        tr = quat.rotate(np.broadcast_to(b_r, a_r.shape), a_t * b_s) + b_t',
+        "tr = quat.rotate(np.broadcast_to(b_r, a_r.shape), a_t * b_s) + b_t",
+        "tr = a_t + b_t",
         ("tests/codec/codecs/acl_style/test_bind_modes.py",),
         "a relative additive's translation is added, not carried by the base's transform",
     ),
