@@ -53,7 +53,9 @@ class Compression:
         codec of that name (ACL's output read from a file: codec.codecs.acl21.AclOutput)."""
         self.clip = clip
         self.fixed = fixed
-        self._sessions: dict[str, Any] = {}
+        self._sessions: dict[tuple[str, int], Any] = {}
+        self._cleaning: tuple[float, Clip, dict[str, Any]] | None = None
+        self._source = clip  # what sessions encode: the clip, or its cleaned samples
         self._raw_poses = RawPoses()  # every run measures against the same raw clip
 
     @property
@@ -74,7 +76,9 @@ class Compression:
         codecs = registry.chosen(settings.codec, self.clip)
         if self.fixed is not None and settings.codec == self.fixed.name:
             codecs = (self.fixed,)
-        clip = self.clip if skeleton is None else self.clip.with_skeleton(skeleton)
+        source, cleaning = self._cleaned(settings.clean_defaults)
+        self._source = source
+        clip = source if skeleton is None else source.with_skeleton(skeleton)
         clip = settings.apply(clip)
         start = time.perf_counter()
         strict_skin: dict[str, Any] | None = None
@@ -97,6 +101,8 @@ class Compression:
         )
         if strict_skin is not None:
             measured.stats["skin_strict"] = _skin_strict_stats(strict_skin, measured, clip)
+        if cleaning is not None:
+            measured.stats["default_cleaning"] = cleaning
         return Result(
             clip=clip,
             settings=settings,
@@ -123,7 +129,7 @@ class Compression:
         best: tuple[tuple[bool, int], Any, Encoded] | None = None
         tried: dict[str, dict[str, Any]] = {}
         for codec in codecs:  # one, or every codec under `auto`
-            session = self._session(codec)
+            session = self._session(codec, self._source)
             started = time.perf_counter()
             if session is not None:
                 encoded = session.run(settings, progress, cancel, skeleton)
@@ -196,14 +202,29 @@ class Compression:
             precision = skin_budget.tightened(precision, skin, error, budget)
         return clip, codec, encoded, {"rounds": rounds, "precision": precision, "user": user}
 
-    def _session(self, codec: Any) -> Any:
-        """The codec's encoder of this clip, kept between runs, when it has one."""
+    def _cleaned(self, tolerance: float) -> tuple[Clip, dict[str, Any] | None]:
+        """The clip with its near-default sub-tracks snapped (codec.default_cleaning; the
+        clip itself at tolerance 0) and what changed, kept per tolerance."""
+        if tolerance <= 0.0:
+            return self.clip, None
+        if self._cleaning is None or self._cleaning[0] != tolerance:
+            from codec.default_cleaning import clean
+
+            self._cleaning = (tolerance, *clean(self.clip, tolerance))
+        return self._cleaning[1], self._cleaning[2]
+
+    def _session(self, codec: Any, source: Clip | None = None) -> Any:
+        """The codec's encoder of this clip (or of `source`, its cleaned samples), kept
+        between runs, when it has one."""
         make = getattr(codec, "session", None)
         if make is None:
             return None
-        if codec.name not in self._sessions:
-            self._sessions[codec.name] = make(self.clip)
-        return self._sessions[codec.name]
+        source = self.clip if source is None else source
+        key = (codec.name, id(source))
+        if key not in self._sessions:
+            self._sessions = {k: v for k, v in self._sessions.items() if k[1] == id(source)}
+            self._sessions[key] = make(source)
+        return self._sessions[key]
 
 
 def _round_progress(progress: Progress | None, n: int) -> Progress | None:

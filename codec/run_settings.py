@@ -74,6 +74,9 @@ _REQUIRED = (
     "include_metadata",
 )
 _OPTIONAL = ("read", "view")
+# tuning keys added after version 1 blocks were written: a block without one ran with the
+# value given here (bind pose stripping was the only mode before bind modes existed)
+_DEFAULTED = {"bvh_positions": "auto", "bind": "strip", "compensate": False, "clean_defaults": 0.0}
 BVH_POSITIONS = ("auto", "add", "replace")  # how a BVH's non-root position channels read
 _STRIP_KEYS = ("strip_trivial", "proportion", "threshold")
 
@@ -113,6 +116,9 @@ class Flags:
     strip_trivial: bool | None = None
     strip_proportion: float | None = None
     strip_threshold: float | None = None
+    bind: str | None = None
+    compensate: bool | None = None
+    clean_defaults: float | None = None
     loop_optimization: bool | None = None
     include_metadata: bool | None = None
     animation: str | None = None
@@ -138,6 +144,9 @@ class Flags:
                 "strip_trivial",
                 "strip_proportion",
                 "strip_threshold",
+                "bind",
+                "compensate",
+                "clean_defaults",
             )
             if getattr(self, k) is not None
         }
@@ -277,6 +286,9 @@ class RunSettings:
             },
             "loop_optimization": self.loop_optimization,
             "include_metadata": self.include_metadata,
+            "bind": t.bind,
+            "compensate": t.compensate,
+            "clean_defaults": t.clean_defaults,
         }
         if clip is not None:
             out["read"] = read_facts(clip)
@@ -552,7 +564,7 @@ def from_block(data: Any, path: str | os.PathLike[str], place: str = "") -> RunS
     at = lambda key: f"{place}.{key}" if place else key  # noqa: E731
     if not isinstance(data, dict):
         raise SettingsFileError(path, place or "top level", "expected a settings object")
-    extra = sorted(set(data) - set(_REQUIRED) - set(_OPTIONAL) - {"bvh_positions"})
+    extra = sorted(set(data) - set(_REQUIRED) - set(_OPTIONAL) - set(_DEFAULTED))
     if extra:
         raise SettingsFileError(path, at(extra[0]), f"unknown key (known: {', '.join(_REQUIRED)})")
     missing = [k for k in _REQUIRED if k not in data]
@@ -592,6 +604,13 @@ def from_block(data: Any, path: str | os.PathLike[str], place: str = "") -> RunS
     positions = data.get("bvh_positions", "auto")  # a block from before the option: auto
     expect("bvh_positions", positions in BVH_POSITIONS, f"one of {', '.join(BVH_POSITIONS)}",
            positions)  # fmt: skip
+    from codec.settings import BIND_MODES
+
+    bind = data.get("bind", _DEFAULTED["bind"])
+    expect("bind", bind in BIND_MODES, f"one of {', '.join(BIND_MODES)}", bind)
+    compensate = data.get("compensate", _DEFAULTED["compensate"])
+    expect("compensate", isinstance(compensate, bool), "true or false", compensate)
+    clean_defaults = number("clean_defaults", data.get("clean_defaults", 0.0), nullable=False)
     rate = number("sample_rate", data["sample_rate"])
     if rate is not None:
         expect("sample_rate", rate > 0, "a positive rate in Hz or null")
@@ -629,6 +648,9 @@ def from_block(data: Any, path: str | os.PathLike[str], place: str = "") -> RunS
         "shell_distance": distances["shell_distance"],
         "shell_from_mesh": data["shell_from_mesh"],
         "skin_strict": data["skin_strict"],
+        "bind": bind,
+        "compensate": compensate,
+        "clean_defaults": clean_defaults,
         "strip_trivial": strip["strip_trivial"],
         "strip_proportion": proportion,
         "strip_threshold": threshold,

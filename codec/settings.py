@@ -11,6 +11,7 @@ from codec.model.clip import Clip
 from codec.model.limits import MAX_VALUE
 
 LEVELS = ("lowest", "low", "medium", "high", "highest", "automatic")
+BIND_MODES = ("best", "strip", "none", "additive")  # codec.codecs.acl_style.bind_modes
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,13 @@ class CompressionSettings:
     meshes within the precision of its strongest joint at every sample, measured as the true
     error is (codec.compression runs the rounds, codec.measure.skin_budget supplies them). It
     needs a skinned mesh and cannot go with destructive stripping.
+
+    `bind` (acl-style): what default sub-tracks stand for, BIND_MODES: `best` tries each of
+    strip, none and additive and keeps the smallest strict one; `compensate` tries in-place
+    error compensation on the chosen mode and keeps it where it is smaller and strict
+    (codec.codecs.acl_style.bind_modes). `clean_defaults` (clip units, 0 off): DESTRUCTIVE,
+    sub-tracks within that of their bind value are snapped to it before any codec runs, and
+    the raw clip measured is the cleaned one (codec.default_cleaning says what changed).
     """
 
     level: str = "automatic"
@@ -47,6 +55,9 @@ class CompressionSettings:
     strip_proportion: float = 0.0
     strip_threshold: float = 0.0
     skin_strict: bool = False
+    bind: str = "best"
+    compensate: bool = False
+    clean_defaults: float = 0.0
 
     def __post_init__(self) -> None:
         if self.level not in LEVELS:
@@ -61,6 +72,13 @@ class CompressionSettings:
                 )
         if not self.codec or not isinstance(self.codec, str):
             raise SettingsError(f"codec must be a codec's name, got {self.codec!r}")
+        if self.bind not in BIND_MODES:
+            raise SettingsError(f"unknown bind mode {self.bind!r}; expected one of {BIND_MODES}")
+        if not (np.isfinite(self.clean_defaults) and 0.0 <= self.clean_defaults <= MAX_VALUE):
+            raise SettingsError(
+                f"clean defaults must be >= 0 and at most {MAX_VALUE:.3g}, "
+                f"got {self.clean_defaults}"
+            )
         if self.supersample < 0:
             raise SettingsError(f"supersample must be >= 0, got {self.supersample}")
         if not (np.isfinite(self.strip_proportion) and 0.0 <= self.strip_proportion <= 1.0):

@@ -204,6 +204,9 @@ class GlobalSettings:
     strip_threshold: float = 0.0
     skin_strict: bool = False
     codec: str = "acl-style"
+    bind: str = "best"
+    compensate: bool = False
+    clean_defaults: float = 0.0
 
     def __post_init__(self) -> None:
         for name in ("precision", "shell_distance"):
@@ -238,6 +241,9 @@ class GlobalSettings:
             strip_trivial=self.strip_trivial,
             strip_proportion=self.strip_proportion,
             strip_threshold=self.strip_threshold,
+            bind=self.bind,
+            compensate=self.compensate,
+            clean_defaults=self.clean_defaults,
         )
 
 

@@ -46,6 +46,31 @@ MEASURE = ("tests/codec/measure", "tests/codec/codecs/acl_style/test_encoder.py"
 GOLDEN = ("tests/codec/test_golden.py", "tests/codec/codecs/acl_style/test_layout.py")
 ACL = ("tests/codec/codecs/acl_style",)
 MUTANTS: tuple[Mutant, ...] = (
+    # --- bind pose modes and additive clips (issue 34) ---
+    M(
+        "bind-code-ignored",
+        "codec/codecs/acl_style/decoder.py",
+        '    if name == "strip":',
+        "    if True:",
+        ("tests/codec/codecs/acl_style/test_bind_modes.py", "tests/codec/test_golden.py"),
+        "a file's default sub-tracks decode to the bind pose whatever its bind code says",
+    ),
+    M(
+        "additive-base-time-unscaled",
+        "codec/model/additive.py",
+        "pos = np.clip(times / duration, 0.0, 1.0) * (n - 1)",
+        "pos = np.clip(times * self.sample_rate, 0.0, n - 1)",
+        ("tests/codec/codecs/acl_style/test_bind_modes.py",),
+        "the base plays at its own rate instead of over the additive's duration",
+    ),
+    M(
+        "additive-relative-as-additive0",
+        "codec/model/additive.py",
+        "tr = quat.rotate(np.broadcast_to(b_r, a_r.shape), a_t * b_s) + b_t",
+        "tr = a_t + b_t",
+        ("tests/codec/codecs/acl_style/test_bind_modes.py",),
+        "a relative additive's translation is added, not carried by the base's transform",
+    ),
     M(
         "skin-strict-tolerance",
         "codec/measure/skin_budget.py",

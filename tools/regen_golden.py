@@ -15,22 +15,23 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.codec.golden import golden_bytes, golden_path
+from tests.codec.golden import BIND_MODES, golden_bytes, golden_path
 
 
 def main() -> int:
-    path = golden_path()
-    new = golden_bytes()
-    old = path.read_bytes() if path.exists() else None
-    if old == new:
-        print(f"{path}: unchanged ({len(new)} bytes)")
-        return 0
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_bytes(new)
-    tmp.replace(path)
-    was = "new file" if old is None else f"was {len(old)} bytes"
-    print(f"{path}: wrote {len(new)} bytes ({was}), sha256 {hashlib.sha256(new).hexdigest()}")
+    for bind in BIND_MODES:
+        path = golden_path(bind=bind)
+        new = golden_bytes(bind)
+        old = path.read_bytes() if path.exists() else None
+        if old == new:
+            print(f"{path}: unchanged ({len(new)} bytes)")
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_bytes(new)
+        tmp.replace(path)
+        was = "new file" if old is None else f"was {len(old)} bytes"
+        print(f"{path}: wrote {len(new)} bytes ({was}), sha256 {hashlib.sha256(new).hexdigest()}")
     return 0
 
 

@@ -43,7 +43,7 @@ from app.views.codec_choice import mark_unavailable
 from app.views.label_fence import LabelFence
 from app.views.stats import change_text
 from app.views.sync_guard import SyncGuard
-from codec.settings import LEVELS
+from codec.settings import BIND_MODES, LEVELS
 
 LOG_MIN, LOG_MAX = -4.0, 1.0  # precision slider: 0.0001 .. 10 clip units
 STEPS_PER_DECADE = 100
@@ -148,6 +148,30 @@ class SettingsPanel(QWidget):
             "every sample, measured on the mesh itself (shells from the mesh, joints "
             "tightened where the skin is over)"
         )
+        self.bind = QComboBox()
+        self.bind.addItems(BIND_MODES)
+        self.bind.setToolTip(
+            "acl-style: what default sub-tracks hold. strip: the bind pose (ACL's stripping); "
+            "none: the identity; additive: the clip stored as an additive on the bind pose; "
+            "best: each of them, keeping the smallest strict one"
+        )
+        self.bind_pick = QLabel()  # best's choice
+        self.clean_defaults = QDoubleSpinBox()
+        self.clean_defaults.setRange(0.0, 1.0)
+        self.clean_defaults.setDecimals(4)
+        self.clean_defaults.setStepType(QAbstractSpinBox.StepType.AdaptiveDecimalStepType)
+        self.clean_defaults.setKeyboardTracking(False)
+        self.clean_defaults.setSpecialValueText("no cleaning")
+        self.clean_defaults.setSuffix(" cm")
+        self.clean_defaults.setToolTip(
+            "DESTRUCTIVE: snap sub-tracks within this of their bind value (on the joint's "
+            "shell, local space) exactly to it before compressing; Stats says what moved"
+        )
+        self.compensate = QCheckBox("compensate")
+        self.compensate.setToolTip(
+            "acl-style: try in-place error compensation (each animated child corrects its "
+            "decoded parent's error in object space); kept where smaller and strict"
+        )
         self.change = QLabel()
         self.change.setWordWrap(True)
         self.change.setTextFormat(Qt.TextFormat.RichText)
@@ -176,6 +200,12 @@ class SettingsPanel(QWidget):
         form.addRow("Strip more", more_row)
         form.addRow("", self.strip_warning)
         form.addRow("Skin", self.skin_strict)
+        bind_row = QHBoxLayout()
+        bind_row.addWidget(self.bind)
+        bind_row.addWidget(self.bind_pick, 1)
+        form.addRow("Bind pose", bind_row)
+        form.addRow("", self.compensate)  # its own row: the dock can be narrower
+        form.addRow("Clean defaults", self.clean_defaults)
         self.form = form
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -200,6 +230,9 @@ class SettingsPanel(QWidget):
         )
         self.strip_threshold.valueChanged.connect(lambda v: self._edit(strip_threshold=float(v)))
         self.skin_strict.toggled.connect(lambda on: self._edit(skin_strict=bool(on)))
+        self.bind.currentTextChanged.connect(lambda mode: self._edit(bind=mode))
+        self.compensate.toggled.connect(lambda on: self._edit(compensate=bool(on)))
+        self.clean_defaults.valueChanged.connect(lambda v: self._edit(clean_defaults=float(v)))
         document.settings_changed.connect(self._on_settings)
         document.result_changed.connect(self._on_result)
         document.clip_changed.connect(self._on_result)
@@ -232,6 +265,9 @@ class SettingsPanel(QWidget):
             self.strip_proportion.setValue(100.0 * s.strip_proportion)
             self.strip_threshold.setValue(s.strip_threshold)
             self.skin_strict.setChecked(s.skin_strict)
+            self.bind.setCurrentText(s.bind)
+            self.compensate.setChecked(s.compensate)
+            self.clean_defaults.setValue(s.clean_defaults)
             self._sync_shell_source()
         destructive = s.strip_proportion > 0 or s.strip_threshold > 0
         clip = self.document.clip
@@ -301,6 +337,9 @@ class SettingsPanel(QWidget):
         self.codec_pick.setToolTip(
             f"auto tried, smallest strict first:\n{auto_tried_text(r.stats)}" if tried else ""
         )
+        mode = r.stats.get("bind_mode") if r is not None else None
+        kept = r is not None and r.stats.get("error_compensation", {}).get("kept")
+        self.bind_pick.setText(f"→ {mode}" + (", compensated" if kept else "") if mode else "")
 
     def _on_status(self) -> None:
         st = self.document.status

@@ -17,7 +17,14 @@ SECTIONS = {  # the sheet's groups of result.stats keys
         "max_error_between_samples",
         "precision_met",
     ),
-    "Run": ("codec", "compression_time", "level", "num_segments", "num_stripped_keyframes"),
+    "Run": (
+        "codec",
+        "compression_time",
+        "level",
+        "num_segments",
+        "num_stripped_keyframes",
+        "bind_mode",
+    ),
     "Clip": ("duration", "num_samples", "num_bones", "sample_rate", "looping", "has_scale"),
 }
 LABELS = {
@@ -37,6 +44,7 @@ LABELS = {
     "level": "Level",
     "num_segments": "Segments",
     "num_stripped_keyframes": "Keyframes stripped",
+    "bind_mode": "Bind pose",
     "duration": "Duration",
     "num_samples": "Samples",
     "num_bones": "Joints",

@@ -243,6 +243,8 @@ class StatsPanel(QWidget):
             if stats.get("keyframe_stripping", {}).get("destructive"):
                 text += f" <span style='color:{BAD}'>(destructive settings)</span>"
             return text
+        if key == "bind_mode":
+            return bind_mode_text(stats)
         if key == "compression_time":
             return format_seconds(float(value))
         if key == "duration":
@@ -377,3 +379,31 @@ class StatsPanel(QWidget):
             name = f"{stem}.lossy.usdz"  # a USD source: offer its lossy copy first
             filters = "USD copy of the source (*.usda *.usdc *.usdz);;" + filters
         return folder / name, filters
+
+
+def bind_mode_text(stats: dict[str, Any]) -> str:
+    """acl-style's bind mode: the one kept, what the others tried cost (best), and error
+    compensation's size when it was tried."""
+    tried = stats.get("bind_modes", {}).get("tried", {})
+    mode = str(stats["bind_mode"])
+    others = [
+        f"{m} {_bytes(float(t['compressed_size']))}" + ("" if t["strict"] else " not strict")
+        for m, t in tried.items()
+        if m != mode
+    ]
+    text = mode + (f" (vs {', '.join(others)})" if others else "")
+    base = stats.get("additive_base")
+    if base:
+        named = f" {base['name']!r}" if base["name"] else ""
+        text += f": the additive alone, played on its base{named} ({base['num_samples']} samples)"
+    comp = stats.get("error_compensation", {})
+    if comp.get("on"):
+        verdict = "kept" if comp.get("kept") else "not kept"
+        text += f"; compensated {_bytes(float(comp['compressed_size']))}, {verdict}"
+    clean = stats.get("default_cleaning")
+    if clean and clean["num_snapped"]:
+        text += (
+            f"; <span style='color:{BAD}'>cleaned {clean['num_snapped']} sub-tracks: the clip "
+            f"moved by up to {format_cm(clean['max_error_vs_read'], digits=5)}</span>"
+        )
+    return text

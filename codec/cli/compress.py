@@ -120,6 +120,12 @@ def compress_summary(path: str, s: dict[str, Any], skeleton: Skeleton) -> str:
         *([f"  segments         {s['num_segments']}"] if "num_segments" in s else []),
         *([f"  keyframes        {stripping_line(s)}"] if "keyframe_stripping" in s else []),
         *([f"  auto             {auto_line(s['auto'])}"] if "auto" in s else []),
+        *([f"  bind mode        {bind_line(s)}"] if "bind_mode" in s else []),
+        *(
+            [f"  cleaned          {cleaning_line(s['default_cleaning'])}"]
+            if "default_cleaning" in s
+            else []
+        ),  # fmt: skip
         *acl_lines(s),
         f"  compression time {s['compression_time']:.3f} s",
     ]
@@ -128,6 +134,32 @@ def compress_summary(path: str, s: dict[str, Any], skeleton: Skeleton) -> str:
     if "skin_strict" in s:
         lines.append(f"  skin strict      {skin_strict_line(s['skin_strict'])}")
     return "\n".join(lines) + "\n"
+
+
+def cleaning_line(c: dict[str, Any]) -> str:
+    """What --clean-defaults changed in the clip (destructive): how many sub-tracks were
+    snapped to their bind value and the largest object-space error that made."""
+    if not c["num_snapped"]:
+        return f"nothing within {c['tolerance']:g} of its default"
+    return (
+        f"{c['num_snapped']} sub-tracks snapped to their default (within {c['tolerance']:g}); "
+        f"the clip moved by up to {c['max_error_vs_read']:.6g} at {c['worst_joint_vs_read']}"
+    )
+
+
+def bind_line(s: dict[str, Any]) -> str:
+    """acl-style's bind mode: the one kept, what each tried cost, compensation's outcome."""
+    tried = s["bind_modes"]["tried"]
+    parts = [
+        f"{m} {fmt_bytes(t['compressed_size'])}" + ("" if t["strict"] else " (not strict)")
+        for m, t in tried.items()
+    ]
+    text = s["bind_mode"] + (f" (of {', '.join(parts)})" if len(tried) > 1 else "")
+    comp = s.get("error_compensation", {})
+    if comp.get("on"):
+        verdict = "kept" if comp["kept"] else "not kept"
+        text += f"; compensated {fmt_bytes(comp['compressed_size'])}, {verdict}"
+    return text
 
 
 def acl_lines(s: dict[str, Any]) -> list[str]:

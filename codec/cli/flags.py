@@ -11,7 +11,7 @@ from codec.errors import ShellscopeError
 from codec.model.clip import Clip
 from codec.model.limits import distance_problem, rate_problem
 from codec.run_settings import MESH, Flags, RunSettings
-from codec.settings import LEVELS, CompressionSettings
+from codec.settings import BIND_MODES, LEVELS, CompressionSettings
 
 UNITS = ("auto", "mm", "cm", "dm", "m", "inch", "ft", "cmu")
 
@@ -86,6 +86,36 @@ def add_tuning_flags(p: Any) -> None:
                 "shells from the mesh, then precisions tightened where the skin is over; "
                 "needs a skinned mesh (`stats`: clips without one compress as usual) "
                 "(default: the sidecar's, else off)",
+            },
+        ),
+        (
+            "--bind",
+            {
+                "choices": BIND_MODES,
+                "help": "acl-style: what default sub-tracks hold; best (default) tries strip "
+                "(the bind pose, ACL's stripping), none (the identity) and additive (the clip "
+                "stored as an additive0 on the bind pose) and keeps the smallest strict one",
+            },
+        ),
+        (
+            "--compensate",
+            {
+                "action": "store_true",
+                "default": None,
+                "help": "acl-style: try in-place error compensation (each animated child "
+                "corrects its decoded parent's error in object space) and keep it where it is "
+                "smaller and strict (default: off)",
+            },
+        ),
+        (
+            "--clean-defaults",
+            {
+                "type": float,
+                "metavar": "D",
+                "help": "DESTRUCTIVE: snap every sub-track that stays within D (clip units, "
+                "on its joint's shell, local space) of its bind value exactly to it before "
+                "compressing; the clip measured is the cleaned one and the stats list what "
+                "changed (default: 0, off)",
             },
         ),
         (
@@ -218,6 +248,9 @@ def run_flags(args: argparse.Namespace) -> Flags:
         strip_trivial=False if getattr(args, "no_strip_trivial", False) else None,
         strip_proportion=getattr(args, "strip_proportion", None),
         strip_threshold=getattr(args, "strip_threshold", None),
+        bind=getattr(args, "bind", None),
+        compensate=True if getattr(args, "compensate", None) else None,
+        clean_defaults=getattr(args, "clean_defaults", None),
         loop_optimization=False if getattr(args, "no_loop", False) else None,
         include_metadata=False if getattr(args, "no_metadata", False) else None,
         animation=getattr(args, "animation", None),

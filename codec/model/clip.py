@@ -13,6 +13,7 @@ import numpy as np
 
 from codec.errors import ClipValidationError
 from codec.model import quat, topology
+from codec.model.additive import AdditiveBase
 from codec.model.authored_curves import AuthoredCurves
 from codec.model.limits import MAX_VALUE
 from codec.model.mesh import SkinnedMesh
@@ -218,6 +219,9 @@ class Clip:
     `curves`: the file's own keys and interpolation (codec.model.authored_curves), which give
     the raw pose between samples; None for sampled data (the samples are the data, blended
     between as the codec does). Replacing the samples drops them unless new ones are given.
+    `additive`: the base an additive clip plays on (codec.model.additive; ACL SJSON's
+    `base_tracks`); the samples are then the applied pose, what a game sees and what every
+    error is measured on, and codecs store the additive alone.
     """
 
     skeleton: Skeleton
@@ -232,6 +236,7 @@ class Clip:
     meshes: tuple[SkinnedMesh, ...] = ()
     euler_orders: tuple[str, ...] = ()
     curves: AuthoredCurves | None = None
+    additive: AdditiveBase | None = None
 
     def __post_init__(self) -> None:
         sk = self.skeleton

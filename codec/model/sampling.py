@@ -193,12 +193,37 @@ def clip_between(clip: Clip, ks: Array, alphas: Array) -> tuple[Array, Array, Ar
     alphas = np.asarray(alphas, dtype=np.float64)
     rot, tr, sc = blend_samples(clip, ks, alphas)
     between = np.flatnonzero(alphas != 0.0)
+    if clip.additive is not None and between.size:
+        nxt = np.minimum(ks[between] + 1, clip.num_samples - 1)
+        al = alphas[between][:, None]
+        rot[between], tr[between], sc[between] = additive_between(clip, ks[between], nxt, al)
     if clip.curves is not None and between.size:
         times = (ks[between] + alphas[between]) / clip.sample_rate
         rot[between], tr[between], sc[between] = clip.curves.evaluate(
             times, rot[between], tr[between], sc[between]
         )
     return rot, tr, sc
+
+
+def additive_between(
+    clip: Clip, first: Array, second: Array, alpha: Array, interpolation: str = "nlerp"
+) -> tuple[Array, Array, Array]:
+    """An additive clip's poses (N, J, 4|3) between samples first and second (N,) at alpha
+    (N, J) or (N, 1), as a game plays it: the additive blended, applied to the base blended
+    between the same two samples (codec.model.additive; the decoder does the same)."""
+    from codec.model import additive
+
+    base = clip.additive
+    assert base is not None
+    fmt, rate, dur = base.format, clip.sample_rate, clip.duration
+    b0, b1 = base.at_times(first / rate, dur), base.at_times(second / rate, dur)
+    a0 = additive.extract(fmt, b0, (clip.rotations[first], clip.translations[first],
+                                    clip.scales[first]))  # fmt: skip
+    a1 = additive.extract(fmt, b1, (clip.rotations[second], clip.translations[second],
+                                    clip.scales[second]))  # fmt: skip
+    add = blend(Pose(*a0), Pose(*a1), alpha, interpolation)
+    on = blend(Pose(*b0), Pose(*b1), alpha, interpolation)
+    return additive.apply(fmt, tuple(on), tuple(add))
 
 
 def clip_pose(
@@ -215,6 +240,10 @@ def clip_pose(
     blends tracks without a curve)."""
     keys = sample_keys(t, clip.sample_rate, clip.num_samples, rounding, wrap, per_track)
     pose = _blend_keys(clip.rotations, clip.translations, clip.scales, keys, interpolation)
+    if clip.additive is not None and keys.second != keys.first:
+        alpha = np.broadcast_to(keys.alpha, (clip.num_joints,))[None, :]
+        pair = (np.array([keys.first]), np.array([keys.second]))
+        return Pose(*(a[0] for a in additive_between(clip, *pair, alpha, interpolation)))
     if clip.curves is None or keys.second != keys.first + 1:
         return pose
     alpha = np.broadcast_to(keys.alpha, (clip.num_joints,))

@@ -19,7 +19,7 @@ import pytest
 from codec.codecs import container
 from codec.formats import load_clip
 from codec.formats.ssc import read_ssc
-from tests.codec.golden import CLIP, GOLDEN, golden_bytes, golden_path
+from tests.codec.golden import BIND_MODES, CLIP, GOLDEN, golden_bytes, golden_path
 
 REGEN = "python tools/regen_golden.py"
 
@@ -51,7 +51,10 @@ def parse_documented(data: bytes) -> dict:
     assert len(payload) == payload_size
 
     num_joints, num_samples, sample_rate, word = struct.unpack_from("<IIdI", payload, 0)
-    num_segments = word & ((1 << 30) - 1)
+    num_segments = word & ((1 << 25) - 1)
+    bind_code = word >> 25 & 0xF  # 0 strip, 1 none, 2 additive on the bind pose, 3-5 own base
+    assert bind_code <= 5
+    assert not word >> 29 & 1  # the golden clips strip no keyframe
     wrap, has_layouts = bool(word >> 30 & 1), bool(word >> 31 & 1)
     pos = 20
     kind_bytes = (num_joints * 3 * 2 + 7) // 8
@@ -109,6 +112,7 @@ def parse_documented(data: bytes) -> dict:
     assert bool(flags & 2) == bool(joints)
     return {
         "version": version,
+        "bind": bind_code,
         "num_joints": num_joints,
         "num_samples": num_samples,
         "sample_rate": sample_rate,
@@ -121,11 +125,12 @@ def parse_documented(data: bytes) -> dict:
     }
 
 
-def test_the_writer_gives_the_golden_bytes() -> None:
-    path = golden_path()
+@pytest.mark.parametrize("bind", BIND_MODES)
+def test_the_writer_gives_the_golden_bytes(bind: str) -> None:
+    path = golden_path(bind=bind)
     assert path.exists(), f"no golden file for format version {container.VERSION}: run {REGEN}"
     want = path.read_bytes()
-    got = golden_bytes()
+    got = golden_bytes(bind)
     if got != want:
         first = next(
             (i for i, (a, b) in enumerate(zip(got, want, strict=False)) if a != b),
@@ -137,10 +142,14 @@ def test_the_writer_gives_the_golden_bytes() -> None:
         )
 
 
-def test_the_golden_file_follows_the_documented_layout() -> None:
-    data = golden_path().read_bytes()
+@pytest.mark.parametrize("bind", BIND_MODES)
+def test_the_golden_file_follows_the_documented_layout(bind: str) -> None:
+    data = golden_path(bind=bind).read_bytes()
     doc = parse_documented(data)
     clip = load_clip(CLIP)
+    assert doc["bind"] == {"": 0, "additive": 2}[bind]
+    if bind:  # the additive's values are not the clip's: the file's shape is checked above
+        return
     assert doc["version"] == container.VERSION
     assert doc["num_joints"] == clip.num_joints == len(doc["joints"])
     assert doc["num_samples"] + doc["wrap"] == clip.num_samples

@@ -129,6 +129,8 @@ def _block() -> dict:
          "expected a number"),
         ({"units": "furlong"}, "shellscope.units", "expected one of auto"),
         ({"bvh_positions": "both"}, "shellscope.bvh_positions", "expected one of auto, add"),
+        ({"bind": "twice"}, "shellscope.bind", "expected one of best, strip"),
+        ({"compensate": 1}, "shellscope.compensate", "expected true or false"),
     ],
 )  # fmt: skip
 def test_a_bad_block_is_one_line_naming_the_file_and_the_key(
@@ -143,6 +145,30 @@ def test_a_bad_block_is_one_line_naming_the_file_and_the_key(
     out, err = io.StringIO(), io.StringIO()  # the command line says the same, exit 2
     assert main(["compress", str(ACL), "--settings", str(path)], stdout=out, stderr=err) == 2
     assert f"{path}: {place}: " in err.getvalue() and err.getvalue().count("\n") == 1
+
+
+def test_bind_modes_are_settings_and_older_blocks_read_as_strip() -> None:
+    """--bind, --compensate and --clean-defaults change the bytes, so the block holds them;
+    a block written before bind modes existed ran with bind pose stripping alone."""
+    flags = Flags(bind="additive", compensate=True, clean_defaults=0.002)
+    run = RunSettings().with_flags(flags)
+    block = run.block()
+    assert (block["bind"], block["compensate"], block["clean_defaults"]) == (
+        "additive",
+        True,
+        0.002,
+    )
+    settings = from_block(block, "x.json").compression_settings()
+    assert (settings.bind, settings.compensate, settings.clean_defaults) == (
+        "additive",
+        True,
+        0.002,
+    )
+    assert RunSettings().block()["bind"] == "best"
+    for key in ("bind", "compensate", "clean_defaults"):
+        del block[key]
+    old = from_block(block, "x.json").compression_settings()
+    assert (old.bind, old.compensate, old.clean_defaults) == ("strip", False, 0.0)
 
 
 def test_how_a_bvh_was_read_is_a_setting_and_older_blocks_read_as_auto(tmp_path) -> None:

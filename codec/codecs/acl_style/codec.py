@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from codec.codecs.acl_style.decoder import CompressedClip, decode
-from codec.codecs.acl_style.encoder import Compressor
+from codec.codecs.acl_style.bind_modes import AppliedDecoder, BindModes, decode
+from codec.codecs.acl_style.decoder import CompressedClip
 from codec.codecs.base import Encoded, Progress
 from codec.model.clip import Clip, Skeleton
 from codec.settings import CompressionSettings
@@ -29,9 +29,12 @@ class AclStyle:
         progress: Progress | None = None,
         cancelled: Callable[[], bool] | None = None,
     ) -> Encoded:
-        return Compressor(clip).run(settings, progress, cancelled)
+        return BindModes(clip).run(settings, progress, cancelled)
 
-    def decode(self, payload: bytes, skeleton: Skeleton) -> CompressedClip:
+    def decode(self, payload: bytes, skeleton: Skeleton) -> CompressedClip | AppliedDecoder:
+        """The payload's poses; one stored on the bind pose (additive) comes applied to it.
+        One stored on a clip's own base decodes to the additive alone: the file does not hold
+        the base (the game supplies it)."""
         return decode(payload, skeleton)
 
     def describe(self, payload: bytes) -> dict[str, Any]:
@@ -71,10 +74,10 @@ class AclStyle:
             },
         }
 
-    def session(self, clip: Clip) -> Compressor:
+    def session(self, clip: Clip) -> BindModes:
         """An encoder of one clip that keeps what changing settings leave alone (the
         window's re-tuning loop): `.run(settings, progress, cancelled, skeleton)`."""
-        return Compressor(clip)
+        return BindModes(clip)
 
 
 CODEC = AclStyle()

@@ -9,6 +9,8 @@ source frame and a stripped keyframe shows as its rebuild.
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from codec.codecs.acl_style import layout as ssc_format
@@ -18,6 +20,7 @@ from codec.codecs.acl_style.keyframe_stripping import Rows, assemble
 from codec.codecs.acl_style.quantize import decode_params, decode_value, segment_range_decode
 from codec.errors import ClipValidationError, CompressedFormatError
 from codec.jit import inlined, kernel
+from codec.model import additive
 from codec.model.clip import Clip, Skeleton
 from codec.model.pose_blend import blend_rows
 from codec.model.sampling import (
@@ -110,12 +113,19 @@ class CompressedClip:
         self._track_joint = np.ascontiguousarray(anim[:, 0], dtype=np.int64)
         self._track_sub = np.ascontiguousarray(anim[:, 1], dtype=np.int64)
 
+    def on_skeleton(self, skeleton: Skeleton) -> CompressedClip:
+        """This decoder giving its clips `skeleton` (the same joints and parents; the
+        default values stay those it was made with): a bind mode's encoding of a clip whose
+        bind pose it replaced, handed back under the clip's own skeleton."""
+        out = copy.copy(self)
+        out.skeleton = skeleton
+        return out
+
     def _base_pose(self) -> tuple[Array, Array, Array]:
-        """The bind pose with the constant sub-tracks' decoded values in their place."""
-        enc, sk = self.encoded, self.skeleton
-        rot = sk.bind_rotations.copy()
-        tr = sk.bind_translations.copy()
-        sc = sk.bind_scales.copy()
+        """The default values (the bind pose, or the identity: the payload's bind code)
+        with the constant sub-tracks' decoded values in their place."""
+        enc = self.encoded
+        rot, tr, sc = (a.copy() for a in default_pose(enc.bind, self.skeleton))
         consts = enc.constant_tracks
         is_rot = consts[:, 1] == 0
         if np.any(is_rot):
@@ -312,6 +322,16 @@ def decoded_clip(
         return Clip(skeleton, sample_rate, rot, tr, sc, looping=looping, name=name)
     except ClipValidationError as e:  # only corrupt data decodes to an invalid clip
         raise CompressedFormatError(f"the data decodes to an invalid clip: {e}") from None
+
+
+def default_pose(code: int, skeleton: Skeleton) -> tuple[Array, Array, Array]:
+    """(J, ...) what default sub-tracks hold under a payload's bind code (layout.BIND_CODES):
+    the bind pose (strip), or the identity of the stored values' space."""
+    name = ssc_format.BIND_CODES[code]
+    if name == "strip":
+        return skeleton.bind_rotations, skeleton.bind_translations, skeleton.bind_scales
+    fmt = "additive1" if name == "base-additive1" else "additive0"
+    return additive.identity(fmt, skeleton.num_joints)
 
 
 def decode(payload: bytes, skeleton: Skeleton) -> CompressedClip:

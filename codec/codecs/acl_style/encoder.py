@@ -211,8 +211,11 @@ class _Quantized:
 class Compressor:
     """Compresses one clip under changing settings, reusing what the settings leave alone."""
 
-    def __init__(self, clip: Clip) -> None:
+    def __init__(self, clip: Clip, bind: int = 0) -> None:
+        """`bind`: the payload's bind code (layout.BIND_CODES): what the clip's skeleton's
+        bind pose, its default values, stands for (bind_modes makes the clips of each)."""
         self.clip = clip
+        self.bind = bind
         self._raw = _Raw(
             Hierarchy.of(clip.skeleton.parents),
             exact_kinds(clip),
@@ -283,6 +286,7 @@ class Compressor:
         stripping = _strip(clip, strip, enc, decoded, framing)
         report(0.95, "packing")
         shells = DominantShells(dom_dist, dom_prec, framing.seg_dist, framing.seg_prec)
+        enc.bind = self.bind
         while True:
             stored = _with_retained(enc, stripping)
             parsed = ssc_format.write(stored)

@@ -7,9 +7,11 @@ skeleton. Everything is little-endian; offsets are from the start of the payload
       0  num_joints    u32
       4  num_samples   u32 stored samples
       8  sample_rate   f64
-     16  segments      u32: bits 0-28 the number of segments, bit 29 keyframes stripped,
-                       bit 30 wrapping (looping, last sample dropped), bit 31 rotation
-                       layouts present
+     16  segments      u32: bits 0-24 the number of segments, bits 25-28 the bind code
+                       (what default sub-tracks hold and what the decoded pose is applied
+                       to, BIND_CODES: 0 the bind pose, as every file before the code
+                       existed), bit 29 keyframes stripped, bit 30 wrapping (looping, last
+                       sample dropped), bit 31 rotation layouts present
     animation data (the rest of the payload)
       kinds           2 bits per sub-track (0 default, 1 constant, 2 animated), joint-major
                       rotation/translation/scale, LSB first, padded to a byte
@@ -82,9 +84,16 @@ Array = np.ndarray
 HEADER = struct.Struct("<IIdI")
 HEADER_SIZE = HEADER.size  # 20
 STRIPPED_BIT = 1 << 29
+BIND_SHIFT = 25
+BIND_MASK = 0xF << BIND_SHIFT
+# what default sub-tracks hold (codec.codecs.acl_style.bind_modes): "strip" the bind pose;
+# "none" the identity; "additive" the additive0 identity, the pose then applied to the bind
+# pose; "base-*" the identity of that additive format, applied to the clip's own base, which
+# the file does not hold (the game supplies it, as with ACL's additive clips)
+BIND_CODES = ("strip", "none", "additive", "base-relative", "base-additive0", "base-additive1")
 WRAP_BIT = 1 << 30
 LAYOUTS_BIT = 1 << 31
-SEGMENTS_MASK = (1 << 29) - 1
+SEGMENTS_MASK = (1 << BIND_SHIFT) - 1
 FLAG_WRAP = 1  # as read from the segments word
 FLAG_LAYOUTS = 4
 FLAG_STRIPPED = 8
@@ -129,6 +138,7 @@ class EncodedClip:
     seg_constant: Array
     samples: list[Array] = field(default_factory=list)
     retained: Array | None = None
+    bind: int = 0  # BIND_CODES index
 
     @property
     def num_segments(self) -> int:
@@ -289,6 +299,7 @@ def write(enc: EncodedClip) -> ParsedPayload:
         | (WRAP_BIT if enc.wrap else 0)
         | (LAYOUTS_BIT if layouts else 0)
         | (STRIPPED_BIT if enc.retained is not None else 0)
+        | (enc.bind << BIND_SHIFT)
     )
     head = HEADER.pack(enc.num_joints, enc.num_samples, enc.sample_rate, word)
     return ParsedPayload(
@@ -337,6 +348,11 @@ def _check_header(data: bytes) -> tuple[int, int, int, int, float, int]:
         )
     nj, ns, rate, word = HEADER.unpack_from(data)
     ng = word & SEGMENTS_MASK
+    if (word & BIND_MASK) >> BIND_SHIFT >= len(BIND_CODES):
+        raise CompressedFormatError(
+            f"unknown bind code {(word & BIND_MASK) >> BIND_SHIFT} in the header (byte 16); "
+            f"known: {', '.join(f'{i} {n}' for i, n in enumerate(BIND_CODES))}"
+        )
     flags = (
         (FLAG_WRAP if word & WRAP_BIT else 0)
         | (FLAG_LAYOUTS if word & LAYOUTS_BIT else 0)
@@ -367,6 +383,7 @@ def read(data: bytes) -> ParsedPayload:
     """
     data = bytes(data)
     flags, nj, ns, ng, rate, anim = _check_header(data)
+    bind = (HEADER.unpack_from(data)[3] & BIND_MASK) >> BIND_SHIFT
     r = _Reader(data, HEADER_SIZE, len(data))
     kinds, codes = _read_kinds(r, flags, nj, ng, anim)
     consts = np.argwhere(kinds == TrackKind.CONSTANT)
@@ -398,6 +415,7 @@ def read(data: bytes) -> ParsedPayload:
         seg_extent=segs.extent,
         seg_constant=segs.constant,
         samples=segs.samples,
+        bind=bind,
         retained=segs.retained,
     )
     return ParsedPayload(enc, segs.packed_at, offsets, data)

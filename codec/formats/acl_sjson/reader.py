@@ -16,6 +16,8 @@ from codec.formats.acl_sjson.values import SjsonValues
 from codec.formats.fields import REQUIRED, describe
 from codec.formats.sjson import SArray, SObject
 from codec.model import quat
+from codec.model.additive import AdditiveBase
+from codec.model.additive import apply as apply_additive
 from codec.model.clip import DEFAULT_PRECISION, DEFAULT_SHELL_DISTANCE, Clip, Skeleton
 from codec.model.limits import file_bytes, over_budget, transform_budget
 from codec.model.scalar_tracks import INVALID_OUTPUT_INDEX, TRACK_WIDTHS, ScalarTrackList
@@ -204,7 +206,35 @@ class _Reader(SjsonValues):
         target = {"rotations": rot, "translations": tr, "scales": sc}
         for j, key, values in data:
             target[key][:, j] = values
-        return self.build(bones, rate, rot, tr, sc, name)
+        base = self.read_base(bones, index) if self.additive is not None else None
+        return self.build(bones, rate, rot, tr, sc, name, base)
+
+    def read_base(self, bones: _Bones, index: dict[str, int]) -> AdditiveBase:
+        """The additive's base clip (`base_tracks`, as `tracks`; bones without one hold
+        their bind pose), in the file's bone order."""
+        assert self.additive is not None
+        fmt, name, b, rate, _line = self.additive
+        n = len(bones.names)
+        rot = np.empty((b, n, 4))
+        tr = np.empty((b, n, 3))
+        sc = np.empty((b, n, 3))
+        rot[:] = bones.bind_r
+        tr[:] = bones.bind_t
+        sc[:] = bones.bind_s
+        target = {"rotations": rot, "translations": tr, "scales": sc}
+        data, _seen = self.read_tracks(index, b, "base_tracks")
+        for j, key, values in data:
+            target[key][:, j] = values
+        norm = np.sqrt(np.sum(rot * rot, axis=-1))
+        if np.any(np.abs(norm - 1.0) > 1e-3):
+            s, j = np.argwhere(np.abs(norm - 1.0) > 1e-3)[0]
+            raise self.fail(
+                f"base_tracks: rotation of bone {bones.names[j]!r} at sample {s} is not a unit "
+                f"quaternion (length {norm[s, j]:.6g})",
+                self.doc.lines["base_tracks"],
+            )
+        rot /= norm[..., None]
+        return AdditiveBase(fmt, rot, tr, sc, rate, name)
 
     def clip_header(self, head: SObject) -> float:
         """Check the clip header's optional keys; the clip's precision (settings, v1 header)."""
@@ -217,16 +247,32 @@ class _Reader(SjsonValues):
                 f"{', '.join(layout.ADDITIVE_FORMATS)}",
                 head.lines["additive_format"],
             )
-        self.get(head, "additive_base_name", (str,), what, None)
-        self.number(head, "additive_base_num_samples", what, None)
-        self.number(head, "additive_base_sample_rate", what, None, positive=True, rate=True)
+        base_name = self.get(head, "additive_base_name", (str,), what, None)
+        base_n = self.number(head, "additive_base_num_samples", what, None)
+        base_rate = self.number(
+            head, "additive_base_sample_rate", what, None, positive=True, rate=True
+        )
         self.check_keys(head, layout.CLIP_KEYS, "clip")
+        self.additive: tuple[str, str, int, float, int] | None = None
         if additive.lower() != "none":
-            self.warnings.append(
-                f"additive clip ({additive}): its tracks are read as stored, relative to a base"
-            )
-        if "base_tracks" in self.doc:
-            self.warnings.append("the additive base clip ('base_tracks') is not read")
+            if "base_tracks" not in self.doc:
+                self.warnings.append(
+                    f"additive clip ({additive}) without 'base_tracks': its tracks are read as "
+                    "stored, and errors are measured on the additive alone"
+                )
+            else:
+                n = int(base_n) if base_n is not None else 0
+                if base_n is None or base_n != n or n < 1:
+                    raise self.fail(
+                        f"'clip': additive_base_num_samples = {base_n}: an additive clip with "
+                        "'base_tracks' needs a whole number of base samples, at least 1",
+                        head.lines.get("additive_base_num_samples", head.line),
+                    )
+                rate = float(base_rate) if base_rate is not None else 1.0
+                line = head.lines["additive_format"]
+                self.additive = (additive.lower(), base_name or "", n, rate, line)
+        elif "base_tracks" in self.doc:
+            self.warnings.append("'base_tracks' of a clip whose additive_format is none: not read")
         return self.settings or v1_threshold or DEFAULT_PRECISION
 
     def read_bones(self, default_precision: float) -> tuple[_Bones, dict[str, int]]:
@@ -284,15 +330,15 @@ class _Reader(SjsonValues):
                 arr[j] = self.floats(obj[key], (width,), f"{what} {key}", obj.lines[key])
 
     def read_tracks(
-        self, index: dict[str, int], s: int
+        self, index: dict[str, int], s: int, array: str = "tracks"
     ) -> tuple[list[tuple[int, str, Array]], dict[int, int]]:
-        """The `tracks` array: (bone, sub-track key, (S, width) values) of every sub-track
-        stored, and the line of each bone's track."""
-        if "tracks" not in self.doc:
-            raise self.fail("expected a 'tracks' array after 'bones'", self.doc.line)
+        """The `tracks` array (or `base_tracks`): (bone, sub-track key, (S, width) values)
+        of every sub-track stored, and the line of each bone's track."""
+        if array not in self.doc:
+            raise self.fail(f"expected a '{array}' array after 'bones'", self.doc.line)
         seen: dict[int, int] = {}
         data: list[tuple[int, str, Array]] = []
-        for i, (track, line) in enumerate(self.items(self.doc, "tracks", "track")):
+        for i, (track, line) in enumerate(self.items(self.doc, array, "track")):
             tname = self.get(track, "name", (str,), f"track {i}", REQUIRED)
             if tname not in index:
                 raise self.fail(f"track {tname!r} names no bone", track.lines["name"])
@@ -310,9 +356,17 @@ class _Reader(SjsonValues):
         return data, seen
 
     def build(
-        self, bones: _Bones, rate: float, rot: Array, tr: Array, sc: Array, name: str
+        self,
+        bones: _Bones,
+        rate: float,
+        rot: Array,
+        tr: Array,
+        sc: Array,
+        name: str,
+        base: AdditiveBase | None = None,
     ) -> Clip:
-        """The clip, its bones put parents first when the file did not."""
+        """The clip, its bones put parents first when the file did not; an additive with
+        its base holds the applied pose (codec.model.additive)."""
         order = _parents_first(bones.parents)
         if order is None:
             raise self.fail("the bone hierarchy has a cycle")
@@ -320,6 +374,20 @@ class _Reader(SjsonValues):
             self.warnings.append("bones were reordered so that parents come before children")
             bones = bones.reordered(order)
             rot, tr, sc = rot[:, order], tr[:, order], sc[:, order]
+            if base is not None:
+                base = AdditiveBase(
+                    base.format,
+                    base.rotations[:, order],
+                    base.translations[:, order],
+                    base.scales[:, order],
+                    base.sample_rate,
+                    base.name,
+                )
+        if base is not None:
+            norm = np.sqrt(np.sum(rot * rot, axis=-1, keepdims=True))
+            if np.all(norm > 0.0):
+                at = base.at_samples(rot.shape[0], rate)
+                rot, tr, sc = apply_additive(base.format, at, (rot / norm, tr, sc))
         try:
             skeleton = Skeleton(
                 names=tuple(bones.names),
@@ -338,6 +406,7 @@ class _Reader(SjsonValues):
                 scales=sc,
                 name=name,
                 warnings=list(self.warnings),
+                additive=base,
             )
         except ClipValidationError as exc:
             raise self.fail(str(exc)) from None

@@ -28,6 +28,9 @@ TOLERANCE_CM = 1e-5
 # the stats keys a compression had before meshes existed: a clip without a mesh keeps
 # exactly these
 MESHLESS_KEYS = {
+    "bind_mode",
+    "bind_modes",
+    "error_compensation",
     "warnings",
     "clip_name",
     "codec",

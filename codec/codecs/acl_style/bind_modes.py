@@ -1,0 +1,367 @@
+"""Bind pose modes: what acl-style's default sub-tracks stand for, tried per clip.
+
+    strip     default sub-tracks hold the bind pose (ACL 2.1's bind pose stripping)
+    none      default sub-tracks hold the identity (ACL without default values)
+    additive  the clip is stored as an additive0 on the bind pose (codec.model.additive):
+              smaller ranges, defaults the identity; the decoder applies the bind pose
+    best      each of the three, keeping the smallest strict one (seed 003: stripping makes
+              most clips smaller and a few much larger, so try both and keep the best)
+
+A clip with an additive base of its own (ACL SJSON `base_tracks`) is always stored as its
+additive (the file's format) on that base: the bind modes do not apply to it.
+
+Every mode is measured against the clip's own poses: strip and none are strict by the
+optimiser's own measure (their samples are the clip's); an additive's optimiser measures the
+additive's hierarchy, so its result is measured on the applied pose and, where a joint is
+over its precision, encoded again with that joint's precision tightened (ADDITIVE_ROUNDS).
+
+In-place error compensation (`settings.compensate`, seed 001): after an encoding, every
+animated rotation and translation of a joint below a lossy parent is replaced by the local
+transform that puts the joint where the raw clip has it in object space, given the parent as
+that encoding decodes it, and the clip is encoded again. The optimiser re-solves the parents
+too, so their errors move: each round compensates against the parents of the round before
+and tightens the precision of the joints still over it (COMPENSATED_ROUNDS), measured on the
+raw clip. It is kept only where it ends smaller and strict.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from codec.codecs.acl_style.bit_rates import TrackKind
+from codec.codecs.acl_style.decoder import CompressedClip
+from codec.codecs.acl_style.encoder import Compressor
+from codec.codecs.acl_style.layout import BIND_CODES
+from codec.codecs.base import Encoded, Progress
+from codec.errors import Cancelled
+from codec.measure.error_metric import clip_errors
+from codec.model import additive
+from codec.model.additive import AdditiveBase
+from codec.model.clip import Clip, Skeleton
+from codec.model.sampling import Pose, blend, sample_keys, sample_keys_batch
+from codec.model.transforms import decompose, object_space
+from codec.settings import CompressionSettings
+
+Array = np.ndarray
+MODES = ("none", "strip", "additive")
+ADDITIVE_ROUNDS = 5  # encodings of an additive clip at most
+COMPENSATED_ROUNDS = 10  # compensated encodings at most (each against the last one's parents)
+SINGULAR = 1e-12  # |det| of a parent's object transform below which it is not inverted
+TIGHTEN_FLOOR = 0.25  # a round tightens a joint's precision by at most this factor
+
+
+class AppliedDecoder:
+    """A decoder of additive values whose poses are applied to a base (codec.model.additive):
+    what a game sees, and what every error is measured on. `inner` decodes the additive."""
+
+    def __init__(self, inner: CompressedClip, base: AdditiveBase, skeleton: Skeleton) -> None:
+        self.inner = inner
+        self.base = base
+        self.codec_name = inner.codec_name
+        self.skeleton = skeleton
+        self.sample_rate = inner.sample_rate
+        self.num_samples = inner.num_samples
+        self.wrap = inner.wrap
+        self.duration = inner.duration
+
+    def _base_at(self, keys: Array) -> tuple[Array, Array, Array]:
+        """The base pose (N, J, ...) at stored samples `keys` (N,)."""
+        return self.base.at_times(np.asarray(keys) / self.sample_rate, self.duration)
+
+    def _applied(self, add: tuple[Array, Array, Array], base: Any) -> tuple[Array, Array, Array]:
+        return additive.apply(self.base.format, base, add)
+
+    def sample(
+        self,
+        t: float,
+        rounding: str = "nearest",
+        looping: str | None = None,
+        per_track: Array | list[str] | None = None,
+        interpolation: str = "nlerp",
+    ) -> Pose:
+        pose = self.inner.sample(t, rounding, looping, per_track, interpolation)
+        wrap = self.wrap if looping is None else looping == "wrap"
+        duration = self.duration if wrap == self.wrap else None
+        k = sample_keys(t, self.sample_rate, self.num_samples, rounding, wrap, per_track, duration)
+        b = self._base_at(np.array([k.first, k.second]))
+        base = blend(Pose(*(a[0] for a in b)), Pose(*(a[1] for a in b)), k.alpha, interpolation)
+        return Pose(*self._applied(tuple(pose), tuple(base)))
+
+    def sample_times(self, times: Array, rounding: str = "none") -> tuple[Array, Array, Array]:
+        add = self.inner.sample_times(times, rounding)
+        first, second, alpha = sample_keys_batch(
+            times, self.sample_rate, self.num_samples, rounding, self.wrap, self.duration
+        )
+        b0, b1 = self._base_at(first), self._base_at(second)
+        a = alpha[:, None, None]
+        r1 = np.where(np.sum(b0[0] * b1[0], axis=-1, keepdims=True) < 0.0, -b1[0], b1[0])
+        rot = b0[0] + (r1 - b0[0]) * a
+        rot = rot / np.linalg.norm(rot, axis=-1, keepdims=True)
+        base = (rot, b0[1] + (b1[1] - b0[1]) * a, b0[2] + (b1[2] - b0[2]) * a)
+        return self._applied(add, base)
+
+    def _clip(self, c: Clip, name: str) -> Clip:
+        base = self._base_at(np.arange(c.num_samples))
+        rot, tr, sc = self._applied((c.rotations, c.translations, c.scales), base)
+        return Clip(self.skeleton, c.sample_rate, rot, tr, sc, looping=c.looping, name=name)
+
+    def decode_all(self) -> Clip:
+        return self._clip(self.inner.decode_all(), "")
+
+    def decode_source(self, name: str = "") -> Clip:
+        return self._clip(self.inner.decode_source(name), name)
+
+
+def identity_skeleton(sk: Skeleton, fmt: str = "additive0") -> Skeleton:
+    """`sk` with the identity (of an additive format) as its bind pose."""
+    rot, tr, sc = additive.identity(fmt, sk.num_joints)
+    return dataclasses.replace(sk, bind_rotations=rot, bind_translations=tr, bind_scales=sc)
+
+
+class BindModes:
+    """acl-style's encoder of one clip under every bind mode, each mode's `Compressor` kept
+    between runs (the window's re-tuning loop)."""
+
+    def __init__(self, clip: Clip) -> None:
+        self.clip = clip
+        self._compressors: dict[tuple[Any, ...], Compressor] = {}
+        self.segments_solved = 0
+
+    def _compressor(self, key: tuple[Any, ...], make: Callable[[], Compressor]) -> Compressor:
+        if key not in self._compressors:
+            if len(self._compressors) > 8:
+                self._compressors.clear()
+            self._compressors[key] = make()
+        return self._compressors[key]
+
+    def run(
+        self,
+        settings: CompressionSettings | None = None,
+        progress: Progress | None = None,
+        cancel: Callable[[], bool] | None = None,
+        skeleton: Skeleton | None = None,
+    ) -> Encoded:
+        settings = settings or CompressionSettings()
+        clip = self.clip if skeleton is None else self.clip.with_skeleton(skeleton)
+        clip = settings.apply(clip)
+        inner = dataclasses.replace(settings, precision=None, shell_distance=None)
+        self.segments_solved = 0
+        if clip.additive is not None:
+            modes: tuple[str, ...] = ("base-" + clip.additive.format,)
+        elif settings.bind == "best":
+            modes = ("strip", "none", "additive")
+        else:
+            modes = (settings.bind,)
+        tried: dict[str, dict[str, Any]] = {}
+        best: tuple[tuple[bool, int], str, Encoded] | None = None
+        for i, mode in enumerate(modes):
+            told = _part(progress, i, len(modes), mode)
+            started = time.perf_counter()
+            beat = None if best is None else len(best[2].payload)
+            encoded, strict = self._mode(clip, mode, inner, told, cancel, None, beat)
+            tried[mode] = _tried(encoded, strict, time.perf_counter() - started)
+            rank = (not strict, len(encoded.payload))
+            if best is None or rank < best[0]:
+                best = (rank, mode, encoded)
+        assert best is not None
+        _, chosen, encoded = best
+        compensation: dict[str, Any] = {"on": bool(settings.compensate)}
+        if settings.compensate:
+            started = time.perf_counter()
+            told = _part(progress, len(modes) - 1, len(modes), f"{chosen}, compensated")
+            comp, strict = self._mode(
+                clip, chosen, inner, told, cancel, encoded, len(encoded.payload)
+            )
+            compensation.update(_tried(comp, strict, time.perf_counter() - started))
+            compensation["plain_size"] = _tried(encoded, True, 0.0)["compressed_size"]
+            compensation["kept"] = bool(strict and len(comp.payload) < len(encoded.payload))
+            if compensation["kept"]:
+                encoded = comp
+        details = {
+            **encoded.details,
+            "bind_mode": chosen,
+            "bind_modes": {"asked": settings.bind, "tried": tried},
+            "error_compensation": compensation,
+        }
+        if clip.additive is not None:
+            base = clip.additive
+            details["additive_base"] = {
+                "format": base.format,
+                "name": base.name,
+                "num_samples": base.num_samples,
+            }
+        if not tried[chosen]["strict"]:
+            details["strict"] = False
+        return dataclasses.replace(encoded, details=details)
+
+    def _mode(
+        self,
+        clip: Clip,
+        mode: str,
+        settings: CompressionSettings,
+        progress: Progress | None,
+        cancel: Callable[[], bool] | None,
+        compensate: Encoded | None,
+        beat: int | None = None,
+    ) -> tuple[Encoded, bool]:
+        """One mode's encoding of `clip` (settings applied) and whether it is strict;
+        `compensate`: a plain encoding of this mode whose decoded parents the stored
+        samples compensate (module docstring). `beat`: the payload size to beat; rounds stop
+        (not strict) once an encoding that is not yet strict is no smaller, as tightening
+        only adds bits."""
+        sk = clip.skeleton
+        base = _base_of(clip, mode)
+        stored_sk = self.clip.skeleton
+        if mode != "strip":
+            stored_sk = identity_skeleton(stored_sk, "additive0" if base is None else base.format)
+
+        def as_stored(poses: tuple[Array, Array, Array]) -> Clip:
+            if base is not None:
+                at = base.at_samples(clip.num_samples, clip.sample_rate)
+                poses = additive.extract(base.format, at, poses)
+            return self.clip.replace(
+                skeleton=stored_sk,
+                rotations=poses[0],
+                translations=poses[1],
+                scales=poses[2],
+                additive=None,
+                meshes=(),
+            )
+
+        raw = (clip.rotations, clip.translations, clip.scales)
+        code = BIND_CODES.index(mode)
+        if compensate is None and mode == "strip":
+            compressor = self._compressor((mode,), lambda: Compressor(self.clip, 0))
+        elif compensate is None:
+            compressor = self._compressor((mode,), lambda: Compressor(as_stored(raw), code))
+        else:
+            compressor = Compressor(as_stored(_compensated(clip, compensate)), code)
+        target = dataclasses.replace(
+            stored_sk, precision=sk.precision, shell_distance=sk.shell_distance
+        )
+        # strip and none: the optimiser measures the clip's own poses, one round says all
+        rounds = 1 if base is None and compensate is None else ADDITIVE_ROUNDS
+        if compensate is not None:
+            rounds = COMPENSATED_ROUNDS
+        precision = sk.precision.copy()
+        for _ in range(rounds):
+            encoded = compressor.run(settings, progress, cancel, target.with_settings(precision))
+            self.segments_solved += compressor.segments_solved
+            inner = encoded.decoder.on_skeleton(sk)
+            decoder = inner if base is None else AppliedDecoder(inner, base, sk)
+            worst = clip_errors(clip, decoder.decode_source(clip.name)).max(axis=0)
+            over = worst > sk.precision
+            if not np.any(over):
+                return dataclasses.replace(encoded, decoder=decoder), True
+            if beat is not None and len(encoded.payload) >= beat:
+                break
+            if cancel is not None and cancel():
+                raise Cancelled("compression cancelled")
+            scale = np.clip(0.9 * sk.precision[over] / worst[over], TIGHTEN_FLOOR, 1.0)
+            precision[over] = precision[over] * scale
+            if compensate is not None:  # compensate the parents this round decoded
+                compensate = dataclasses.replace(encoded, decoder=decoder)
+                compressor = Compressor(as_stored(_compensated(clip, compensate)), code)
+        return dataclasses.replace(encoded, decoder=decoder), False
+
+
+def compensated(
+    clip: Clip, settings: CompressionSettings, mode: str = "strip"
+) -> tuple[Encoded, bool]:
+    """`mode`'s in-place compensated encoding of `clip` (after its plain one, whose decoded
+    parents it compensates) and whether it is strict: what `compensate` tries, alone."""
+    modes = BindModes(clip)
+    clip = settings.apply(clip)
+    inner = dataclasses.replace(settings, precision=None, shell_distance=None)
+    plain, _ = modes._mode(clip, mode, inner, None, None, None)  # no size to beat: to the end
+    return modes._mode(clip, mode, inner, None, None, plain)
+
+
+def _base_of(clip: Clip, mode: str) -> AdditiveBase | None:
+    """The base a mode's stored values are applied to (None: they are the pose itself)."""
+    if mode == "additive":
+        sk = clip.skeleton
+        return additive.bind_base((sk.bind_rotations, sk.bind_translations, sk.bind_scales))
+    if mode.startswith("base-"):
+        assert clip.additive is not None
+        return clip.additive
+    return None
+
+
+def _compensated(clip: Clip, encoded: Encoded) -> tuple[Array, Array, Array]:
+    """The clip's poses with in-place compensation: each joint whose rotation or translation
+    `encoded` animates takes the local transform that, under its parent as `encoded` decodes
+    it, reproduces the raw object transform (those sub-tracks only; roots, constant and
+    default sub-tracks, scales and joints under a zero-scaled parent keep the raw values).
+    Poses as the game sees them (an additive's applied pose): the caller takes them back to
+    what it stores."""
+    sk = clip.skeleton
+    parents = sk.parents
+    lossy = encoded.decoder.decode_source(clip.name)
+    raw_obj = object_space(clip.rotations, clip.translations, clip.scales, parents)
+    lossy_obj = object_space(lossy.rotations, lossy.translations, lossy.scales, parents)
+    rot, tr = clip.rotations.copy(), clip.translations.copy()
+    if encoded.costs is None:
+        return rot, tr, clip.scales
+    kinds = np.asarray(encoded.costs.kinds)
+    for j in np.flatnonzero(parents >= 0):
+        animated = kinds[j, :2] == TrackKind.ANIMATED
+        if not np.any(animated):
+            continue
+        parent = lossy_obj[:, parents[j]]
+        if np.any(np.abs(np.linalg.det(parent[..., :3])) < SINGULAR):
+            continue  # a zero-scaled parent: no local value can correct its children
+        local = np.linalg.solve(_affine(parent), _affine(raw_obj[:, j]))
+        r, t, _ = decompose(local[:, :3, :])
+        if animated[0]:
+            r = np.where(np.sum(r * rot[:, j], axis=-1, keepdims=True) < 0.0, -r, r)
+            rot[:, j] = r / np.linalg.norm(r, axis=-1, keepdims=True)
+        if animated[1]:
+            tr[:, j] = t
+    return rot, tr, clip.scales
+
+
+def _affine(m: Array) -> Array:
+    """(S, 3, 4) -> (S, 4, 4)."""
+    out = np.zeros((*m.shape[:-2], 4, 4))
+    out[..., :3, :] = m
+    out[..., 3, 3] = 1.0
+    return out
+
+
+def _tried(encoded: Encoded, strict: bool, seconds: float) -> dict[str, Any]:
+    from codec.codecs.container import HEADER_SIZE
+
+    return {
+        "compressed_size": HEADER_SIZE + len(encoded.payload),
+        "strict": bool(strict),
+        "compression_time": seconds,
+    }
+
+
+def _part(progress: Progress | None, i: int, n: int, mode: str) -> Progress | None:
+    if progress is None:
+        return None
+    report = progress
+
+    def told(fraction: float, message: str) -> None:
+        report((i + fraction) / n, message if n == 1 else f"{message} (bind {mode})")
+
+    return told
+
+
+def decode(payload: bytes, skeleton: Skeleton) -> CompressedClip | AppliedDecoder:
+    """A payload's decoder: CompressedClip, applied to the bind pose when the payload stores
+    an additive on it (bind code `additive`)."""
+    from codec.codecs.acl_style.decoder import decode as decode_payload
+
+    inner = decode_payload(payload, skeleton)
+    if BIND_CODES[inner.encoded.bind] != "additive":
+        return inner
+    bind = (skeleton.bind_rotations, skeleton.bind_translations, skeleton.bind_scales)
+    return AppliedDecoder(inner, additive.bind_base(bind), skeleton)

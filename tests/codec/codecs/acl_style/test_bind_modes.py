@@ -1,0 +1,252 @@
+"""Bind pose modes, error compensation and additive clips (codec.codecs.acl_style.bind_modes).
+
+The additive test checks our max error against an error computed here by hand, on the
+base+additive poses, from the SJSON file's own numbers: quaternion products, ACL's relative /
+additive0 / additive1 rules, object space and the shell points are written out below, not
+taken from the code under test.
+"""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from codec.codecs import container
+from codec.codecs.acl_style.bind_modes import compensated
+from codec.codecs.acl_style.codec import CODEC
+from codec.compression import compress
+from codec.errors import CompressedFormatError
+from codec.formats import load_clip, sjson
+from codec.measure.error_metric import clip_errors
+from codec.settings import CompressionSettings
+
+DATA = Path(__file__).resolve().parents[3] / "data"
+ADDITIVE = DATA / "acl" / "additive_relative_chain.acl.sjson"
+FAST = {"supersample": 0, "skin_error": False}
+
+
+def _payload(result) -> bytes:
+    return container.read(result.data).payload
+
+
+@pytest.mark.parametrize(
+    "path", [DATA / "acl" / "cmu_09_02.acl.sjson", DATA / "gltf" / "CesiumMan.glb"]
+)
+def test_best_is_the_smallest_strict_mode_and_never_larger_than_strip(path) -> None:
+    clip = load_clip(path)
+    best = compress(clip, CompressionSettings(**FAST))
+    tried = best.details["bind_modes"]["tried"]
+    assert set(tried) == {"strip", "none", "additive"}
+    strict = {m: t["compressed_size"] for m, t in tried.items() if t["strict"]}
+    assert "strip" in strict
+    assert best.measurements.stats["compressed_size"] == min(strict.values())
+    assert best.details["bind_mode"] == min(strict, key=strict.get)
+    alone = compress(clip, CompressionSettings(bind="strip", **FAST))
+    assert alone.measurements.stats["compressed_size"] == tried["strip"]["compressed_size"]
+    assert best.measurements.stats["compressed_size"] <= tried["strip"]["compressed_size"]
+
+
+@pytest.mark.parametrize("bind", ["none", "additive"])
+def test_each_mode_is_strict_and_its_file_decodes_to_the_same_poses(bind) -> None:
+    clip = load_clip(DATA / "gltf" / "CesiumMan.glb")
+    result = compress(clip, CompressionSettings(bind=bind, **FAST))
+    assert result.details["bind_mode"] == bind
+    errors = clip_errors(clip, result.decoder.decode_source())
+    assert np.all(errors <= clip.skeleton.precision)
+    read = CODEC.decode(_payload(result), clip.skeleton)
+    np.testing.assert_array_equal(
+        read.decode_source().rotations, result.decoder.decode_source().rotations
+    )
+    t = 0.37 * result.decoder.duration
+    for rounding in ("none", "nearest"):
+        a, b = read.sample(t, rounding), result.decoder.sample(t, rounding)
+        np.testing.assert_array_equal(a.translations, b.translations)
+
+
+def test_an_unknown_bind_code_is_refused_naming_the_byte() -> None:
+    clip = load_clip(DATA / "acl" / "cmu_81_16_two_samples.acl.sjson")
+    payload = bytearray(_payload(compress(clip, CompressionSettings(bind="none", **FAST))))
+    word = struct.unpack_from("<I", payload, 16)[0]
+    assert (word >> 25) & 0xF == 1
+    struct.pack_into("<I", payload, 16, (word & ~(0xF << 25)) | (9 << 25))
+    with pytest.raises(CompressedFormatError, match="bind code 9.*byte 16"):
+        CODEC.decode(bytes(payload), clip.skeleton)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        DATA / "acl" / "cmu_09_02.acl.sjson",
+        DATA / "acl" / "cmu_81_16_two_samples.acl.sjson",
+        DATA / "gltf" / "CesiumMan.glb",
+        DATA / "gltf" / "RiggedSimple.glb",
+        ADDITIVE,
+    ],
+    ids=lambda p: p.name.split(".")[0],
+)
+def test_error_compensation_keeps_every_clip_strict(path) -> None:
+    clip = load_clip(path)
+    mode = "base-relative" if clip.additive is not None else "strip"
+    encoded, strict = compensated(clip, CompressionSettings(**FAST), mode)
+    errors = clip_errors(clip, encoded.decoder.decode_source())
+    assert strict and np.all(errors <= clip.skeleton.precision)
+    result = compress(clip, CompressionSettings(compensate=True, **FAST))
+    comp = result.details["error_compensation"]
+    assert comp["on"] and comp["kept"] == (comp["compressed_size"] < comp["plain_size"])
+    lossy = clip_errors(clip, result.decoder.decode_source())
+    assert np.all(lossy <= clip.skeleton.precision)
+
+
+def test_compensation_that_is_not_strict_is_never_kept() -> None:
+    """Under a zero-scaled parent no local value can correct a child: compensation does not
+    reach the bound there in its rounds, and the clip keeps its plain, strict encoding."""
+    clip = load_clip(DATA / "acl" / "cmu_09_02_with_zero_scale.acl.sjson")
+    result = compress(clip, CompressionSettings(compensate=True, bind="strip", **FAST))
+    comp = result.details["error_compensation"]
+    assert not comp["strict"] and not comp["kept"]
+    assert np.all(clip_errors(clip, result.decoder.decode_source()) <= clip.skeleton.precision)
+
+
+# --- additive clips, checked by hand --------------------------------------------------------
+def _qmul(a, b):
+    """Hamilton product a * b of (..., 4) xyzw quaternions."""
+    ax, ay, az, aw = np.moveaxis(a, -1, 0)
+    bx, by, bz, bw = np.moveaxis(b, -1, 0)
+    return np.stack(
+        (
+            aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw,
+            aw * bw - ax * bx - ay * by - az * bz,
+        ),
+        axis=-1,
+    )
+
+
+def _matrix(q, t, s):
+    """4x4 of rotation q, translation t, scale s (scale first)."""
+    x, y, z, w = np.moveaxis(q / np.linalg.norm(q, axis=-1, keepdims=True), -1, 0)
+    r = np.stack(
+        (
+            np.stack((1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)), -1),
+            np.stack((2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)), -1),
+            np.stack((2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)), -1),
+        ),
+        -2,
+    )
+    m = np.zeros((*q.shape[:-1], 4, 4))
+    m[..., :3, :3] = r * s[..., None, :]
+    m[..., :3, 3] = t
+    m[..., 3, 3] = 1.0
+    return m
+
+
+def _applied(fmt, base, add):
+    """ACL's rules: rotation = base * add; relative translation = base applied to the
+    additive's (scaled) translation; additive0/1 add translations; scales multiply, additive1
+    storing scale - 1."""
+    (br, bt, bs), (ar, at, as_) = base, add
+    rot = _qmul(br, ar)
+    if fmt == "relative":
+        v = at * bs
+        mat = _matrix(br, np.zeros_like(bt), np.ones_like(bs))[..., :3, :3]
+        tr = np.einsum("...ij,...j->...i", mat, v) + bt
+    else:
+        tr = at + bt
+    sc = (1.0 + as_) * bs if fmt == "additive1" else as_ * bs
+    return rot, tr, sc
+
+
+def _hand_error(doc, fmt, lossy_add) -> float:
+    """Max over samples and bones of the largest distance between the raw and lossy images
+    of the three shell points (3 cm) in object space, on base+additive poses."""
+    bones = [b["name"] for b in doc["bones"]]
+    parents = [bones.index(b["parent"]) if b["parent"] else -1 for b in doc["bones"]]
+    s = int(doc["clip"]["num_samples"])
+    nb = int(doc["clip"]["additive_base_num_samples"])
+
+    def arrays(key, n):
+        rows = {t["name"]: t for t in doc[key]}
+        get = lambda name, k: np.array(rows[name][k], dtype=float)  # noqa: E731
+        return [
+            np.stack([get(b, k) for b in bones], axis=1)
+            for k in ("rotations", "translations", "scales")
+        ]
+
+    raw_add = arrays("tracks", s)
+    base = arrays("base_tracks", nb)
+    # the base plays over the additive's duration: sample i sits at i / (s - 1) of it
+    pos = np.arange(s) / (s - 1) * (nb - 1)
+    k0 = np.floor(pos).astype(int)
+    k1 = np.minimum(k0 + 1, nb - 1)
+    a = (pos - k0)[:, None, None]
+    r0, r1 = base[0][k0], base[0][k1]
+    r1 = np.where(np.sum(r0 * r1, -1, keepdims=True) < 0, -r1, r1)
+    br = r0 + (r1 - r0) * a
+    br /= np.linalg.norm(br, axis=-1, keepdims=True)
+    base_s = (
+        br,
+        base[1][k0] + (base[1][k1] - base[1][k0]) * a,
+        base[2][k0] + (base[2][k1] - base[2][k0]) * a,
+    )
+
+    def world(add):
+        local = _matrix(*_applied(fmt, base_s, add))
+        out = np.empty_like(local)
+        for j, p in enumerate(parents):
+            out[:, j] = local[:, j] if p < 0 else out[:, p] @ local[:, j]
+        return out
+
+    raw_w, lossy_w = world(raw_add), world(lossy_add)
+    points = np.array([[3.0, 0, 0, 1], [0, 3.0, 0, 1], [0, 0, 3.0, 1]])
+    pr = np.einsum("sjab,pb->sjpa", raw_w, points)[..., :3]
+    pl = np.einsum("sjab,pb->sjpa", lossy_w, points)[..., :3]
+    return float(np.linalg.norm(pr - pl, axis=-1).max())
+
+
+@pytest.mark.parametrize("fmt", ["relative", "additive0", "additive1"])
+def test_an_additive_clips_error_is_measured_on_base_plus_additive(tmp_path, fmt) -> None:
+    text = ADDITIVE.read_text().replace(
+        'additive_format = "relative"', f'additive_format = "{fmt}"'
+    )
+    # (additive1 reads the file's scales near 1 as 1 + x: doubled, a clip all the same)
+    path = tmp_path / "clip.acl.sjson"
+    path.write_text(text)
+    doc = sjson.parse(text)
+    clip = load_clip(path)
+    assert clip.additive is not None and clip.additive.format == fmt
+    result = compress(clip, CompressionSettings(**FAST))
+    assert result.details["bind_mode"] == f"base-{fmt}"
+    # the file holds the additive alone: decoding it without the base gives the additive
+    alone = CODEC.decode(_payload(result), clip.skeleton).decode_source()
+    lossy_add = (alone.rotations, alone.translations, alone.scales)
+    want = _hand_error(doc, fmt, lossy_add)
+    assert result.measurements.stats["max_error"] == pytest.approx(want, rel=1e-9, abs=1e-12)
+    assert want <= 0.01
+    if fmt == "relative":  # between samples too: both sides blend the additive, then apply
+        between = compress(clip, CompressionSettings(skin_error=False)).stats
+        assert between["max_error_between_samples"] <= 0.01
+    # and the raw clip is the applied pose: far from the additive values themselves
+    file_values = np.array(doc["tracks"][1]["translations"], dtype=float)
+    assert np.abs(clip.translations[:, 1] - file_values).max() > 1.0
+
+
+def test_the_command_line_takes_the_bind_flags_and_says_what_they_did(tmp_path) -> None:
+    import io
+    import json
+
+    from codec.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    clip = DATA / "acl" / "cmu_81_16_two_samples.acl.sjson"
+    args = ["compress", str(clip), "-o", str(tmp_path / "c.ssc"), "--bind", "none"]
+    args += ["--compensate", "--clean-defaults", "0.0001", "--json", str(tmp_path / "s.json")]
+    assert main(args, stdout=out, stderr=err) == 0, err.getvalue()
+    stats = json.loads((tmp_path / "s.json").read_text())
+    assert stats["bind_mode"] == "none" and stats["error_compensation"]["on"]
+    assert stats["default_cleaning"]["tolerance"] == 0.0001
+    assert stats["shellscope"]["bind"] == "none" and stats["shellscope"]["compensate"]
+    assert "bind mode        none" in out.getvalue() and "cleaned" in out.getvalue()
