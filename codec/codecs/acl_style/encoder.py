@@ -493,7 +493,8 @@ def _quantize(clip: Clip, tracks: _Tracks, framing: _Framing) -> _Quantized:
     # the stored components of every sample (float32)
     values = np.empty((stored, ka, 3), dtype=F32)
     rot = rotation_layout.signed(rot, dropped[seg_of, :kr])
-    values[:, :kr] = np.take_along_axis(rot, comps[seg_of, :kr], axis=2)
+    at_sample, at_track = np.ogrid[:stored, :kr]
+    values[:, :kr] = rot[at_sample[..., None], at_track[..., None], comps[seg_of, :kr]]
     col = kr
     for source, joints in ((clip.translations, per_kind[1]), (clip.scales, per_kind[2])):
         values[:, col : col + len(joints)] = source[:stored, joints]
@@ -503,8 +504,9 @@ def _quantize(clip: Clip, tracks: _Tracks, framing: _Framing) -> _Quantized:
         np.maximum.reduceat(values, starts, axis=0),
         comps,
     )
-    lo = np.take_along_axis(clip_min[None], comps, axis=2)  # (G, Ka, 3) per stored value
-    ext = np.take_along_axis(clip_ext[None], comps, axis=2)
+    track = np.arange(ka)[:, None]
+    lo = clip_min[track, comps]  # (G, Ka, 3) per stored value
+    ext = clip_ext[track, comps]
     unit = normalize(values, lo[seg_of], ext[seg_of])  # clip-normalised, then segment space
     seg_const = constant_value(unit, starts)
     if G > 1 and ka:

@@ -242,10 +242,8 @@ def _clip_range_bytes(enc: EncodedClip) -> bytes:
     idx[four] = np.arange(4)
     take = np.ones((ka, 2, 4), dtype=bool)
     take[~four, :, 3] = False
-    both = np.stack(
-        (np.take_along_axis(enc.clip_min, idx, 1), np.take_along_axis(enc.clip_extent, idx, 1)),
-        axis=1,
-    )
+    track = np.arange(ka)[:, None]
+    both = np.stack((enc.clip_min[track, idx], enc.clip_extent[track, idx]), axis=1)
     return both[take].astype("<f4").tobytes()
 
 

@@ -69,8 +69,9 @@ def choose_constant(values: Array) -> Array:
 
 def signed(rotations: Array, dropped: Array) -> Array:
     """Rotations (..., 4) negated where their dropped component (...) is negative."""
-    d = np.take_along_axis(rotations, dropped[..., None], axis=-1)
-    return np.where(d < 0, -rotations, rotations)
+    dropped = np.asarray(dropped)
+    d = rotations[(*np.indices(dropped.shape, sparse=True), dropped)]  # take_along_axis
+    return np.where((d < 0)[..., None], -rotations, rotations)
 
 
 # kept components by dropped component + 1: -1 (a vector) and anything past w keep x, y, z
