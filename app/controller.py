@@ -40,6 +40,8 @@ from app.document import Document, Status
 from app.error_scale import format_seconds
 from app.export_folder import remember_export
 from app.tuning_history import Tuning, TuningHistory
+from codec.codecs.registry import AUTO as AUTO_CODEC
+from codec.codecs.registry import DEFAULT as DEFAULT_CODEC
 from codec.errors import ShellscopeError
 from codec.formats.output_paths import output_problem
 from codec.model.clip import Clip
@@ -72,6 +74,7 @@ PROGRESS_DELAY = 0.3  # s
 # UI was busy (a 20-tick slider drag showed 0-3 results instead of 12-18)
 WORKER_NICE = 3
 WORKER_IDLE_S = 10.0  # the compression thread ends after this long without a run
+WARM_REST_AFTER_S = 5.0  # the other codecs' warm-up waits this long for the first result
 
 
 def below_ui() -> None:
@@ -240,6 +243,7 @@ class Controller(QtCore.QObject):
         self._opening = False
         self._result_text = ""  # the status line of the result on screen ("Compressed: ...")
         self.warming = ""  # while the codec's kernels compile (first start): what to say
+        self.first_result = threading.Event()  # a run has finished (the warm-up goes on)
         # every tuning edit goes through here; the sidecar saves its current state
         self.history = TuningHistory(Tuning(document.settings, document.overrides))
         # hand the GIL back to the UI thread more often while a worker computes
@@ -252,10 +256,17 @@ class Controller(QtCore.QObject):
             import_readers()
 
             def warm() -> None:
+                # what the first compression needs (the default codec) first; every other
+                # codec once the window shows its first result, not competing with it
                 below_ui()
-                report = warm_up.warm_up(lambda: self._warming.emit(warm_up.COMPILING))
-                if report.compiled:
-                    self._warming.emit("")
+                for codec_setting in (DEFAULT_CODEC, AUTO_CODEC):
+                    if codec_setting == AUTO_CODEC:
+                        self.first_result.wait(WARM_REST_AFTER_S)
+                    report = warm_up.warm_up(
+                        lambda: self._warming.emit(warm_up.COMPILING), codec_setting
+                    )
+                    if report.compiled:
+                        self._warming.emit("")
 
             self._warming.connect(self._on_warming, QtCore.Qt.ConnectionType.QueuedConnection)
             threading.Thread(target=warm, name="jit-warm-up", daemon=True).start()
@@ -486,6 +497,7 @@ class Controller(QtCore.QObject):
             return  # stale or cancelled
         run_started = self._run.started
         self._run = None
+        self.first_result.set()
         self.busy_changed.emit(False)
         wall_ms = 1e3 * (time.monotonic() - run_started)
         if self._pending:  # an edit waited for this run: the newest settings go now

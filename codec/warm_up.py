@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from codec.codecs.registry import AUTO
 from codec.compression import compress
 from codec.model import quat
 from codec.model.clip import Clip, Skeleton
@@ -26,7 +27,7 @@ from codec.settings import CompressionSettings
 COMPILING = "compiling the codec's kernels (first start only; cached for the next)"
 
 _lock = threading.Lock()
-_report: WarmUp | None = None
+_reports: dict[str, WarmUp] = {}  # by the codec setting warmed up ("auto": every codec)
 
 
 @dataclass(frozen=True)
@@ -44,31 +45,31 @@ class WarmUp:
 
 
 def is_warm() -> bool:
-    """Whether `warm_up` has run in this process."""
-    return _report is not None
+    """Whether `warm_up` has run in this process for every codec."""
+    return AUTO in _reports
 
 
-def warm_up(compiling: Callable[[], object] | None = None) -> WarmUp:
-    """Compile (or load from the cache) every kernel a compression uses, on a tiny clip.
+def warm_up(compiling: Callable[[], object] | None = None, codec: str = AUTO) -> WarmUp:
+    """Compile (or load from the cache) every kernel a compression uses, on a tiny clip:
+    with `codec` (a codec setting: by default auto, every codec a user can choose), the
+    kernels that codec and the measurement use.
 
     `compiling()` is called once, from this thread, when the first kernel has to be
-    compiled (the cache does not hold it). Idempotent and thread-safe: a second call
-    returns the first one's report.
+    compiled (the cache does not hold it). Idempotent per codec setting and thread-safe: a
+    second call returns the first one's report.
     """
-    global _report
     with _lock:
-        if _report is not None:
-            return _report
+        if codec in _reports:
+            return _reports[codec]
         counter = _Compiles(compiling)
         start = time.perf_counter()
         with counter.listening():
-            # auto: every codec a user can choose in the window runs, so each one's kernels
             result = compress(
-                _skinned(warm_up_clip()), CompressionSettings(level="highest", codec="auto")
+                _skinned(warm_up_clip()), CompressionSettings(level="highest", codec=codec)
             )
             result.decoder.sample(0.01, "none")
-        _report = WarmUp(time.perf_counter() - start, counter.count)
-        return _report
+        _reports[codec] = WarmUp(time.perf_counter() - start, counter.count)
+        return _reports[codec]
 
 
 class _Compiles:

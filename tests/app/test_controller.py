@@ -264,10 +264,12 @@ def test_a_failed_open_keeps_the_clip_and_its_compression_running(qtbot) -> None
     with pytest.raises(RuntimeError, match="cannot draw"):
         ctl.open_clip(chain_clip(num_joints=5))
     assert doc.clip is first and ctl.running and not ctl.debounce.isActive()
+    assert not ctl.first_result.is_set()
     gate.set()
     with qtbot.waitSignal(ctl.result_ready, timeout=30_000):
         pass
     assert doc.result is not None and doc.result.clip.num_joints == 3
+    assert ctl.first_result.is_set()  # the other codecs' warm-up waits for this
 
 
 def test_the_window_warms_the_codec_kernels_up_in_the_background(qtbot, monkeypatch) -> None:
@@ -278,8 +280,8 @@ def test_the_window_warms_the_codec_kernels_up_in_the_background(qtbot, monkeypa
     calls = []
     go_on = threading.Event()
 
-    def compiling_warm_up(compiling):
-        calls.append(threading.current_thread())
+    def compiling_warm_up(compiling, codec):
+        calls.append((threading.current_thread(), codec))
         compiling()
         go_on.wait(5)
         return warm_up.WarmUp(1.0, 3)
@@ -288,16 +290,19 @@ def test_the_window_warms_the_codec_kernels_up_in_the_background(qtbot, monkeypa
     doc = Document()
     ctl = Controller(doc)
     qtbot.waitUntil(lambda: "compiling the codec's kernels" in doc.status.message.lower())
-    assert calls[0] is not threading.main_thread()
+    assert calls[0] == (calls[0][0], "acl-style") and calls[0][0] is not threading.main_thread()
     assert ctl.warming == warm_up.COMPILING
     ctl._on_progress(0, 0.5, "segment 1/2")  # no run: ignored
     go_on.set()
     qtbot.waitUntil(lambda: doc.status.message.startswith("The codec's kernels are compiled"))
-    assert ctl.warming == ""
+    assert ctl.warming == "" and len(calls) == 1
+    ctl.first_result.set()  # the first result is in: every other codec warms up
+    qtbot.waitUntil(lambda: len(calls) == 2)
+    assert calls[1] == (calls[0][0], "auto")
     warming = lambda: sum(t.name == "jit-warm-up" for t in threading.enumerate())  # noqa: E731
     before = warming()
     Controller(Document(), compress=lambda *a, **k: None)  # a test's own codec: no warm-up
-    assert warming() <= before and len(calls) == 1
+    assert warming() <= before and len(calls) == 2
 
 
 def test_a_run_waiting_for_the_compiler_says_so(qtbot) -> None:

@@ -86,11 +86,12 @@ def _decide(rot, tr, sc, bind, const, dom, forced, exact, kinds, trial, use, v10
 def constant_rotations(first: Array) -> tuple[Array, Array, Array]:
     """How rotations (K, 4) are stored as constants: dropped component (K,), the three kept
     float32 values (K, 3), and what they decode to (K, 4) float64."""
+    rows = np.arange(len(first))
     dropped = rotation_layout.choose_constant(first)
-    signed = rotation_layout.signed(first, dropped)
-    kept = rotation_layout.kept_components(dropped)
-    stored = np.take_along_axis(signed, kept, axis=-1).astype(F32)
-    return dropped, stored, rebuild_rotations(stored, dropped)
+    signed = np.where((first[rows, dropped] < 0)[:, None], -first, first).astype(F32)
+    stored = signed[rows[:, None], rotation_layout.kept_components(dropped)]
+    signed[rows, dropped] = 0.0  # the kept components in place, as rebuild_rotations puts them
+    return dropped, stored, _unit_rotations(signed, dropped)
 
 
 def rebuild_rotations(stored: Array, dropped: Array) -> Array:
@@ -98,6 +99,12 @@ def rebuild_rotations(stored: Array, dropped: Array) -> Array:
     as codec.model.clip.Clip stores every rotation."""
     q = np.zeros((len(stored), 4), dtype=F32)
     np.put_along_axis(q, rotation_layout.kept_components(dropped), stored.astype(F32), axis=-1)
+    return _unit_rotations(q, dropped)
+
+
+def _unit_rotations(q: Array, dropped: Array) -> Array:
+    """Float32 quaternions (K, 4) with their dropped component (K,) at 0, rebuilt as the
+    decoder does, then made unit in float64."""
     q = quantize.rebuild_rotations(q, np.asarray(dropped, dtype=np.int64)).astype(np.float64)
     with np.errstate(over="ignore", invalid="ignore"):  # corrupt files: caught downstream
         return q / np.sqrt(np.sum(q * q, axis=-1, keepdims=True))

@@ -18,6 +18,8 @@ from codec.codecs.base import TrackCosts
 from codec.measure.shells import DominantShells
 
 Array = np.ndarray
+_KIND_NAMES = tuple((kind.name.lower(), int(kind)) for kind in TrackKind)
+_BITS_OR_NONE = np.append(BIT_RATE_BITS, -1)  # by rate index; -1 (not animated) gives -1
 
 
 def track_costs(enc: EncodedClip, shells: DominantShells | None = None) -> TrackCosts:
@@ -26,7 +28,7 @@ def track_costs(enc: EncodedClip, shells: DominantShells | None = None) -> Track
     anim = enc.animated
     rates = np.full((enc.num_segments, enc.num_joints, 3), -1, dtype=np.int16)
     rates[:, anim[:, 0], anim[:, 1]] = enc.bit_rates
-    bits = np.where(rates >= 0, BIT_RATE_BITS[np.maximum(rates, 0)], -1)
+    bits = _BITS_OR_NONE[rates]
     table = np.stack((enc.segment_starts, enc.segment_sizes), axis=1).astype(np.int64)
     sizes = np.asarray(enc.segment_bytes(), dtype=np.int64)
     retained = None if enc.retained is None else np.asarray(enc.retained, dtype=bool)
@@ -43,9 +45,11 @@ def stats_details(
     """The stats keys only acl-style has (ACL's names)."""
     segs = costs.segments
     rates = costs.bit_rates[costs.bit_rates >= 0]
-    bits = BIT_RATE_BITS[rates.astype(np.int64)]
+    histogram = np.bincount(BIT_RATE_BITS[rates.astype(np.int64)]).tolist()
     kinds = np.asarray(costs.kinds, dtype=np.int64)
-    counts = np.stack([np.bincount(kinds[:, k], minlength=len(TrackKind)) for k in range(3)])
+    nk = len(TrackKind)  # every sub-track's kind counted at once: row k, column kind
+    counts = np.bincount((kinds + nk * np.arange(3)).reshape(-1), minlength=3 * nk)
+    counts = counts.reshape(3, nk).tolist()
     return {
         "num_stored_samples": int(enc.num_samples),
         "looping": bool(enc.wrap),
@@ -69,21 +73,23 @@ def stats_details(
         },
         "segments": [
             {
-                "start": int(a),
-                "num_samples": int(n),
-                "segment_size": int(sz),
-                "num_stripped_keyframes": int(ns),
-                "num_trivial_keyframes": int(nt),
+                "start": a,
+                "num_samples": n,
+                "segment_size": sz,
+                "num_stripped_keyframes": ns,
+                "num_trivial_keyframes": nt,
             }
             for (a, n), sz, ns, nt in zip(
-                segs, costs.segment_bytes, stripping.stripped, stripping.trivial, strict=True
+                np.asarray(segs, dtype=np.int64).tolist(),
+                np.asarray(costs.segment_bytes, dtype=np.int64).tolist(),
+                np.asarray(stripping.stripped, dtype=np.int64).tolist(),
+                np.asarray(stripping.trivial, dtype=np.int64).tolist(),
+                strict=True,
             )
         ],
         "sub_tracks": {
-            name: {kind.name.lower(): int(counts[k, kind]) for kind in TrackKind}
+            name: {kind: counts[k][v] for kind, v in _KIND_NAMES}
             for k, name in enumerate(SUB_TRACKS)
         },
-        "bit_rate_histogram": {
-            str(int(b)): int(c) for b, c in zip(*np.unique(bits, return_counts=True), strict=True)
-        },
+        "bit_rate_histogram": {str(b): c for b, c in enumerate(histogram) if c},
     }

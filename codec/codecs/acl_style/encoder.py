@@ -80,6 +80,7 @@ Progress = Callable[[float, str], None]
 __all__ = ["Compressor", "encode"]
 
 _ANIMATED = int(TrackKind.ANIMATED)
+_CONSTANT = int(TrackKind.CONSTANT)
 _MEMO_LIMIT = 4096  # segment solutions kept per clip
 THREADS = 2  # segments optimised at once (the kernels release the GIL)
 THREADED_SEGMENTS = 4  # clips with fewer segments than this run on the calling thread
@@ -249,7 +250,7 @@ class Compressor:
         raw = self._raw
         report(0.0, "analysing")
         dom_dist, dom_prec = dominant_shells(clip)
-        framing = _framing(clip, settings.loop_optimization, raw.scale)
+        framing = _framing(clip, settings.loop_optimization, raw.scale, (dom_dist, dom_prec))
         local_prec = local_precision(dom_prec, raw.scale)
         check()
 
@@ -279,11 +280,12 @@ class Compressor:
 
         report(0.93, "stripping keyframes")
         check()
-        decoded = _decoded(clip, enc, tables, kinds.fixed, framing)
         strip = StripSettings(
             settings.strip_trivial, settings.strip_proportion, settings.strip_threshold
         )
-        stripping = _strip(clip, strip, enc, decoded, framing)
+        stripping = _strip(
+            clip, strip, enc, lambda: _decoded(clip, enc, tables, kinds.fixed, framing), framing
+        )
         report(0.95, "packing")
         shells = DominantShells(dom_dist, dom_prec, framing.seg_dist, framing.seg_prec)
         enc.bind = self.bind
@@ -437,14 +439,21 @@ class Compressor:
         return rates, q, np.flatnonzero(stuck_all)
 
 
-def _framing(clip: Clip, loop_optimization: bool, scale: Array) -> _Framing:
+def _framing(
+    clip: Clip, loop_optimization: bool, scale: Array, dom: tuple[Array, Array]
+) -> _Framing:
     """Loop detection (a last sample equal to the first within every joint's precision is
-    dropped and the clip wraps), the segments and their dominant shells."""
+    dropped and the clip wraps), the segments and their dominant shells. `dom` is the
+    clip's dominant shells (distance, precision): a lone segment's, as its rows are every
+    sample in order (the wrapped last one included)."""
     S = clip.num_samples
     wrap = loop_optimization and S >= 2 and _loops(clip)
     stored = S - 1 if wrap else S
     table = segment_table(stored)
-    seg_dist, seg_prec = segment_dominant_shells(clip, table, wrap)
+    if len(table) == 1:
+        seg_dist, seg_prec = dom[0][None].copy(), dom[1][None].copy()
+    else:
+        seg_dist, seg_prec = segment_dominant_shells(clip, table, wrap)
     local = local_precision(seg_prec, scale[None, :])
     return _Framing(table, wrap, stored, seg_dist, seg_prec, local)
 
@@ -488,7 +497,8 @@ def _quantize(clip: Clip, tracks: _Tracks, framing: _Framing) -> _Quantized:
     # the stored components of every sample (float32)
     values = np.empty((stored, ka, 3), dtype=F32)
     rot = rotation_layout.signed(rot, dropped[seg_of, :kr])
-    values[:, :kr] = np.take_along_axis(rot, comps[seg_of, :kr], axis=2)
+    at_sample, at_track = np.ogrid[:stored, :kr]
+    values[:, :kr] = rot[at_sample[..., None], at_track[..., None], comps[seg_of, :kr]]
     col = kr
     for source, joints in ((clip.translations, per_kind[1]), (clip.scales, per_kind[2])):
         values[:, col : col + len(joints)] = source[:stored, joints]
@@ -498,8 +508,9 @@ def _quantize(clip: Clip, tracks: _Tracks, framing: _Framing) -> _Quantized:
         np.maximum.reduceat(values, starts, axis=0),
         comps,
     )
-    lo = np.take_along_axis(clip_min[None], comps, axis=2)  # (G, Ka, 3) per stored value
-    ext = np.take_along_axis(clip_ext[None], comps, axis=2)
+    track = np.arange(ka)[:, None]
+    lo = clip_min[track, comps]  # (G, Ka, 3) per stored value
+    ext = clip_ext[track, comps]
     unit = normalize(values, lo[seg_of], ext[seg_of])  # clip-normalised, then segment space
     seg_const = constant_value(unit, starts)
     if G > 1 and ka:
@@ -626,16 +637,18 @@ def _strip(
     clip: Clip,
     strip: StripSettings,
     enc: ssc_format.EncodedClip,
-    decoded: keyframe_stripping.Rows,
+    decode: Callable[[], keyframe_stripping.Rows],
     framing: _Framing,
 ) -> Stripping:
     """The keyframes to strip (keyframe_stripping) from the encoding's decoded
-    keyframes, measured against the raw clip with the decoder's own rebuild and the error
-    measure's own arithmetic; nothing when it would not make the file smaller."""
+    keyframes (`decode()`, called only when some could be stripped: short and static clips
+    skip the decoding), measured against the raw clip with the decoder's own rebuild and
+    the error measure's own arithmetic; nothing when it would not make the file smaller."""
     table, stored = framing.table, framing.stored
     none = keyframe_stripping.no_stripping(table, stored)
     if not strip.enabled or len(enc.animated) == 0 or np.all(table[:, 1] <= 2):
         return none
+    decoded = decode()
     sk = clip.skeleton
     # the raw clip as a Clip made of its rows would hold them (a row at a time, as here)
     raw_rot = exactly_unit(clip.rotations)
@@ -718,15 +731,12 @@ def _segment_key(digest: hashlib.blake2b, g: int, p: SegmentProblem) -> bytes:
 def _constant_values(clip: Clip, kinds: Array, rotations: Array) -> Array:
     """(Kc, 3) float32 stored values of the constant sub-tracks, in stored order; rotations
     (J, 3) float32 are the kept components as a constant stores them (FirstSamples.stored)."""
-    consts = np.argwhere(kinds == TrackKind.CONSTANT)
-    out = np.zeros((len(consts), 3), dtype=F32)
-    for k, src in enumerate((rotations, clip.translations[0], clip.scales[0])):
-        sel = consts[:, 1] == k
-        out[sel] = src[consts[sel, 0]]
-    return out
+    j, k = np.nonzero(kinds == _CONSTANT)
+    values = np.stack((rotations, clip.translations[0], clip.scales[0]), axis=1)  # (J, 3, 3)
+    return values[j, k].astype(F32)
 
 
 def _constant_layouts(kinds: Array, const_dropped: Array) -> Array:
     """(Kc,) the dropped component of each constant sub-track (-1: not a rotation)."""
-    consts = np.argwhere(kinds == TrackKind.CONSTANT)
+    consts = np.argwhere(kinds == _CONSTANT)
     return np.where(consts[:, 1] == 0, const_dropped[consts[:, 0]], -1)

@@ -184,6 +184,8 @@ class EncodedClip:
 
     def retained_counts(self) -> Array:
         """(G,) how many keyframes each segment stores."""
+        if self.retained is None:
+            return np.asarray(self.segment_sizes, dtype=np.int64)
         return np.add.reduceat(self.retained_mask(), self.segment_starts).astype(np.int64)
 
     def segment_bytes(self) -> Array:
@@ -250,10 +252,8 @@ def _clip_range_bytes(enc: EncodedClip) -> bytes:
     idx[four] = np.arange(4)
     take = np.ones((ka, 2, 4), dtype=bool)
     take[~four, :, 3] = False
-    both = np.stack(
-        (np.take_along_axis(enc.clip_min, idx, 1), np.take_along_axis(enc.clip_extent, idx, 1)),
-        axis=1,
-    )
+    track = np.arange(ka)[:, None]
+    both = np.stack((enc.clip_min[track, idx], enc.clip_extent[track, idx]), axis=1)
     return both[take].astype("<f4").tobytes()
 
 
@@ -268,10 +268,19 @@ def _layout_codes(enc: EncodedClip) -> Array:
     return codes[rot != TrackKind.DEFAULT]
 
 
+def _kinds_bytes(kinds: Array) -> bytes:
+    """`bitstream.pack` of the kinds (J, 3) on 2 bits each: every value's two low bits, LSB
+    first, without the kernel's checks and call (a static clip's payload is mostly this)."""
+    k = np.asarray(kinds, dtype=np.uint8).reshape(-1, 1)
+    if np.any(k > 3):
+        raise ValueError("a sub-track kind does not fit in 2 bits")
+    bits = np.unpackbits(k, axis=1, count=2, bitorder="little")
+    return np.packbits(bits.reshape(-1), bitorder="little").tobytes()
+
+
 def write(enc: EncodedClip) -> ParsedPayload:
     """Serialise; returns the written payload as `read` would parse it (without parsing)."""
-    kinds = bitstream.pack(enc.kinds.reshape(-1).astype(np.uint64), np.full(enc.kinds.size, 2))
-    body = bytearray(kinds)
+    body = bytearray(_kinds_bytes(enc.kinds))
     layouts = enc.has_layouts
     if layouts:
         codes = _layout_codes(enc)

@@ -203,12 +203,10 @@ def rebuild_rotations(q: Array, dropped: Array) -> Array:
 
 def _rebuild(q: Array, dropped: Array) -> Array:
     rows = np.arange(len(q))
-    kept = np.ones(q.shape, dtype=bool)
-    kept[rows, dropped] = False
-    acc = np.zeros(len(q), dtype=F32)
-    for c in range(4):
-        acc = np.where(kept[:, c], acc + q[:, c] * q[:, c], acc).astype(F32)
-    rest = (F32(1.0) - acc).astype(F32)
+    q[rows, dropped] = 0.0  # adds +0 to the kept components' sum of squares, in their order
+    sq = q * q
+    acc = ((sq[:, 0] + sq[:, 1]) + sq[:, 2]) + sq[:, 3]
+    rest = F32(1.0) - acc
     q[rows, dropped] = np.sqrt(np.maximum(rest, F32(0.0)))
     n = np.sqrt(((q[:, 0] * q[:, 0] + q[:, 1] * q[:, 1]) + q[:, 2] * q[:, 2]) + q[:, 3] * q[:, 3])
     return (q / n[:, None]).astype(F32)

@@ -69,13 +69,16 @@ def choose_constant(values: Array) -> Array:
 
 def signed(rotations: Array, dropped: Array) -> Array:
     """Rotations (..., 4) negated where their dropped component (...) is negative."""
-    d = np.take_along_axis(rotations, dropped[..., None], axis=-1)
-    return np.where(d < 0, -rotations, rotations)
+    dropped = np.asarray(dropped)
+    d = rotations[(*np.indices(dropped.shape, sparse=True), dropped)]  # take_along_axis
+    return np.where((d < 0)[..., None], -rotations, rotations)
+
+
+# kept components by dropped component + 1: -1 (a vector) and anything past w keep x, y, z
+_KEPT = np.array([[0, 1, 2], [1, 2, 3], [0, 2, 3], [0, 1, 3], [0, 1, 2]], dtype=np.int64)
 
 
 def kept_components(dropped: Array) -> Array:
     """(..., 3) indices of the components stored beside a dropped one (in index order);
-    -1 (a vector sub-track) keeps x, y, z."""
-    d = np.asarray(dropped)[..., None]
-    base = np.arange(3)
-    return np.where((d >= 0) & (base >= d), base + 1, base).astype(np.int64)
+    -1 (a vector sub-track) keeps x, y, z. One table look-up (short clips call it often)."""
+    return _KEPT.take(np.asarray(dropped, dtype=np.int64) + 1, axis=0, mode="clip")
