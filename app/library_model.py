@@ -221,8 +221,27 @@ def apply_rules_to_rows(
     run reads them (codec.run_settings). Returns how many rows took them and why others
     did not (a file that could not be read has no joints; a sidecar that cannot be read is
     left alone)."""
-    from codec.errors import ShellscopeError
     from codec.sidecar import append_rules
+
+    return _each_row(root, rows, lambda path, animation: append_rules(path, rules, animation))
+
+
+def apply_tuning_to_rows(
+    root: str | Path, rows: list[Row], settings: Any, overrides: tuple[Any, ...]
+) -> tuple[int, list[str]]:
+    """The window's tuning (its settings and rules, as File > Save tuning writes them) made
+    the own tuning of each row's clip (its animation's entry of the sidecar; the file's
+    other animations keep theirs). Returns how many rows took it and why others did not."""
+    from codec.sidecar import save_sidecar
+
+    return _each_row(
+        root, rows, lambda path, animation: save_sidecar(path, settings, overrides, animation)
+    )
+
+
+def _each_row(root: str | Path, rows: list[Row], write: Any) -> tuple[int, list[str]]:
+    """`write(clip path, animation)` for every row that names a clip; (done, failures)."""
+    from codec.errors import ShellscopeError
 
     done, failed = 0, []
     for row in rows:
@@ -231,7 +250,7 @@ def apply_rules_to_rows(
             continue
         path, animation = open_target(root, row)
         try:
-            append_rules(path, rules, animation)
+            write(path, animation)
             done += 1
         except (ShellscopeError, OSError) as e:
             failed.append(f"{row['path']}: {e}")

@@ -1166,6 +1166,7 @@ class MainWindow(QtWidgets.QMainWindow):
             # row opens; closed with the main window (closeEvent)
             self.library = LibraryDialog(None)
             self.library.open_requested.connect(self._open_from_library)
+            self.library.tuning_source = self._tuning_for_library
         self.library.show()
         self.library.raise_()
         if folder is not None:
@@ -1173,6 +1174,14 @@ class MainWindow(QtWidgets.QMainWindow):
         else:
             self.library.choose_folder()
         return self.library
+
+    def _tuning_for_library(self) -> tuple[Any, tuple[Any, ...], str] | None:
+        """The tuning on screen for the Library's Batch > Apply ... tuning (None: no clip)."""
+        clip = self.document.clip
+        if clip is None or self.document.path is None:
+            return None
+        tuning = self.controller.history.current
+        return tuning.settings, tuple(tuning.overrides), self.document.path.name
 
     def _open_from_library(self, path: str, animation: str | None) -> None:
         """A library row double-clicked: open it here and bring this window to the front."""

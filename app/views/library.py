@@ -11,7 +11,9 @@ size-against-precision sweep, run as `library --sweep` runs it, drawn below the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
@@ -22,6 +24,7 @@ from app.library_model import (
     BackgroundLibraryRun,
     LibraryTable,
     apply_rules_to_rows,
+    apply_tuning_to_rows,
     export_settings,
     open_target,
     rules_of_file,
@@ -137,6 +140,9 @@ class LibraryDialog(QtWidgets.QDialog):
         self.batch_label = QtWidgets.QLabel("")  # what the last batch action did
         self.batch_label.setWordWrap(True)
         self.batch_run: BackgroundLibraryRun | None = None
+        # the main window's tuning to copy: (settings, rules, clip name), None without a clip
+        self.tuning_source: Callable[[], tuple[Any, tuple[JointOverride, ...], str] | None]
+        self.tuning_source = lambda: None
         self.batch_kind = ""
         self.sweep_precisions: list[float] = []
         self.sweep_chart = SweepChart()
@@ -254,6 +260,10 @@ class LibraryDialog(QtWidgets.QDialog):
         presets = menu.addMenu("Apply rule &preset to selected rows")
         presets.aboutToShow.connect(lambda: self._fill_presets(presets))
         menu.addAction("Apply &rules file to selected rows\u2026", self.ask_rules_file)
+        self.tuning_action = menu.addAction(
+            "Apply the main window's &tuning to selected rows", self.apply_tuning
+        )
+        menu.aboutToShow.connect(self._name_tuning)
         menu.addSeparator()
         menu.addAction("&Export selected rows (.ssc)\u2026", self.ask_export)
         menu.addSeparator()
@@ -264,6 +274,32 @@ class LibraryDialog(QtWidgets.QDialog):
         """The rows selected in the table (all shown rows when none is)."""
         picked = sorted({i.row() for i in self.view.selectionModel().selectedRows()})
         return [self.table.visible[i] for i in picked] or list(self.table.visible)
+
+    def _name_tuning(self) -> None:
+        """The tuning action names the clip whose tuning it copies (disabled without one)."""
+        tuning = self.tuning_source()
+        self.tuning_action.setEnabled(tuning is not None)
+        self.tuning_action.setText(
+            f"Apply {tuning[2]}'s &tuning to selected rows"
+            if tuning is not None
+            else "Apply the main window's &tuning to selected rows (no clip open)"
+        )
+
+    def apply_tuning(self, rows: list[Row] | None = None) -> None:
+        """The main window's tuning (global settings and every rule, as its sidecar holds
+        them) saved as each row's own, then the library runs again with it."""
+        tuning = self.tuning_source()
+        if self.root is None or tuning is None:
+            return
+        settings, overrides, name = tuning
+        done, failed = apply_tuning_to_rows(
+            self.root, self.selected_rows() if rows is None else rows, settings, overrides
+        )
+        text = f"Applied {name}'s tuning to {done} row(s)"
+        if failed:
+            text += f"; {len(failed)} failed: " + "; ".join(failed[:3])
+        self.open_folder(self.root)
+        self.batch_label.setText(text)
 
     def _fill_presets(self, menu: QtWidgets.QMenu) -> None:
         menu.clear()

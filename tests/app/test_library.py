@@ -14,6 +14,7 @@ from app.error_scale import error_colors
 from app.library_model import (
     COLUMNS,
     LibraryTable,
+    apply_tuning_to_rows,
     open_target,
     problem_text,
     take_name,
@@ -22,8 +23,9 @@ from app.library_model import (
 )
 from codec.library.outputs import library_json, sweep_points
 from codec.library.rows import error_row
+from codec.run_settings import resolve_run
 from codec.sidecar import load_sidecar
-from codec.tuning import JointOverride
+from codec.tuning import GlobalSettings, JointOverride
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -135,6 +137,8 @@ def test_library_batch_actions_folder_and_front(qtbot, window, tmp_path):
     dialog = window.open_library(lib)
     assert dialog.windowHandle().transientParent() is None  # not kept over the window
     assert LibraryDialog(None).start_folder() == str(lib.resolve())  # not the cwd
+    dialog._name_tuning()  # Batch > Apply ... tuning needs a clip in the window
+    assert not dialog.tuning_action.isEnabled() and "no clip open" in dialog.tuning_action.text()
     dialog.workers = 1  # the runs below: one worker starts sooner on a shared machine
     qtbot.waitUntil(lambda: dialog.run_finished, timeout=120_000)
     rows = {r["path"]: r for r in dialog.table.visible}
@@ -176,3 +180,23 @@ def test_library_batch_actions_folder_and_front(qtbot, window, tmp_path):
     dialog._open_row(dialog.model.index(dialog.table.visible.index(tuned), 0))
     qtbot.waitUntil(lambda: window.document.clip is not None, timeout=30_000)
     qtbot.waitUntil(window.isActiveWindow, timeout=5_000)
+    dialog._name_tuning()
+    assert dialog.tuning_action.isEnabled() and acl.name in dialog.tuning_action.text()
+
+
+def test_the_window_tuning_applied_to_rows_is_what_their_runs_resolve(tmp_path):
+    """Batch > Apply <clip>'s tuning: each row's clip (its animation's entry of a
+    multi-animation file) is then run with the window's settings and rules, by the one
+    resolver; the file's other animations and the rows not chosen keep their own."""
+    for name in ("Fox.glb", "RiggedSimple.glb"):
+        shutil.copy(DATA / "gltf" / name, tmp_path / name)
+    rules = (JointOverride("*Leg*|!*Toe*", precision=0.002), JointOverride("b_Head_05", 5.0))
+    settings = GlobalSettings(precision=0.05, shell_distance=4.0, codec="curve")
+    rows = [_row("Fox.glb", 0.001, animation="Walk"), _row("gone.bvh", 0.0)]
+    rows[1]["error"] = "no such file"
+    done, failed = apply_tuning_to_rows(tmp_path, rows, settings, rules)
+    assert done == 1 and failed == ["gone.bvh: could not be read"]
+    walk = resolve_run(tmp_path / "Fox.glb", "Walk")
+    assert (walk.tuning, walk.rules) == (settings, rules)
+    assert resolve_run(tmp_path / "Fox.glb", "Run").tuning == GlobalSettings()
+    assert resolve_run(tmp_path / "RiggedSimple.glb").tuning == GlobalSettings()
