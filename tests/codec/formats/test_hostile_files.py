@@ -121,24 +121,26 @@ def _reap(proc: subprocess.Popen, timeout: float, peak_file: Path) -> tuple[int 
         return code, float("inf")
 
 
-def _reap_many(proc: subprocess.Popen, results: Path) -> dict[str, tuple[int | None, float]]:
-    """name -> (exit code, peak RSS in MB) of each case _CLI_MANY finished; the child is
-    killed when one case takes over CASE_TIMEOUT_S (that case and the rest are missing)."""
-    last, progress = "", time.monotonic()
-    while proc.poll() is None:
-        text = results.read_text() if results.exists() else ""
-        if text != last:
-            last, progress = text, time.monotonic()
-        elif time.monotonic() - progress > CASE_TIMEOUT_S:
-            proc.kill()
-            break
+def _reap_many(runs: list[tuple[subprocess.Popen, Path]]) -> dict[str, tuple[int | None, float]]:
+    """name -> (exit code, peak RSS in MB) of each case the _CLI_MANY children (each with its
+    results file) finished; a child is killed when one case takes over CASE_TIMEOUT_S (that
+    case and the rest of its share are missing)."""
+    seen = {results: ("", time.monotonic()) for _, results in runs}
+    while any(proc.poll() is None for proc, _ in runs):
+        for proc, results in runs:
+            text = results.read_text() if results.exists() else ""
+            if text != seen[results][0]:
+                seen[results] = (text, time.monotonic())
+            elif proc.poll() is None and time.monotonic() - seen[results][1] > CASE_TIMEOUT_S:
+                proc.kill()
         time.sleep(0.1)
-    proc.wait()
     done: dict[str, tuple[int | None, float]] = {}
-    for line in results.read_text().splitlines():
-        if not line.startswith("start "):
-            name, code, kib = line.split()
-            done[name] = (int(code), int(kib) / 1024.0)
+    for proc, results in runs:
+        proc.wait()
+        for line in results.read_text().splitlines() if results.exists() else []:
+            if not line.startswith("start "):
+                name, code, kib = line.split()
+                done[name] = (int(code), int(kib) / 1024.0)
     return done
 
 
@@ -149,8 +151,9 @@ def _limit_address_space() -> None:
 @pytest.mark.timeout(420)  # a hang guard: each case is given 60 s
 def test_cli_exits_2_in_one_line_with_small_peak_rss(tmp_path: Path) -> None:
     """Each file through `python -m codec compress`: one in a process of its own, the
-    others one after another in a second process (both at once); the peak is the child's
-    own, however large the test process that starts it, and starts afresh for each file."""
+    others one after another in two more processes (all three at once); the peak is the
+    child's own, however large the test process that starts it, and starts afresh for each
+    file."""
     cases = {}
     for name, (build, _) in sorted(hf.MEMORY_CASES.items()):
         (tmp_path / name).mkdir()
@@ -166,17 +169,21 @@ def test_cli_exits_2_in_one_line_with_small_peak_rss(tmp_path: Path) -> None:
             preexec_fn=_limit_address_space,
             env={**os.environ, "PEAK_FILE": str(tmp_path / "own.peak")},
         )
-    others = [str(x) for n, (p, e) in cases.items() if n != OWN_PROCESS_CASE for x in (n, p, e)]
-    results = tmp_path / "results.txt"
-    many = subprocess.Popen(
-        [sys.executable, "-c", _CLI_MANY, *others],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        preexec_fn=_limit_address_space,
-        env={**os.environ, "RESULTS": str(results)},
-    )
-    done = _reap_many(many, results)
+    others = [n for n in cases if n != OWN_PROCESS_CASE]
+    runs = []
+    for share in (others[0::2], others[1::2]):
+        results = tmp_path / f"results_{len(runs)}.txt"
+        args = [str(x) for n in share for x in (n, *cases[n])]
+        many = subprocess.Popen(
+            [sys.executable, "-c", _CLI_MANY, *args],
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            preexec_fn=_limit_address_space,
+            env={**os.environ, "RESULTS": str(results)},
+        )
+        runs.append((many, results))
+    done = _reap_many(runs)
     done[OWN_PROCESS_CASE] = _reap(own, CASE_TIMEOUT_S, tmp_path / "own.peak")
     problems = []
     for name, (path, err_file) in cases.items():
