@@ -20,11 +20,13 @@ run: $(STAMP)
 	fi
 
 # Two test processes (pytest-xdist; CI has 2 cores), each test file whole in one of them so
-# module and session fixtures are made once per file. TEST_WORKERS=0: one process.
+# module and session fixtures are made once per file; files go out in the order collected,
+# the slowest first (tests/conftest.py SLOW_FILES), so both processes end together.
+# TEST_WORKERS=0: one process.
 TEST_WORKERS ?= 2
 test: $(STAMP)
 	bash tools/with_display.sh $(PY) -m pytest -q -p no:cacheprovider \
-		-n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+		-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 
 LINTED := codec app tests tools bench
 

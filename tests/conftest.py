@@ -33,6 +33,46 @@ if os.environ.get("SHELLSCOPE_XVFB") != "1":
         _XSERVER = None  # GL tests will say so; the codec tests do not need a display
 
 
+# The files that take longest, longest first (summed test time per file of
+# `make test PYTEST_ARGS=--durations=0` on the shared 2-core machine, 2026-11-28). `make test`
+# hands whole files to its two processes in the order collected (pytest-xdist's --dist
+# loadfile with --no-loadscope-reorder; xdist's own order is by number of tests, which puts a
+# long file of one or two tests, such as test_open_usd_repeatedly, among the last): the long
+# files start first and the short ones fill in at the end, so both processes end together.
+# A stale entry costs balance, never a result.
+SLOW_FILES = (
+    "tests/app/test_cli.py",
+    "tests/codec/library/test_engine.py",
+    "tests/codec/codecs/curve/test_curve.py",
+    "tests/codec/formats/test_hostile_files.py",
+    "tests/codec/library/test_cli_library.py",
+    "tests/codec/formats/test_usd.py",
+    "tests/app/test_open_after_open.py",
+    "tests/app/test_one_truth.py",
+    "tests/app/test_camera.py",
+    "tests/codec/codecs/wavelet/test_wavelet.py",
+    "tests/codec/formats/test_fuzz_hostile.py",
+    "tests/app/test_main_window_formats.py",
+    "tests/codec/formats/test_fbx.py",
+    "tests/codec/codecs/keyreduce/test_keyreduce.py",
+    "tests/app/test_compare_cli.py",
+    "tests/codec/formats/test_fuzz_readers.py",
+    "tests/codec/codecs/acl_style/test_strict.py",
+    "tests/app/test_result_turns.py",
+    "tests/codec/test_cli_readers.py",
+    "tests/app/test_timeline.py",
+    "tests/app/test_main_window.py",
+    "tests/codec/codecs/test_registry.py",
+    "tests/app/test_acl_output.py",
+    "tests/test_layers.py",
+)
+
+
+def pytest_collection_modifyitems(items: list) -> None:
+    rank = {path: i for i, path in enumerate(SLOW_FILES)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))  # stable
+
+
 def pytest_unconfigure(config: object) -> None:
     # the Xvfb is left running: Qt still holds a connection to it until the process exits,
     # and Linux ends it then (PrivateXServer asks for that)

@@ -3,6 +3,7 @@ an independent reader), units and axes, stacks, compression, hand-made and broke
 
 from __future__ import annotations
 
+import functools
 import lzma
 import math
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 
 from codec import ClipFormatError, load_clip
 from codec.formats import list_animations
+from codec.model.clip import Clip
 from codec.model.transforms import object_space
 from tests.codec.formats import assimp_reference
 
@@ -36,6 +38,16 @@ def positions(clip) -> np.ndarray:
     ]
 
 
+@functools.cache
+def default_clip(name: str) -> Clip:
+    """`load_clip(DATA / name)` read once for the whole module (each read starts a ufbx child
+    process); its arrays are made read-only so no test can change what the next one sees."""
+    clip = load_clip(DATA / name)
+    for array in (clip.rotations, clip.translations, clip.scales):
+        array.flags.writeable = False
+    return clip
+
+
 @pytest.fixture(scope="module")
 def raw() -> dict[str, bytes]:
     return {name: lzma.decompress((DATA / name).read_bytes()) for name in FACTS}
@@ -44,10 +56,11 @@ def raw() -> dict[str, bytes]:
 @pytest.mark.parametrize("name", sorted(FACTS))
 def test_counts_match_sources(name: str) -> None:
     bones, frames, fps, stacks, meters = FACTS[name]
-    clip = load_clip(DATA / name)
+    clip = default_clip(name)
     assert (clip.num_joints, clip.num_samples, clip.sample_rate) == (bones, frames, fps)
-    assert len(list_animations(DATA / name)) == stacks
-    assert clip.name == list_animations(DATA / name)[0]
+    animations = list_animations(DATA / name)
+    assert len(animations) == stacks
+    assert clip.name == animations[0]
     assert clip.units.chosen_by == "file" and clip.units.to_cm == pytest.approx(meters * 100)
     assert clip.units.up_axis == "+Y"
     assert f"1 unit = {meters:g} m" in clip.units.declared
@@ -57,7 +70,7 @@ def test_counts_match_sources(name: str) -> None:
 
 @pytest.mark.parametrize("name", sorted(FACTS))
 def test_world_positions_match_assimp_at_every_frame(name: str, raw: dict[str, bytes]) -> None:
-    clip = load_clip(DATA / name)
+    clip = default_clip(name)
     theirs = assimp_reference.clip_joint_positions_cm(clip, raw[name], clip.name)
     gap = np.linalg.norm(positions(clip) - theirs, axis=-1)
     assert gap.max() <= TOLERANCE_CM, (
@@ -91,7 +104,7 @@ def test_a_stack_by_the_actions_name_alone() -> None:
 
 def test_a_bone_and_a_mesh_sharing_a_name_give_one_joint() -> None:
     """Robot.fbx has a bone and a mesh both named Foot.R: the joint is the bone."""
-    clip = load_clip(ROBOT)
+    clip = default_clip(ROBOT.name)
     names = clip.skeleton.names
     assert names.count("Foot.R") == 1 and len(set(names)) == len(names)
     foot = clip.skeleton.index("Foot.R")
@@ -103,10 +116,10 @@ def test_a_bone_and_a_mesh_sharing_a_name_give_one_joint() -> None:
 
 
 def test_several_roots_and_ik_control_roots_are_kept() -> None:
-    barbarian = load_clip(DATA / "blender_293_barbarian_7400_binary.fbx.xz")
+    barbarian = default_clip("blender_293_barbarian_7400_binary.fbx.xz")
     roots = [barbarian.skeleton.names[j] for j in np.flatnonzero(barbarian.skeleton.parents < 0)]
     assert len(roots) == 5 and "bassin" in roots
-    kenney = load_clip(DATA / "maya_kenney_character_7700_binary.fbx.xz")
+    kenney = default_clip("maya_kenney_character_7700_binary.fbx.xz")
     roots = [kenney.skeleton.names[j] for j in np.flatnonzero(kenney.skeleton.parents < 0)]
     assert sorted(roots) == ["HipsCtrl", "LeftFootCtrl", "RightFootCtrl"]
 
@@ -128,7 +141,7 @@ def test_sparse_keys_are_evaluated_at_every_frame(raw: dict[str, bytes]) -> None
 
 
 def test_metre_file_is_converted_to_cm() -> None:
-    clip = load_clip(DATA / "blender_293_barbarian_7400_binary.fbx.xz")
+    clip = default_clip("blender_293_barbarian_7400_binary.fbx.xz")
     height = np.ptp(positions(clip)[0], axis=0).max()
     assert 300 < height < 600  # the barbarian is about 4.8 units (m) tall in the file
     same = load_clip(DATA / "blender_293_barbarian_7400_binary.fbx.xz", units="cm")
@@ -140,7 +153,7 @@ def test_sample_rate_resamples_the_curves_and_says_so() -> None:
     clip = load_clip(DATA / "cmu_07_01_blender.fbx.xz", sample_rate=30)
     assert clip.sample_rate == 30 and clip.num_samples == math.ceil(316 / 4) + 1
     assert any("30 Hz as asked" in w and "120" in w for w in clip.warnings)
-    full = load_clip(DATA / "cmu_07_01_blender.fbx.xz")
+    full = default_clip("cmu_07_01_blender.fbx.xz")
     assert np.allclose(positions(clip)[:-1], positions(full)[::4][: clip.num_samples - 1])
 
 
@@ -148,7 +161,7 @@ def test_plain_and_compressed_files_read_the_same(tmp_path: Path, raw: dict[str,
     plain = tmp_path / "kenney.fbx"
     plain.write_bytes(raw["maya_kenney_character_7700_binary.fbx.xz"])
     a = load_clip(plain)
-    b = load_clip(DATA / "maya_kenney_character_7700_binary.fbx.xz")
+    b = default_clip("maya_kenney_character_7700_binary.fbx.xz")
     assert np.array_equal(a.rotations, b.rotations) and np.array_equal(
         a.translations, b.translations
     )
@@ -168,7 +181,7 @@ def test_compresses_within_precision(name: str) -> None:
     from codec.compression import compress
     from codec.settings import CompressionSettings
 
-    stats = compress(load_clip(DATA / name), CompressionSettings()).stats
+    stats = compress(default_clip(name), CompressionSettings()).stats
     assert stats["precision_met"] and stats["max_error"] <= 0.01, stats["joints_over_precision"]
 
 
