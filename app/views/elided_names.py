@@ -50,8 +50,10 @@ def kept_ends(name: str) -> tuple[int, int]:
 
 def elide_name(name: str, fits: Callable[[str], bool]) -> str:
     """`name` itself when `fits` it, else its kept ends (`kept_ends`) with as much as fits
-    around an ellipsis, two thirds of the rest to the tail (where the part is named);
-    when even the kept ends do not fit, a plain middle elision."""
+    around an ellipsis, two thirds of the rest to the tail (where the part is named); when
+    that leaves no room for the end, the prefix before the side marker goes instead
+    ("…R_Mid3_End": left or right is what tells two deep joints apart); else a plain middle
+    elision."""
     if fits(name):
         return name
     head, tail = kept_ends(name)
@@ -60,10 +62,10 @@ def elide_name(name: str, fits: Callable[[str], bool]) -> str:
         to_head = extra // 3
         return name[: h + to_head] + ELLIPSIS + name[t - (extra - to_head) :]
 
-    for h, t in ((head, tail), (0, len(name))):
+    def around(h: int, t: int) -> str | None:
         room = t - h  # the characters that may go
         if room <= 1 or not fits(shortened(0, h, t)):
-            continue
+            return None
         lo, hi = 0, room - 1  # the longest extra that fits (lo always fits)
         while lo < hi:
             mid = (lo + hi + 1) // 2
@@ -72,7 +74,22 @@ def elide_name(name: str, fits: Callable[[str], bool]) -> str:
             else:
                 hi = mid - 1
         return shortened(lo, h, t)
-    return ELLIPSIS
+
+    kept = around(head, tail)
+    if kept is not None and not kept.endswith(ELLIPSIS):
+        return kept
+    side = SIDE.search(name)
+    if side is not None and side.start() > 0:
+        for start in range(1, side.start() + 1):  # as much of the prefix as fits
+            if fits(ELLIPSIS + name[start:]):
+                return ELLIPSIS + name[start:]
+        rest = name[side.start() :]  # "…L_…02_End": the side, then as much of the end
+        own = head - side.start()
+        for k in range(len(rest) - own - 1, 0, -1):
+            text = ELLIPSIS + rest[:own] + ELLIPSIS + rest[-k:]
+            if own > 0 and fits(text):
+                return text
+    return kept or around(0, len(name)) or ELLIPSIS
 
 
 class ElidedNameDelegate(QStyledItemDelegate):

@@ -70,7 +70,7 @@ from app.error_scale import (
     is_over,
 )
 from app.rule_presets import PRESETS_KEY, all_presets, read_presets, write_presets
-from app.views.elided_names import ELLIPSIS, ElidedNameDelegate, kept_ends
+from app.views.elided_names import ElidedNameDelegate
 from app.views.handler_guard import survives
 from app.views.sync_guard import SyncGuard
 from codec.codecs.acl_style.bit_rates import TrackKind
@@ -93,7 +93,6 @@ COLUMNS = (
     "Rounding",
 )
 NAMES_SHARE = 0.4  # the names pane's least share of the panel's width
-TAIL_KEPT = 4  # an elided name keeps at least its last characters ("…_End"), after its side
 MIN_VALUE_COLUMNS = 3  # Max error, Used and Precision: always whole in view when they fit
 C_NAME, C_ERR, C_USED, C_PREC, C_SHELL, C_DOM, C_ROT, C_TRANS, C_SCALE, C_ROUND = range(
     len(COLUMNS)
@@ -271,7 +270,6 @@ class JointsPanel(QWidget):
         self._tip_numbers: tuple = (None, None)  # what the result cells' tooltips read
         self._draft_row: int | None = None  # a rule being added: not a rule until it has a name
         self._names_width: int | None = None  # what the names need, measured once per clip
-        self._readable: int | None = None  # what they need elided (`_names_readable`)
         self._joints_of: tuple | None = None  # (names, exact-name pattern -> joints)
         self._tuning_key: tuple | None = None  # (clip, settings, rules, cells) last shown
 
@@ -464,7 +462,6 @@ class JointsPanel(QWidget):
             self._widths = np.zeros((len(self.items), len(COLUMNS)), dtype=np.int64)
             self.tree.resizeColumnToContents(C_NAME)  # names never change with the tuning
             self._names_width = None
-            self._readable = None
             self._fit_split()
         self._refresh_values()
         self._refresh_rules()
@@ -473,25 +470,6 @@ class JointsPanel(QWidget):
 
     def _on_split_moved(self, _pos: int, _index: int) -> None:
         self._split_by_hand = True
-
-    def _names_readable(self) -> int:
-        """Pixels the names pane needs for every name elided to its kept ends (its side
-        marker, `kept_ends`) and its last TAIL_KEPT characters, at its depth in the tree."""
-        if self._readable is not None:
-            return self._readable
-        fm = self.tree.fontMetrics()
-        step = self.tree.indentation()
-        widest = 0
-        for item in self.items:
-            name = item.text(C_NAME)
-            head, _ = kept_ends(name)
-            short = name[:head] + ELLIPSIS + name[-TAIL_KEPT:]
-            depth, up = 1, item.parent()
-            while up is not None:
-                depth, up = depth + 1, up.parent()
-            widest = max(widest, depth * step + fm.horizontalAdvance(short))
-        self._readable = widest + 12  # the cell's margins
-        return self._readable
 
     def _fit_split(self) -> None:
         """The values pane shows whole columns only (a column cut at its edge read "99.9 %"
@@ -511,9 +489,7 @@ class JointsPanel(QWidget):
             chrome = bar + 2 * self.values.frameWidth()
         columns = [c for c in range(1, len(COLUMNS)) if not header.isSectionHidden(c)]
         edges = np.cumsum([header.sectionSize(c) for c in columns]) + chrome
-        # short of room a name still shows its side and its end ("CC_Base_R_…e_End"): the
-        # columns make way for the widest such name before they show more
-        names_least = min(self._names_width, max(self._names_readable(), int(NAMES_SHARE * total)))
+        names_least = min(self._names_width, int(NAMES_SHARE * total))
         fits = [
             int(w)
             for k, w in enumerate(edges)
@@ -576,7 +552,7 @@ class JointsPanel(QWidget):
             if sized:
                 self._resized_columns.add(column)
                 if column == C_NAME:  # a name turned bold (or back): measure names again
-                    self._names_width = self._readable = None
+                    self._names_width = None
                 text, bold = texts[j], bolds[j]
                 ok = isinstance(text, str) and text
                 bold = bold is not _UNSHOWN and bool(bold)
