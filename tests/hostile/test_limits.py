@@ -7,7 +7,6 @@ from __future__ import annotations
 import gzip
 import os
 import tempfile
-import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -16,16 +15,14 @@ from codec.errors import ClipFormatError
 from codec.formats import load_clip
 from codec.sidecar import SidecarError, load_sidecar
 from tests.hostile.cases import DATA, bvh, clip, sparse
+from tests.traced import traced_calls
 
 
 def _traced_refusal(path: Path) -> tuple[str, int]:
-    tracemalloc.start()
-    try:
-        with pytest.raises(ClipFormatError) as info:
-            load_clip(path)
-        return str(info.value), tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    """load_clip's refusal and its peak traced bytes, in a child (tests/traced.py)."""
+    (refused,) = traced_calls("tests.traced:refusal", [[path]])
+    assert refused.error_type is None, f"{refused.error_type}: {refused.message}"
+    return refused.value, refused.peak
 
 
 @pytest.mark.parametrize(

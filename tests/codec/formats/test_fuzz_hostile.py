@@ -20,7 +20,6 @@ import os
 import random
 import re
 import struct
-import tracemalloc
 import warnings
 import zlib
 from collections.abc import Callable
@@ -34,6 +33,7 @@ from codec.formats import load_clip
 from codec.model import limits
 from codec.model.clip import Clip
 from tests.codec.formats import hostile_files as hf
+from tests.traced import traced_calls
 
 PEAK_LIMIT = 96 << 20  # bytes traced per case (an xz -9 window alone is 64 MiB)
 HOSTILE_NUMBERS = [
@@ -221,6 +221,16 @@ BUILDERS: dict[str, Callable[[random.Random, Path], Path]] = {
 }
 
 
+def _outcome(path: str) -> dict[str, object]:
+    """A traced child's target: the refusal's message, or what the loaded clip has that the
+    codec could not hold."""
+    try:
+        clip = load_clip(path)
+    except ClipFormatError as e:
+        return {"refused": str(e)}
+    return {"problems": _holdable(clip, Path(path))}
+
+
 def _holdable(clip: Clip, path: Path) -> list[str]:
     """What about a loaded clip the codec could not hold (empty when nothing)."""
     problems = []
@@ -250,36 +260,37 @@ def _holdable(clip: Clip, path: Path) -> list[str]:
 def test_hostile_mutations_load_holdable_clips_or_fail_in_one_line(
     fmt: str, tmp_path: Path
 ) -> None:
+    paths = []
+    for i in range(CASES[fmt]):
+        rng = random.Random(f"{fmt}:{i}")
+        folder = tmp_path / str(i)
+        folder.mkdir()
+        with warnings.catch_warnings():  # the builders make inf on purpose
+            warnings.simplefilter("ignore")
+            paths.append(BUILDERS[fmt](rng, folder))
+    # loaded in a child of their own: tracemalloc cannot crash there (tests/traced.py)
+    traced = traced_calls(
+        "tests.codec.formats.test_fuzz_hostile:_outcome",
+        [[path] for path in paths],
+        runtime_warnings_are_errors=True,
+    )
     failures: list[str] = []
     outcomes = {"clip": 0, "refused": 0}
-    tracemalloc.start()
-    try:
-        for i in range(CASES[fmt]):
-            rng = random.Random(f"{fmt}:{i}")
-            folder = tmp_path / str(i)
-            folder.mkdir()
-            with warnings.catch_warnings():  # the builders make inf on purpose
-                warnings.simplefilter("ignore")
-                path = BUILDERS[fmt](rng, folder)
-            tracemalloc.reset_peak()
-            try:
-                clip = load_clip(path)
-            except ClipFormatError as e:
-                outcomes["refused"] += 1
-                message = str(e)
-                if "\n" in message or not message.startswith(str(path)):
-                    failures.append(f"#{i}: not one line naming the file: {message!r}")
-                if "internal error" in message:
-                    failures.append(f"#{i}: {message}")
-            else:
-                outcomes["clip"] += 1
-                problems = _holdable(clip, path)
-                if problems:
-                    failures.append(f"#{i}: loaded a clip the codec cannot hold: {problems}")
-            peak = tracemalloc.get_traced_memory()[1]
-            if peak > PEAK_LIMIT:
-                failures.append(f"#{i}: {peak / 2**20:.0f} MB traced")
-    finally:
-        tracemalloc.stop()
+    for i, (path, case) in enumerate(zip(paths, traced, strict=True)):
+        if case.error_type is not None:  # neither a clip nor a ClipFormatError
+            failures.append(f"#{i}: {case.error_type}: {case.message}")
+        elif "refused" in case.value:
+            outcomes["refused"] += 1
+            message = case.value["refused"]
+            if "\n" in message or not message.startswith(str(path)):
+                failures.append(f"#{i}: not one line naming the file: {message!r}")
+            if "internal error" in message:
+                failures.append(f"#{i}: {message}")
+        else:
+            outcomes["clip"] += 1
+            if case.value["problems"]:
+                failures.append(f"#{i}: loaded a clip the codec cannot hold: {case.value}")
+        if case.peak > PEAK_LIMIT:
+            failures.append(f"#{i}: {case.peak / 2**20:.0f} MB traced")
     assert not failures, failures[:10]
     assert outcomes["refused"] > 0 and outcomes["clip"] > 0, outcomes  # both ways exercised

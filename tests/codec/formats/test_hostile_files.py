@@ -14,7 +14,6 @@ import resource
 import subprocess
 import sys
 import time
-import tracemalloc
 from pathlib import Path
 
 import numpy as np
@@ -26,36 +25,39 @@ from codec.formats import load_clip
 from codec.formats.gltf import read_gltf
 from codec.model import limits
 from tests.codec.formats import hostile_files as hf
+from tests.traced import Traced, traced_calls
 
 ROOT = Path(__file__).resolve().parents[3]
 TRACED_LIMIT = 96 << 20  # bytes traced while a hostile file is refused (xz -9: 64 MiB window)
+CASE_SECONDS = 60.0  # a hostile file is refused before it costs time
 RSS_LIMIT_MB = 500.0  # peak memory of `python -m codec compress FILE` on a hostile file
 CHILD_ADDRESS_LIMIT = 3 << 30  # a regression fails with MemoryError, not a dead machine
 
 
-def _refusal(path: Path) -> tuple[str, int]:
-    """The message load_clip refuses `path` with, and the peak bytes traced meanwhile."""
-    tracemalloc.start()
-    try:
-        with pytest.raises(ClipFormatError) as info:
-            load_clip(path)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    return str(info.value), peak
+@pytest.fixture(scope="module")
+def refusals(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, Traced]]:
+    """Every case's file, and how load_clip refused it, in one child process of its own
+    (tests/traced.py: tracemalloc cannot crash there)."""
+    cases = {**hf.CASES, **hf.SANDBOX_CASES}
+    paths = {name: cases[name][0](tmp_path_factory.mktemp(name)) for name in sorted(cases)}
+    outcomes = traced_calls("tests.traced:refusal", [[path] for path in paths.values()])
+    return {name: (paths[name], outcome) for name, outcome in zip(paths, outcomes, strict=True)}
 
 
-@pytest.mark.timeout(60)
 @pytest.mark.parametrize("name", sorted({**hf.CASES, **hf.SANDBOX_CASES}))
-def test_load_clip_refuses_in_one_line_naming_file_and_place(name: str, tmp_path: Path) -> None:
-    build, words = {**hf.CASES, **hf.SANDBOX_CASES}[name]
-    path = build(tmp_path)
-    message, peak = _refusal(path)
+def test_load_clip_refuses_in_one_line_naming_file_and_place(
+    name: str, refusals: dict[str, tuple[Path, Traced]]
+) -> None:
+    words = {**hf.CASES, **hf.SANDBOX_CASES}[name][1]
+    path, refused = refusals[name]
+    assert refused.error_type is None, f"{name}: {refused.error_type}: {refused.message}"
+    message = refused.value
     assert "\n" not in message
     assert message.startswith(f"{path}"), message
     for word in words:
         assert word in message, (word, message)
-    assert peak < TRACED_LIMIT, f"{name}: {peak / 2**20:.0f} MB traced"
+    assert refused.peak < TRACED_LIMIT, f"{name}: {refused.peak / 2**20:.0f} MB traced"
+    assert refused.seconds < CASE_SECONDS, f"{name}: refused after {refused.seconds:.1f} s"
 
 
 # `python -m codec ARGS` that also writes its own peak RSS in KiB to the file $PEAK_FILE names:
@@ -227,14 +229,10 @@ def test_a_frame_time_of_a_microsecond_and_of_1000_s_load(tmp_path: Path) -> Non
 
 def test_a_buffer_file_longer_than_its_byte_length_is_read_only_that_far(tmp_path: Path) -> None:
     path = hf.gltf_uri_huge_file(tmp_path)  # a 64 MiB file behind a 60-byte buffer
-    tracemalloc.start()
-    try:
-        clip = load_clip(path)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    assert clip.num_samples == 3
-    assert peak < 8 << 20
+    (loaded,) = traced_calls("tests.traced:clip_samples", [[path]])
+    assert loaded.error_type is None, loaded.message
+    assert loaded.value == 3
+    assert loaded.peak < 8 << 20
 
 
 def test_a_buffer_in_a_subfolder_loads_and_one_in_a_sibling_folder_is_refused(

@@ -1,0 +1,44 @@
+"""The traced child (tests/traced.py) measures what a call allocates and reports what it
+raised: the hostile-file tests' memory limits rest on it."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from tests.traced import traced_calls
+
+THIS = "tests.test_traced"
+
+
+def allocate(mib: int) -> float:
+    """A child target: a numpy buffer of `mib` MiB (numpy reports it to tracemalloc)."""
+    return float(np.ones(mib << 17).sum())
+
+
+def fail(text: str) -> None:
+    raise ValueError(text)
+
+
+def leave_a_thread() -> None:
+    threading.Thread(target=threading.Event().wait, args=(5,), daemon=True).start()
+
+
+def test_each_call_has_its_own_peak_and_value() -> None:
+    big, small = traced_calls(f"{THIS}:allocate", [[40], [1]])
+    assert big.value == 40 << 17 and big.error_type is None
+    assert 40 << 20 <= big.peak < 48 << 20
+    assert small.peak < 4 << 20  # the first call's peak is not carried over
+
+
+def test_an_exception_comes_back_with_its_type_and_message() -> None:
+    (failed,) = traced_calls(f"{THIS}:fail", [["no such joint"]])
+    assert (failed.error_type, failed.message) == ("ValueError", "no such joint")
+    assert failed.value is None
+
+
+def test_a_call_that_leaves_a_thread_is_not_measured() -> None:
+    with pytest.raises(AssertionError, match="call 0 of .* left a thread running"):
+        traced_calls(f"{THIS}:leave_a_thread", [[], []])

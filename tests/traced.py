@@ -1,0 +1,161 @@
+"""Peak memory a call allocates (tracemalloc: numpy reports its buffers), measured in a
+child process that runs nothing else.
+
+Why a child: CPython 3.11's `tracemalloc.stop()` races with a thread that allocates through
+numpy with the GIL released (python/cpython#128679, fixed in 3.12 and 3.13 only). In a
+pytest worker, threads an earlier test left behind (the window's kernel warm-up, a
+compression still finishing, the segment pool) may be doing exactly that, and the worker
+died with SIGSEGV in CI. The child has no thread but its main one, and says so for every
+call (`alone`), so the measure cannot crash and cannot go wrong unnoticed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+ADDRESS_CAP = 6 << 30  # the child's address space (numba and numpy alone take about 1.5 GiB)
+# imported before the first traced call: readers import their format's modules when first
+# used, and that import's allocations (megabytes) are no call's own
+READERS = [
+    "codec.formats.bvh",
+    "codec.formats.gltf",
+    "codec.formats.acl_sjson",
+    "codec.formats.fbx",
+    "codec.formats.usd",
+    "codec.formats.reader_process",
+    "codec.formats.clip_arrays",
+    "codec.formats.ssc",
+    "codec.formats.acl_binary",
+]
+
+_CHILD = """
+import importlib, json, sys, threading, time, tracemalloc, warnings
+spec = json.load(open(sys.argv[1]))
+if spec["runtime_warnings_are_errors"]:
+    warnings.simplefilter("error", RuntimeWarning)
+module, _, name = spec["target"].partition(":")
+fn = getattr(importlib.import_module(module), name)
+for first in spec["imports"]:  # a call's peak is its own, not the first import's
+    importlib.import_module(first)
+out = []
+for args in spec["calls"]:
+    tracemalloc.start()
+    start = time.perf_counter()
+    try:
+        value, error = fn(*args), None
+    except Exception as e:
+        value, error = None, {"type": type(e).__name__, "message": str(e)}
+    seconds = time.perf_counter() - start
+    peak = tracemalloc.get_traced_memory()[1]
+    alone = threading.active_count() == 1
+    if alone:
+        tracemalloc.stop()
+    out.append({"value": value, "error": error, "peak": peak, "seconds": seconds, "alone": alone})
+    if not alone:
+        break
+with open(sys.argv[2], "w") as f:
+    json.dump(out, f)
+"""
+
+
+@dataclass(frozen=True)
+class Traced:
+    """One call's outcome: what it returned (JSON), or the exception it raised (its type's
+    name and message), the peak bytes traced while it ran and its seconds."""
+
+    value: Any
+    error_type: str | None
+    message: str
+    peak: int
+    seconds: float
+
+
+def traced_calls(
+    target: str,
+    calls: Sequence[Sequence[Any]],
+    runtime_warnings_are_errors: bool = False,
+    timeout: float = 240.0,
+) -> list[Traced]:
+    """`target(*args)` for each of `calls` ("package.module:function"; JSON arguments and
+    return value), one after another in one fresh child process, each under tracemalloc."""
+    with tempfile.TemporaryDirectory() as folder:
+        spec, result = Path(folder, "spec.json"), Path(folder, "out.json")
+        spec.write_text(
+            json.dumps(
+                {
+                    "target": target,
+                    "calls": [list(map(_jsonable, args)) for args in calls],
+                    "runtime_warnings_are_errors": runtime_warnings_are_errors,
+                    "imports": READERS,
+                }
+            )
+        )
+        path = [str(ROOT), os.environ.get("PYTHONPATH", "")]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, path))}
+        done = subprocess.run(
+            [sys.executable, "-c", _CHILD, str(spec), str(result)],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            preexec_fn=_cap_address_space,
+        )
+        assert done.returncode == 0, (
+            f"traced child exited {done.returncode}:\n{done.stderr[-3000:]}"
+        )
+        outcomes = json.loads(result.read_text())
+    for i, outcome in enumerate(outcomes):
+        assert outcome["alone"], f"call {i} of {target} left a thread running: not measurable"
+    assert len(outcomes) == len(calls)
+    return [
+        Traced(
+            o["value"],
+            o["error"] and o["error"]["type"],
+            o["error"]["message"] if o["error"] else "",
+            o["peak"],
+            o["seconds"],
+        )
+        for o in outcomes
+    ]
+
+
+def _cap_address_space() -> None:
+    """A reader that trusts a lying header fails with MemoryError, not a dead machine."""
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+    cap = ADDRESS_CAP if hard == resource.RLIM_INFINITY else min(ADDRESS_CAP, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+
+
+def _jsonable(value: Any) -> Any:
+    return str(value) if isinstance(value, Path) else value
+
+
+def clip_samples(path: str) -> int:
+    """A child target: the clip's sample count (a Clip does not cross as JSON)."""
+    from codec.formats import load_clip
+
+    return load_clip(path).num_samples
+
+
+def refusal(path: str) -> str:
+    """A child target: load_clip's ClipFormatError message; anything else is raised (the
+    parent sees its type), and a clip that loads is an AssertionError."""
+    from codec.errors import ClipFormatError
+    from codec.formats import load_clip
+
+    try:
+        load_clip(path)
+    except ClipFormatError as e:
+        return str(e)
+    raise AssertionError(f"{path} loaded: it should have been refused")
