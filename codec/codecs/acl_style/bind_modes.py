@@ -33,11 +33,10 @@ from typing import Any
 
 import numpy as np
 
-from codec.codecs.acl_style.bit_rates import TrackKind
 from codec.codecs.acl_style.decoder import CompressedClip
 from codec.codecs.acl_style.encoder import Compressor
 from codec.codecs.acl_style.layout import BIND_CODES
-from codec.codecs.base import Encoded, Progress
+from codec.codecs.base import Encoded, Progress, TrackKind
 from codec.errors import Cancelled
 from codec.measure.error_metric import clip_errors
 from codec.model import additive
