@@ -1,6 +1,6 @@
 """The authored codec's payload: the file's own keys, quantised, and how to read them back.
 
-Layout version 1, sealed (codec.codecs.survey.seal: raw, deflated or LZMA2, the smallest):
+Layout version 1, sealed (codec.codecs.survey.byte_io.seal: raw, deflated or LZMA2, the smallest):
 - header (survey.write_header) and sub-track kinds with constant values (survey.write_kinds);
 - timelines: count (u32), then per timeline a byte (0: on the sample grid, 1: float64
   seconds, 2: float32 seconds), its key count K (u32), then on the grid the byte length (u32)
@@ -27,24 +27,18 @@ import numpy as np
 
 from codec.codecs.authored.fitter import DROP_NONE, MAX_INT, KeyTrack
 from codec.codecs.authored.sources import INTERPOLATIONS, KIND_OF_SUB, on_grid
-from codec.codecs.survey import (
+from codec.codecs.survey.byte_io import ByteReader, ByteWriter, seal, unseal
+from codec.codecs.survey.decoder import TrackDecoder
+from codec.codecs.survey.frame import (
     ROT,
     WIDTHS,
-    ByteReader,
-    ByteWriter,
-    TrackDecoder,
     animated_order,
     read_header,
     read_kinds,
-    read_varints,
-    seal,
-    unseal,
-    unzigzag,
-    varints,
     write_header,
     write_kinds,
-    zigzag,
 )
+from codec.codecs.survey.streams import read_varints, unzigzag, varints, zigzag
 from codec.errors import ClipValidationError
 from codec.model.authored_curves import CurveGroup
 from codec.model.clip import Clip, Skeleton

@@ -1,6 +1,6 @@
 """The curve payload: bytes of a clip kept as per-track curves through knots, and its decoder.
 
-Little-endian, sealed (codec.codecs.survey.seal): the body follows the seal, stored as it
+Little-endian, sealed (codec.codecs.survey.byte_io.seal): the body follows the seal, stored as it
 is, deflated or LZMA2-packed, whichever is smallest (the entropy coding).
 
 | bytes | field |
@@ -57,29 +57,27 @@ from codec.codecs.curve.tangents import (
     knot_tangents,
 )
 from codec.codecs.curve.values import ALL, MAX_INT, Grid
-from codec.codecs.survey import (
-    ROT,
-    WIDTHS,
+from codec.codecs.survey.byte_io import (
     ByteReader,
     ByteWriter,
-    KeyedTable,
-    TrackDecoder,
-    animated_order,
     pack_uint,
     packed_size,
-    read_header,
-    read_keyed_payload,
-    read_kinds,
-    read_varints,
     seal,
     unpack_uint,
     unseal,
-    unzigzag,
-    varints,
+)
+from codec.codecs.survey.decoder import TrackDecoder
+from codec.codecs.survey.frame import (
+    ROT,
+    WIDTHS,
+    animated_order,
+    read_header,
+    read_kinds,
     write_header,
     write_kinds,
-    zigzag,
 )
+from codec.codecs.survey.keyed import KeyedTable, read_keyed_payload
+from codec.codecs.survey.streams import read_varints, unzigzag, varints, zigzag
 from codec.model.clip import Clip, Skeleton
 from codec.model.limits import MAX_VALUE
 
@@ -230,7 +228,7 @@ def _read_v1(payload: bytes, skeleton: Skeleton) -> CurveDecoder:
 
 
 class _Knots:
-    """A track's knots and values, as codec.codecs.survey.KeyedTable reads them."""
+    """A track's knots and values, as codec.codecs.survey.keyed.KeyedTable reads them."""
 
     def __init__(self, keys: Array, values: Array) -> None:
         self.keys = keys

@@ -1,6 +1,6 @@
 """The subsample payload: every animated sub-track at one lower uniform rate.
 
-Little-endian, sealed (codec.codecs.survey.seal): the body follows the seal, stored as it
+Little-endian, sealed (codec.codecs.survey.byte_io.seal): the body follows the seal, stored as it
 is, deflated or LZMA2-packed, whichever is smallest (the entropy coding).
 
 | bytes | field |
@@ -37,25 +37,23 @@ from __future__ import annotations
 
 import numpy as np
 
-from codec.codecs.survey import (
-    MAX_BITS,
+from codec.codecs.survey.byte_io import ByteReader, ByteWriter, seal, unseal
+from codec.codecs.survey.decoder import TrackDecoder, clip_of
+from codec.codecs.survey.frame import (
     WIDTHS,
-    ByteReader,
-    ByteWriter,
-    GridTable,
-    Quantised,
-    TrackDecoder,
-    _clip_of,
     animated_order,
-    read_deltas,
     read_header,
     read_kinds,
-    read_range,
-    seal,
-    unseal,
-    write_deltas,
     write_header,
     write_kinds,
+)
+from codec.codecs.survey.grid import GridTable
+from codec.codecs.survey.streams import (
+    MAX_BITS,
+    Quantised,
+    read_deltas,
+    read_range,
+    write_deltas,
     write_range,
 )
 from codec.model import quat
@@ -119,7 +117,7 @@ class SubsampleDecoder(TrackDecoder):
             else self.sample_rate
         )
         rot, tr, sc = self.evaluate(pos)
-        return _clip_of(self.skeleton, rate, [rot, tr, sc], self.looping, "")
+        return clip_of(self.skeleton, rate, [rot, tr, sc], self.looping, "")
 
 
 def write(

@@ -1,6 +1,6 @@
 """The wavelet payload: D4 coefficients of every animated sub-track, sub-band quantised.
 
-Little-endian, sealed (codec.codecs.survey.seal): the body follows the seal, stored as it
+Little-endian, sealed (codec.codecs.survey.byte_io.seal): the body follows the seal, stored as it
 is, deflated or LZMA2-packed, whichever is smallest (the entropy coding: quantised
 coefficients are mostly zero or near it, and their varints are runs of small bytes).
 
@@ -38,24 +38,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from codec.codecs.survey import (
+from codec.codecs.survey.byte_io import ByteReader, ByteWriter, seal, unseal
+from codec.codecs.survey.decoder import TrackDecoder
+from codec.codecs.survey.frame import (
     WIDTHS,
-    ByteReader,
-    ByteWriter,
-    GridTable,
-    TrackDecoder,
     animated_order,
     read_header,
     read_kinds,
-    read_varints,
-    seal,
-    unseal,
-    unzigzag,
-    varints,
     write_header,
     write_kinds,
-    zigzag,
 )
+from codec.codecs.survey.grid import GridTable
+from codec.codecs.survey.streams import read_varints, unzigzag, varints, zigzag
 from codec.codecs.wavelet.transform import BANDS, BLOCK, LEVELS, forward, inverse
 from codec.model.clip import Clip, Skeleton
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from codec.codecs.survey import ByteReader
+from codec.codecs.survey.byte_io import ByteReader
 from codec.codecs.wavelet import WaveletCodec, layout
 from codec.codecs.wavelet.transform import BANDS, BLOCK, W, forward, inverse
 from tests.codec.codecs import survey_checks as checks
