@@ -37,15 +37,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from codec.codecs.survey.byte_io import ByteReader, ByteWriter, seal, unseal
+from codec.codecs.survey.byte_io import seal
 from codec.codecs.survey.decoder import TrackDecoder, clip_of
 from codec.codecs.survey.frame import (
     WIDTHS,
     animated_order,
-    read_header,
-    read_kinds,
-    write_header,
-    write_kinds,
+    read_frame,
+    write_frame,
 )
 from codec.codecs.survey.grid import GridTable
 from codec.codecs.survey.streams import (
@@ -123,9 +121,7 @@ class SubsampleDecoder(TrackDecoder):
 def write(
     clip: Clip, kinds: Array, fixed: tuple[Array, Array, Array], reps: dict, stored: int
 ) -> bytes:
-    w = ByteWriter()
-    write_header(w, clip)
-    write_kinds(w, kinds, fixed)
+    w = write_frame(clip, kinds, fixed)
     w.u32(stored)
     for jk in animated_order(kinds):
         q: Quantised = reps[jk]
@@ -136,14 +132,11 @@ def write(
 
 
 def read(payload: bytes, skeleton: Skeleton) -> SubsampleDecoder:
-    r = ByteReader(unseal(payload, LAYOUT_VERSION, NAME), NAME)
-    S, rate, looping = read_header(r, skeleton)
-    kinds, fixed = read_kinds(r, skeleton)
+    r, (S, rate, looping, kinds, fixed, order) = read_frame(payload, skeleton, LAYOUT_VERSION, NAME)
     stored = r.u32("stored sample count")
     if not (1 <= stored <= S) or (stored == 1 and S > 1):
         raise r.fail(f"stored sample count {stored} for {S} source samples")
     heads = []
-    order = animated_order(kinds)
     for n, (_, k) in enumerate(order):
         flags = r.u8(f"flags of track {n}")
         bits = flags & 0x1F

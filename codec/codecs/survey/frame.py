@@ -4,10 +4,19 @@ and sample counts, rate, looping), written and read back with every value checke
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from codec.codecs.base import SUB_TRACKS, TrackKind
-from codec.codecs.survey.byte_io import ByteReader, ByteWriter, pack_uint, packed_size, unpack_uint
+from codec.codecs.survey.byte_io import (
+    ByteReader,
+    ByteWriter,
+    pack_uint,
+    packed_size,
+    unpack_uint,
+    unseal,
+)
 from codec.model.clip import Clip, Skeleton
 
 Array = np.ndarray
@@ -86,3 +95,36 @@ def read_header(r: ByteReader, skeleton: Skeleton) -> tuple[int, float, bool]:
 def animated_order(kinds: Array) -> list[tuple[int, int]]:
     """(joint, sub) of every animated sub-track, joint-major: the order tracks are written."""
     return [(int(j), int(k)) for j, k in np.argwhere(kinds == ANIMATED)]
+
+
+class Frame(NamedTuple):
+    """What a payload's frame says: source sample count, rate, looping, kinds (J, 3), the
+    fixed values (bind or constant) and the animated sub-tracks (joint, sub) in stored
+    order."""
+
+    num_samples: int
+    sample_rate: float
+    looping: bool
+    kinds: Array
+    fixed: list[Array]
+    order: list[tuple[int, int]]
+
+
+def write_frame(clip: Clip, kinds: Array, fixed: tuple[Array, Array, Array]) -> ByteWriter:
+    """A writer holding the header and the kinds: a codec's body starts so, its tracks
+    follow (in `animated_order`)."""
+    w = ByteWriter()
+    write_header(w, clip)
+    write_kinds(w, kinds, fixed)
+    return w
+
+
+def read_frame(
+    payload: bytes, skeleton: Skeleton, version: int, codec: str
+) -> tuple[ByteReader, Frame]:
+    """A sealed payload's body unsealed (its layout `version` checked), its header and kinds
+    read: the reader at the codec's tracks, and what the frame says."""
+    r = ByteReader(unseal(payload, version, codec), codec)
+    S, rate, looping = read_header(r, skeleton)
+    kinds, fixed = read_kinds(r, skeleton)
+    return r, Frame(S, rate, looping, kinds, fixed, animated_order(kinds))

@@ -15,17 +15,14 @@ from codec.codecs.survey.byte_io import (
     packed_size,
     seal,
     unpack_uint,
-    unseal,
 )
 from codec.codecs.survey.decoder import TrackDecoder, scatter_tracks
 from codec.codecs.survey.frame import (
     ANIMATED,
     WIDTHS,
     animated_order,
-    read_header,
-    read_kinds,
-    write_header,
-    write_kinds,
+    read_frame,
+    write_frame,
 )
 from codec.codecs.survey.streams import (
     MAX_BITS,
@@ -185,9 +182,7 @@ def write_keyed_payload(
 ) -> bytes:
     """The payload of a codec that keeps each animated sub-track as a KeyedTrack (keyreduce's
     keys, curve's knots): header, sub-track kinds, the tracks in stored order, sealed."""
-    w = ByteWriter()
-    write_header(w, clip)
-    write_kinds(w, kinds, fixed)
+    w = write_frame(clip, kinds, fixed)
     write_keyed(w, clip.num_samples, [reps[jk] for jk in animated_order(kinds)])
     return seal(version, bytes(w.buf))
 
@@ -197,10 +192,7 @@ def read_keyed_payload(
 ) -> tuple[float, int, bool, tuple[Array, Array, Array], list[tuple[int, int, KeyedTrack]]]:
     """What `write_keyed_payload` wrote: rate, sample count, looping, the fixed sub-tracks
     and every animated one as (joint, sub-track, track)."""
-    r = ByteReader(unseal(payload, version, codec), codec)
-    S, rate, looping = read_header(r, skeleton)
-    kinds, fixed = read_kinds(r, skeleton)
-    order = animated_order(kinds)
+    r, (S, rate, looping, kinds, fixed, order) = read_frame(payload, skeleton, version, codec)
     tracks = read_keyed(r, S, [k for _, k in order])
     r.done()
     assert all(kinds[j, k] == ANIMATED for j, k in order)

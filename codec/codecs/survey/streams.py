@@ -70,21 +70,30 @@ def stream_cost(ints: Array) -> float:
     return float(np.sum(np.log2(z + 1.0)) + 1.5 * z.size)
 
 
-def write_deltas(w: ByteWriter, tracks: list[Array]) -> None:
-    """Quantised tracks (K, C) each, as one stream: per track and component the differences
-    between successive values (the first against 0), zigzag, LEB128; its byte length (u32)
-    first. Neighbouring keys of smooth motion differ by little, so most take one byte."""
-    parts = [np.diff(t.astype(np.int64), axis=0, prepend=0).T.reshape(-1) for t in tracks]
+def write_stream(w: ByteWriter, parts: list[Array]) -> None:
+    """Signed integers (the parts (n,) one after another) as one stream: zigzag, LEB128, its
+    byte length (u32) first."""
     data = varints(zigzag(np.concatenate(parts))) if parts else b""
     w.u32(len(data))
     w.raw(data)
 
 
+def read_stream(r: ByteReader, count: int, what: str) -> Array:
+    """(count,) int64 of a `write_stream` stream, named `what` in an error."""
+    length = r.u32(f"{what} stream length")
+    return unzigzag(read_varints(r, r.take(length, f"{what} stream"), count))
+
+
+def write_deltas(w: ByteWriter, tracks: list[Array]) -> None:
+    """Quantised tracks (K, C) each, as one stream: per track and component the differences
+    between successive values (the first against 0), zigzag, LEB128; its byte length (u32)
+    first. Neighbouring keys of smooth motion differ by little, so most take one byte."""
+    write_stream(w, [np.diff(t.astype(np.int64), axis=0, prepend=0).T.reshape(-1) for t in tracks])
+
+
 def read_deltas(r: ByteReader, shapes: list[tuple[int, int]], bits: list[int]) -> list[Array]:
     """The tracks `write_deltas` wrote, of shapes (K, C), each value within `bits` bits."""
-    length = r.u32("value stream length")
-    count = sum(k * c for k, c in shapes)
-    flat = unzigzag(read_varints(r, r.take(length, "value stream"), count))
+    flat = read_stream(r, sum(k * c for k, c in shapes), "value")
     out = []
     at = 0
     for (k, c), b in zip(shapes, bits, strict=True):

@@ -12,7 +12,9 @@ import pytest
 
 from codec.codecs.survey import byte_io, frame, local_error, streams
 from codec.errors import CompressedFormatError
+from codec.formats import load_clip
 from codec.model import quat
+from tests.codec.helpers import data_clip
 
 
 @pytest.mark.parametrize(
@@ -66,3 +68,34 @@ def test_the_local_rotation_error_is_the_farthest_shell_point_moved() -> None:
         frame.ROT, a, -b, d, np.ones((50, 3))
     )  # the sign of b does not matter
     np.testing.assert_allclose(got, expect, rtol=1e-9, atol=1e-12)
+
+
+def test_a_frame_reads_back_what_was_written_and_checks_its_version() -> None:
+    """The header and kinds every survey payload starts with: the constant values come back
+    as float32, the animated sub-tracks in stored order, and the reader stands at the body."""
+    clip = load_clip(data_clip("cmu_81_16_two_samples.acl.sjson"))
+    j = clip.num_joints
+    kinds = np.full((j, 3), frame.DEFAULT)
+    kinds[0] = frame.ANIMATED
+    kinds[1, 1] = frame.CONSTANT
+    fixed = tuple(b.copy() for b in (clip.skeleton.bind_rotations, clip.skeleton.bind_translations))
+    fixed += (clip.skeleton.bind_scales.copy(),)
+    fixed[1][1] = (1.25, -2.5, 1e-3)
+    w = frame.write_frame(clip, kinds, fixed)
+    w.u8(0xAB)  # the codec's own body follows the frame
+    payload = byte_io.seal(7, bytes(w.buf))
+    r, got = frame.read_frame(payload, clip.skeleton, 7, "t")
+    assert (got.num_samples, got.sample_rate, got.looping) == (2, clip.sample_rate, False)
+    np.testing.assert_array_equal(got.kinds, kinds)
+    assert got.order == [(0, 0), (0, 1), (0, 2)]
+    np.testing.assert_array_equal(got.fixed[1][1], np.float32([1.25, -2.5, 1e-3]))
+    assert r.u8("body") == 0xAB
+    r.done()
+    with pytest.raises(CompressedFormatError, match="layout version 7, this decoder reads 8"):
+        frame.read_frame(payload, clip.skeleton, 8, "t")
+    w = byte_io.ByteWriter()
+    streams.write_stream(w, [np.array([-3, 0, 70000]), np.array([5])])
+    r = byte_io.ByteReader(bytes(w.buf), "t")
+    np.testing.assert_array_equal(streams.read_stream(r, 4, "value"), [-3, 0, 70000, 5])
+    with pytest.raises(CompressedFormatError, match="value stream"):
+        streams.read_stream(byte_io.ByteReader(bytes(w.buf)[:-1], "t"), 4, "value")
