@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from codec.model.sampling import INTERPOLATIONS, SampleKeys, sample_keys
+
 if TYPE_CHECKING:
     from codec.measure.shells import DominantShells
     from codec.model.clip import Clip, Skeleton
@@ -77,6 +79,37 @@ class Decoder(Protocol):
     def decode_all(self) -> Clip:
         """Every stored sample."""
         ...
+
+
+LOOPING = ("clamp", "wrap")  # what `Decoder.sample` may set looping to (None: the clip's own)
+
+
+def check_sample_options(looping: str | None, interpolation: str) -> None:
+    """ValueError unless `Decoder.sample` takes this looping and interpolation."""
+    if looping is not None and looping not in LOOPING:
+        raise ValueError(f"unknown looping {looping!r}; use one of {LOOPING}")
+    if interpolation not in INTERPOLATIONS:
+        raise ValueError(f"unknown interpolation {interpolation!r}")
+
+
+def sample_keys_of(
+    decoder: Decoder,
+    t: float,
+    rounding: str,
+    looping: str | None,
+    per_track: Array | list[str] | None,
+    interpolation: str = "nlerp",
+) -> SampleKeys:
+    """What every `Decoder.sample` starts with: the options checked, then the two source
+    samples around time `t` and the alphas between them (codec.model.sampling.sample_keys)
+    on the decoder's grid. looping None keeps the decoder's own; an override changes how
+    long the clip runs (wrapping adds the last interval)."""
+    check_sample_options(looping, interpolation)
+    wrap = decoder.wrap if looping is None else looping == "wrap"
+    duration = decoder.duration if wrap == decoder.wrap else None
+    return sample_keys(
+        t, decoder.sample_rate, decoder.num_samples, rounding, wrap, per_track, duration
+    )
 
 
 @dataclass(frozen=True, eq=False)

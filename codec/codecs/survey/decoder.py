@@ -6,22 +6,19 @@ from __future__ import annotations
 
 import numpy as np
 
+from codec.codecs.base import sample_keys_of
 from codec.codecs.survey.frame import WIDTHS
 from codec.errors import ClipValidationError, CompressedFormatError
 from codec.model.clip import Clip, Skeleton
 from codec.model.sampling import (
     BASE_ROUNDING,
-    INTERPOLATIONS,
     Pose,
     blend,
     duration_of,
     round_alpha,
-    sample_keys,
 )
 
 Array = np.ndarray
-
-LOOPING = ("clamp", "wrap")
 
 
 def clip_of(skeleton: Skeleton, rate: float, parts: list[Array], looping: bool, name: str) -> Clip:
@@ -106,13 +103,7 @@ class TrackDecoder:
         first over one more sample interval; per_track gives each joint a base mode.
         interpolation 'slerp' blends rotations on the sphere where a codec blends two stored
         values (subsample, keyreduce, wavelet); curve follows its spline either way."""
-        if looping is not None and looping not in LOOPING:
-            raise ValueError(f"unknown looping {looping!r}; use one of {LOOPING}")
-        if interpolation not in INTERPOLATIONS:
-            raise ValueError(f"unknown interpolation {interpolation!r}")
-        wrap = looping == "wrap"
-        S = self.num_samples
-        keys = sample_keys(t, self.sample_rate, S, rounding, wrap, per_track)
+        keys = sample_keys_of(self, t, rounding, looping, per_track, interpolation)
         J = self.skeleton.num_joints
         alphas = np.broadcast_to(np.asarray(keys.alpha, np.float64), (J,))
         if keys.second == keys.first + 1 or keys.second == keys.first:
