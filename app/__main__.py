@@ -200,9 +200,9 @@ def main(argv: list[str] | None = None) -> int:
 def _main(args: argparse.Namespace) -> int:
     shooting = bool(args.screenshot or args.screenshot_view)
     if args.acl_compressor:
-        from codec.codecs.acl21 import compressor
+        from codec.codecs import acl_compressor_path
 
-        compressor.configure(args.acl_compressor)  # this process and what it starts
+        acl_compressor_path.configure(args.acl_compressor)  # this process and what it starts
     if args.acl_output and (wants_headless(args) or not args.clip):
         print(
             "shellscope: --acl-output needs CLIP, its raw clip, and shows in the window; "

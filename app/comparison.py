@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from codec.model.sampling import ROUNDING_MODES, Pose
+from codec.result_tables import KIND_NAMES
 from codec.settings import LEVELS
 
 if TYPE_CHECKING:
@@ -110,9 +111,6 @@ def stored_keys_of(result: Result, joint: int, sub_track: int) -> np.ndarray | N
     if retained is not None:  # keyframe stripping: the stored keyframes only
         return np.flatnonzero(np.asarray(retained)).astype(np.int64)
     return np.arange(result.lossy.num_samples, dtype=np.int64)
-
-
-KIND_NAMES = ("default", "constant", "animated")
 
 
 def kind_name(result: Result, joint: int, sub_track: int) -> str | None:

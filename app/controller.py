@@ -43,6 +43,7 @@ from app.tuning_history import Tuning, TuningHistory
 from codec.codecs.registry import AUTO as AUTO_CODEC
 from codec.codecs.registry import DEFAULT as DEFAULT_CODEC
 from codec.errors import ShellscopeError
+from codec.formats import READER_MODULES
 from codec.formats.output_paths import output_problem
 from codec.model.clip import Clip
 from codec.result import Result
@@ -163,17 +164,6 @@ class _Worker:
                 job()
             except Exception:  # a job's own failure; the jobs after it still run
                 traceback.print_exc()
-
-
-READER_MODULES = (
-    "codec.formats.bvh",
-    "codec.formats.gltf",
-    "codec.formats.acl_sjson",
-    "codec.formats.fbx",
-    "codec.formats.usd",
-    "codec.formats.reader_process",
-    "codec.formats.clip_arrays",
-)
 
 
 def import_readers() -> None:

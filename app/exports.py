@@ -3,8 +3,8 @@
 Qt-free so the command line (`app.headless`) writes exactly what the window writes (the
 controller carries out the panels' export intents; a view grabs the PNG of a screenshot).
 Every file is written whole or not at all (formats.atomic): an export that fails leaves the old
-file in place. The numbers come from acl_style.tables and codec.measure.stats; this module only lays
-them out as JSON and CSV.
+file in place. The numbers come from codec.result_tables and codec.measure.stats; this module
+only lays them out as JSON and CSV.
 """
 
 from __future__ import annotations
@@ -20,18 +20,18 @@ from typing import Any
 
 import numpy as np
 
-from codec.codecs.acl_style.tables import (
-    SKIN_REPORT_COLUMNS,
-    joint_columns,
-    joint_rows,
-    skin_report_rows,
-)
 from codec.formats.atomic import write_bytes, write_text
 from codec.lossy_export import LossyFile
 from codec.measure.stats import json_safe
 from codec.model.clip import Clip
 from codec.printable import csv_cell
 from codec.result import Result
+from codec.result_tables import (
+    SKIN_REPORT_COLUMNS,
+    joint_columns,
+    joint_rows,
+    skin_report_rows,
+)
 from codec.run_settings import RunSettings
 
 
@@ -130,7 +130,7 @@ def export_skin_report_csv(path: str | os.PathLike[str], result: Result) -> Path
 
 
 def joint_csv_text(result: Result) -> str:
-    """The per-joint CSV (acl_style.tables.joint_rows); NaN (a value that does not apply) is
+    """The per-joint CSV (codec.result_tables.joint_rows); NaN (a value that does not apply) is
     written as an empty cell."""
     return _csv_text(joint_columns(result), joint_rows(result))
 

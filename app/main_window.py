@@ -1077,24 +1077,24 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _remembered_acl_compressor(self) -> None:
         """The acl_compressor chosen in an earlier session, unless this one was given one."""
-        from codec.codecs.acl21 import compressor
+        from codec.codecs import acl_compressor_path
 
         saved = self.qsettings.value(ACL_COMPRESSOR_KEY, "")
-        if saved and not compressor.configured():
-            compressor.configure(str(saved))
+        if saved and not acl_compressor_path.configured():
+            acl_compressor_path.configure(str(saved))
 
     def choose_acl_compressor(self, path: str | None = None) -> None:
         """Compression > ACL 2.1 compressor: the acl_compressor codec acl-2.1 runs
         (remembered; SHELLSCOPE_ACL_COMPRESSOR or --acl-compressor win for a session)."""
-        from codec.codecs.acl21 import compressor
+        from codec.codecs import acl_compressor_path
 
         if path is None:
-            path = self.dialogs.acl_compressor_path(self, compressor.configured() or "")
+            path = self.dialogs.acl_compressor_path(self, acl_compressor_path.configured() or "")
             if path is None:
                 return
-        compressor.configure(path)
+        acl_compressor_path.configure(path)
         self.qsettings.setValue(ACL_COMPRESSOR_KEY, path)
-        why = compressor.problem(compressor.configured())
+        why = acl_compressor_path.problem(acl_compressor_path.configured())
         self.notify(f"acl-2.1: {why}" if why else f"acl-2.1 runs {path}")
         for view in (self.panels.get("SettingsPanel"), self.compare_bar):
             if view is not None:

@@ -55,11 +55,11 @@ def bench_clips() -> list[BenchClip]:
 def peer_path(given: str | None) -> str | None:
     import os
 
-    from codec.codecs.acl21 import compressor
+    from codec.codecs import acl_compressor_path
 
     for path in (given, os.environ.get("SHELLSCOPE_ACL_COMPRESSOR"),
                  str(REPO.parent / "shared" / "tools" / "acl" / "acl_compressor")):  # fmt: skip
-        if path and compressor.problem(path) is None:
+        if path and acl_compressor_path.problem(path) is None:
             return path
     return None
 

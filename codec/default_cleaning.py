@@ -20,12 +20,12 @@ from typing import Any
 
 import numpy as np
 
+from codec.codecs.base import SUB_TRACKS
 from codec.measure.error_metric import clip_errors
 from codec.model.clip import Clip
 from codec.model.transforms import qvv_to_matrix
 
 Array = np.ndarray
-SUB_TRACKS = ("rotation", "translation", "scale")
 
 
 def local_shifts(clip: Clip) -> Array:

@@ -113,3 +113,24 @@ def test_a_codec_importing_another_codec_fails_lint(tmp_path: Path) -> None:
     assert "never imports another codec" in broken and "codec.codecs.curve" in broken, done.stdout
     layout.write_text(original + "\nfrom codec.model import quat\n")  # the model is shared
     assert _lint_imports(tree).returncode == 0
+
+
+def test_the_app_importing_a_codec_package_fails_lint(tmp_path: Path) -> None:
+    """A new view reading acl-style's bit rates, or the controller naming a codec: `make
+    lint` refuses both; the same view reading the neutral words (codec.codecs.base,
+    codec.result_tables) passes."""
+    tree = _copy(tmp_path)
+    view = tree / "app" / "views" / "planted_panel.py"
+    view.write_text("from codec.codecs.acl_style.bit_rates import BIT_RATE_BITS\n")
+    _append(tree / "app" / "controller.py", "from codec.codecs.curve import CurveCodec")
+    done = _lint_imports(tree)
+    assert done.returncode != 0
+    broken = done.stdout.split("Broken contracts", 1)[-1]
+    assert "The app never imports a codec package" in broken, done.stdout
+    assert "app.views.planted_panel" in broken and "app.controller" in broken, done.stdout
+    shutil.copy(ROOT / "app" / "controller.py", tree / "app" / "controller.py")
+    view.write_text(  # the neutral words are what a view reads
+        "from codec.codecs.base import SUB_TRACKS, TrackKind\n"
+        "from codec.result_tables import cell_bytes\n"
+    )
+    assert _lint_imports(tree).returncode == 0

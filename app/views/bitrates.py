@@ -19,8 +19,8 @@ from app.comparison import bits_difference, kinds_of
 from app.document import Document
 from app.views.handler_guard import survives, survives_event
 from app.views.when_shown import WhenShown
-from codec.codecs.acl_style.bit_rates import CONSTANT_BITS, SUB_TRACKS, TrackKind
-from codec.codecs.acl_style.tables import cell_bytes, segment_errors
+from codec.codecs.base import CONSTANT_BITS, SUB_TRACKS, TrackKind
+from codec.result_tables import cell_bytes, segment_errors
 
 ROW_HEIGHT = 16
 HEADER_HEIGHT = 34

@@ -41,11 +41,11 @@ from app.document import Document
 from app.views.handler_guard import survives
 from app.views.time_cursor import TimeCursor
 from app.views.when_shown import WhenShown
+from codec.codecs.base import SUB_TRACKS
 from codec.model import quat
 from codec.result import Result
 
 CHANNEL_COLOURS = ((213, 94, 0), (0, 158, 115), (0, 114, 178), (120, 120, 120))  # x y z w
-SUB_TRACKS = ("rotation", "translation", "scale")
 SEGMENT_PEN = pg.mkPen((160, 160, 160), width=1, style=Qt.PenStyle.DashLine)
 MAX_KEY_DOTS = 400  # more stored keys than this would hide the curve: dots are left out
 MAX_ROWS = 4  # the selected joint and up to three pinned ones: rows stay readable

@@ -73,7 +73,7 @@ from app.rule_presets import PRESETS_KEY, all_presets, read_presets, write_prese
 from app.views.elided_names import ElidedNameDelegate
 from app.views.handler_guard import survives
 from app.views.sync_guard import SyncGuard
-from codec.codecs.acl_style.bit_rates import TrackKind
+from codec.codecs.base import TrackKind
 from codec.model.sampling import BASE_ROUNDING
 from codec.name_pattern import NamePattern, pattern_problem
 from codec.tuning import JointOverride, exact_pattern, set_joint_override

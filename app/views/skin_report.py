@@ -7,7 +7,7 @@ budget while its skin moves more. Under-estimating joints come first; every colu
 Clicking a row selects the joint, double-clicking also jumps to the time of its worst
 vertex. The table exports as CSV and a button takes the shell distances from the mesh, both
 as intents the controller carries out (`export_requested`, `settings_edited`). Only reads
-the result: the numbers are the codec's (codec.codecs.acl_style.tables.skin_report_rows).
+the result: the numbers are the codec's (codec.result_tables.skin_report_rows).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from app.views.handler_guard import survives
 from app.views.label_fence import LabelFence
 from app.views.sync_guard import SyncGuard
 from app.views.when_shown import WhenShown
-from codec.codecs.acl_style.tables import skin_report_rows
+from codec.result_tables import skin_report_rows
 
 GOOD, BAD = "#1e8449", "#c0392b"
 UNDER_BACKGROUND = QColor(192, 57, 43, 60)

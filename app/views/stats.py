@@ -38,7 +38,7 @@ from app.views.label_fence import LabelFence
 from app.views.plot_cache import cache_drawings
 from app.views.stat_rows import LABELS, SECTIONS
 from app.views.when_shown import WhenShown
-from codec.codecs.acl_style.bit_rates import SUB_TRACKS
+from codec.codecs.base import SUB_TRACKS
 from codec.result import Result
 
 GOOD, BAD = "#1e8449", "#c0392b"

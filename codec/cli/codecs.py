@@ -20,11 +20,10 @@ def add_parser(sub: Any) -> None:
 
 def cmd_codecs(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """One line per codec: its name (the default marked) and its description."""
-    from codec.codecs import registry
-    from codec.codecs.acl21 import compressor
+    from codec.codecs import acl_compressor_path, registry
 
     if args.acl_compressor:
-        compressor.configure(args.acl_compressor)
+        acl_compressor_path.configure(args.acl_compressor)
     width = max(len(name) for name in (*registry.names(), registry.AUTO))
     for name in registry.names():
         codec = registry.get(name)

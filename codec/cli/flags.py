@@ -265,12 +265,11 @@ def run_flags(args: argparse.Namespace) -> Flags:
 def check_codec_available(args: argparse.Namespace, codec: str) -> None:
     """Take `--acl-compressor` (this process and the workers it starts), then CliError when
     the chosen codec cannot run here (acl-2.1 without acl_compressor)."""
-    from codec.codecs import registry
-    from codec.codecs.acl21 import compressor
+    from codec.codecs import acl_compressor_path, registry
 
     path = getattr(args, "acl_compressor", None)
     if path:
-        compressor.configure(path)
+        acl_compressor_path.configure(path)
     if codec == "acl-2.1" and getattr(args, "acl_output", None):
         return  # ACL's output file is measured as acl-2.1: nothing runs acl_compressor
     if codec != registry.AUTO:

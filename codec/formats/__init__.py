@@ -45,6 +45,7 @@ from codec.model.units import user_units
 __all__ = [
     "COMPRESSIONS",
     "FORMATS",
+    "READER_MODULES",
     "SPECS",
     "clip_extensions",
     "format_of",
@@ -57,6 +58,12 @@ __all__ = [
 # one entry per format: the module whose FORMAT (codec.formats.spec.FormatSpec) declares it
 _MODULES = (acl_sjson, bvh, gltf, fbx, usd, ssc, acl_binary)
 SPECS: dict[str, FormatSpec] = {m.FORMAT.name: m.FORMAT for m in _MODULES}
+# every module reading a clip may import: each format's own and what its reader imports only
+# when it reads (FormatSpec.read_imports: the child-process runner, its hand-over, the size
+# scans); the app imports them all on its UI thread before the warm-up thread imports numba
+READER_MODULES: tuple[str, ...] = tuple(
+    dict.fromkeys(name for m in _MODULES for name in (m.__name__, *m.FORMAT.read_imports))
+)
 # extension -> format name; longest match wins (.acl.sjson before .sjson)
 FORMATS = {ext: spec.name for spec in SPECS.values() for ext in spec.extensions}
 # the options each reader takes; load_clip passes each reader only its own ("units" is

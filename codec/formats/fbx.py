@@ -221,4 +221,5 @@ FORMAT = FormatSpec(
     read_options=("animation", "sample_rate", "units"),
     multi_animation=True,
     list=list_fbx_animations,
+    read_imports=("codec.formats.fbx_scan", "codec.formats.reader_process"),
 )

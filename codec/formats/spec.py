@@ -33,6 +33,9 @@ class FormatSpec:
     compressible whether a .gz / .xz / .zst around it is read
     max_bytes    the largest file its reader opens (on disk, and decompressed): checked
                  before a byte is read (codec.model.limits)
+    read_imports the modules its reader imports only when it reads (in the parent process;
+                 codec.formats.READER_MODULES gathers them for a caller that must import
+                 every reader before another thread imports numba)
     """
 
     name: str
@@ -47,3 +50,4 @@ class FormatSpec:
     units: Units | None = None
     compressible: bool = True
     max_bytes: int = MAX_CLIP_BYTES
+    read_imports: tuple[str, ...] = ()

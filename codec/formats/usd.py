@@ -823,4 +823,9 @@ FORMAT = FormatSpec(
     read_options=("animation", "sample_rate", "units"),
     multi_animation=True,
     list=list_usd_animations,
+    read_imports=(
+        "codec.formats.usd_crate",
+        "codec.formats.reader_process",
+        "codec.formats.clip_arrays",
+    ),
 )

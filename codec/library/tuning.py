@@ -87,9 +87,9 @@ ACL_21 = '"acl-2.1"'  # the codec that runs ACL's acl_compressor, as a settings 
 def compressor_identity() -> str:
     """Which acl_compressor acl-2.1's rows come from: the sha256 of the configured program's
     bytes (another build at the same path is another compressor), or why there is none."""
-    from codec.codecs.acl21 import compressor
+    from codec.codecs import acl_compressor_path
 
-    path = compressor.configured()
+    path = acl_compressor_path.configured()
     if not path:
         return "none"
     try:

@@ -9,8 +9,7 @@ import numpy as np
 import codec
 from app.controller import Controller
 from app.document import Document
-from codec.codecs.acl_style.bit_rates import TrackKind
-from codec.codecs.base import TrackCosts
+from codec.codecs.base import TrackCosts, TrackKind
 from codec.measure.measure import Measurements
 from codec.measure.shells import DominantShells
 from codec.model.clip import Clip, Skeleton

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from PySide6.QtWidgets import QApplication
 
-from codec.codecs.acl21 import compressor
+from codec.codecs import acl_compressor_path
 from tests.app.conftest import DATA, RESULT_TIMEOUT_MS
 
 ACL = DATA / "acl21" / "cmu_09_02.acl"
@@ -82,7 +82,7 @@ def test_opening_another_clip_drops_acls_output(qtbot, loaded, ui) -> None:
 def test_acl_2_1_is_greyed_with_the_reason_until_a_compressor_is_given(
     qtbot, loaded, dialogs, monkeypatch, tmp_path
 ) -> None:
-    monkeypatch.delenv(compressor.ENV, raising=False)
+    monkeypatch.delenv(acl_compressor_path.ENV, raising=False)
     panel = loaded.panels["SettingsPanel"]
     panel.refresh_codecs()
     box = panel.codec
@@ -96,10 +96,10 @@ def test_acl_2_1_is_greyed_with_the_reason_until_a_compressor_is_given(
     tool.chmod(tool.stat().st_mode | stat.S_IXUSR)
     dialogs.paths.append(str(tool))
     loaded.choose_acl_compressor()
-    assert os.environ[compressor.ENV] == str(tool)
+    assert os.environ[acl_compressor_path.ENV] == str(tool)
     assert box.model().item(i).isEnabled() and not box.itemData(i, 3)
     assert loaded.qsettings.value("acl/compressor") == str(tool)
-    monkeypatch.delenv(compressor.ENV)
+    monkeypatch.delenv(acl_compressor_path.ENV)
 
 
 def test_the_command_line_opens_acls_output(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from app import exports
-from codec.codecs.acl_style.tables import JOINT_COLUMNS
+from codec.result_tables import JOINT_COLUMNS
 from codec.run_settings import RunSettings
 from codec.tuning import JointOverride
 from tests.app.panel_helpers import make_result

@@ -306,8 +306,8 @@ def test_a_run_stopped_by_a_signal_is_one_line_and_writes_nothing(
 
 
 def test_shell_distance_mesh_without_a_window(tmp_path: Path) -> None:
-    from codec.codecs.acl_style.tables import SKIN_JOINT_COLUMNS
     from codec.measure.mesh_shells import mesh_shell_distances
+    from codec.result_tables import SKIN_JOINT_COLUMNS
 
     fox = Path(__file__).parents[1] / "data" / "gltf" / "Fox.glb"
     parser = _parser()

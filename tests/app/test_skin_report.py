@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QApplication
 
 from app import exports
 from app.views.skin_report import COLUMNS
-from codec.codecs.acl_style import tables
+from codec import result_tables
 
 
 @pytest.fixture
@@ -119,7 +119,7 @@ def test_report_csv(cesium, tmp_path: Path) -> None:
     joints = list(
         csv.DictReader((cesium.panels["StatsPanel"].export_to("csv", tmp_path / "j.csv")).open())
     )
-    assert set(tables.SKIN_JOINT_COLUMNS) <= set(joints[0])
+    assert set(result_tables.SKIN_JOINT_COLUMNS) <= set(joints[0])
     assert float(joints[4]["shell_to_vertex_ratio"] or "nan") == pytest.approx(
         h.ratio[4], nan_ok=True
     )
@@ -134,7 +134,7 @@ def test_a_clip_without_mesh_has_no_report(loaded, tmp_path: Path) -> None:
     assert panel.export_to(tmp_path / "x.csv") is None and not (tmp_path / "x.csv").exists()
     # the joints CSV keeps exactly today's columns
     text = exports.joint_csv_text(loaded.document.result)
-    assert text.splitlines()[0].split(",") == list(tables.JOINT_COLUMNS)
+    assert text.splitlines()[0].split(",") == list(result_tables.JOINT_COLUMNS)
 
 
 def test_an_under_estimating_skin_offers_shells_from_the_mesh(cesium, qtbot) -> None:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from codec.cli import main
-from codec.codecs.acl21 import compressor
+from codec.codecs import acl_compressor_path
 from codec.formats import load_clip, sjson
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -52,7 +52,7 @@ def test_stats_with_acl_output_refuses_what_does_not_fit(tmp_path: Path) -> None
 
 
 def test_acl_2_1_without_acl_compressor(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(compressor.ENV, raising=False)
+    monkeypatch.delenv(acl_compressor_path.ENV, raising=False)
     code, out, err = run("codecs")
     assert code == 0, err
     line = next(x for x in out.splitlines() if x.startswith("acl-2.1"))

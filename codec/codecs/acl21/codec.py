@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from codec.codecs import acl_compressor_path
 from codec.codecs.acl21 import compressor, layout
 from codec.codecs.acl21.decoder import AclDecoder
 from codec.codecs.acl21.details import stats_details, track_costs
@@ -46,7 +47,7 @@ class AclCodec:
 
     def unavailable(self) -> str | None:
         """None when acl_compressor can run, else why the codec cannot."""
-        return compressor.problem(compressor.configured())
+        return acl_compressor_path.problem(acl_compressor_path.configured())
 
     def encode(
         self,
@@ -55,8 +56,8 @@ class AclCodec:
         progress: Progress | None = None,
         cancelled: Callable[[], bool] | None = None,
     ) -> Encoded:
-        path = compressor.configured()
-        why = compressor.problem(path)
+        path = acl_compressor_path.configured()
+        why = acl_compressor_path.problem(path)
         if why:
             raise SettingsError(f"codec {NAME} is unavailable: {why}")
         assert path is not None

@@ -1,15 +1,14 @@
-"""Running ACL 2.1's `acl_compressor` on a clip: where it is, and one run in a private
-folder with a time limit.
+"""Running ACL 2.1's `acl_compressor` on a clip: one run in a private folder with a time
+limit.
 
-The tool is found from `--acl-compressor PATH` (the command line and the window set
-SHELLSCOPE_ACL_COMPRESSOR for this process and the workers it starts) or from that variable
-set by the user; without it the `acl-2.1` codec says it is unavailable and why. A run writes
-the clip as a binary-exact track list (codec.codecs.acl21.sjson_input, each joint's
-precision and shell distance from the tuning) into a temporary folder only this user can
-read, runs the tool there without a shell (`-acl=IN -out=OUT.acl -stats=STATS.sjson
--level=L`, and the keyframe stripping proportion and threshold), stops it when cancelled
-or past its time limit (the whole process group), and reads back its compressed bytes and
-its own stats. The folder is removed whatever happens.
+Where the tool is, is a setting of the process (codec.codecs.acl_compressor_path: the
+command line, the window or SHELLSCOPE_ACL_COMPRESSOR); without it the `acl-2.1` codec
+says it is unavailable and why. A run writes the clip as a binary-exact track list
+(codec.codecs.acl21.sjson_input, each joint's precision and shell distance from the tuning)
+into a temporary folder only this user can read, runs the tool there without a shell
+(`-acl=IN -out=OUT.acl -stats=STATS.sjson -level=L`, and the keyframe stripping proportion
+and threshold), stops it when cancelled or past its time limit (the whole process group),
+and reads back its compressed bytes and its own stats. The folder is removed whatever happens.
 """
 
 from __future__ import annotations
@@ -25,11 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from codec.codecs.acl21.sjson_input import track_list_text
+from codec.codecs.acl_compressor_path import problem
 from codec.errors import Cancelled, ShellscopeError
 from codec.model.clip import Clip
 
-ENV = "SHELLSCOPE_ACL_COMPRESSOR"
-FLAG = "--acl-compressor"
 BASE_SECONDS = 60.0  # a run may take this long, plus TRANSFORMS_PER_SECOND below
 TRANSFORMS_PER_SECOND = 5000.0  # acl_compressor: ~50,000 transforms/s here; 10x margin
 POLL_SECONDS = 0.05
@@ -57,33 +55,6 @@ class Run:
     stats: dict[str, Any]
     command: list[str]
     seconds: float
-
-
-def configured() -> str | None:
-    """The acl_compressor path given to this process (SHELLSCOPE_ACL_COMPRESSOR), or None."""
-    value = os.environ.get(ENV, "").strip()
-    return value or None
-
-
-def configure(path: str | None) -> None:
-    """Use `path` for acl_compressor in this process and the processes it starts (None or
-    empty: forget it). A relative path is made absolute: workers may run elsewhere."""
-    if path:
-        os.environ[ENV] = str(Path(path).expanduser().absolute())
-    else:
-        os.environ.pop(ENV, None)
-
-
-def problem(path: str | None) -> str | None:
-    """None when `path` is an acl_compressor Shellscope can run, else why not."""
-    if not path:
-        return f"no acl_compressor given ({FLAG} PATH, the window's ACL setting, or {ENV})"
-    p = Path(path)
-    if not p.is_file():
-        return f"acl_compressor {path}: no such file"
-    if not os.access(p, os.X_OK):
-        return f"acl_compressor {path}: not executable"
-    return None
 
 
 def timeout_for(clip: Clip) -> float:

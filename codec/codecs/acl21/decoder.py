@@ -25,11 +25,11 @@ import numpy as np
 from codec.codecs.acl21 import keyframes
 from codec.codecs.acl21.keyframes import F32, ONE, normalize
 from codec.codecs.acl21.layout import AclTracks
+from codec.codecs.base import check_sample_options
 from codec.errors import ClipValidationError, CompressedFormatError
 from codec.model.clip import Clip, Skeleton
 from codec.model.sampling import (
     BASE_ROUNDING,
-    INTERPOLATIONS,
     ROUNDING_MODES,
     Pose,
     blend,
@@ -37,7 +37,6 @@ from codec.model.sampling import (
 )
 
 Array = np.ndarray
-LOOPING = ("clamp", "wrap")
 CHUNK = 512  # times sampled at once: bounds the (N, tracks, 4) temporaries
 _SLOT = np.array([0, 4, 7])  # where rotation, translation and scale start in a (.., 10) pose
 _MODE = {m: i for i, m in enumerate(BASE_ROUNDING)}  # none 0, floor 1, ceil 2, nearest 3
@@ -252,10 +251,7 @@ class AclDecoder:
     ) -> Pose:
         """Pose at time `t` (seconds) under a rounding mode; looping None keeps the file's,
         'clamp' or 'wrap' override it; interpolation 'nlerp' (ACL) or 'slerp'."""
-        if looping is not None and looping not in LOOPING:
-            raise ValueError(f"unknown looping {looping!r}; use one of {LOOPING}")
-        if interpolation not in INTERPOLATIONS:
-            raise ValueError(f"unknown interpolation {interpolation!r}")
+        check_sample_options(looping, interpolation)
         wrap = None if looping is None else looping == "wrap"
         if interpolation == "nlerp":
             p = self.poses_at(np.array([t]), rounding, per_track, wrap)[0].astype(np.float64)

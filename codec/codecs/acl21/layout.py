@@ -55,6 +55,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from codec.codecs.base import SUB_TRACKS
 from codec.errors import CompressedFormatError
 from codec.jit import kernel
 from codec.model.limits import FREE_TRANSFORMS, MAX_TRANSFORMS, rate_problem
@@ -69,7 +70,6 @@ QVVF = 12
 TRACK_TYPES = {0: "float1f", 1: "float2f", 2: "float3f", 3: "float4f", 4: "vector4f"}
 ROTATION_FORMATS = {0: "quatf_full", 2: "quatf_drop_w_full", 3: "quatf_drop_w_variable"}
 VECTOR_FORMATS = {0: "vector3f_full", 1: "vector3f_variable"}
-SUB_TRACKS = ("rotation", "translation", "scale")
 DEFAULT, CONSTANT, ANIMATED = 0, 1, 2
 INVALID = 0xFFFFFFFF
 RAW_BITS_STORED = 31  # the per-track byte of a raw float32 sub-track (32 bits each)

@@ -33,17 +33,16 @@ from typing import Any
 
 import numpy as np
 
-from codec.codecs.acl_style.bit_rates import TrackKind
 from codec.codecs.acl_style.decoder import CompressedClip
 from codec.codecs.acl_style.encoder import Compressor
 from codec.codecs.acl_style.layout import BIND_CODES
-from codec.codecs.base import Encoded, Progress
+from codec.codecs.base import Encoded, Progress, TrackKind, sample_keys_of
 from codec.errors import Cancelled
 from codec.measure.error_metric import clip_errors
 from codec.model import additive
 from codec.model.additive import AdditiveBase
 from codec.model.clip import Clip, Skeleton
-from codec.model.sampling import Pose, blend, sample_keys, sample_keys_batch
+from codec.model.sampling import Pose, blend, sample_keys_batch
 from codec.model.transforms import decompose, object_space
 from codec.settings import CompressionSettings
 
@@ -85,9 +84,7 @@ class AppliedDecoder:
         interpolation: str = "nlerp",
     ) -> Pose:
         pose = self.inner.sample(t, rounding, looping, per_track, interpolation)
-        wrap = self.wrap if looping is None else looping == "wrap"
-        duration = self.duration if wrap == self.wrap else None
-        k = sample_keys(t, self.sample_rate, self.num_samples, rounding, wrap, per_track, duration)
+        k = sample_keys_of(self, t, rounding, looping, per_track, interpolation)
         b = self._base_at(np.array([k.first, k.second]))
         base = blend(Pose(*(a[0] for a in b)), Pose(*(a[1] for a in b)), k.alpha, interpolation)
         return Pose(*self._applied(tuple(pose), tuple(base)))

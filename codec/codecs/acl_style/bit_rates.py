@@ -9,18 +9,16 @@ the two cannot disagree; the .ssc writer and reader lay the same numbers out in 
 
 from __future__ import annotations
 
-from enum import IntEnum
-
 import numpy as np
+
+from codec.codecs.base import CONSTANT_BITS, STORED_COMPONENTS
 
 Array = np.ndarray
 
-SUB_TRACKS = ("rotation", "translation", "scale")
 BIT_RATE_BITS = np.array([0, *range(1, 24), 32], dtype=np.int64)
 NUM_BIT_RATES = len(BIT_RATE_BITS)
 RAW_BIT_RATE = NUM_BIT_RATES - 1
-STORED_COMPONENTS = 3  # per sub-track and sample (rotations drop one component)
-CONSTANT_BITS = 16  # rate 0: one clip-normalised value per component for the segment
+# rate 0 stores one clip-normalised CONSTANT_BITS value per component for the segment
 CONSTANT_MAX = (1 << CONSTANT_BITS) - 1
 SEGMENT_RANGE_BITS = 8  # per component, min and extent, when a clip has several segments
 SEGMENT_RANGE_MAX = (1 << SEGMENT_RANGE_BITS) - 1
@@ -29,14 +27,6 @@ RATE_BYTE_BITS = 8  # each animated sub-track's rate index, per segment
 SLOT_BYTES = STORED_COMPONENTS * CONSTANT_BITS // 8
 if SLOT_BYTES * 8 != STORED_COMPONENTS * 2 * SEGMENT_RANGE_BITS:
     raise AssertionError("a segment's constant and its range must take the same bytes")
-
-
-class TrackKind(IntEnum):
-    """How a sub-track is stored: nothing (bind value), one value, or per sample."""
-
-    DEFAULT = 0
-    CONSTANT = 1
-    ANIMATED = 2
 
 
 def has_segment_range(rates: Array, multi_segment: bool) -> Array:

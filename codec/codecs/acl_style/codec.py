@@ -41,8 +41,9 @@ class AclStyle:
         """What `info` shows of a payload: shape, segments (samples, bytes), sub-track
         kinds, rotation layouts and the bit-rate histogram."""
         from codec.codecs.acl_style import layout
-        from codec.codecs.acl_style.bit_rates import BIT_RATE_BITS, SUB_TRACKS, TrackKind
+        from codec.codecs.acl_style.bit_rates import BIT_RATE_BITS
         from codec.codecs.acl_style.rotation_layout import PER_SEGMENT
+        from codec.codecs.base import SUB_TRACKS, TrackKind
 
         parsed = layout.read(payload)
         enc = parsed.encoded

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from codec.codecs.acl_style import quantize, rotation_layout
-from codec.codecs.acl_style.bit_rates import TrackKind
+from codec.codecs.base import TrackKind
 from codec.jit import helper, kernel
 from codec.model.affine import pack_qvv, qvv_matrix, shell_error
 from codec.model.clip import Clip

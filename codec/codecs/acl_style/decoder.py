@@ -18,22 +18,20 @@ from codec.codecs.acl_style.bit_rates import has_segment_range
 from codec.codecs.acl_style.constant_tracks import rebuild_rotations
 from codec.codecs.acl_style.keyframe_stripping import Rows, assemble
 from codec.codecs.acl_style.quantize import decode_params, decode_value, segment_range_decode
+from codec.codecs.base import sample_keys_of
 from codec.errors import ClipValidationError, CompressedFormatError
 from codec.jit import inlined, kernel
 from codec.model import additive
 from codec.model.clip import Clip, Skeleton
 from codec.model.pose_blend import blend_rows
 from codec.model.sampling import (
-    INTERPOLATIONS,
     Pose,
     blend,
     duration_of,
-    sample_keys,
     sample_keys_batch,
 )
 
 Array = np.ndarray
-LOOPING = ("clamp", "wrap")
 DECODE_CHUNK = 256  # samples decoded per batch: bounds the temporary arrays
 KEEP_ROWS = 1 << 17  # stored samples x joints whose decoded poses a decoder keeps (10 MB)
 F32 = np.float32
@@ -211,16 +209,7 @@ class CompressedClip:
         blends the last sample into the first. per_track: (J,) base modes for 'per_track'.
         interpolation: 'nlerp' (ACL) or 'slerp' for rotations.
         """
-        if looping is not None and looping not in LOOPING:
-            raise ValueError(f"unknown looping {looping!r}; use one of {LOOPING}")
-        if interpolation not in INTERPOLATIONS:
-            raise ValueError(f"unknown interpolation {interpolation!r}")
-        wrap = self.wrap if looping is None else looping == "wrap"
-        # an override changes how long the clip runs: wrapping adds the last interval
-        duration = self.duration if wrap == self.wrap else None
-        keys = sample_keys(
-            t, self.sample_rate, self.num_samples, rounding, wrap, per_track, duration
-        )
+        keys = sample_keys_of(self, t, rounding, looping, per_track, interpolation)
         rot, tr, sc = self.decode_rows(np.array([keys.first, keys.second]))
         rot = rot / np.linalg.norm(rot, axis=-1, keepdims=True)
         return blend(

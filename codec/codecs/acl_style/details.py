@@ -10,11 +10,11 @@ from typing import Any
 
 import numpy as np
 
-from codec.codecs.acl_style.bit_rates import BIT_RATE_BITS, SUB_TRACKS, TrackKind
+from codec.codecs.acl_style.bit_rates import BIT_RATE_BITS
 from codec.codecs.acl_style.keyframe_stripping import Stripping, StripSettings
 from codec.codecs.acl_style.layout import EncodedClip
 from codec.codecs.acl_style.segments import IDEAL_SEGMENT_SIZE, MAX_SEGMENT_SIZE
-from codec.codecs.base import TrackCosts
+from codec.codecs.base import SUB_TRACKS, TrackCosts, TrackKind
 from codec.measure.shells import DominantShells
 
 Array = np.ndarray

@@ -32,7 +32,7 @@ import numpy as np
 
 from codec.codecs.acl_style import keyframe_stripping, rotation_layout
 from codec.codecs.acl_style import layout as ssc_format
-from codec.codecs.acl_style.bit_rates import TrackKind, segment_cost_bits
+from codec.codecs.acl_style.bit_rates import segment_cost_bits
 from codec.codecs.acl_style.constant_tracks import FirstSamples, detect_kinds, exact_kinds
 from codec.codecs.acl_style.decoder import CompressedClip, normalise
 from codec.codecs.acl_style.details import stats_details, track_costs
@@ -53,7 +53,7 @@ from codec.codecs.acl_style.quantize import (
     to_segment_space,
 )
 from codec.codecs.acl_style.segments import segment_table
-from codec.codecs.base import Encoded
+from codec.codecs.base import Encoded, TrackKind
 from codec.errors import Cancelled
 from codec.measure.error_metric import (
     array_errors,

@@ -66,12 +66,12 @@ from codec.codecs.acl_style.bit_rates import (
     NUM_BIT_RATES,
     RAW_BIT_RATE,
     SLOT_BYTES,
-    TrackKind,
     has_segment_range,
     sample_bits,
     segments_bytes,
 )
 from codec.codecs.acl_style.rotation_layout import PER_SEGMENT, W, kept_components
+from codec.codecs.base import TrackKind
 from codec.errors import CompressedFormatError
 from codec.model.limits import (
     over_budget,

@@ -19,7 +19,7 @@ from codec.codecs.authored import layout
 from codec.codecs.authored.fitter import AuthoredFitter
 from codec.codecs.authored.sources import INTERPOLATIONS, clip_sources
 from codec.codecs.base import Encoded
-from codec.codecs.survey import checked_encoding, fit_clip
+from codec.codecs.survey.fitting import checked_encoding, fit_clip
 from codec.model.clip import Clip, Skeleton
 from codec.settings import CompressionSettings
 

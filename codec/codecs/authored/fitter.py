@@ -7,8 +7,8 @@ per track, cubic tangents as multiples of a tangent step tied to it (TANGENT_RAT
 typical key interval: a tangent rounded by half a step then moves a segment about as much
 as a value rounded by half a step). The step is the coarsest (shrinking by STEP_RATIO from a
 little above what the budget allows) whose curve, read as the file reads it, keeps the local
-error on the joint's dominant shell (codec.codecs.survey.track_error) at every sample within
-the budget. Everything measured is what decodes: the same keys, the same reading.
+error on the joint's dominant shell (codec.codecs.survey.local_error.track_error) at every
+sample within the budget. Everything measured is what decodes: the same keys, the same reading.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from codec.codecs.authored.sources import Source, Sources, curve
-from codec.codecs.survey import ROT, SC, track_error
+from codec.codecs.survey.frame import ROT, SC
+from codec.codecs.survey.local_error import track_error
 from codec.model.authored_curves import CurveGroup
 
 Array = np.ndarray

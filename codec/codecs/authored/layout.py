@@ -1,7 +1,7 @@
 """The authored codec's payload: the file's own keys, quantised, and how to read them back.
 
-Layout version 1, sealed (codec.codecs.survey.seal: raw, deflated or LZMA2, the smallest):
-- header (survey.write_header) and sub-track kinds with constant values (survey.write_kinds);
+Layout version 1, sealed (codec.codecs.survey.byte_io.seal: raw, deflated or LZMA2, the smallest):
+- header and sub-track kinds with constant values (survey.frame.write_frame);
 - timelines: count (u32), then per timeline a byte (0: on the sample grid, 1: float64
   seconds, 2: float32 seconds), its key count K (u32), then on the grid the byte length (u32)
   and LEB128 zigzag differences of its sample indices (times index / rate), else K seconds
@@ -27,24 +27,16 @@ import numpy as np
 
 from codec.codecs.authored.fitter import DROP_NONE, MAX_INT, KeyTrack
 from codec.codecs.authored.sources import INTERPOLATIONS, KIND_OF_SUB, on_grid
-from codec.codecs.survey import (
+from codec.codecs.survey.byte_io import ByteReader, seal
+from codec.codecs.survey.decoder import TrackDecoder
+from codec.codecs.survey.frame import (
     ROT,
     WIDTHS,
-    ByteReader,
-    ByteWriter,
-    TrackDecoder,
     animated_order,
-    read_header,
-    read_kinds,
-    read_varints,
-    seal,
-    unseal,
-    unzigzag,
-    varints,
-    write_header,
-    write_kinds,
-    zigzag,
+    read_frame,
+    write_frame,
 )
+from codec.codecs.survey.streams import read_stream, write_stream
 from codec.errors import ClipValidationError
 from codec.model.authored_curves import CurveGroup
 from codec.model.clip import Clip, Skeleton
@@ -65,9 +57,7 @@ def write(
     timelines: list[Array],
 ) -> bytes:
     """The payload of a clip whose animated sub-tracks are `reps` on `timelines`."""
-    w = ByteWriter()
-    write_header(w, clip)
-    write_kinds(w, kinds, fixed)
+    w = write_frame(clip, kinds, fixed)
     tracks = [reps[jk] for jk in animated_order(kinds)]
     used = sorted({t.timeline for t in tracks})
     index = {u: n for n, u in enumerate(used)}
@@ -79,7 +69,7 @@ def write(
         w.u8(GRID if grid is not None else SECONDS32 if narrow else SECONDS)
         w.u32(len(times))
         if grid is not None:
-            _stream(w, [np.diff(grid, prepend=0)])
+            write_stream(w, [np.diff(grid, prepend=0)])
         else:
             w.raw(np.asarray(times, "<f4" if narrow else "<f8").tobytes())
     for t in tracks:
@@ -90,23 +80,12 @@ def write(
         w.raw(np.float32(t.step).astype("<f4").tobytes())
         if t.tangent_ints is not None:
             w.raw(np.float32(t.tangent_step).astype("<f4").tobytes())
-    _stream(w, [np.diff(t.ints, axis=0, prepend=0).T.reshape(-1) for t in tracks])
+    write_stream(w, [np.diff(t.ints, axis=0, prepend=0).T.reshape(-1) for t in tracks])
     tangents = [
         np.diff(t.tangent_ints, axis=1, prepend=0) for t in tracks if t.tangent_ints is not None
     ]
-    _stream(w, [d.transpose(0, 2, 1).reshape(-1) for d in tangents])
+    write_stream(w, [d.transpose(0, 2, 1).reshape(-1) for d in tangents])
     return seal(LAYOUT_VERSION, bytes(w.buf))
-
-
-def _stream(w: ByteWriter, parts: list[Array]) -> None:
-    data = varints(zigzag(np.concatenate(parts))) if parts else b""
-    w.u32(len(data))
-    w.raw(data)
-
-
-def _read_stream(r: ByteReader, count: int, what: str) -> Array:
-    length = r.u32(f"{what} stream length")
-    return unzigzag(read_varints(r, r.take(length, f"{what} stream"), count))
 
 
 def _step(r: ByteReader, what: str) -> float:
@@ -122,7 +101,7 @@ def _timeline(r: ByteReader, n: int, rate: float) -> Array:
     if how not in (GRID, SECONDS, SECONDS32) or not 0 < count <= MAX_KEYS:
         raise r.fail(f"timeline {n}: kind {how} with {count} keys")
     if how == GRID:
-        idx = np.cumsum(_read_stream(r, count, f"timeline {n}"))
+        idx = np.cumsum(read_stream(r, count, f"timeline {n}"))
         if np.any(idx < 0) or np.any(np.diff(idx) < 0) or idx[-1] > MAX_KEYS:
             raise r.fail(f"timeline {n}: sample indices not increasing from 0")
         return idx / rate
@@ -135,10 +114,7 @@ def _timeline(r: ByteReader, n: int, rate: float) -> Array:
 def read(payload: bytes, skeleton: Skeleton) -> AuthoredDecoder:
     """The decoder of an authored payload (CompressedFormatError on anything wrong: every
     length and number checked before it is used)."""
-    r = ByteReader(unseal(payload, LAYOUT_VERSION, NAME), NAME)
-    S, rate, looping = read_header(r, skeleton)
-    kinds, fixed = read_kinds(r, skeleton)
-    order = animated_order(kinds)
+    r, (S, rate, looping, kinds, fixed, order) = read_frame(payload, skeleton, LAYOUT_VERSION, NAME)
     count = r.u32("timeline count")
     if count > len(order):
         raise r.fail(f"{count} timelines for {len(order)} animated tracks")
@@ -162,9 +138,9 @@ def read(payload: bytes, skeleton: Skeleton) -> AuthoredDecoder:
         heads.append((sub, interp, line, step, tstep, drop))
     stored = [WIDTHS[h[0]] - (h[5] != DROP_NONE) for h in heads]
     keys = [len(timelines[h[2]]) * c for h, c in zip(heads, stored, strict=True)]
-    values = _read_stream(r, sum(keys), "value")
+    values = read_stream(r, sum(keys), "value")
     cubic = [len(timelines[h[2]]) * WIDTHS[h[0]] for h in heads if h[1] == "cubic"]
-    tangents = _read_stream(r, 2 * sum(cubic), "tangent")
+    tangents = read_stream(r, 2 * sum(cubic), "tangent")
     r.done()
     tracks = []
     at = at_t = 0

@@ -2,7 +2,7 @@
 animator's tool keys it: stepped, linear, or cubic with the tangents of a tool's tangent rule
 (flat, Catmull-Rom, auto, clamped) or fitted by least squares, knots placed where the error
 needs them; budgets come from the object-space shell error of the whole clip
-(codec.codecs.survey.fit_clip).
+(codec.codecs.survey.fitting.fit_clip).
 
 Per track (codec.codecs.curve.fitter): the samples are quantised on the coarsest uniform grid
 a share of the budget allows (rotations by three components when one stays away from zero);
@@ -28,7 +28,7 @@ from codec.codecs.curve import layout
 from codec.codecs.curve.fitter import KEYED_SHARE, CurveFitter
 from codec.codecs.curve.keys import clip_keys
 from codec.codecs.curve.tangents import MODES, RULES
-from codec.codecs.survey import checked_encoding, fit_clip
+from codec.codecs.survey.fitting import checked_encoding, fit_clip
 from codec.model.clip import Clip, Skeleton
 from codec.settings import CompressionSettings
 

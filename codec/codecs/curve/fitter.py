@@ -43,7 +43,8 @@ from codec.codecs.curve.tangents import (
     rule_tangents,
 )
 from codec.codecs.curve.values import Grid, choose_grid
-from codec.codecs.survey import ROT, SC, stream_cost, zigzag
+from codec.codecs.survey.frame import ROT, SC
+from codec.codecs.survey.streams import stream_cost, zigzag
 
 Array = np.ndarray
 

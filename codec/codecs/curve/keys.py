@@ -27,7 +27,7 @@ import numpy as np
 
 from codec.codecs.curve.placement import CUBIC, curve_errors, fewest_knots, sample_errors
 from codec.codecs.curve.tangents import LINEAR, RULES, STEP, knot_tangents
-from codec.codecs.survey import continuous_rotations
+from codec.codecs.survey.fitting import continuous_rotations
 from codec.measure.shells import ancestor_scale, dominant_shells, local_precision
 from codec.model.clip import Clip
 

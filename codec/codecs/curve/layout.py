@@ -1,6 +1,6 @@
 """The curve payload: bytes of a clip kept as per-track curves through knots, and its decoder.
 
-Little-endian, sealed (codec.codecs.survey.seal): the body follows the seal, stored as it
+Little-endian, sealed (codec.codecs.survey.byte_io.seal): the body follows the seal, stored as it
 is, deflated or LZMA2-packed, whichever is smallest (the entropy coding).
 
 | bytes | field |
@@ -57,29 +57,23 @@ from codec.codecs.curve.tangents import (
     knot_tangents,
 )
 from codec.codecs.curve.values import ALL, MAX_INT, Grid
-from codec.codecs.survey import (
-    ROT,
-    WIDTHS,
+from codec.codecs.survey.byte_io import (
     ByteReader,
-    ByteWriter,
-    KeyedTable,
-    TrackDecoder,
-    animated_order,
     pack_uint,
     packed_size,
-    read_header,
-    read_keyed_payload,
-    read_kinds,
-    read_varints,
     seal,
     unpack_uint,
-    unseal,
-    unzigzag,
-    varints,
-    write_header,
-    write_kinds,
-    zigzag,
 )
+from codec.codecs.survey.decoder import TrackDecoder
+from codec.codecs.survey.frame import (
+    ROT,
+    WIDTHS,
+    animated_order,
+    read_frame,
+    write_frame,
+)
+from codec.codecs.survey.keyed import KeyedTable, read_keyed_payload
+from codec.codecs.survey.streams import read_stream, write_stream
 from codec.model.clip import Clip, Skeleton
 from codec.model.limits import MAX_VALUE
 
@@ -92,9 +86,7 @@ FULL, CORRECTIONS = 0x80, 0x10
 
 def write(clip: Clip, kinds: Array, fixed: tuple[Array, Array, Array], reps: dict) -> bytes:
     """The payload of a clip whose animated sub-tracks are `reps` {(joint, sub): SplineTrack}."""
-    w = ByteWriter()
-    write_header(w, clip)
-    write_kinds(w, kinds, fixed)
+    w = write_frame(clip, kinds, fixed)
     order = animated_order(kinds)
     tracks: list[SplineTrack] = [reps[jk] for jk in order]
     union = np.zeros(clip.num_samples, dtype=np.uint64)
@@ -114,20 +106,9 @@ def write(clip: Clip, kinds: Array, fixed: tuple[Array, Array, Array], reps: dic
         if corrected:
             w.raw(np.float32(t.tangent_step).astype("<f4").tobytes())
     values = [np.diff(t.ints, axis=0, prepend=0).T.reshape(-1) for t in tracks]
-    _stream(w, values)
-    _stream(w, [t.extra.T.reshape(-1) for t in tracks if t.extra is not None])
+    write_stream(w, values)
+    write_stream(w, [t.extra.T.reshape(-1) for t in tracks if t.extra is not None])
     return seal(LAYOUT_VERSION, bytes(w.buf))
-
-
-def _stream(w: ByteWriter, parts: list[Array]) -> None:
-    data = varints(zigzag(np.concatenate(parts))) if parts else b""
-    w.u32(len(data))
-    w.raw(data)
-
-
-def _read_stream(r: ByteReader, count: int, what: str) -> Array:
-    length = r.u32(f"{what} stream length")
-    return unzigzag(read_varints(r, r.take(length, f"{what} stream"), count))
 
 
 def read(payload: bytes, skeleton: Skeleton) -> CurveDecoder:
@@ -135,10 +116,7 @@ def read(payload: bytes, skeleton: Skeleton) -> CurveDecoder:
     wrong: every length and number checked before it is used)."""
     if payload[:1] == bytes([CATMULL_ROM_ONLY]):
         return _read_v1(payload, skeleton)
-    r = ByteReader(unseal(payload, LAYOUT_VERSION, NAME), NAME)
-    S, rate, looping = read_header(r, skeleton)
-    kinds, fixed = read_kinds(r, skeleton)
-    order = animated_order(kinds)
+    r, (S, rate, looping, kinds, fixed, order) = read_frame(payload, skeleton, LAYOUT_VERSION, NAME)
     union = unpack_uint(r.take(packed_size(S, 1), "knot markers"), S, 1)
     where = np.flatnonzero(union)
     if order and len(where) == 0:
@@ -163,10 +141,10 @@ def read(payload: bytes, skeleton: Skeleton) -> CurveDecoder:
         tstep = _step(r, f"tangent step of track {n}") if flags & CORRECTIONS else 0.0
         width = WIDTHS[sub] - (0 if drop == ALL else 1)
         heads.append((keys.astype(np.int64), mode, rule, Grid(step, drop), width, tstep))
-    flat = _read_stream(r, sum(len(h[0]) * h[4] for h in heads), "value")
+    flat = read_stream(r, sum(len(h[0]) * h[4] for h in heads), "value")
     widths = [WIDTHS[sub] for _, sub in order]
     corrections = sum(len(h[0]) * c for h, c in zip(heads, widths, strict=True) if h[5] > 0)
-    extras = _read_stream(r, corrections, "correction")
+    extras = read_stream(r, corrections, "correction")
     r.done()
     tracks = []
     at = at_x = 0
@@ -230,7 +208,7 @@ def _read_v1(payload: bytes, skeleton: Skeleton) -> CurveDecoder:
 
 
 class _Knots:
-    """A track's knots and values, as codec.codecs.survey.KeyedTable reads them."""
+    """A track's knots and values, as codec.codecs.survey.keyed.KeyedTable reads them."""
 
     def __init__(self, keys: Array, values: Array) -> None:
         self.keys = keys

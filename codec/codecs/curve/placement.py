@@ -10,7 +10,7 @@ failed in a row as the longest success is long, or MAX_SPAN); then again from b:
   samples between by least squares (a closed form per component). Each segment is judged on
   its own, so one badly determined tangent cannot shorten every segment after it.
 Knot values are what the caller passes (the exact samples, or the quantised ones); the error
-is `codec.codecs.survey.track_error`'s on the joint's dominant shell, recomputed here.
+is `codec.codecs.survey.local_error.track_error`'s on the joint's dominant shell, recomputed here.
 On keyed data the longest segments that hold are the key intervals (a longer one would cross
 a key's kink), so the knots come out as the keys.
 

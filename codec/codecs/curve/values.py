@@ -10,7 +10,7 @@ stores the other three; the decoder rebuilds it as sqrt(1 - the others' squares)
 quaternion at every knot, before the curve blends components. Otherwise all four are stored.
 
 Choosing the step: the largest (within STEP_RATIO) whose quantisation of every sample of the
-track keeps the local error (codec.codecs.survey.track_error's) within the budget given.
+track keeps the local error (codec.codecs.survey.local_error.track_error's) within the budget given.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from codec.codecs.curve.placement import sample_errors
-from codec.codecs.survey import ROT, SC
+from codec.codecs.survey.frame import ROT, SC
 
 Array = np.ndarray
 

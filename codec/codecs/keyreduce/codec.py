@@ -1,6 +1,6 @@
 """keyreduce: every sub-track keeps the fewest source samples as keys that linear
 interpolation between them holds within the track's budget; the budgets come from the
-object-space shell error of the whole clip (codec.codecs.survey.fit_clip), so the error is
+object-space shell error of the whole clip (codec.codecs.survey.fitting.fit_clip), so the error is
 measured through the hierarchy, not per track against a fixed threshold.
 
 Key choice: from each key, the next one is the farthest sample such that the line between
@@ -24,15 +24,9 @@ import numpy as np
 
 from codec.codecs.base import Encoded
 from codec.codecs.keyreduce import layout
-from codec.codecs.survey import (
-    KeyedTrack,
-    checked_encoding,
-    choose_bits,
-    fit_clip,
-    keyed_cost,
-    keyed_track,
-    track_error,
-)
+from codec.codecs.survey.fitting import checked_encoding, fit_clip
+from codec.codecs.survey.keyed import KeyedTrack, keyed_cost, keyed_track
+from codec.codecs.survey.local_error import choose_bits, track_error
 from codec.model.clip import Clip, Skeleton
 from codec.settings import CompressionSettings
 

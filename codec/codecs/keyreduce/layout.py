@@ -1,6 +1,6 @@
 """The keyreduce payload: bytes of a clip kept at per-track keys, linearly interpolated.
 
-Little-endian, sealed (codec.codecs.survey.seal): the body follows the seal, stored as it
+Little-endian, sealed (codec.codecs.survey.byte_io.seal): the body follows the seal, stored as it
 is, deflated or LZMA2-packed, whichever is smallest (the entropy coding).
 
 | bytes | field |
@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from codec.codecs.survey import (
+from codec.codecs.survey.keyed import (
     KeyedDecoder,
     KeyedTrack,
     read_keyed_payload,

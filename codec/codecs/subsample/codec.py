@@ -8,7 +8,7 @@ whole clip rebuilt from M raw-interpolated samples, codec.measure.error_metric.c
 share of the precision left for quantisation, then a few smaller M are tried as well (the
 error is not monotone in M: a count that lands on the source grid can beat a larger one).
 At the chosen M every track is quantised within budgets driven by the object-space error
-(codec.codecs.survey.fit_clip); if that fails M grows and the fit runs again.
+(codec.codecs.survey.fitting.fit_clip); if that fails M grows and the fit runs again.
 
 Compression time: O(log S) object-space measures of the clip, then one fit (and rarely a
 few more at a larger M).
@@ -23,17 +23,9 @@ import numpy as np
 
 from codec.codecs.base import Encoded
 from codec.codecs.subsample import layout
-from codec.codecs.survey import (
-    MAX_BITS,
-    Quantised,
-    checked_encoding,
-    continuous_rotations,
-    dequantise,
-    fit_clip,
-    quantise,
-    stored_range,
-    track_error,
-)
+from codec.codecs.survey.fitting import checked_encoding, continuous_rotations, fit_clip
+from codec.codecs.survey.local_error import track_error
+from codec.codecs.survey.streams import MAX_BITS, Quantised, dequantise, quantise, stored_range
 from codec.measure.error_metric import clip_errors
 from codec.model import quat
 from codec.model.clip import Clip, Skeleton

@@ -1,6 +1,6 @@
 """The subsample payload: every animated sub-track at one lower uniform rate.
 
-Little-endian, sealed (codec.codecs.survey.seal): the body follows the seal, stored as it
+Little-endian, sealed (codec.codecs.survey.byte_io.seal): the body follows the seal, stored as it
 is, deflated or LZMA2-packed, whichever is smallest (the entropy coding).
 
 | bytes | field |
@@ -37,25 +37,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from codec.codecs.survey import (
-    MAX_BITS,
+from codec.codecs.survey.byte_io import seal
+from codec.codecs.survey.decoder import TrackDecoder, clip_of
+from codec.codecs.survey.frame import (
     WIDTHS,
-    ByteReader,
-    ByteWriter,
-    GridTable,
-    Quantised,
-    TrackDecoder,
-    _clip_of,
     animated_order,
+    read_frame,
+    write_frame,
+)
+from codec.codecs.survey.grid import GridTable
+from codec.codecs.survey.streams import (
+    MAX_BITS,
+    Quantised,
     read_deltas,
-    read_header,
-    read_kinds,
     read_range,
-    seal,
-    unseal,
     write_deltas,
-    write_header,
-    write_kinds,
     write_range,
 )
 from codec.model import quat
@@ -119,15 +115,13 @@ class SubsampleDecoder(TrackDecoder):
             else self.sample_rate
         )
         rot, tr, sc = self.evaluate(pos)
-        return _clip_of(self.skeleton, rate, [rot, tr, sc], self.looping, "")
+        return clip_of(self.skeleton, rate, [rot, tr, sc], self.looping, "")
 
 
 def write(
     clip: Clip, kinds: Array, fixed: tuple[Array, Array, Array], reps: dict, stored: int
 ) -> bytes:
-    w = ByteWriter()
-    write_header(w, clip)
-    write_kinds(w, kinds, fixed)
+    w = write_frame(clip, kinds, fixed)
     w.u32(stored)
     for jk in animated_order(kinds):
         q: Quantised = reps[jk]
@@ -138,14 +132,11 @@ def write(
 
 
 def read(payload: bytes, skeleton: Skeleton) -> SubsampleDecoder:
-    r = ByteReader(unseal(payload, LAYOUT_VERSION, NAME), NAME)
-    S, rate, looping = read_header(r, skeleton)
-    kinds, fixed = read_kinds(r, skeleton)
+    r, (S, rate, looping, kinds, fixed, order) = read_frame(payload, skeleton, LAYOUT_VERSION, NAME)
     stored = r.u32("stored sample count")
     if not (1 <= stored <= S) or (stored == 1 and S > 1):
         raise r.fail(f"stored sample count {stored} for {S} source samples")
     heads = []
-    order = animated_order(kinds)
     for n, (_, k) in enumerate(order):
         flags = r.u8(f"flags of track {n}")
         bits = flags & 0x1F

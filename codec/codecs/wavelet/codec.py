@@ -5,8 +5,8 @@ off, the track is cut into blocks of 16 and transformed (transform.py), and the 
 quantised with one step per track, finer for lower sub-bands (layout.py). The step is the
 largest (bisected on a log scale, float32 as stored) whose rebuilt track stays within the
 track's local budget on the joint's dominant shell; the budgets come from the object-space
-shell error of the whole clip (codec.codecs.survey.fit_clip). Entropy coding: zigzag varints,
-then deflate or LZMA2 of the whole body (codec.codecs.survey.seal).
+shell error of the whole clip (codec.codecs.survey.fitting.fit_clip). Entropy coding: zigzag
+varints, then deflate or LZMA2 of the whole body (codec.codecs.survey.byte_io.seal).
 
 Compression time: per track STEP_ITERATIONS forward-quantise-inverse passes (one matrix
 product over all blocks each), times the budget rounds.
@@ -20,7 +20,8 @@ from collections.abc import Callable
 import numpy as np
 
 from codec.codecs.base import Encoded
-from codec.codecs.survey import checked_encoding, fit_clip, track_error
+from codec.codecs.survey.fitting import checked_encoding, fit_clip
+from codec.codecs.survey.local_error import track_error
 from codec.codecs.wavelet import layout
 from codec.model.clip import Clip, Skeleton
 from codec.settings import CompressionSettings

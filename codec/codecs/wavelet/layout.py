@@ -1,6 +1,6 @@
 """The wavelet payload: D4 coefficients of every animated sub-track, sub-band quantised.
 
-Little-endian, sealed (codec.codecs.survey.seal): the body follows the seal, stored as it
+Little-endian, sealed (codec.codecs.survey.byte_io.seal): the body follows the seal, stored as it
 is, deflated or LZMA2-packed, whichever is smallest (the entropy coding: quantised
 coefficients are mostly zero or near it, and their varints are runs of small bytes).
 
@@ -38,24 +38,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from codec.codecs.survey import (
+from codec.codecs.survey.byte_io import seal
+from codec.codecs.survey.decoder import TrackDecoder
+from codec.codecs.survey.frame import (
     WIDTHS,
-    ByteReader,
-    ByteWriter,
-    GridTable,
-    TrackDecoder,
     animated_order,
-    read_header,
-    read_kinds,
-    read_varints,
-    seal,
-    unseal,
-    unzigzag,
-    varints,
-    write_header,
-    write_kinds,
-    zigzag,
+    read_frame,
+    write_frame,
 )
+from codec.codecs.survey.grid import GridTable
+from codec.codecs.survey.streams import read_stream, write_stream
 from codec.codecs.wavelet.transform import BANDS, BLOCK, LEVELS, forward, inverse
 from codec.model.clip import Clip, Skeleton
 
@@ -111,26 +103,19 @@ class WaveletDecoder(TrackDecoder):
 
 
 def write(clip: Clip, kinds: Array, fixed: tuple[Array, Array, Array], reps: dict) -> bytes:
-    w = ByteWriter()
-    write_header(w, clip)
-    write_kinds(w, kinds, fixed)
+    w = write_frame(clip, kinds, fixed)
     streams = []
     for jk in animated_order(kinds):
         step, offset, ints = reps[jk]
         w.raw(np.float32(step).astype("<f4").tobytes())
         w.raw(np.asarray(offset, "<f4").tobytes())
         streams.append(ints[:, :, BAND_ORDER].transpose(2, 0, 1).reshape(-1))
-    data = varints(zigzag(np.concatenate(streams))) if streams else b""
-    w.u32(len(data))
-    w.raw(data)
+    write_stream(w, streams)
     return seal(LAYOUT_VERSION, bytes(w.buf))
 
 
 def read(payload: bytes, skeleton: Skeleton) -> WaveletDecoder:
-    r = ByteReader(unseal(payload, LAYOUT_VERSION, NAME), NAME)
-    S, rate, looping = read_header(r, skeleton)
-    kinds, fixed = read_kinds(r, skeleton)
-    order = animated_order(kinds)
+    r, (S, rate, looping, kinds, fixed, order) = read_frame(payload, skeleton, LAYOUT_VERSION, NAME)
     nb = num_blocks(S)
     heads = []
     for n, (_, k) in enumerate(order):
@@ -139,9 +124,7 @@ def read(payload: bytes, skeleton: Skeleton) -> WaveletDecoder:
         if not (np.isfinite(step) and step > 0) or not np.all(np.isfinite(offset)):
             raise r.fail(f"track {n} has step {step} or a non-finite offset")
         heads.append((step, offset))
-    length = r.u32("coefficient stream length")
-    count = sum(WIDTHS[k] for _, k in order) * nb * BLOCK
-    ints = unzigzag(read_varints(r, r.take(length, "coefficient stream"), count))
+    ints = read_stream(r, sum(WIDTHS[k] for _, k in order) * nb * BLOCK, "coefficient")
     r.done()
     tracks = []
     at = 0

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from codec.codecs import registry
+from codec.codecs import acl_compressor_path, registry
 from codec.codecs.acl21 import compressor
 from codec.codecs.acl21.codec import CODEC, AclOutput
 from codec.errors import Cancelled, CompressedFormatError, SettingsError
@@ -52,7 +52,7 @@ def stub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("STUB_OUTPUT", str(FIXTURES / "cmu_09_02.acl"))
     monkeypatch.setenv("STUB_STATS", str(FIXTURES / "cmu_09_02.acl_stats"))
     monkeypatch.setenv("STUB_MODE", "copy")
-    monkeypatch.setenv(compressor.ENV, str(path))
+    monkeypatch.setenv(acl_compressor_path.ENV, str(path))
     return tmp_path
 
 
@@ -99,7 +99,7 @@ def test_a_failing_compressor_says_what_it_said(stub: Path, monkeypatch) -> None
 @pytest.mark.parametrize("how", ["timeout", "cancel"])
 def test_a_hanging_compressor_is_stopped(stub: Path, monkeypatch, how: str) -> None:
     monkeypatch.setenv("STUB_MODE", "hang")
-    path = os.environ[compressor.ENV]
+    path = os.environ[acl_compressor_path.ENV]
     start = time.monotonic()
     clip = raw_clip("cmu_09_02.acl")
     if how == "timeout":
@@ -116,18 +116,18 @@ def test_a_hanging_compressor_is_stopped(stub: Path, monkeypatch, how: str) -> N
 
 
 def test_without_acl_compressor_the_codec_is_listed_as_unavailable(monkeypatch) -> None:
-    monkeypatch.delenv(compressor.ENV, raising=False)
+    monkeypatch.delenv(acl_compressor_path.ENV, raising=False)
     assert "acl-2.1" in registry.names()
     assert "no acl_compressor given" in (registry.unavailable("acl-2.1") or "")
     assert registry.unavailable("acl-style") is None
     assert "acl-2.1" not in [c.name for c in registry.chosen(registry.AUTO)]
     with pytest.raises(SettingsError, match="acl-2.1 is unavailable: no acl_compressor"):
         CODEC.encode(raw_clip("cmu_09_02.acl"), CompressionSettings(codec="acl-2.1"))
-    monkeypatch.setenv(compressor.ENV, "/nonexistent/acl_compressor")
+    monkeypatch.setenv(acl_compressor_path.ENV, "/nonexistent/acl_compressor")
     assert "no such file" in (registry.unavailable("acl-2.1") or "")
     monkeypatch.chdir("/")  # a relative path is kept absolute: Dask workers run elsewhere
-    compressor.configure("bin/true")
-    assert compressor.configured() == "/bin/true"
+    acl_compressor_path.configure("bin/true")
+    assert acl_compressor_path.configured() == "/bin/true"
 
 
 def test_an_output_file_must_match_the_clip() -> None:

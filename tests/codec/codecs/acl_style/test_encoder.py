@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 import codec
 from codec import decode
-from codec.codecs.acl_style.bit_rates import TrackKind
+from codec.codecs.base import TrackKind
 from codec.compression import compress
 from codec.errors import Cancelled, SettingsError
 from codec.measure.error_metric import shell_error

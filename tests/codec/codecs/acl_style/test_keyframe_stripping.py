@@ -186,7 +186,7 @@ def test_an_unknown_container_version_is_refused_in_one_line() -> None:
 
 
 def test_the_tables_charge_only_the_stored_keyframes(keyed_13_07: codec.Clip) -> None:
-    from codec.codecs.acl_style.tables import cell_bytes, segment_sample_counts
+    from codec.result_tables import cell_bytes, segment_sample_counts
 
     on, off = compress(keyed_13_07, STRICT), compress(keyed_13_07, OFF)
     counts = segment_sample_counts(on)

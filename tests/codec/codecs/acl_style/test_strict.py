@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import codec
-from codec.codecs.acl_style.bit_rates import TrackKind
+from codec.codecs.base import TrackKind
 from codec.compression import Compression, compress
 from codec.errors import CompressedFormatError
 from codec.formats import list_animations

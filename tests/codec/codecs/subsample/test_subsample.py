@@ -8,7 +8,7 @@ import pytest
 
 from codec.codecs.subsample import SubsampleCodec
 from codec.codecs.subsample.codec import APPROX_SHARE, approx_errors
-from codec.codecs.survey import continuous_rotations
+from codec.codecs.survey.fitting import continuous_rotations
 from tests.codec.codecs import survey_checks as checks
 
 CODEC = SubsampleCodec()

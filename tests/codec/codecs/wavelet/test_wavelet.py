@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from codec.codecs.survey import ByteReader
+from codec.codecs.survey import streams
+from codec.codecs.survey.byte_io import ByteReader
 from codec.codecs.wavelet import WaveletCodec, layout
 from codec.codecs.wavelet.transform import BANDS, BLOCK, W, forward, inverse
 from tests.codec.codecs import survey_checks as checks
@@ -35,8 +36,8 @@ def test_lower_sub_bands_get_finer_steps() -> None:
 
 def test_zigzag_varints_round_trip() -> None:
     v = np.array([0, -1, 1, 63, -64, 64, 10**12, -(10**12)])
-    data = layout.varints(layout.zigzag(v))
-    back = layout.unzigzag(layout.read_varints(ByteReader(data, "t"), data, len(v)))
+    data = streams.varints(streams.zigzag(v))
+    back = streams.unzigzag(streams.read_varints(ByteReader(data, "t"), data, len(v)))
     np.testing.assert_array_equal(back, v)
 
 

@@ -1,8 +1,9 @@
 """The numbers of one result by joint, segment and cell, as the panels and exports show them.
 
-Pure numpy over a `Result` (shapes: G segments, J joints, 3 sub-tracks): the app
-formats these, it does not compute them. Byte counts come from bit_rates, so they are
-the sizes the optimiser weighed.
+Pure numpy over a `Result` of any codec (shapes: G segments, J joints, 3 sub-tracks): the
+app formats these, it does not compute them. Bytes per cell come from the codec's own
+`TrackCosts` (codec.codecs.base), so they are the sizes its encoder weighed; a codec without
+per-track costs gives one segment whose kinds and widths are unknown (-1).
 """
 
 from __future__ import annotations
@@ -11,8 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from codec.codecs.acl_style.bit_rates import SUB_TRACKS, TrackKind, segment_cost_bits
-from codec.codecs.base import TrackCosts
+from codec.codecs.base import SUB_TRACKS, TrackCosts, TrackKind
 from codec.result import Result
 
 KIND_NAMES = {
@@ -41,18 +41,9 @@ def segment_sample_counts(result: Result) -> np.ndarray:
 
 
 def cell_bytes(result: Result) -> np.ndarray:
-    """(G, J, 3) bytes of packed samples per segment, joint and sub-track (0 if not animated).
-
-    What bit_rates.segment_cost_bits charges each sub-track in a single-segment clip:
-    bit rate 0 stores one constant for the segment, the others every sample of the segment
-    (segment ranges and rate bytes not counted).
-    """
-    rates = np.asarray(costs_of(result).bit_rates, dtype=np.int64)
-    out = np.zeros(rates.shape)
-    for g, n in enumerate(segment_sample_counts(result)):  # a handful of segments
-        cost = segment_cost_bits(int(n), multi_segment=False)
-        out[g] = np.where(rates[g] >= 0, cost[np.maximum(rates[g], 0)], 0) / 8.0
-    return out
+    """(G, J, 3) bytes of packed samples per segment, joint and sub-track (0 if not animated):
+    `TrackCosts.sample_bits` (segment ranges and rate bytes not counted) in bytes."""
+    return costs_of(result).sample_bits() / 8.0
 
 
 def segment_errors(result: Result) -> np.ndarray:
