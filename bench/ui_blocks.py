@@ -15,7 +15,8 @@ The sampler takes the GIL about every millisecond, so it slows the worker's Pyth
 the paint timing adds a Python `notify` per event (--no-paints leaves it out: a plain
 QApplication), which lengthens every frame: the blocks here are longer than in
 bench/window_edits.py. The blocks counted at the end (per clip and phase: count >= 16 ms,
-longest, median) are the figures to compare, run against run with the same options.
+longest, median) are the figures to compare, run against run with the same options. Both
+compression modes in one run: bench/modes.py thread,process bench/ui_blocks.py [options].
 """
 
 from __future__ import annotations
