@@ -201,10 +201,10 @@ class _Child:
         self.proc.stdin.close()
         self.proc.stdout.close()
         self.alive = True
-        self._telling = False  # close() was called: the end is not a death
+        self._ending = threading.Event()  # we end it (close, exit): the end is not a death
         self._queue: queue.SimpleQueue[tuple | None] = queue.SimpleQueue()
         self._answer = answer
-        self._finalizer = weakref.finalize(self, _kill, self.proc)
+        self._finalizer = weakref.finalize(self, _kill, self.proc, self._ending)
         threading.Thread(target=self._send_loop, name="compress-send", daemon=True).start()
         threading.Thread(target=self._read_loop, name="compress-read", daemon=True).start()
 
@@ -212,7 +212,7 @@ class _Child:
         self._queue.put(message)
 
     def close(self, timeout: float) -> None:
-        self._telling = True
+        self._ending.set()
         self._queue.put(None)  # the sender closes the pipe: the child reads its end and exits
         try:
             self.proc.wait(timeout)
@@ -242,7 +242,7 @@ class _Child:
         self.alive = False
         with contextlib.suppress(OSError):
             self._in.close()
-        if self._telling:
+        if self._ending.is_set():
             return
         try:
             code = self.proc.wait(5.0)
@@ -253,7 +253,8 @@ class _Child:
         self._answer(self, ("died", _ending(code)))
 
 
-def _kill(proc: subprocess.Popen) -> None:
+def _kill(proc: subprocess.Popen, ending: threading.Event) -> None:
+    ending.set()
     with contextlib.suppress(OSError):
         proc.kill()
     with contextlib.suppress(OSError, subprocess.TimeoutExpired):

@@ -259,6 +259,7 @@ class Controller(QtCore.QObject):
             import_readers()
             self._process = compress_process.CompressProcess(_process_listener(self))
             self._process.start()  # it warms its kernels up while the window opens
+            weakref.finalize(self, self._process.close, 0.5)  # a Controller never shut down
             return
         if compress is None:
             # import now, not under the worker's GIL hold; compile (or load) the codec's
@@ -863,6 +864,12 @@ def _process_listener(ctl: Controller) -> compress_process.Listener:
         ctl = owner()
         if ctl is None:
             return
+        try:
+            tell(ctl, message)
+        except RuntimeError:  # the Controller's Qt side is gone (the window closed)
+            pass
+
+    def tell(ctl: Controller, message: tuple) -> None:
         kind = message[0]
         if kind == "progress":
             ctl._progressed.emit(*message[1:])

@@ -173,6 +173,17 @@ def test_closing_the_window_ends_the_child(qtbot, dialogs, monkeypatch) -> None:
     assert not alive(pid)
 
 
+def test_a_controller_dropped_without_shutdown_ends_its_child(qtbot) -> None:
+    import gc
+
+    ctl = Controller(Document(), compress_in="process")
+    pid = ctl.process_id
+    assert pid is not None and alive(pid)
+    del ctl
+    gc.collect()
+    qtbot.waitUntil(lambda: not alive(pid), timeout=10_000)
+
+
 def test_the_parent_gone_ends_the_child() -> None:
     got: list[tuple] = []
     proc = compress_process.CompressProcess(got.append)
