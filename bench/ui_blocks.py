@@ -65,6 +65,10 @@ def idle(where: str) -> bool:
     """A thread that waits for work (an idle pool thread, the finished JIT warm-up)."""
     if where.startswith("[jit") or where.endswith("thread.py:_worker:81"):
         return True
+    if "compress_process.py:_read_loop" in where and "connection.py:_recv" in where:
+        return True  # the compression process's reader, waiting for an answer
+    if "compress_process.py:_send_loop" in where:  # its sender, waiting for a message
+        return True
     return "controller.py:_loop:" in where and "threading.py:wait" in where
 
 

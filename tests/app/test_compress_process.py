@@ -205,3 +205,20 @@ def test_the_mode_is_read_from_the_environment(monkeypatch) -> None:
     monkeypatch.setenv(compress_process.ENV, "fork")
     with pytest.raises(ValueError, match="SHELLSCOPE_COMPRESS_IN='fork'"):
         compress_process.mode()
+
+
+def test_the_child_never_imports_qt() -> None:
+    """The child is the codec alone: no Qt, no OpenGL (a lighter process, no GUI state)."""
+    import subprocess
+    import sys
+
+    check = (
+        "import sys; import app.compress_process, codec.compression, "
+        "codec.warm_up; bad = [m for m in sys.modules if m.split('.')[0] in "
+        "('PySide6', 'shiboken6', 'pyqtgraph', 'OpenGL')]; print(bad); sys.exit(bool(bad))"
+    )
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", check], cwd=root, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
