@@ -236,8 +236,11 @@ class _Child:
                 message = self._in.recv()
             except (EOFError, OSError):
                 break
-            except Exception as e:  # an answer that does not unpickle: say it, go on
-                message = ("failed", -1, f"{type(e).__name__}: {e}", traceback.format_exc())
+            except Exception:  # a frame that does not unpickle: the protocol broke, and
+                # the run it answered would wait for ever; end the child (a death: restarted)
+                traceback.print_exc()
+                _kill(self.proc, threading.Event())
+                break
             self._answer(self, message)
         self.alive = False
         with contextlib.suppress(OSError):
