@@ -10,11 +10,13 @@ results keep coming while the user drags (a run cancelled so gives the next one 
 sidecar waits for the edits to settle (`debounce`); opening another clip and closing write a
 pending save at once.
 
-Compression runs on one daemon worker thread (`_Worker`), in the order requested. Each run has
-its own cancel flag that the codec polls through its `cancel` callback; a newer request raises
-the flag of the older one, and results of stale runs are dropped by generation number, so the
-document only ever receives the result of the latest settings. Daemon threads cannot hold the
-process open.
+Compression runs where `app.compress_process.mode` says: on one daemon worker thread
+(`_Worker`, "thread"), or in a persistent child process (app.compress_process, "process": the
+codec no longer shares the interpreter lock with the UI thread). Either way runs go in the
+order requested; each has its own cancel flag that the codec polls through its `cancel`
+callback; a newer request raises the flag of the older one, and results of stale runs are
+dropped by generation number, so the document only ever receives the result of the latest
+settings. Daemon threads cannot hold the process open; the child ends with the window.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from typing import Any
 from PySide6 import QtCore
 
 import codec
-from app import exports
+from app import compress_process, exports
 from app.document import Document, Status
 from app.error_scale import format_seconds
 from app.export_folder import remember_export
@@ -62,12 +64,6 @@ DEBOUNCE_MS = 200  # edits settle this long before the tuning is saved
 # showed 1 result
 THROTTLE_MS = (30, 150, 1000)  # (least, before the first run is timed, most)
 STALE_AFTER = 2.0
-PROGRESS_INTERVAL = 0.05  # s between progress signals from one run
-# a run says how far it is only once it has taken this long: an edit's run (tens of ms) would
-# otherwise repaint the status bar's progress for each step, a frame of the window's widgets
-# each (a few ms; 20-50 ms on software GL when the 3D view was a QOpenGLWidget and every
-# frame composed the whole window), taken from the run itself on two cores
-PROGRESS_DELAY = 0.3  # s
 # the niceness of compression threads (and of the codec's segment threads they start, which
 # inherit it): on two cores the worker's threads took the CPU from the UI thread mid-frame
 # (bench/ui_blocks.py: blocks with the UI thread on the CPU a third of the time). At 3 the
@@ -75,7 +71,7 @@ PROGRESS_DELAY = 0.3  # s
 # UI was busy (a 20-tick slider drag showed 0-3 results instead of 12-18)
 WORKER_NICE = 3
 WORKER_IDLE_S = 10.0  # the compression thread ends after this long without a run
-WARM_REST_AFTER_S = 5.0  # the other codecs' warm-up waits this long for the first result
+WARM_REST_AFTER_S = compress_process.WARM_REST_AFTER_S
 
 
 def below_ui() -> None:
@@ -115,12 +111,12 @@ class _CompressorCache:
 
 
 class _Run:
-    def __init__(self, generation: int) -> None:
+    def __init__(self, generation: int, made_with: RunSettings) -> None:
         self.generation = generation
+        self.made_with = made_with  # the complete settings it compresses with
         self.cancel = threading.Event()
         self.done = threading.Event()  # set when its job has returned (run or skipped)
         self.started = time.monotonic()
-        self.last_progress = 0.0
 
 
 class _Worker:
@@ -181,6 +177,9 @@ class Controller(QtCore.QObject):
     """Feeds the document: `load` reads, settings changes recompress (throttled), the
     views' intents edit the tuning (saved beside the clip) and write exports.
 
+    `compress_in`: "thread" or "process" (app.compress_process.mode: None reads
+    $SHELLSCOPE_COMPRESS_IN); a `compress` function given always runs on the thread.
+
     Signals: `result_ready(result)` after the document got a new result, `failed(message)`
     when a run raised, `progress(fraction, message)`, `busy_changed(running)`,
     `exported(kind, path, error)` after an export (error "" when it was written), preceded
@@ -198,6 +197,7 @@ class Controller(QtCore.QObject):
     _finished = QtCore.Signal(int, object, str)
     _progressed = QtCore.Signal(int, float, str)
     _warming = QtCore.Signal(str)  # the kernels compile (what to say), or "" once they have
+    _died = QtCore.Signal(str)  # the compression process ended unasked (how)
 
     def __init__(
         self,
@@ -206,6 +206,7 @@ class Controller(QtCore.QObject):
         load: LoadFn | None = None,
         debounce_ms: int = DEBOUNCE_MS,
         parent: QtCore.QObject | None = None,
+        compress_in: str | None = None,
     ) -> None:
         super().__init__(parent)
         self.document = document
@@ -236,8 +237,20 @@ class Controller(QtCore.QObject):
         self.first_result = threading.Event()  # a run has finished (the warm-up goes on)
         # every tuning edit goes through here; the sidecar saves its current state
         self.history = TuningHistory(Tuning(document.settings, document.overrides))
-        # hand the GIL back to the UI thread more often while a worker computes
+        self._warming.connect(self._on_warming, QtCore.Qt.ConnectionType.QueuedConnection)
+        self._died.connect(self._on_died, QtCore.Qt.ConnectionType.QueuedConnection)
+        self._crashed: int | None = None  # the generation the process last died running
+        self._process: compress_process.CompressProcess | None = None
+        self.compress_in = compress_process.mode(compress_in) if compress is None else "thread"
+        # hand the GIL back to the UI thread more often while a worker (or the process's
+        # reader, unpickling an answer) computes
         sys.setswitchinterval(min(sys.getswitchinterval(), 0.002))
+        if self.compress_in == compress_process.PROCESS:
+            import_readers()
+            self._process = compress_process.CompressProcess(_process_listener(self))
+            self._process.start()  # it warms its kernels up while the window opens
+            weakref.finalize(self, self._process.close, 0.5)  # a Controller never shut down
+            return
         if compress is None:
             # import now, not under the worker's GIL hold; compile (or load) the codec's
             # kernels now, so the first clip does not wait
@@ -258,7 +271,6 @@ class Controller(QtCore.QObject):
                     if report.compiled:
                         self._warming.emit("")
 
-            self._warming.connect(self._on_warming, QtCore.Qt.ConnectionType.QueuedConnection)
             threading.Thread(target=warm, name="jit-warm-up", daemon=True).start()
 
     # --- opening ------------------------------------------------------------------------
@@ -379,15 +391,20 @@ class Controller(QtCore.QObject):
             self.throttle.setInterval(min(2 * self.throttle.interval(), THROTTLE_MS[2]))
         self._cancel_current()
         self._generation += 1
-        run = _Run(self._generation)
+        run_settings = self.document.run_settings()
+        settings = run_settings.compression_settings(source)
+        run = _Run(self._generation, run_settings)
         self._run = run
         self.throttle.start()
+        self.document.set_status(Status(running=True, progress=0.0, message="Compressing\u2026"))
+        self.busy_changed.emit(True)
+        if self._process is not None:  # the child runs it (and drops the stale one)
+            self._process.run(run.generation, source, self._cache.fixed, joints, settings)
+            return
         self._runs = [r for r in self._runs if not r.done.is_set()]
         # the worker runs jobs in order: this one starts when the stale one, cancelled above,
         # has stopped at its next poll
         self._runs.append(run)
-        run_settings = self.document.run_settings()
-        settings = run_settings.compression_settings(source)
         if self._compress is not None:
             fn = self._compress
         else:
@@ -408,14 +425,7 @@ class Controller(QtCore.QObject):
                 run.done.set()
 
         def compress() -> None:
-            def progress(fraction: float, message: str = "") -> None:
-                now = time.monotonic()
-                if now - run.started < PROGRESS_DELAY:
-                    return
-                if now - run.last_progress >= PROGRESS_INTERVAL:
-                    run.last_progress = now
-                    emit("_progressed", run.generation, float(fraction), str(message))
-
+            progress = compress_process.ProgressGate(partial(emit, "_progressed", run.generation))
             if run.cancel.is_set():  # superseded while it waited
                 emit("_finished", run.generation, None, "")
                 return
@@ -429,10 +439,8 @@ class Controller(QtCore.QObject):
                 traceback.print_exc()
                 emit("_finished", run.generation, exc, msg)
             else:
-                emit("_finished", run.generation, (result, run_settings), "")
+                emit("_finished", run.generation, result, "")
 
-        self.document.set_status(Status(running=True, progress=0.0, message="Compressing\u2026"))
-        self.busy_changed.emit(True)
         self._worker.submit(work)
 
     @property
@@ -443,6 +451,8 @@ class Controller(QtCore.QObject):
     def _cancel_current(self) -> None:
         if self._run is not None:
             self._run.cancel.set()
+            if self._process is not None:
+                self._process.cancel(self._run.generation)
             self._run = None
 
     def cancel(self) -> None:
@@ -482,10 +492,31 @@ class Controller(QtCore.QObject):
             return
         self.document.set_status(replace(status, message=message))
 
+    def _on_died(self, how: str) -> None:
+        """The compression process ended unasked (killed, a crash in a kernel): the next run
+        starts a new one. A run in flight is run again once; when the same run takes it down
+        a second time, that is the run's failure (shown as any other)."""
+        said = f"The compression process stopped ({how}); a new one was started"
+        run = self._run
+        if run is None:
+            self.document.set_status(Status(message=said))
+            return
+        if self._crashed != run.generation:
+            self._run = None
+            self.compress_now()  # a new generation on a new process
+            self._crashed = self._generation
+            self.document.set_status(Status(running=True, message=f"{said}; compressing again"))
+            return
+        self._on_finished(
+            run.generation,
+            RuntimeError(how),
+            f"the compression process crashed twice on these settings ({how})",
+        )
+
     def _on_finished(self, generation: int, payload: object, message: str) -> None:
         if self._run is None or generation != self._run.generation:
             return  # stale or cancelled
-        run_started = self._run.started
+        run_started, made_with = self._run.started, self._run.made_with
         self._run = None
         self.first_result.set()
         self.busy_changed.emit(False)
@@ -494,9 +525,6 @@ class Controller(QtCore.QObject):
             self.compress_now()
         else:  # nothing in flight: the next edit starts at once (and no timer outlives it)
             self.throttle.stop()
-        made_with = None
-        if isinstance(payload, tuple):  # (result, the settings that made it)
-            payload, made_with = payload
         if isinstance(payload, Result) or (
             payload is not None and not isinstance(payload, BaseException)
         ):
@@ -797,6 +825,65 @@ class Controller(QtCore.QObject):
         for r in self._runs:
             r.done.wait(max(0.0, deadline - time.monotonic()))
         self._runs.clear()
+        if self._process is not None:  # the child ends with the window
+            self._process.close(max(0.1, deadline - time.monotonic()))
+
+    @property
+    def process_id(self) -> int | None:
+        """The compression process's id (None when compressing on a thread, or before it
+        started)."""
+        return None if self._process is None else self._process.pid
+
+
+def _process_listener(ctl: Controller) -> compress_process.Listener:
+    """The compression process's answers (on its reader thread) as the Controller's signals,
+    the result's decoder read from its bytes there, off the UI thread. Holds the Controller
+    weakly, as the worker thread does."""
+    owner = weakref.ref(ctl)
+    warmed = threading.Event()
+
+    def warm_drawing() -> None:
+        # the kernels this process draws with (decoding, posing, the skin), from the cache
+        # the child filled: never compiled twice at once
+        from codec import warm_up
+
+        below_ui()
+        warm_up.warm_up(None, DEFAULT_CODEC)
+
+    def listen(message: tuple) -> None:
+        ctl = owner()
+        if ctl is None:
+            return
+        try:
+            tell(ctl, message)
+        except RuntimeError:  # the Controller's Qt side is gone (the window closed)
+            pass
+
+    def tell(ctl: Controller, message: tuple) -> None:
+        kind = message[0]
+        if kind == "progress":
+            ctl._progressed.emit(*message[1:])
+        elif kind == "done":
+            try:
+                result = compress_process.rebuilt(message[2])
+            except Exception as exc:  # an answer that does not read back: the run's failure
+                ctl._finished.emit(message[1], exc, f"{type(exc).__name__}: {exc}")
+            else:
+                ctl._finished.emit(message[1], result, "")
+        elif kind == "cancelled":
+            ctl._finished.emit(message[1], None, "")
+        elif kind == "failed":
+            sys.stderr.write(message[3])
+            ctl._finished.emit(message[1], RuntimeError(message[2]), message[2])
+        elif kind == "warming":
+            ctl._warming.emit(message[1])
+        elif kind == "warmed" and message[1] == DEFAULT_CODEC and not warmed.is_set():
+            warmed.set()
+            threading.Thread(target=warm_drawing, name="jit-warm-up", daemon=True).start()
+        elif kind == "died":
+            ctl._died.emit(message[1])
+
+    return listen
 
 
 def _settings_label(changes: dict[str, Any]) -> str:

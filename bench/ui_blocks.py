@@ -15,7 +15,8 @@ The sampler takes the GIL about every millisecond, so it slows the worker's Pyth
 the paint timing adds a Python `notify` per event (--no-paints leaves it out: a plain
 QApplication), which lengthens every frame: the blocks here are longer than in
 bench/window_edits.py. The blocks counted at the end (per clip and phase: count >= 16 ms,
-longest, median) are the figures to compare, run against run with the same options.
+longest, median) are the figures to compare, run against run with the same options. Both
+compression modes in one run: bench/modes.py thread,process bench/ui_blocks.py [options].
 """
 
 from __future__ import annotations
@@ -63,6 +64,10 @@ def where(frame: object) -> str:
 def idle(where: str) -> bool:
     """A thread that waits for work (an idle pool thread, the finished JIT warm-up)."""
     if where.startswith("[jit") or where.endswith("thread.py:_worker:81"):
+        return True
+    if "compress_process.py:_read_loop" in where and "connection.py:_recv" in where:
+        return True  # the compression process's reader, waiting for an answer
+    if "compress_process.py:_send_loop" in where:  # its sender, waiting for a message
         return True
     return "controller.py:_loop:" in where and "threading.py:wait" in where
 

@@ -9,6 +9,8 @@ timer measures how long the UI thread was blocked (its largest gap).
 
     bash tools/with_display.sh .venv/bin/python bench/window_edits.py [--edits N] [--json]
 
+Both compression modes in one run: bench/modes.py thread,process bench/window_edits.py.
+
 Goal: edit-to-result within 1.5x the codec's time + 50 ms; the UI never blocked more than a
 frame or two. With --json the last line holds every figure.
 """
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import sys
@@ -201,6 +204,15 @@ def bench_clip(window: object, joints: int, path: Path, edits: int, beat: Heartb
     return row
 
 
+def resident_mb(pid: int | None) -> float:
+    """Resident memory of process `pid` in MB (0 without one)."""
+    if pid is None:
+        return 0.0
+    with open(f"/proc/{pid}/status") as f:
+        kb = next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+    return kb / 1024
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--edits", type=int, default=5, help="edits of each kind (default 5)")
@@ -223,6 +235,10 @@ def main() -> None:
     window.show()
     beat = Heartbeat()
     rows = [bench_clip(window, j, p, args.edits, beat) for j, p in clips]
+    memory = {
+        "ui_mb": resident_mb(os.getpid()),
+        "child_mb": resident_mb(window.controller.process_id),
+    }
     window.close()
     shutil.rmtree(scratch, ignore_errors=True)
     print("times in ms; codec = the result's own compression_time; goal: edit <= 1.5 codec + 50")
@@ -248,6 +264,11 @@ def main() -> None:
             f"{r['drag_settle_ms']:5.0f} ms (codec {r['drag_settle_codec_ms']:4.0f})  "
             f"total {r['drag_total_ms']:5.0f} ms  block {r['drag_blocked_ms']:4.0f} ms"
         )
+    print(
+        f"resident memory after the bench: the window's process {memory['ui_mb']:.0f} MB, "
+        f"the compression process {memory['child_mb']:.0f} MB (compressing in: "
+        f"{window.controller.compress_in})"
+    )
     if args.json:
         print(
             json.dumps(
@@ -255,7 +276,8 @@ def main() -> None:
                     "clips": [
                         {k: round(v, 1) if isinstance(v, float) else v for k, v in r.items()}
                         for r in rows
-                    ]
+                    ],
+                    "memory_mb": memory,
                 }
             )
         )
