@@ -26,6 +26,10 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+sys.path.insert(0, str(REPO / "bench"))
+
+import keyed_codecs as kc  # noqa: E402 (the keyed clips of the bench beside this one)
+
 from codec.cli.report_text import table  # noqa: E402
 
 # the child: reads a pickled clip's path per line, answers one JSON line
@@ -75,9 +79,6 @@ def _ask(child: subprocess.Popen, path: Path) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace, say=print) -> list[dict[str, Any]]:
-    sys.path.insert(0, str(REPO / "bench"))
-    import keyed_codecs as kc  # noqa: PLC0415 (a bench beside this one)
-
     rows = []
     with tempfile.TemporaryDirectory(prefix="shellscope-curve-vs-") as tmp:
         old = Path(tmp) / "old"
@@ -88,7 +89,8 @@ def run(args: argparse.Namespace, say=print) -> list[dict[str, Any]]:
         subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
         children = {"this": _child(REPO), args.commit: _child(old)}
         try:
-            for source, kind, spacing, keys, clip in kc.keyed_clips(args.sources, args.kinds, False):
+            clips = kc.keyed_clips(args.sources, args.kinds, False)
+            for source, kind, spacing, keys, clip in clips:
                 say(f"curve vs {args.commit}: {clip.name}")
                 path = Path(tmp) / "clip.pkl"
                 path.write_bytes(pickle.dumps(clip))
@@ -138,9 +140,6 @@ def format_rows(rows: list[dict[str, Any]], commit: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    sys.path.insert(0, str(REPO / "bench"))
-    import keyed_codecs as kc  # noqa: PLC0415
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--commit", default="cc7531f", help="the commit to measure against")
     parser.add_argument("--kinds", type=lambda s: s.split(","), default=list(kc.MAKE.KINDS))
