@@ -5,14 +5,14 @@ over its precision, so most joints end well inside theirs (cmu_13_07 keyed linea
 3 samples: the hips at 0.19 of the precision, the hands at 0.57, one foot at 0.97). This
 pass takes the fitted tracks as they are (knots, modes, tangents) and coarsens their value
 grids, greedily: among the tracks whose grid one step coarser (a factor of COARSER) still
-saves estimated bits, the one saving the most is tried, and kept when every joint of its
-chain and subtree stays within its precision at every source sample (object space, as
-`fit_clip` measures); a track that fails waits for the next, finer factor. Only the tracks'
-integers change, so the knots found on a keyed clip stay the keys.
+saves estimated bits, the one saving the most is tried, and kept when every joint of the
+clip stays within its precision at every source sample (object space, as `fit_clip`
+measures); a track that fails waits for the next, finer factor. Only the tracks' integers
+change, so the knots found on a keyed clip stay the keys.
 
-Cost: per try one evaluation of the track (O(S)) and the object-space error of the joints
-its change can move (O(S x those joints)); a try per track and factor, plus one per track
-kept, at most MAX_TRIES per track.
+Cost: per try one evaluation of the track (O(S)) and the object-space error of the clip
+(O(S J), compiled); a try per track and factor, plus one per track kept, at most MAX_TRIES
+per track.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ from codec.codecs.curve.fitter import SplineTrack, cost
 from codec.codecs.curve.values import Grid
 from codec.measure.error_metric import errors_against, object_matrices
 from codec.model.clip import Clip
-from codec.model.topology import with_ancestors
 
 Array = np.ndarray
 
@@ -56,23 +55,16 @@ class Slack:
         self.raw = object_matrices((clip.rotations, clip.translations, clip.scales), self.parents)
         self.parts = parts
         self.limit = limit
-        subtrees = sk.subtrees()
-        self.moved = [np.flatnonzero(with_ancestors(self.parents, s)) for s in subtrees]
+        self.out = np.empty(self.raw.shape[:2])
 
-    def holds(self, joint: int) -> bool:
-        """Whether every joint `joint`'s values can move (its chain and subtree) is within
-        its limit at every sample."""
-        sel = self.moved[joint]
-        where = np.full(len(self.parents), -1, np.int64)
-        where[sel] = np.arange(len(sel))
-        parents = np.where(self.parents[sel] >= 0, where[self.parents[sel]], -1)
-        rot = self.parts[0][:, sel]
+    def holds(self) -> bool:
+        """Whether every joint is within its limit at every sample (the compiled pose
+        kernel on the whole skeleton: cheaper than gathering the joints a track moves)."""
         with np.errstate(invalid="ignore", divide="ignore"):
-            rot = rot / np.linalg.norm(rot, axis=-1, keepdims=True)
-        lossy = (rot, self.parts[1][:, sel], self.parts[2][:, sel])
-        raw = np.ascontiguousarray(self.raw[:, sel])
-        err = errors_against(raw, lossy, parents, self.shell[sel])
-        return bool(np.all(err.max(axis=0) <= self.limit[sel]))
+            rot = self.parts[0] / np.linalg.norm(self.parts[0], axis=-1, keepdims=True)
+        lossy = (rot, self.parts[1], self.parts[2])
+        err = errors_against(self.raw, lossy, self.parents, self.shell, self.out)
+        return bool(np.all(err.max(axis=0) <= self.limit))
 
 
 def spend_slack(
@@ -94,6 +86,7 @@ def spend_slack(
     slack = Slack(clip, parts, limit)
     out = dict(reps)
     tries = dict.fromkeys(out, 0)
+    bits = {jk: cost(rep) for jk, rep in out.items()}
     for factor in COARSER:
         waiting: dict[tuple[int, int], tuple[float, SplineTrack]] = {}
         done: set[tuple[int, int]] = set()
@@ -102,7 +95,7 @@ def spend_slack(
                 if jk in done or jk in waiting or tries[jk] >= MAX_TRIES:
                     continue
                 candidate = coarsened(rep, raws[jk[1]][:, jk[0]], factor)
-                saved = cost(rep) - cost(candidate)
+                saved = bits[jk] - cost(candidate)
                 if saved > 0.0:
                     waiting[jk] = (saved, candidate)
                 else:
@@ -110,13 +103,14 @@ def spend_slack(
             if not waiting:
                 break
             jk = max(waiting, key=lambda t: waiting[t][0])  # the most bits saved first
-            candidate = waiting.pop(jk)[1]
+            saved, candidate = waiting.pop(jk)
             j, k = jk
             tries[jk] += 1
             before = parts[k][:, j].copy()
             parts[k][:, j] = candidate.evaluate(pos)
-            if slack.holds(j):
+            if slack.holds():
                 out[jk] = candidate
+                bits[jk] -= saved
             else:
                 parts[k][:, j] = before
                 done.add(jk)
