@@ -22,7 +22,7 @@ from codec.codecs import container, registry
 from codec.codecs.base import Encoded, Progress
 from codec.errors import Cancelled, SettingsError
 from codec.measure import skin_budget
-from codec.measure.measure import RawPoses, measure
+from codec.measure.measure import RawPoses, between_errors, measure
 from codec.measure.mesh_shells import with_mesh_shells
 from codec.model.clip import Clip, Skeleton
 from codec.model.mesh import skin_of
@@ -126,7 +126,7 @@ class Compression:
         """The chosen codec's encoding (under `auto`, the smallest strict one of every codec,
         its details saying which won and what the others cost). `clip` is the clip as given
         (settings applied); `skeleton` what a codec's session gets for it."""
-        best: tuple[tuple[bool, int], Any, Encoded] | None = None
+        best: tuple[tuple[bool, bool, int], Any, Encoded] | None = None
         tried: dict[str, dict[str, Any]] = {}
         for codec in codecs:  # one, or every codec under `auto`
             session = self._session(codec, self._source)
@@ -143,7 +143,10 @@ class Compression:
                 "strict": strict,
                 "compression_time": seconds,
             }
-            rank = (not strict, len(encoded.payload))
+            between = strict and _follows_curves(clip, settings, encoded, len(codecs))
+            if between is not None:
+                tried[codec.name]["strict_between_samples"] = between
+            rank = (not strict, between is False, len(encoded.payload))
             if best is None or rank < best[0]:
                 best = (rank, codec, encoded)
         assert best is not None
@@ -259,3 +262,19 @@ def _skin_strict_stats(rounds: dict[str, Any], measured: Any, clip: Clip) -> dic
         "tightened_joints": [clip.skeleton.names[j] for j in np.flatnonzero(tighter)],
         "tightest_scale": float(np.min(rounds["precision"] / rounds["user"])),
     }
+
+
+def _follows_curves(
+    clip: Clip, settings: CompressionSettings, encoded: Encoded, candidates: int
+) -> bool | None:
+    """Under `auto`, for a clip that carries the file's own curves: whether the encoding
+    keeps every joint within its precision between samples too, against those curves (at
+    `settings.supersample` times per interval). A game samples at its own frame times, and a
+    tech animator keying in a DCC tool expects what plays between two frames to be the curve
+    the file holds, not a pop: an encoding that does so ranks before a smaller one that
+    does not. None: not measured (one codec, no curves, no supersampling)."""
+    if candidates < 2 or clip.curves is None or settings.supersample < 1:
+        return None
+    errors = between_errors(clip, encoded.decoder, settings.supersample)[1].max(axis=0)
+    bound = clip.skeleton.precision * (1.0 + 1e-6)  # float32 errors: their rounding
+    return bool(np.all(errors <= bound))

@@ -10,25 +10,37 @@ for each mode the knots go where each segment is as long as the budget lets it b
 (codec.codecs.curve.placement: on a keyed clip, the keys); a cubic track keeps a tangent rule
 alone when it holds, or the rule plus a quantised correction per knot; the cheapest in
 estimated bits wins. Everything measured is what decodes: knots hold quantised values.
+Then the object-space slack the budgets left is spent (codec.codecs.curve.allocation): value
+grids coarsened greedily, the most bits saved first, while every joint holds its precision;
+kept when its bytes are smaller and strict.
 
 Compression time: per track and quantisation share, three knot placements (compiled, O(L^2)
 per knot for segments of L samples) and a few whole-track evaluations (O(S) numpy each),
-times the budget rounds.
+times the budget rounds; the slack pass, a few whole-track evaluations and subtree errors
+per track.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 import numpy as np
 
 from codec.codecs.base import Encoded
 from codec.codecs.curve import layout
+from codec.codecs.curve.allocation import spend_slack
 from codec.codecs.curve.fitter import KEYED_SHARE, CurveFitter
 from codec.codecs.curve.keys import clip_keys
 from codec.codecs.curve.tangents import MODES, RULES
-from codec.codecs.survey.fitting import checked_encoding, fit_clip
+from codec.codecs.survey.fitting import (
+    STRICT_MARGIN,
+    checked_encoding,
+    continuous_rotations,
+    fit_clip,
+    strict_check,
+)
 from codec.model.clip import Clip, Skeleton
 from codec.settings import CompressionSettings
 
@@ -53,6 +65,14 @@ class CurveCodec:
         keys = clip_keys(clip, KEYED_SHARE)
         fitted = fit_clip(clip, CurveFitter(keys), progress, cancelled)
         payload = layout.write(clip, fitted.kinds, fitted.fixed, fitted.reps)
+        if fitted.strict and fitted.reps:  # the slack the budgets left, spent (allocation)
+            limit = clip.skeleton.precision * STRICT_MARGIN
+            raws = (continuous_rotations(clip), clip.translations, clip.scales)
+            spent = spend_slack(clip, raws, fitted.fixed, fitted.reps, limit)
+            smaller = layout.write(clip, fitted.kinds, fitted.fixed, spent)
+            held = strict_check(clip, layout.read(smaller, clip.skeleton))[1]
+            if len(smaller) < len(payload) and held:
+                payload, fitted = smaller, replace(fitted, reps=spent)
         reps = list(fitted.reps.values())
         modes = {m: sum(t.mode == i for t in reps) for i, m in enumerate(MODES)}
         rules = {r: sum(t.mode == 2 and t.rule == i for t in reps) for i, r in enumerate(RULES)}

@@ -179,3 +179,16 @@ def test_a_layout_1_payload_decodes_as_it_did(keyed: codec.Clip) -> None:
     for name, a in zip(("rotations", "translations", "scales"), got, strict=True):
         np.testing.assert_allclose(a, expected[name], rtol=0, atol=1e-12)
     assert np.all(checks.outsider_errors(keyed, dec.decode_source()) <= keyed.skeleton.precision)
+
+
+def test_auto_keeps_a_clip_with_curves_within_its_precision_between_samples() -> None:
+    """Fox Walk: the curve codec's encoding is the smallest strict at the samples, but a
+    stepped track of it is metres off the file's curve between them; auto keeps the
+    smallest that also follows the file's curves between samples (authored's)."""
+    clip = codec.load_clip(DATA / "gltf" / "Fox.glb", animation="Walk")
+    result = compress(clip, CompressionSettings(codec="auto", skin_error=False))
+    tried = result.details["auto"]["codecs"]
+    assert tried["curve"]["strict"] and not tried["curve"]["strict_between_samples"]
+    assert tried["curve"]["compressed_size"] < tried["authored"]["compressed_size"]
+    assert result.details["auto"]["chosen"] == "authored"
+    assert result.stats["max_error_between_samples"] <= clip.skeleton.precision.max()
