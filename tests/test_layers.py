@@ -66,8 +66,13 @@ def test_the_copy_is_clean_before_it_is_broken(tmp_path: Path) -> None:
             "codec.model.quat",
         ),
         ("codec/formats/bvh.py", "import pyqtgraph", "never import Qt", "codec.formats.bvh"),
-        ("app/document.py", "from OpenGL import GL", "never import Qt", "app.document"),
-        ("codec/model/clip.py", "import app.document", "never imports the app", "codec.model.clip"),
+        ("app/model/document.py", "from OpenGL import GL", "never import Qt", "app.model.document"),
+        (
+            "codec/model/clip.py",
+            "import app.model.document",
+            "never imports the app",
+            "codec.model.clip",
+        ),
         (
             "app/views/bitrates.py",
             "from codec.codecs.acl_style import optimizer",
@@ -77,7 +82,7 @@ def test_the_copy_is_clean_before_it_is_broken(tmp_path: Path) -> None:
         ("app/views/joints.py", "from codec.sidecar import save_sidecar", "file writing", "joints"),
         ("app/views/stats.py", "import codec.formats.atomic", "file writing", "app.views.stats"),
         ("app/views/timeline.py", "import app.controller", "layers", "app.views.timeline"),
-        ("app/document.py", "import app.exports", "layers", "app.document"),
+        ("app/model/document.py", "import app.model.exports", "layers", "app.model.document"),
         # measurement takes any decoder; the model is below both
         (
             "codec/measure/stats.py",

@@ -15,10 +15,10 @@ from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QMouseEvent, QPainter, QPaintEvent, QShowEvent
 from PySide6.QtWidgets import QLabel, QScrollArea, QToolTip, QVBoxLayout, QWidget
 
-from app.comparison import bits_difference, kinds_of
-from app.document import Document
-from app.views.handler_guard import survives, survives_event
-from app.views.when_shown import WhenShown
+from app.model.comparison import bits_difference, kinds_of
+from app.model.document import Document
+from app.qt.handler_guard import survives, survives_event
+from app.qt.when_shown import WhenShown
 from codec.codecs.acl_style.bit_rates import CONSTANT_BITS, SUB_TRACKS, TrackKind
 from codec.codecs.acl_style.tables import cell_bytes, segment_errors
 

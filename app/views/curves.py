@@ -15,7 +15,7 @@ worst error (its shell error's worst sample and the samples around it), as A and
 Maya's graph editor. "Lossy - raw" draws each channel's error instead of the curves, so a
 band too thin to see beside the curve's range fills the plot. Several joints at once: Pin
 keeps a joint's row while another is selected. Every value drawn is the raw clip or the
-lossy clip the document's result holds (app.comparison.lossy_clip_of): nothing here runs the
+lossy clip the document's result holds (app.model.comparison.lossy_clip_of): nothing here runs the
 codec.
 """
 
@@ -36,11 +36,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.comparison import kind_name, lossy_clip_of, segments_of, stored_keys_of
-from app.document import Document
-from app.views.handler_guard import survives
+from app.model.comparison import kind_name, lossy_clip_of, segments_of, stored_keys_of
+from app.model.document import Document
+from app.qt.handler_guard import survives
+from app.qt.when_shown import WhenShown
 from app.views.time_cursor import TimeCursor
-from app.views.when_shown import WhenShown
 from codec.model import quat
 from codec.result import Result
 

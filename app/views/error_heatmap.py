@@ -37,17 +37,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.comparison import error_difference, error_of
-from app.document import Document
-from app.error_scale import (
+from app.model.comparison import error_difference, error_of
+from app.model.document import Document
+from app.model.error_scale import (
     budget_fraction,
     error_colors_u8,
     format_budget,
     format_cm,
     format_percent,
 )
-from app.views.handler_guard import survives, survives_event
-from app.views.when_shown import WhenShown
+from app.qt.handler_guard import survives, survives_event
+from app.qt.when_shown import WhenShown
 
 INDENT = 8
 MIN_ROW = 2  # px: the least a fitted row gets (44 joints in the 1280x800 window's plots dock)

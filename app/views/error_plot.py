@@ -25,15 +25,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.comparison import error_of
-from app.document import Document
-from app.error_scale import eng_ticks, format_budget, format_cm, format_percent, round_up
-from app.views.elided_label import ElidedLabel
-from app.views.handler_guard import survives
-from app.views.label_fence import LabelFence
-from app.views.plot_cache import cache_drawings
+from app.model.comparison import error_of
+from app.model.document import Document
+from app.model.error_scale import eng_ticks, format_budget, format_cm, format_percent, round_up
+from app.qt.elided_label import ElidedLabel
+from app.qt.handler_guard import survives
+from app.qt.label_fence import LabelFence
+from app.qt.plot_cache import cache_drawings
+from app.qt.when_shown import WhenShown, off_screen
 from app.views.time_cursor import TimeCursor
-from app.views.when_shown import WhenShown, off_screen
 from codec.result import Result
 
 MAX_COLOUR = (214, 64, 40)
@@ -45,7 +45,7 @@ SELECTED_PEN = pg.mkPen(SELECTED_COLOUR, width=2)
 BETWEEN_PEN = pg.mkPen(BETWEEN_COLOUR, width=1, style=Qt.PenStyle.DotLine)
 PRECISION_PEN = pg.mkPen(BUDGET_COLOUR, width=1, style=Qt.PenStyle.DashLine)
 JOINT_PRECISION_PEN = pg.mkPen(SELECTED_COLOUR, width=1, style=Qt.PenStyle.DashLine)
-A_COLOUR, B_COLOUR = (230, 159, 0), (0, 158, 115)  # Compare's A and B (app.views.compare_layer)
+A_COLOUR, B_COLOUR = (230, 159, 0), (0, 158, 115)  # Compare's A and B (app.scene.compare_layer)
 A_PEN, B_PEN = pg.mkPen(A_COLOUR, width=2), pg.mkPen(B_COLOUR, width=2)
 A_JOINT_PEN = pg.mkPen(A_COLOUR, width=2, style=Qt.PenStyle.DashLine)
 B_JOINT_PEN = pg.mkPen(B_COLOUR, width=2, style=Qt.PenStyle.DashLine)

@@ -60,8 +60,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.document import Document
-from app.error_scale import (
+from app.model.document import Document
+from app.model.error_scale import (
     budget_fraction,
     eng,
     error_colors,
@@ -69,10 +69,10 @@ from app.error_scale import (
     format_percent,
     is_over,
 )
-from app.rule_presets import PRESETS_KEY, all_presets, read_presets, write_presets
+from app.model.rule_presets import PRESETS_KEY, all_presets, read_presets, write_presets
+from app.qt.handler_guard import survives
+from app.qt.sync_guard import SyncGuard
 from app.views.elided_names import ElidedNameDelegate
-from app.views.handler_guard import survives
-from app.views.sync_guard import SyncGuard
 from codec.codecs.acl_style.bit_rates import TrackKind
 from codec.model.sampling import BASE_ROUNDING
 from codec.name_pattern import NamePattern, pattern_problem

@@ -37,12 +37,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.comparison import auto_tried, auto_tried_text, registered_codecs
-from app.document import Document
+from app.model.comparison import auto_tried, auto_tried_text, registered_codecs
+from app.model.document import Document
+from app.qt.label_fence import LabelFence
+from app.qt.sync_guard import SyncGuard
 from app.views.codec_choice import mark_unavailable
-from app.views.label_fence import LabelFence
 from app.views.stats import change_text
-from app.views.sync_guard import SyncGuard
 from codec.settings import BIND_MODES, LEVELS
 
 LOG_MIN, LOG_MAX = -4.0, 1.0  # precision slider: 0.0001 .. 10 clip units

@@ -31,12 +31,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.document import Document
-from app.export_folder import export_folder
-from app.views.handler_guard import survives
-from app.views.label_fence import LabelFence
-from app.views.sync_guard import SyncGuard
-from app.views.when_shown import WhenShown
+from app.model.document import Document
+from app.qt.export_folder import export_folder
+from app.qt.handler_guard import survives
+from app.qt.label_fence import LabelFence
+from app.qt.sync_guard import SyncGuard
+from app.qt.when_shown import WhenShown
 from codec.codecs.acl_style.tables import skin_report_rows
 
 GOOD, BAD = "#1e8449", "#c0392b"

@@ -29,15 +29,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.comparison import auto_tried_text, codec_label
-from app.document import Document
-from app.error_scale import MINUS, format_cm, format_rate, format_seconds, round_up
-from app.export_folder import export_folder
-from app.views.handler_guard import survives
-from app.views.label_fence import LabelFence
-from app.views.plot_cache import cache_drawings
+from app.model.comparison import auto_tried_text, codec_label
+from app.model.document import Document
+from app.model.error_scale import MINUS, format_cm, format_rate, format_seconds, round_up
+from app.qt.export_folder import export_folder
+from app.qt.handler_guard import survives
+from app.qt.label_fence import LabelFence
+from app.qt.plot_cache import cache_drawings
+from app.qt.when_shown import WhenShown
 from app.views.stat_rows import LABELS, SECTIONS
-from app.views.when_shown import WhenShown
 from codec.codecs.acl_style.bit_rates import SUB_TRACKS
 from codec.result import Result
 
@@ -346,7 +346,7 @@ class StatsPanel(QWidget):
             self._measured = text
 
     def _window_png(self) -> bytes:
-        from app.views.screenshot import grab_png
+        from app.scene.screenshot import grab_png
 
         return grab_png(self.window())
 

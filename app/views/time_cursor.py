@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 
-from app.document import Document
+from app.model.document import Document
 
 CURSOR_PEN = pg.mkPen((255, 120, 0), width=2)
 

@@ -8,7 +8,7 @@ import numpy as np
 
 import codec
 from app.controller import Controller
-from app.document import Document
+from app.model.document import Document
 from codec.codecs.acl_style.bit_rates import TrackKind
 from codec.codecs.base import TrackCosts
 from codec.measure.measure import Measurements
