@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, QSignalBlocker, Qt
-from PySide6.QtGui import QKeyEvent, QResizeEvent, QShowEvent
+from PySide6.QtGui import QKeyEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -33,13 +33,11 @@ from PySide6.QtWidgets import (
     QSizePolicy,
     QToolButton,
     QVBoxLayout,
-    QWidget,
 )
 
 from app.model.comparison import kind_name, lossy_clip_of, segments_of, stored_keys_of
-from app.model.document import Document
 from app.qt.handler_guard import survives
-from app.qt.when_shown import WhenShown
+from app.views.panel import LATER, Panel
 from app.views.time_cursor import TimeCursor
 from codec.model import quat
 from codec.result import Result
@@ -79,12 +77,17 @@ def follow_branch(values: np.ndarray, reference: np.ndarray, mode: str) -> np.nd
     return values + 360.0 * np.round((reference - values) / 360.0)
 
 
-class CurvesPanel(QWidget):
+class CurvesPanel(Panel):
     """Dockable channel curves of the selected joint (raw, B, and A while comparing)."""
 
-    def __init__(self, document: Document, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.document = document
+    follows = (
+        ("clip_changed", LATER),
+        ("result_changed", LATER),
+        ("selection_changed", LATER),
+        ("comparison_changed", LATER),
+    )
+
+    def build(self) -> None:
         self.mode = "euler"
         self.mode_box = QComboBox()
         self.mode_box.addItems(["Euler", "Quaternion xyzw"])
@@ -158,22 +161,6 @@ class CurvesPanel(QWidget):
         layout.setSpacing(2)
         layout.addLayout(bar)
         layout.addWidget(self.canvas, 1)
-
-        # tabbed behind another dock, changes wait until the panel is shown
-        self.when_shown = WhenShown(self, self.refresh)
-        for signal in (
-            document.clip_changed,
-            document.result_changed,
-            document.selection_changed,
-            document.comparison_changed,
-        ):
-            signal.connect(self.when_shown.request)
-        self.when_shown.request()
-
-    @survives
-    def showEvent(self, event: QShowEvent) -> None:
-        super().showEvent(event)
-        self.when_shown.shown()
 
     # --- model -> view ------------------------------------------------------------------
     def euler_order(self, joint: int) -> str:

@@ -15,24 +15,21 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QSignalBlocker, Qt
-from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
     QLabel,
     QPushButton,
     QVBoxLayout,
-    QWidget,
 )
 
 from app.model.comparison import error_of
-from app.model.document import Document
 from app.model.error_scale import eng_ticks, format_budget, format_cm, format_percent, round_up
 from app.qt.elided_label import ElidedLabel
-from app.qt.handler_guard import survives
 from app.qt.label_fence import LabelFence
 from app.qt.plot_cache import cache_drawings
-from app.qt.when_shown import WhenShown, off_screen
+from app.qt.when_shown import off_screen
+from app.views.panel import Panel
 from app.views.time_cursor import TimeCursor
 from codec.result import Result
 
@@ -67,12 +64,22 @@ def _swatch(rgb: tuple[int, int, int], dotted: bool = False, dashed: bool = Fals
     return f"<span style='color:{colour}; font-weight:bold'>{glyph}</span>"
 
 
-class ErrorPlotPanel(QWidget):
+class ErrorPlotPanel(Panel):
     """Dockable error-over-time plot of `document.result`."""
 
-    def __init__(self, document: Document, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.document = document
+    follows = (
+        ("result_changed", "_on_result"),
+        ("clip_changed", "_on_result"),
+        ("settings_changed", "_on_precision"),
+        ("selection_changed", "_on_selection"),
+        ("time_changed", "_update_readout"),
+        ("rounding_changed", "_update_readout"),
+        ("display_changed", "_on_display"),
+        ("comparison_changed", "_on_result"),
+    )
+
+    def build(self) -> None:
+        document = self.document
 
         self.plot = pg.PlotWidget(background="w", axisItems={"left": EngineeringAxis("left")})
         self.plot.setLabel("bottom", "time (s)")
@@ -136,19 +143,6 @@ class ErrorPlotPanel(QWidget):
         layout.addWidget(self.legend)
         layout.addWidget(self.plot, 1)
 
-        # hidden (another tab in front), any change waits for the panel to be shown, and is
-        # then drawn whole: one refresh however many signals came in between
-        self.when_shown = WhenShown(self, self._refresh)
-        document.result_changed.connect(self._on_result)
-        document.clip_changed.connect(self._on_result)
-        document.settings_changed.connect(self._on_precision)
-        document.selection_changed.connect(self._on_selection)
-        document.time_changed.connect(self._update_readout)
-        document.rounding_changed.connect(self._update_readout)
-        document.display_changed.connect(self._on_display)
-        document.comparison_changed.connect(self._on_result)
-        self.when_shown.request()
-
     def curves(self) -> list[pg.PlotDataItem]:
         """Every curve of the plot (the current result's, A's while comparing)."""
         return [
@@ -158,11 +152,6 @@ class ErrorPlotPanel(QWidget):
             self.a_max_curve,
             self.a_joint_curve,
         ]
-
-    @survives
-    def showEvent(self, event: QShowEvent) -> None:
-        super().showEvent(event)
-        self.when_shown.shown()
 
     def _hidden(self) -> bool:
         """Off screen: mark the panel for a whole refresh when shown, draw nothing now."""
@@ -191,7 +180,7 @@ class ErrorPlotPanel(QWidget):
     def _on_result(self) -> None:
         self.when_shown.request()
 
-    def _refresh(self) -> None:
+    def refresh(self) -> None:
         """Everything from the document, each part once (a result, a clip, a comparison,
         or the panel shown after changes it did not draw)."""
         r = self._result()
