@@ -24,7 +24,7 @@ from app.model.comparison import (
 from app.model.document import Document
 from tests.app.test_controller import small_clip
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 BVH = DATA / "bvh" / "cmu_02_02_walk_daz.bvh"
 
 

@@ -83,7 +83,7 @@ def test_shells_from_the_mesh_are_the_base_that_rules_refine() -> None:
     import codec
     from codec.measure.mesh_shells import mesh_shell_distances
 
-    clip = codec.load_clip(Path(__file__).parents[1] / "data" / "gltf" / "CesiumMan.glb")
+    clip = codec.load_clip(Path(__file__).parents[2] / "data" / "gltf" / "CesiumMan.glb")
     doc = Document()
     doc.set_clip(clip)
     assert np.all(doc.resolved_joints().shell_distance == 3.0) and doc.mesh_shells() is None

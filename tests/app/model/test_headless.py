@@ -18,7 +18,7 @@ from codec.settings import CompressionSettings
 from codec.sidecar import save_sidecar
 from codec.tuning import GlobalSettings, JointOverride
 
-DATA = Path(__file__).parents[1] / "data" / "acl"
+DATA = Path(__file__).parents[2] / "data" / "acl"
 CLIP = DATA / "cmu_09_02.acl.sjson"
 
 
@@ -309,7 +309,7 @@ def test_shell_distance_mesh_without_a_window(tmp_path: Path) -> None:
     from codec.codecs.acl_style.tables import SKIN_JOINT_COLUMNS
     from codec.measure.mesh_shells import mesh_shell_distances
 
-    fox = Path(__file__).parents[1] / "data" / "gltf" / "Fox.glb"
+    fox = Path(__file__).parents[2] / "data" / "gltf" / "Fox.glb"
     parser = _parser()
     args = parser.parse_args(
         [
@@ -346,7 +346,7 @@ def test_shell_distance_mesh_without_a_window(tmp_path: Path) -> None:
 
 
 def test_skin_strict_without_a_window(tmp_path: Path) -> None:
-    fox = Path(__file__).parents[1] / "data" / "gltf" / "Fox.glb"
+    fox = Path(__file__).parents[2] / "data" / "gltf" / "Fox.glb"
     stats_path = tmp_path / "s.json"
     code, _, err = _run(
         [str(fox), "--animation", "Walk", "--skin-strict", "--export-stats", str(stats_path)]

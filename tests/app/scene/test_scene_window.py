@@ -70,7 +70,7 @@ print("closed")
 def test_the_process_exits_cleanly_with_a_closed_window_still_alive() -> None:
     """PySide's exit clean-up deletes every object Python owns; had Python still owned the
     GL window, it went before its container, which then crashed (a segfault at exit)."""
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     run = subprocess.run(
         [sys.executable, "-c", EXIT_SCRIPT],
         cwd=root,

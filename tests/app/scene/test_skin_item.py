@@ -13,7 +13,7 @@ from app.scene.skin_item import OPAQUE, STYLES, SkinLayer
 from codec.measure.skinning import skin_vertices
 from codec.model.mesh import skin_of
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 
 
 def rotation_between(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float]:

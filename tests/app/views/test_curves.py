@@ -14,7 +14,7 @@ from app.model.comparison import stored_keys_of
 from app.model.document import Document
 from app.views.curves import CurvesPanel
 
-BVH = Path(__file__).resolve().parents[1] / "data" / "bvh" / "cmu_02_02_walk_daz.bvh"
+BVH = Path(__file__).resolve().parents[2] / "data" / "bvh" / "cmu_02_02_walk_daz.bvh"
 
 
 @pytest.fixture(scope="module")

@@ -27,7 +27,7 @@ from codec.sidecar import load_sidecar, sidecar_path
 from codec.tuning import JointOverride
 from tests.app.panel_helpers import Recompressions, attach, make_document, make_result
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 
 
 def _panel(qtbot, tmp_path: Path | None = None) -> tuple[JointsPanel, object, Recompressions]:
@@ -169,7 +169,7 @@ def test_lowering_then_raising_a_joints_precision_end_to_end(qtbot, tmp_path: Pa
     from app.views.stats import StatsPanel
 
     path = tmp_path / "cmu_09_02.acl.sjson"  # a copy: edits save a sidecar beside the clip
-    path.write_bytes((Path(__file__).parents[1] / "data" / "acl" / path.name).read_bytes())
+    path.write_bytes((Path(__file__).parents[2] / "data" / "acl" / path.name).read_bytes())
     doc = Document()
     controller = Controller(doc, debounce_ms=20)
     joints, bitrates, stats = JointsPanel(doc), BitRatePanel(doc), StatsPanel(doc)

@@ -27,7 +27,7 @@ from codec.run_settings import resolve_run
 from codec.sidecar import load_sidecar
 from codec.tuning import GlobalSettings, JointOverride
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 
 
 def _column(key: str) -> int:
