@@ -18,6 +18,7 @@ from app.model.document import Document
 from app.model.error_scale import format_cm, format_seconds
 from app.qt.handler_guard import survives
 from app.qt.when_shown import WhenShown
+from app.views.panel import follow_document
 from app.views.stat_rows import LABELS, SECTIONS
 
 GOOD, BAD = QColor("#1e8449"), QColor("#c0392b")
@@ -119,8 +120,10 @@ class CompareStatsTable(QTableWidget):
         self.cellDoubleClicked.connect(self._on_double_click)
         # hidden while nothing is compared (the Stats sheet shows instead): results wait
         self.when_shown = WhenShown(self, self.refresh)
-        document.comparison_changed.connect(self.when_shown.request)
-        document.result_changed.connect(self.when_shown.request)
+        request = self.when_shown.request
+        follow_document(
+            self, ((document.comparison_changed, request), (document.result_changed, request))
+        )
         self.when_shown.request()
 
     @survives

@@ -28,8 +28,7 @@ from app.model.error_scale import eng_ticks, format_budget, format_cm, format_pe
 from app.qt.elided_label import ElidedLabel
 from app.qt.label_fence import LabelFence
 from app.qt.plot_cache import cache_drawings
-from app.qt.when_shown import off_screen
-from app.views.panel import Panel
+from app.views.panel import LATER, Panel
 from app.views.time_cursor import TimeCursor
 from codec.result import Result
 
@@ -68,14 +67,14 @@ class ErrorPlotPanel(Panel):
     """Dockable error-over-time plot of `document.result`."""
 
     follows = (
-        ("result_changed", "_on_result"),
-        ("clip_changed", "_on_result"),
+        ("result_changed", LATER),
+        ("clip_changed", LATER),
         ("settings_changed", "_on_precision"),
         ("selection_changed", "_on_selection"),
         ("time_changed", "_update_readout"),
         ("rounding_changed", "_update_readout"),
         ("display_changed", "_on_display"),
-        ("comparison_changed", "_on_result"),
+        ("comparison_changed", LATER),
     )
 
     def build(self) -> None:
@@ -153,13 +152,6 @@ class ErrorPlotPanel(Panel):
             self.a_joint_curve,
         ]
 
-    def _hidden(self) -> bool:
-        """Off screen: mark the panel for a whole refresh when shown, draw nothing now."""
-        if off_screen(self):
-            self.when_shown.defer()
-            return True
-        return False
-
     # --- model -> view ------------------------------------------------------------------
     def _result(self):  # the result of the clip on screen, or None while it compresses
         return self.document.result if self.document.has_lossy() else None
@@ -176,9 +168,6 @@ class ErrorPlotPanel(Panel):
     def _times(self) -> np.ndarray:
         r = self._result()
         return np.arange(r.error.shape[0]) / r.clip.sample_rate if r is not None else np.zeros(0)
-
-    def _on_result(self) -> None:
-        self.when_shown.request()
 
     def refresh(self) -> None:
         """Everything from the document, each part once (a result, a clip, a comparison,
@@ -232,8 +221,6 @@ class ErrorPlotPanel(Panel):
             self.plot.setYRange(0.0, top, padding=0)
 
     def _on_display(self) -> None:
-        if self._hidden():
-            return
         self._draw_between()
         self._update_legend()
 
@@ -254,8 +241,6 @@ class ErrorPlotPanel(Panel):
     def _on_precision(self) -> None:
         """A tuning edit: the budget lines and the axis move; the curves wait for the
         result (they are the previous result's until it comes)."""
-        if self._hidden():
-            return
         self._draw_budget_lines()
         self._update_legend()
         self._fit_y()
@@ -281,8 +266,6 @@ class ErrorPlotPanel(Panel):
         return float(joints.precision[j])
 
     def _on_selection(self) -> None:
-        if self._hidden():
-            return
         self._draw_joint_curve()
         self._draw_budget_lines()
         self._update_legend()
@@ -333,8 +316,6 @@ class ErrorPlotPanel(Panel):
         self.legend.setText(" &nbsp; ".join(parts))
 
     def _update_readout(self) -> None:
-        if self._hidden():
-            return
         doc = self.document
         shown = doc.shown_pose()
         if shown is None:

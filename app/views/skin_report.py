@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 
 from app.qt.export_folder import export_folder
 from app.qt.label_fence import LabelFence
-from app.views.panel import LATER, Panel
+from app.views.panel import LATER, Panel, follow_document
 from codec.codecs.acl_style.tables import skin_report_rows
 
 GOOD, BAD = "#1e8449", "#c0392b"
@@ -158,7 +158,7 @@ class SkinReportPanel(Panel):
         layout.addLayout(buttons)
         layout.addWidget(self.table, 1)
         layout.addWidget(self.message)
-        document.clip_changed.connect(self.message.clear)  # an export message is the old clip's
+        follow_document(self, ((document.clip_changed, self.message.clear),))  # old clip's
 
     # --- model -> view ------------------------------------------------------------------
     def refresh(self) -> None:

@@ -33,7 +33,7 @@ from app.model.error_scale import MINUS, format_cm, format_rate, format_seconds,
 from app.qt.export_folder import export_folder
 from app.qt.label_fence import LabelFence
 from app.qt.plot_cache import cache_drawings
-from app.views.panel import LATER, Panel
+from app.views.panel import LATER, Panel, follow_document
 from app.views.stat_rows import LABELS, SECTIONS
 from codec.codecs.acl_style.bit_rates import SUB_TRACKS
 from codec.result import Result
@@ -119,7 +119,7 @@ class StatsPanel(Panel):
         layout.addWidget(self.export_error)
         layout.addLayout(self._export_buttons())
 
-        document.clip_changed.connect(self.export_error.clear)  # it was about the old clip
+        follow_document(self, ((document.clip_changed, self.export_error.clear),))  # old clip's
         self._on_comparison()
 
     def refresh(self) -> None:
