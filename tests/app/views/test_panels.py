@@ -1,13 +1,18 @@
 """Every entry of `main_window.PANELS`, whatever it is: a `Panel` whose `follows` name the
-document's signals and its own methods; closed, it does no work for the document and paints
-nothing whatever the document says; shown again, it catches up once, before its first paint;
-showing and hiding it prints no Qt warning; deleted, it leaves the document's signals.
+document's signals and its own methods; closed, none of its code runs and it paints nothing
+whatever the document says (its handlers wait, however it is wired); shown again, it catches
+up once, before its first paint; showing and hiding it prints no Qt warning; deleted, it
+leaves the document's signals.
 
 A panel added by CONTRIBUTING's "add a panel" row is covered without touching this file."""
 
 from __future__ import annotations
 
 import importlib
+import inspect
+import sys
+from collections.abc import Callable
+from types import FrameType
 
 from PySide6 import QtCore
 from PySide6.QtWidgets import QApplication, QWidget
@@ -40,6 +45,22 @@ def _followed(panel: Panel) -> list[str]:
     return list(dict.fromkeys(signal for signal, _ in panel.follows))
 
 
+def _own_calls(panel: Panel) -> tuple[list[str], Callable[..., None]]:
+    """A profile function that lists the Python methods of `panel` and of its child widgets
+    that run, and the list it fills (the Panel base's own bookkeeping left out)."""
+    calls: list[str] = []
+    base = inspect.getfile(Panel)
+
+    def profile(frame: FrameType, event: str, _arg: object) -> None:
+        if event != "call" or frame.f_code.co_filename == base:
+            return
+        owner = frame.f_locals.get("self")
+        if owner is panel or (isinstance(owner, QWidget) and panel.isAncestorOf(owner)):
+            calls.append(frame.f_code.co_qualname)
+
+    return calls, profile
+
+
 def test_every_panel_waits_while_closed_and_catches_up_once_when_shown(
     qtbot, loaded, qtlog
 ) -> None:
@@ -60,8 +81,14 @@ def test_every_panel_waits_while_closed_and_catches_up_once_when_shown(
         paints, runs = _Paints(panel), panel.when_shown.runs
         app.installEventFilter(paints)
         try:
-            for signal in _followed(panel):  # the document says everything changed
-                getattr(doc, signal).emit()
+            calls, profile = _own_calls(panel)
+            sys.setprofile(profile)
+            try:
+                for signal in _followed(panel):  # the document says everything changed
+                    getattr(doc, signal).emit()
+            finally:
+                sys.setprofile(None)
+            assert not calls, (cls, calls)  # none of its code ran, however it is wired
             # settings_changed recompresses: its result comes in while the panel is closed
             qtbot.waitUntil(lambda: not window.controller.running, timeout=RESULT_TIMEOUT_MS)
             QApplication.processEvents()
