@@ -17,9 +17,9 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from app.camera import MODES as CAMERA_MODES
-from app.camera import VIEWS
-from app.headless import add_export_arguments, run_headless, variants_from, wants_headless
+from app.model.camera import MODES as CAMERA_MODES
+from app.model.camera import VIEWS
+from app.model.headless import add_export_arguments, run_headless, variants_from, wants_headless
 from codec.cli.flags import add_bvh_positions_flag
 from codec.model.sampling import ROUNDING_MODES
 from codec.printable import printable_stream
@@ -103,7 +103,7 @@ _PRIVATE_X: list[object] = []  # the Xvfb started for screenshots, stopped after
 def _need_display(args: argparse.Namespace) -> int | None:
     """Make sure Qt will find a display: the user's, or a private Xvfb for screenshots.
     Returns an exit code when there is none to be had."""
-    from app.display import NoDisplayError, PrivateXServer, has_display, use_display
+    from app.model.display import NoDisplayError, PrivateXServer, has_display, use_display
 
     if has_display():
         return None
@@ -176,7 +176,7 @@ def flag_problem(args: argparse.Namespace) -> str | None:
         if w > MAX_SIZE[0] or h > MAX_SIZE[1]:
             return f"--size {w}x{h} is larger than {MAX_SIZE[0]}x{MAX_SIZE[1]}"
     if args.screenshot or args.screenshot_view or wants_headless(args):
-        from app.headless import outputs_of_run
+        from app.model.headless import outputs_of_run
 
         return outputs_of_run(args, args.clip or str(_default_clip()))
     return None
@@ -238,7 +238,7 @@ def _main(args: argparse.Namespace) -> int:
     app.setApplicationName("Shellscope")
 
     from app.main_window import DEFAULT_CLIP, Dialogs, MainWindow
-    from app.views import scene_view
+    from app.scene import scene_view
 
     scene_view.KEEP_MSAA = shooting  # a saved picture keeps smooth edges even on software GL
 
@@ -440,9 +440,9 @@ def _screenshot_class() -> type:
 
 
 def grab_window(window: object) -> object:
-    """The whole window as a QImage, the 3D view drawn in (app.views.screenshot.grab_image:
+    """The whole window as a QImage, the 3D view drawn in (app.scene.screenshot.grab_image:
     QWidget.grab leaves the view's own GL window out)."""
-    from app.views.screenshot import grab_image
+    from app.scene.screenshot import grab_image
 
     return grab_image(window)  # type: ignore[arg-type]
 

@@ -12,8 +12,8 @@ from dataclasses import replace
 
 from PySide6 import QtCore
 
-from app.comparison import Variant
 from app.controller import Controller
+from app.model.comparison import Variant
 
 
 class PairRun(QtCore.QObject):

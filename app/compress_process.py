@@ -48,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from codec.codecs.acl21.compressor import ENV as ACL_COMPRESSOR_ENV
+from codec.codecs.acl_compressor_path import ENV as ACL_COMPRESSOR_ENV
 from codec.errors import Cancelled
 from codec.model.clip import Clip
 from codec.result import Result

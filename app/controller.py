@@ -37,11 +37,12 @@ from typing import Any
 from PySide6 import QtCore
 
 import codec
-from app import compress_process, exports
-from app.document import Document, Status
-from app.error_scale import format_seconds
-from app.export_folder import remember_export
-from app.tuning_history import Tuning, TuningHistory
+from app import compress_process
+from app.model import exports
+from app.model.document import Document, Status
+from app.model.error_scale import format_seconds
+from app.model.tuning_history import Tuning, TuningHistory
+from app.qt.export_folder import remember_export
 from codec.codecs.registry import AUTO as AUTO_CODEC
 from codec.codecs.registry import DEFAULT as DEFAULT_CODEC
 from codec.errors import ShellscopeError
@@ -589,7 +590,7 @@ class Controller(QtCore.QObject):
     def set_codec(self, name: str) -> None:
         """Compress with codec `name` (ValueError for an unknown one): a tuning edit like
         any other (undoable, saved in the clip's sidecar); B recompresses."""
-        from app.comparison import check_codec
+        from app.model.comparison import check_codec
 
         if check_codec(name) != self.document.codec:
             self.edit_settings({"codec": name})
@@ -791,7 +792,7 @@ class Controller(QtCore.QObject):
         """The stats JSON with the settings block that made it; while comparing, A's and
         B's under `a` and `b` with their change (what `shellscope CLIP --a .. --b ..
         --export-stats` writes)."""
-        from app.comparison import exported_pair
+        from app.model.comparison import exported_pair
 
         doc = self.document
         a = doc.comparison.a

@@ -15,15 +15,15 @@ from typing import Any
 import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from app.camera import MODE_LABELS
 from app.controller import Controller
-from app.document import Document, Status
-from app.export_folder import export_folder
-from app.views.frame_turns import FrameTurns
-from app.views.handler_guard import survives
-from app.views.label_fence import LabelFence, fixed_group
+from app.model.camera import MODE_LABELS
+from app.model.document import Document, Status
+from app.qt.export_folder import export_folder
+from app.qt.frame_turns import FrameTurns
+from app.qt.handler_guard import survives
+from app.qt.label_fence import LabelFence, fixed_group
+from app.scene.viewport3d import Viewport3D
 from app.views.timeline import TimelineWidget
-from app.views.viewport3d import Viewport3D
 from codec.errors import SettingsError
 from codec.formats import SPECS, format_of
 from codec.model.character_size import character_size, length_text, size_warning
@@ -632,8 +632,8 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _build_compare(self) -> None:
         """Compare (A/B): its toolbar over the window and its layer in the 3D view."""
+        from app.scene.compare_layer import CompareLayer
         from app.views.compare_bar import CompareBar
-        from app.views.compare_layer import CompareLayer
 
         self.compare_bar = bar = CompareBar(self.document, self)
         c = self.controller
@@ -914,7 +914,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.ortho_action.setChecked(self.viewport.scene.ortho)
 
     def _step_magnify(self, direction: int) -> None:
-        from app.views.viewport3d import MAGNIFY_STEPS
+        from app.scene.viewport3d import MAGNIFY_STEPS
 
         k = self.document.display.magnify
         i = int(np.searchsorted(MAGNIFY_STEPS, k, side="right" if direction > 0 else "left"))

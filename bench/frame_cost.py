@@ -2,7 +2,7 @@
 bench/window_edits.py: the 3D view drawn again with nothing else changed (until its frame is
 swapped), and a status-bar text change (until the window's widgets are painted), each with
 the 3D view's own paintGL inside it. The 3D view is a GL window of its own
-(app.views.scene_view): a widget change paints only the widgets, in raster, and a 3D frame
+(app.scene.scene_view): a widget change paints only the widgets, in raster, and a 3D frame
 draws and swaps the view alone; these are the "one frame" the edit bench's UI blocks compare
 with. (With a QOpenGLWidget Qt composed the whole window through GL for either: 15-25 ms on
 llvmpipe for a one-label change.)
@@ -41,7 +41,7 @@ def main() -> None:
     import window_edits as we
 
     from app.main_window import MainWindow
-    from app.views import scene_view
+    from app.scene import scene_view
 
     paint_ms: list[float] = []
     paint_gl = scene_view.SceneView.paintGL

@@ -31,9 +31,9 @@ app = QtWidgets.QApplication(sys.argv[:1])
 
 import codec  # noqa: E402
 from app.controller import Controller  # noqa: E402
-from app.document import Document  # noqa: E402
+from app.model.document import Document  # noqa: E402
+from app.scene.viewport3d import Viewport3D  # noqa: E402
 from app.views.timeline import TimelineWidget  # noqa: E402
-from app.views.viewport3d import Viewport3D  # noqa: E402
 
 # The repository's own copies by default (a fresh clone has no ../shared); `--shared` reads
 # the same two clips from ../shared/data instead.

@@ -34,7 +34,7 @@ def instrument() -> None:
     """Time every listener of the document's signals, by its owner's class."""
     import window_edits as we
 
-    from app import document as docmod
+    from app.model import document as docmod
 
     def emit(self, *args):  # type: ignore[no-untyped-def]
         for slot in list(self._slots):
@@ -60,8 +60,8 @@ def main() -> None:
 
     import codec
     from app.controller import Controller
-    from app.document import Document
     from app.main_window import MainWindow
+    from app.model.document import Document
     from codec.compression import Compression
     from codec.tuning import set_joint_override
 

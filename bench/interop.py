@@ -5,7 +5,7 @@
 
 Every clip of tests/data (each glTF animation, each ACL reference clip, every BVH, FBX and
 USD clip; --clips chooses) is compressed at 0.01 cm and exported as the window's Stats
-panel and `shellscope --export-lossy` export it (app.exports.export_lossy: measured in the
+panel and `shellscope --export-lossy` export it (app.model.exports.export_lossy: measured in the
 file, tightened where its rounding would cross the precision): .bvh, .acl.sjson, .usda,
 and .glb for a glTF source, .usdz for a USD one. Then each export is read by every external
 reader available and the largest joint-position difference to our decoding of that export
@@ -46,7 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import codec  # noqa: E402
-from app.exports import export_lossy  # noqa: E402
+from app.model.exports import export_lossy  # noqa: E402
 from codec.formats import format_of, list_animations, load_clip  # noqa: E402
 from codec.formats.bvh import bvh_name  # noqa: E402
 from codec.model.clip import Clip  # noqa: E402

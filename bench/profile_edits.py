@@ -96,8 +96,8 @@ def instrument() -> None:
     import codec.compression as comp
     import codec.measure.measure as meas
     from app import controller as ctl
-    from app import document as docmod
-    from app.views import scene_view, viewport3d
+    from app.model import document as docmod
+    from app.scene import scene_view, viewport3d
 
     for name in ("clip_errors", "between_errors", "build_stats", "skin_error"):
         setattr(meas, name, timed(f"worker measure.{name}", getattr(meas, name)))

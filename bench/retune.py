@@ -29,7 +29,7 @@ from PySide6 import QtCore  # noqa: E402
 
 import codec  # noqa: E402
 from app.controller import Controller  # noqa: E402
-from app.document import Document  # noqa: E402
+from app.model.document import Document  # noqa: E402
 from codec.tuning import JointOverride  # noqa: E402
 
 DATA = ROOT / "tests" / "data"

@@ -42,7 +42,7 @@ CLIPS = (  # (joints, path): a CMU rig, a Character Creator rig, the MakeHuman f
 
 def slot_name(slot) -> str:  # type: ignore[no-untyped-def]
     """A document listener named by its owner's class; a panel's deferred refresh by its
-    panel (app.views.when_shown)."""
+    panel (app.qt.when_shown)."""
     owner = getattr(slot, "__self__", None)
     if type(owner).__name__ == "WhenShown":  # a panel's refresh, run or put off
         return f"{type(owner.widget).__name__}.{owner.refresh.__name__} (when shown)"

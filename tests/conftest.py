@@ -23,7 +23,7 @@ for _var in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_
 
 _XSERVER = None
 if os.environ.get("SHELLSCOPE_XVFB") != "1":
-    from app.display import NoDisplayError, PrivateXServer, use_display
+    from app.model.display import NoDisplayError, PrivateXServer, use_display
 
     try:
         _XSERVER = PrivateXServer(1920, 1200)
@@ -49,7 +49,7 @@ SLOW_FILES = (
     "tests/codec/formats/test_usd.py",
     "tests/app/test_open_after_open.py",
     "tests/app/test_one_truth.py",
-    "tests/app/test_camera.py",
+    "tests/app/model/test_camera.py",
     "tests/codec/codecs/wavelet/test_wavelet.py",
     "tests/codec/formats/test_fuzz_hostile.py",
     "tests/app/test_main_window_formats.py",
@@ -60,7 +60,7 @@ SLOW_FILES = (
     "tests/codec/codecs/acl_style/test_strict.py",
     "tests/app/test_result_turns.py",
     "tests/codec/test_cli_readers.py",
-    "tests/app/test_timeline.py",
+    "tests/app/views/test_timeline.py",
     "tests/app/test_main_window.py",
     "tests/codec/codecs/test_registry.py",
     "tests/app/test_acl_output.py",

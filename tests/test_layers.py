@@ -36,6 +36,8 @@ def _copy(tmp_path: Path) -> Path:
             ROOT / package, tree / package, ignore=shutil.ignore_patterns("__pycache__")
         )
     shutil.copy(ROOT / "pyproject.toml", tree / "pyproject.toml")
+    (tree / "tools").mkdir()
+    shutil.copy(ROOT / "tools" / "import_allowlist.py", tree / "tools" / "import_allowlist.py")
     return tree
 
 
@@ -66,18 +68,23 @@ def test_the_copy_is_clean_before_it_is_broken(tmp_path: Path) -> None:
             "codec.model.quat",
         ),
         ("codec/formats/bvh.py", "import pyqtgraph", "never import Qt", "codec.formats.bvh"),
-        ("app/document.py", "from OpenGL import GL", "never import Qt", "app.document"),
-        ("codec/model/clip.py", "import app.document", "never imports the app", "codec.model.clip"),
+        ("app/model/document.py", "from OpenGL import GL", "never import Qt", "app.model.document"),
+        (
+            "codec/model/clip.py",
+            "import app.model.document",
+            "never imports the app",
+            "codec.model.clip",
+        ),
         (
             "app/views/bitrates.py",
             "from codec.codecs.acl_style import optimizer",
-            "internals",
+            "no codec package",
             "bitrates",
         ),
         ("app/views/joints.py", "from codec.sidecar import save_sidecar", "file writing", "joints"),
         ("app/views/stats.py", "import codec.formats.atomic", "file writing", "app.views.stats"),
         ("app/views/timeline.py", "import app.controller", "layers", "app.views.timeline"),
-        ("app/document.py", "import app.exports", "layers", "app.document"),
+        ("app/model/document.py", "import app.model.exports", "layers", "app.model.document"),
         # measurement takes any decoder; the model is below both
         (
             "codec/measure/stats.py",
@@ -133,4 +140,33 @@ def test_the_app_importing_a_codec_package_fails_lint(tmp_path: Path) -> None:
         "from codec.codecs.base import SUB_TRACKS, TrackKind\n"
         "from codec.result_tables import cell_bytes\n"
     )
+    assert _lint_imports(tree).returncode == 0
+
+
+def test_each_folder_of_the_app_imports_only_what_it_is_allowed(tmp_path: Path) -> None:
+    """The app's folders are allow-lists: a new view module reaching into a codec package,
+    the scene reading files, the plumbing knowing the model, an import upward and a circle
+    inside a folder each break `make lint`, all reported in one run."""
+    tree = _copy(tmp_path)
+    planted = tree / "app" / "views" / "planted.py"  # a module nobody listed anywhere
+    planted.write_text("from codec.codecs.curve import codec\n", encoding="utf-8")
+    _append(tree / "app" / "scene" / "skin_item.py", "import codec.formats")
+    _append(tree / "app" / "qt" / "plot_cache.py", "import app.model.error_scale")
+    _append(tree / "app" / "qt" / "when_shown.py", "import app.views.panel")
+    _append(tree / "app" / "qt" / "handler_guard.py", "import app.qt.label_fence")
+    done = _lint_imports(tree)
+    assert done.returncode != 0
+    broken = done.stdout.split("Broken contracts", 1)[-1]
+    for contract, link in (
+        ("no codec package", "app.views.planted -> codec.codecs.curve"),
+        ("no codec beyond", "app.scene.skin_item -> codec.formats"),
+        ("nothing of ours", "app.qt.plot_cache -> app.model.error_scale"),
+        ("The app's layers", "app.qt.when_shown -> app.views.panel"),
+        ("could be made acyclic", ".label_fence -> .handler_guard"),
+    ):
+        assert contract in broken and link in broken, (contract, link, done.stdout)
+    planted.write_text("from codec.codecs import base\n", encoding="utf-8")  # the neutral words
+    for module in ("scene/skin_item.py", "qt/plot_cache.py", "qt/when_shown.py"):
+        shutil.copy(ROOT / "app" / module, tree / "app" / module)
+    shutil.copy(ROOT / "app/qt/handler_guard.py", tree / "app/qt/handler_guard.py")
     assert _lint_imports(tree).returncode == 0

@@ -274,10 +274,10 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     M(
         "colour-scale-fraction",
-        "app/error_scale.py",
+        "app/model/error_scale.py",
         "f = np.asarray(error, dtype=np.float64) / np.where(p > 0, p, np.inf)",
         "f = np.asarray(error, dtype=np.float64) / np.where(p > 0, 2 * p, np.inf)",
-        ("tests/app/test_error_scale.py",),
+        ("tests/app/model/test_error_scale.py",),
         "the colour scale shows half the budget used",
     ),
     M(
@@ -285,7 +285,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "app/views/timeline.py",
         "k = math.floor(pos + EPS) + 1 if direction > 0 else math.ceil(pos - EPS) - 1",
         "k = math.floor(pos + EPS) + 2 if direction > 0 else math.ceil(pos - EPS) - 1",
-        ("tests/app/test_timeline.py",),
+        ("tests/app/views/test_timeline.py",),
         "stepping right skips a sample",
     ),
     M(
@@ -379,10 +379,10 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     M(
         "undo-merge-from-first-edit",
-        "app/tuning_history.py",
+        "app/model/tuning_history.py",
         "self._done[-1] = _Step(top.label, top.before, tuning, merge, now)",
         "self._done[-1] = _Step(top.label, top.before, tuning, merge, top.at)",
-        ("tests/app/test_tuning_history.py",),
+        ("tests/app/model/test_tuning_history.py",),
         "the undo merge window counts from a drag's first edit: a long drag is several steps",
     ),
     # --- found beside them (issue 38) ---
@@ -407,20 +407,20 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     M(
         "undo-drag-not-held",
-        "app/tuning_history.py",
+        "app/model/tuning_history.py",
         "if now - top.at <= MERGE_SECONDS or merge == self._held:",
         "if now - top.at <= MERGE_SECONDS:",
-        ("tests/app/test_tuning_history.py",),
+        ("tests/app/model/test_tuning_history.py",),
         "a slider drag that pauses longer than the merge window becomes two undo steps",
     ),
     M(
         "private-xvfb-killed",
-        "app/display.py",
+        "app/model/display.py",
         "p.terminate()",
         "p.kill()",
         (
             "tests/app/test_cli.py::test_without_a_display_screenshots_and_exports_still_work",
-            "tests/app/test_display.py::test_a_private_x_server_comes_and_goes",
+            "tests/app/model/test_display.py::test_a_private_x_server_comes_and_goes",
         ),
         "the private Xvfb is killed, leaving its lock file and socket in /tmp",
     ),

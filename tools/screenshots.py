@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.display import PrivateXServer, has_display, use_display  # noqa: E402
+from app.model.display import PrivateXServer, has_display, use_display  # noqa: E402
 
 DOCS = ROOT / "docs"
 DATA = ROOT / "tests" / "data"
@@ -55,8 +55,8 @@ def shoot() -> int:
     app.setApplicationName("ShellscopeScreenshots")  # never the user's settings
 
     from app.main_window import Dialogs, MainWindow
-    from app.views import scene_view
-    from app.views.screenshot import grab_image
+    from app.scene import scene_view
+    from app.scene.screenshot import grab_image
     from codec.tuning import JointOverride
 
     scene_view.KEEP_MSAA = True  # the docs' pictures keep smooth edges on software GL too

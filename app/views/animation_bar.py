@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from app.views.sync_guard import SyncGuard
+from app.qt.sync_guard import SyncGuard
 
 APPLY_ALL = "Apply this tuning to all animations"
 

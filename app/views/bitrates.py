@@ -12,13 +12,13 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt
-from PySide6.QtGui import QColor, QFont, QMouseEvent, QPainter, QPaintEvent, QShowEvent
+from PySide6.QtGui import QColor, QFont, QMouseEvent, QPainter, QPaintEvent
 from PySide6.QtWidgets import QLabel, QScrollArea, QToolTip, QVBoxLayout, QWidget
 
-from app.comparison import bits_difference, kinds_of
-from app.document import Document
-from app.views.handler_guard import survives, survives_event
-from app.views.when_shown import WhenShown
+from app.model.comparison import bits_difference, kinds_of
+from app.model.document import Document
+from app.qt.handler_guard import survives, survives_event
+from app.views.panel import LATER, Panel
 from codec.codecs.base import CONSTANT_BITS, SUB_TRACKS, TrackKind
 from codec.result_tables import cell_bytes, segment_errors
 
@@ -295,12 +295,19 @@ class BitRateCanvas(QWidget):
         )
 
 
-class BitRatePanel(QWidget):
+class BitRatePanel(Panel):
     """Dockable heat map of the bit rates of `document.result`."""
 
-    def __init__(self, document: Document, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.document = document
+    follows = (
+        ("result_changed", LATER),
+        ("clip_changed", LATER),
+        ("selection_changed", "_on_selection"),
+        ("time_changed", "_repaint_canvas"),
+        ("comparison_changed", LATER),
+    )
+
+    def build(self) -> None:
+        document = self.document
         self.canvas = BitRateCanvas(document)
         self.scroll = QScrollArea()
         self.scroll.setWidgetResizable(True)
@@ -323,19 +330,12 @@ class BitRatePanel(QWidget):
         layout.addWidget(self.summary)
         layout.addWidget(self.scroll, 1)
         layout.addWidget(legend)
-        # tabbed behind another dock, a result waits until the panel is shown
-        self.when_shown = WhenShown(self, self._on_result)
-        document.result_changed.connect(self.when_shown.request)
-        document.clip_changed.connect(self.when_shown.request)
-        document.selection_changed.connect(self._on_selection)
-        document.time_changed.connect(self.canvas.update)
-        document.comparison_changed.connect(self.when_shown.request)
-        self.when_shown.request()
 
-    @survives
-    def showEvent(self, event: QShowEvent) -> None:
-        super().showEvent(event)
-        self.when_shown.shown()
+    def refresh(self) -> None:
+        self._on_result()
+
+    def _repaint_canvas(self) -> None:
+        self.canvas.update()
 
     @property
     def bits(self) -> np.ndarray:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from app.comparison import codec_unavailable
-from app.document import Document
+from app.model.comparison import codec_unavailable
+from app.model.document import Document
 
 
 def mark_unavailable(combo: QtWidgets.QComboBox, document: Document) -> None:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from app.comparison import PANEL_SOURCES, registered_codecs
-from app.document import Document
+from app.model.comparison import PANEL_SOURCES, registered_codecs
+from app.model.document import Document
+from app.qt.sync_guard import SyncGuard
+from app.scene.compare_layer import RAW_COLOUR, SIDE_COLOURS
 from app.views.codec_choice import mark_unavailable
-from app.views.compare_layer import RAW_COLOUR, SIDE_COLOURS
-from app.views.sync_guard import SyncGuard
 
 
 def _swatch(rgba: tuple[float, ...]) -> QtGui.QIcon:

@@ -1,7 +1,7 @@
 """Stats while comparing: one row per stat of the Stats sheet, columns A | B | change.
 
 The rows are the Stats panel's (`app.views.stat_rows.SECTIONS`), then the sub-track counts; the
-change column is B against A (`app.comparison.stat_change`), green where B is smaller or more
+change column is B against A (`app.model.comparison.stat_change`), green where B is smaller or more
 accurate, red where it costs more. Double-clicking a worst time jumps there.
 """
 
@@ -13,12 +13,13 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QShowEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
 
-from app.comparison import auto_tried_text, codec_label, stat_change, stats_of
-from app.document import Document
-from app.error_scale import format_cm, format_seconds
-from app.views.handler_guard import survives
+from app.model.comparison import auto_tried_text, codec_label, stat_change, stats_of
+from app.model.document import Document
+from app.model.error_scale import format_cm, format_seconds
+from app.qt.handler_guard import survives
+from app.qt.when_shown import WhenShown
+from app.views.panel import follow_document
 from app.views.stat_rows import LABELS, SECTIONS
-from app.views.when_shown import WhenShown
 
 GOOD, BAD = QColor("#1e8449"), QColor("#c0392b")
 LOWER_IS_BETTER = {
@@ -119,8 +120,10 @@ class CompareStatsTable(QTableWidget):
         self.cellDoubleClicked.connect(self._on_double_click)
         # hidden while nothing is compared (the Stats sheet shows instead): results wait
         self.when_shown = WhenShown(self, self.refresh)
-        document.comparison_changed.connect(self.when_shown.request)
-        document.result_changed.connect(self.when_shown.request)
+        request = self.when_shown.request
+        follow_document(
+            self, ((document.comparison_changed, request), (document.result_changed, request))
+        )
         self.when_shown.request()
 
     @survives

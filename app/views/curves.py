@@ -15,7 +15,7 @@ worst error (its shell error's worst sample and the samples around it), as A and
 Maya's graph editor. "Lossy - raw" draws each channel's error instead of the curves, so a
 band too thin to see beside the curve's range fills the plot. Several joints at once: Pin
 keeps a joint's row while another is selected. Every value drawn is the raw clip or the
-lossy clip the document's result holds (app.comparison.lossy_clip_of): nothing here runs the
+lossy clip the document's result holds (app.model.comparison.lossy_clip_of): nothing here runs the
 codec.
 """
 
@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, QSignalBlocker, Qt
-from PySide6.QtGui import QKeyEvent, QResizeEvent, QShowEvent
+from PySide6.QtGui import QKeyEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -33,14 +33,12 @@ from PySide6.QtWidgets import (
     QSizePolicy,
     QToolButton,
     QVBoxLayout,
-    QWidget,
 )
 
-from app.comparison import kind_name, lossy_clip_of, segments_of, stored_keys_of
-from app.document import Document
-from app.views.handler_guard import survives
+from app.model.comparison import kind_name, lossy_clip_of, segments_of, stored_keys_of
+from app.qt.handler_guard import survives
+from app.views.panel import LATER, Panel
 from app.views.time_cursor import TimeCursor
-from app.views.when_shown import WhenShown
 from codec.codecs.base import SUB_TRACKS
 from codec.model import quat
 from codec.result import Result
@@ -79,12 +77,17 @@ def follow_branch(values: np.ndarray, reference: np.ndarray, mode: str) -> np.nd
     return values + 360.0 * np.round((reference - values) / 360.0)
 
 
-class CurvesPanel(QWidget):
+class CurvesPanel(Panel):
     """Dockable channel curves of the selected joint (raw, B, and A while comparing)."""
 
-    def __init__(self, document: Document, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.document = document
+    follows = (
+        ("clip_changed", LATER),
+        ("result_changed", LATER),
+        ("selection_changed", LATER),
+        ("comparison_changed", LATER),
+    )
+
+    def build(self) -> None:
         self.mode = "euler"
         self.mode_box = QComboBox()
         self.mode_box.addItems(["Euler", "Quaternion xyzw"])
@@ -158,22 +161,6 @@ class CurvesPanel(QWidget):
         layout.setSpacing(2)
         layout.addLayout(bar)
         layout.addWidget(self.canvas, 1)
-
-        # tabbed behind another dock, changes wait until the panel is shown
-        self.when_shown = WhenShown(self, self.refresh)
-        for signal in (
-            document.clip_changed,
-            document.result_changed,
-            document.selection_changed,
-            document.comparison_changed,
-        ):
-            signal.connect(self.when_shown.request)
-        self.when_shown.request()
-
-    @survives
-    def showEvent(self, event: QShowEvent) -> None:
-        super().showEvent(event)
-        self.when_shown.shown()
 
     # --- model -> view ------------------------------------------------------------------
     def euler_order(self, joint: int) -> str:

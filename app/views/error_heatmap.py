@@ -26,7 +26,6 @@ from PySide6.QtGui import (
     QPaintEvent,
     QPen,
     QResizeEvent,
-    QShowEvent,
 )
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -37,17 +36,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.comparison import error_difference, error_of
-from app.document import Document
-from app.error_scale import (
+from app.model.comparison import error_difference, error_of
+from app.model.error_scale import (
     budget_fraction,
     error_colors_u8,
     format_budget,
     format_cm,
     format_percent,
 )
-from app.views.handler_guard import survives, survives_event
-from app.views.when_shown import WhenShown
+from app.qt.handler_guard import survives, survives_event
+from app.views.panel import LATER, Panel
 
 INDENT = 8
 MIN_ROW = 2  # px: the least a fitted row gets (44 joints in the 1280x800 window's plots dock)
@@ -293,12 +291,18 @@ def difference_colors_u8(share: np.ndarray) -> np.ndarray:
     return out
 
 
-class ErrorHeatmapPanel(QWidget):
+class ErrorHeatmapPanel(Panel):
     """Dockable joints x time view of `document.result.error`."""
 
-    def __init__(self, document: Document, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.document = document
+    follows = (
+        ("result_changed", LATER),
+        ("clip_changed", LATER),
+        ("selection_changed", "_on_selection"),
+        ("time_changed", "_repaint"),
+        ("comparison_changed", LATER),
+    )
+
+    def build(self) -> None:
         self.ratio = np.zeros((0, 0))  # (S, J) budget fraction, columns in hierarchy order
         self.order = np.zeros(0, dtype=np.int64)
         self.depth = np.zeros(0, dtype=np.int64)
@@ -343,19 +347,8 @@ class ErrorHeatmapPanel(QWidget):
         layout.addLayout(top)
         layout.addWidget(self.scroll, 1)
 
-        # tabbed behind another dock, a result waits until the panel is shown
-        self.when_shown = WhenShown(self, self._on_result)
-        document.result_changed.connect(self.when_shown.request)
-        document.clip_changed.connect(self.when_shown.request)
-        document.selection_changed.connect(self._on_selection)
-        document.time_changed.connect(self._repaint)
-        document.comparison_changed.connect(self.when_shown.request)
-        self.when_shown.request()
-
-    @survives
-    def showEvent(self, event: QShowEvent) -> None:
-        super().showEvent(event)
-        self.when_shown.shown()
+    def refresh(self) -> None:
+        self._on_result()
 
     def _repaint(self) -> None:
         self.canvas.update()

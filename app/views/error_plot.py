@@ -15,25 +15,21 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QSignalBlocker, Qt
-from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
     QLabel,
     QPushButton,
     QVBoxLayout,
-    QWidget,
 )
 
-from app.comparison import error_of
-from app.document import Document
-from app.error_scale import eng_ticks, format_budget, format_cm, format_percent, round_up
-from app.views.elided_label import ElidedLabel
-from app.views.handler_guard import survives
-from app.views.label_fence import LabelFence
-from app.views.plot_cache import cache_drawings
+from app.model.comparison import error_of
+from app.model.error_scale import eng_ticks, format_budget, format_cm, format_percent, round_up
+from app.qt.elided_label import ElidedLabel
+from app.qt.label_fence import LabelFence
+from app.qt.plot_cache import cache_drawings
+from app.views.panel import LATER, Panel
 from app.views.time_cursor import TimeCursor
-from app.views.when_shown import WhenShown, off_screen
 from codec.result import Result
 
 MAX_COLOUR = (214, 64, 40)
@@ -45,7 +41,7 @@ SELECTED_PEN = pg.mkPen(SELECTED_COLOUR, width=2)
 BETWEEN_PEN = pg.mkPen(BETWEEN_COLOUR, width=1, style=Qt.PenStyle.DotLine)
 PRECISION_PEN = pg.mkPen(BUDGET_COLOUR, width=1, style=Qt.PenStyle.DashLine)
 JOINT_PRECISION_PEN = pg.mkPen(SELECTED_COLOUR, width=1, style=Qt.PenStyle.DashLine)
-A_COLOUR, B_COLOUR = (230, 159, 0), (0, 158, 115)  # Compare's A and B (app.views.compare_layer)
+A_COLOUR, B_COLOUR = (230, 159, 0), (0, 158, 115)  # Compare's A and B (app.scene.compare_layer)
 A_PEN, B_PEN = pg.mkPen(A_COLOUR, width=2), pg.mkPen(B_COLOUR, width=2)
 A_JOINT_PEN = pg.mkPen(A_COLOUR, width=2, style=Qt.PenStyle.DashLine)
 B_JOINT_PEN = pg.mkPen(B_COLOUR, width=2, style=Qt.PenStyle.DashLine)
@@ -67,12 +63,22 @@ def _swatch(rgb: tuple[int, int, int], dotted: bool = False, dashed: bool = Fals
     return f"<span style='color:{colour}; font-weight:bold'>{glyph}</span>"
 
 
-class ErrorPlotPanel(QWidget):
+class ErrorPlotPanel(Panel):
     """Dockable error-over-time plot of `document.result`."""
 
-    def __init__(self, document: Document, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.document = document
+    follows = (
+        ("result_changed", LATER),
+        ("clip_changed", LATER),
+        ("settings_changed", "_on_precision"),
+        ("selection_changed", "_on_selection"),
+        ("time_changed", "_update_readout"),
+        ("rounding_changed", "_update_readout"),
+        ("display_changed", "_on_display"),
+        ("comparison_changed", LATER),
+    )
+
+    def build(self) -> None:
+        document = self.document
 
         self.plot = pg.PlotWidget(background="w", axisItems={"left": EngineeringAxis("left")})
         self.plot.setLabel("bottom", "time (s)")
@@ -136,19 +142,6 @@ class ErrorPlotPanel(QWidget):
         layout.addWidget(self.legend)
         layout.addWidget(self.plot, 1)
 
-        # hidden (another tab in front), any change waits for the panel to be shown, and is
-        # then drawn whole: one refresh however many signals came in between
-        self.when_shown = WhenShown(self, self._refresh)
-        document.result_changed.connect(self._on_result)
-        document.clip_changed.connect(self._on_result)
-        document.settings_changed.connect(self._on_precision)
-        document.selection_changed.connect(self._on_selection)
-        document.time_changed.connect(self._update_readout)
-        document.rounding_changed.connect(self._update_readout)
-        document.display_changed.connect(self._on_display)
-        document.comparison_changed.connect(self._on_result)
-        self.when_shown.request()
-
     def curves(self) -> list[pg.PlotDataItem]:
         """Every curve of the plot (the current result's, A's while comparing)."""
         return [
@@ -158,18 +151,6 @@ class ErrorPlotPanel(QWidget):
             self.a_max_curve,
             self.a_joint_curve,
         ]
-
-    @survives
-    def showEvent(self, event: QShowEvent) -> None:
-        super().showEvent(event)
-        self.when_shown.shown()
-
-    def _hidden(self) -> bool:
-        """Off screen: mark the panel for a whole refresh when shown, draw nothing now."""
-        if off_screen(self):
-            self.when_shown.defer()
-            return True
-        return False
 
     # --- model -> view ------------------------------------------------------------------
     def _result(self):  # the result of the clip on screen, or None while it compresses
@@ -188,10 +169,7 @@ class ErrorPlotPanel(QWidget):
         r = self._result()
         return np.arange(r.error.shape[0]) / r.clip.sample_rate if r is not None else np.zeros(0)
 
-    def _on_result(self) -> None:
-        self.when_shown.request()
-
-    def _refresh(self) -> None:
+    def refresh(self) -> None:
         """Everything from the document, each part once (a result, a clip, a comparison,
         or the panel shown after changes it did not draw)."""
         r = self._result()
@@ -243,8 +221,6 @@ class ErrorPlotPanel(QWidget):
             self.plot.setYRange(0.0, top, padding=0)
 
     def _on_display(self) -> None:
-        if self._hidden():
-            return
         self._draw_between()
         self._update_legend()
 
@@ -265,8 +241,6 @@ class ErrorPlotPanel(QWidget):
     def _on_precision(self) -> None:
         """A tuning edit: the budget lines and the axis move; the curves wait for the
         result (they are the previous result's until it comes)."""
-        if self._hidden():
-            return
         self._draw_budget_lines()
         self._update_legend()
         self._fit_y()
@@ -292,8 +266,6 @@ class ErrorPlotPanel(QWidget):
         return float(joints.precision[j])
 
     def _on_selection(self) -> None:
-        if self._hidden():
-            return
         self._draw_joint_curve()
         self._draw_budget_lines()
         self._update_legend()
@@ -344,8 +316,6 @@ class ErrorPlotPanel(QWidget):
         self.legend.setText(" &nbsp; ".join(parts))
 
     def _update_readout(self) -> None:
-        if self._hidden():
-            return
         doc = self.document
         shown = doc.shown_pose()
         if shown is None:

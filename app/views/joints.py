@@ -60,8 +60,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.document import Document
-from app.error_scale import (
+from app.model.error_scale import (
     budget_fraction,
     eng,
     error_colors,
@@ -69,10 +68,10 @@ from app.error_scale import (
     format_percent,
     is_over,
 )
-from app.rule_presets import PRESETS_KEY, all_presets, read_presets, write_presets
+from app.model.rule_presets import PRESETS_KEY, all_presets, read_presets, write_presets
+from app.qt.handler_guard import survives
 from app.views.elided_names import ElidedNameDelegate
-from app.views.handler_guard import survives
-from app.views.sync_guard import SyncGuard
+from app.views.panel import Panel
 from codec.codecs.base import TrackKind
 from codec.model.sampling import BASE_ROUNDING
 from codec.name_pattern import NamePattern, pattern_problem
@@ -252,16 +251,21 @@ class JointEditDelegate(QStyledItemDelegate):
         return super().helpEvent(event, view, option, index)
 
 
-class JointsPanel(QWidget):
+class JointsPanel(Panel):
     """Dockable joint tree with in-place tuning and the override rules; edits go out as
     `overrides_edited(rules)`, the whole new list of rules."""
 
     overrides_edited = Signal(object)  # tuple[JointOverride, ...]
 
-    def __init__(self, document: Document, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.document = document
-        self.syncing = SyncGuard()
+    follows = (
+        ("clip_changed", "_build_tree"),
+        ("settings_changed", "_on_settings"),
+        ("rounding_changed", "_on_settings"),
+        ("result_changed", "_refresh_result"),
+        ("selection_changed", "_on_selection"),
+    )
+
+    def build(self) -> None:
         self.items: list[QTreeWidgetItem] = []
         self._table_rules: tuple[JointOverride, ...] | None = None
         self._resized_columns: set[int] = set()  # columns whose text or font changed
@@ -413,14 +417,10 @@ class JointsPanel(QWidget):
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(split)
 
-        document.clip_changed.connect(self._build_tree)
-        document.settings_changed.connect(self._on_settings)
-        document.rounding_changed.connect(self._on_settings)  # rounding-only rule edits
-        document.result_changed.connect(self._refresh_result)
-        document.selection_changed.connect(self._on_selection)
+    # --- model -> view ------------------------------------------------------------------
+    def refresh(self) -> None:
         self._build_tree()
 
-    # --- model -> view ------------------------------------------------------------------
     def _build_tree(self) -> None:
         with self.syncing:
             self.tree.clear()

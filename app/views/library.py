@@ -1,5 +1,5 @@
 """File > Open Library: every clip of a folder in one table, filled while a background run
-compresses them (app.library_model), sortable, filterable and coloured on the one error
+compresses them (app.model.library_model), sortable, filterable and coloured on the one error
 scale. Double-click a row to open that clip (with its sidecar tuning) in the window.
 
 Batch (the window's menu): apply a rule set (a preset or a rules file) to the selected rows,
@@ -17,7 +17,7 @@ from typing import Any
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from app.library_model import (
+from app.model.library_model import (
     COLUMNS,
     HEADER_TIPS,
     NUMERIC,
@@ -31,7 +31,7 @@ from app.library_model import (
     sweep_settings,
     tooltip_of,
 )
-from app.rule_presets import PRESETS_KEY, all_presets
+from app.model.rule_presets import PRESETS_KEY, all_presets
 from app.views.library_sweep import SweepChart
 from codec.library.rows import Row
 from codec.tuning import JointOverride

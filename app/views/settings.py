@@ -34,15 +34,14 @@ from PySide6.QtWidgets import (
     QLabel,
     QSlider,
     QVBoxLayout,
-    QWidget,
 )
 
-from app.comparison import auto_tried, auto_tried_text, registered_codecs
-from app.document import Document
+from app.model.comparison import auto_tried, auto_tried_text, registered_codecs
+from app.model.document import Document
+from app.qt.label_fence import LabelFence
 from app.views.codec_choice import mark_unavailable
-from app.views.label_fence import LabelFence
+from app.views.panel import Panel
 from app.views.stats import change_text
-from app.views.sync_guard import SyncGuard
 from codec.settings import BIND_MODES, LEVELS
 
 LOG_MIN, LOG_MAX = -4.0, 1.0  # precision slider: 0.0001 .. 10 clip units
@@ -73,7 +72,7 @@ def own_values_text(doc: Document, name: str) -> str:
     return f"{values.min():g}\u2013{values.max():g} cm"
 
 
-class SettingsPanel(QWidget):
+class SettingsPanel(Panel):
     """Dockable view of `document.settings`; edits go out as `settings_edited(changes)`."""
 
     settings_edited = Signal(object)  # {setting: new value}
@@ -81,10 +80,15 @@ class SettingsPanel(QWidget):
     gesture_ended = Signal()  # and released
     codec_requested = Signal(str)  # the codec to compress with (auto: the smallest strict)
 
-    def __init__(self, document: Document, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.document = document
-        self.syncing = SyncGuard()
+    follows = (
+        ("settings_changed", "_on_settings"),
+        ("result_changed", "_on_result"),
+        ("clip_changed", "_on_result"),
+        ("clip_changed", "_on_settings"),
+        ("status_changed", "_on_status"),
+    )
+
+    def build(self) -> None:
 
         self.slider = QSlider(Qt.Orientation.Horizontal)
         self.slider.setRange(0, round((LOG_MAX - LOG_MIN) * STEPS_PER_DECADE))
@@ -233,11 +237,8 @@ class SettingsPanel(QWidget):
         self.bind.currentTextChanged.connect(lambda mode: self._edit(bind=mode))
         self.compensate.toggled.connect(lambda on: self._edit(compensate=bool(on)))
         self.clean_defaults.valueChanged.connect(lambda v: self._edit(clean_defaults=float(v)))
-        document.settings_changed.connect(self._on_settings)
-        document.result_changed.connect(self._on_result)
-        document.clip_changed.connect(self._on_result)
-        document.clip_changed.connect(self._on_settings)
-        document.status_changed.connect(self._on_status)
+
+    def refresh(self) -> None:
         self._on_settings()
         self._on_result()
         self._on_status()

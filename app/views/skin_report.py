@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QShowEvent
+from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFileDialog,
@@ -28,15 +28,11 @@ from PySide6.QtWidgets import (
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
-    QWidget,
 )
 
-from app.document import Document
-from app.export_folder import export_folder
-from app.views.handler_guard import survives
-from app.views.label_fence import LabelFence
-from app.views.sync_guard import SyncGuard
-from app.views.when_shown import WhenShown
+from app.qt.export_folder import export_folder
+from app.qt.label_fence import LabelFence
+from app.views.panel import LATER, Panel, follow_document
 from codec.result_tables import skin_report_rows
 
 GOOD, BAD = "#1e8449", "#c0392b"
@@ -101,16 +97,20 @@ def _number(key: str, v: float) -> tuple[str, float]:
     return f"{v:.4g}", v
 
 
-class SkinReportPanel(QWidget):
+class SkinReportPanel(Panel):
     """Dockable report of shell estimates against the skin's true error."""
 
     settings_edited = Signal(object)  # {"shell_from_mesh": bool}
     export_requested = Signal(str, str, object)  # kind, path, png (None)
 
-    def __init__(self, document: Document, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.document = document
-        self.syncing = SyncGuard()
+    follows = (
+        ("result_changed", LATER),
+        ("clip_changed", LATER),
+        ("settings_changed", "_sync_button"),
+    )
+
+    def build(self) -> None:
+        document = self.document
         self._exported: Path | None = None
         self.rows: list[dict] = []
         self.summary = QLabel()
@@ -158,20 +158,12 @@ class SkinReportPanel(QWidget):
         layout.addLayout(buttons)
         layout.addWidget(self.table, 1)
         layout.addWidget(self.message)
-        # tabbed behind another dock, a result waits until the panel is shown
-        self.when_shown = WhenShown(self, self._on_result)
-        document.result_changed.connect(self.when_shown.request)
-        document.clip_changed.connect(self.when_shown.request)
-        document.clip_changed.connect(self.message.clear)  # an export message is the old clip's
-        document.settings_changed.connect(self._sync_button)
-        self.when_shown.request()
-
-    @survives
-    def showEvent(self, event: QShowEvent) -> None:
-        super().showEvent(event)
-        self.when_shown.shown()
+        follow_document(self, ((document.clip_changed, self.message.clear),))  # old clip's
 
     # --- model -> view ------------------------------------------------------------------
+    def refresh(self) -> None:
+        self._on_result()
+
     def _sync_button(self) -> None:
         clip = self.document.clip
         with self.syncing:

@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QFileDialog,
     QFormLayout,
@@ -29,15 +28,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.comparison import auto_tried_text, codec_label
-from app.document import Document
-from app.error_scale import MINUS, format_cm, format_rate, format_seconds, round_up
-from app.export_folder import export_folder
-from app.views.handler_guard import survives
-from app.views.label_fence import LabelFence
-from app.views.plot_cache import cache_drawings
+from app.model.comparison import auto_tried_text, codec_label
+from app.model.error_scale import MINUS, format_cm, format_rate, format_seconds, round_up
+from app.qt.export_folder import export_folder
+from app.qt.label_fence import LabelFence
+from app.qt.plot_cache import cache_drawings
+from app.views.panel import LATER, Panel, follow_document
 from app.views.stat_rows import LABELS, SECTIONS
-from app.views.when_shown import WhenShown
 from codec.codecs.base import SUB_TRACKS
 from codec.result import Result
 
@@ -78,14 +75,19 @@ def change_text(previous: Result | None, current: Result | None) -> str:
     )
 
 
-class StatsPanel(QWidget):
+class StatsPanel(Panel):
     """Dockable stats sheet with a bit-rate histogram and export buttons."""
 
     export_requested = Signal(str, str, object)  # kind, path, PNG bytes for a screenshot
 
-    def __init__(self, document: Document, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.document = document
+    follows = (
+        ("result_changed", LATER),
+        ("clip_changed", LATER),
+        ("comparison_changed", "_on_comparison"),
+    )
+
+    def build(self) -> None:
+        document = self.document
         self._exported: Path | None = None
         self._measured = ""
         self.values: dict[str, QLabel] = {}
@@ -117,19 +119,11 @@ class StatsPanel(QWidget):
         layout.addWidget(self.export_error)
         layout.addLayout(self._export_buttons())
 
-        # hidden (a dock closed or tabbed behind another), a result waits until it is shown
-        self.when_shown = WhenShown(self, self._on_result)
-        document.result_changed.connect(self.when_shown.request)
-        document.clip_changed.connect(self.when_shown.request)
-        document.clip_changed.connect(self.export_error.clear)  # it was about the old clip
-        document.comparison_changed.connect(self._on_comparison)
-        self.when_shown.request()
+        follow_document(self, ((document.clip_changed, self.export_error.clear),))  # old clip's
         self._on_comparison()
 
-    @survives
-    def showEvent(self, event: QShowEvent) -> None:
-        super().showEvent(event)
-        self.when_shown.shown()
+    def refresh(self) -> None:
+        self._on_result()
 
     def _on_comparison(self) -> None:
         """While comparing the sheet gives way to the A | B | change table."""
@@ -346,7 +340,7 @@ class StatsPanel(QWidget):
             self._measured = text
 
     def _window_png(self) -> bytes:
-        from app.views.screenshot import grab_png
+        from app.scene.screenshot import grab_png
 
         return grab_png(self.window())
 

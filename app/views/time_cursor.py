@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 
-from app.document import Document
+from app.model.document import Document
+from app.views.panel import follow_document
 
 CURSOR_PEN = pg.mkPen((255, 120, 0), width=2)
 
@@ -22,7 +23,7 @@ class TimeCursor(pg.InfiniteLine):
         self.setZValue(10)
         plot.addItem(self, ignoreBounds=True)
         self.sigPositionChanged.connect(self._dragged)
-        document.time_changed.connect(self.follow)
+        follow_document(self, ((document.time_changed, self.follow),))
         self.follow()
 
     def follow(self) -> None:

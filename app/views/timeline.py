@@ -14,9 +14,9 @@ import math
 import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from app.document import Document
-from app.error_scale import format_rate
-from app.views.handler_guard import survives
+from app.model.document import Document
+from app.model.error_scale import format_rate
+from app.qt.handler_guard import survives
 from codec.model.sampling import BASE_ROUNDING, ROUNDING_MODES, sample_keys
 from codec.tuning import JointOverride, set_joint_override
 

@@ -8,7 +8,7 @@ import numpy as np
 
 import codec
 from app.controller import Controller
-from app.document import Document
+from app.model.document import Document
 from codec.codecs.base import TrackCosts, TrackKind
 from codec.measure.measure import Measurements
 from codec.measure.shells import DominantShells

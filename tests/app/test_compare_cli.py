@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from PySide6 import QtGui
 
-from app.headless import add_export_arguments, run_headless
-from app.views.compare_layer import SIDE_COLOURS
+from app.model.headless import add_export_arguments, run_headless
+from app.scene.compare_layer import SIDE_COLOURS
 from tests.app.test_cli import run_app
 
 DATA = Path(__file__).resolve().parents[1] / "data"

@@ -151,7 +151,7 @@ def test_a_command_line_pair_in_the_window_keeps_each_sides_tuning(qtbot, window
     import shutil
 
     from app.compare_run import PairRun
-    from app.comparison import parse_variant
+    from app.model.comparison import parse_variant
 
     clip = tmp_path / "walk.bvh"
     shutil.copy(Path(__file__).resolve().parents[1] / "data" / "bvh" / BVH_NAME, clip)

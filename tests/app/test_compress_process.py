@@ -15,7 +15,7 @@ import pytest
 import codec
 from app import compress_process
 from app.controller import Controller
-from app.document import Document
+from app.model.document import Document
 from codec.model.clip import Clip, Skeleton
 
 DATA = Path(__file__).resolve().parents[1] / "data"

@@ -16,7 +16,7 @@ from PySide6 import QtCore
 import codec
 from app import controller as controller_module
 from app.controller import WORKER_NICE, Controller
-from app.document import Document
+from app.model.document import Document
 from codec.model.clip import Clip, Skeleton
 from codec.sidecar import load_sidecar, sidecar_path
 from codec.tuning import GlobalSettings, JointOverride

@@ -275,8 +275,8 @@ def test_a_failed_run_is_a_warning_until_a_run_succeeds(qtbot, dialogs, tmp_path
 
     import codec
     from app.controller import Controller
-    from app.document import Document
     from app.main_window import MainWindow
+    from app.model.document import Document
     from tests.app.conftest import ACL_CLIP
 
     def compress(clip, settings, progress, cancel):

@@ -72,7 +72,7 @@ def test_a_lossy_glb_of_a_non_gltf_clip_is_refused_in_the_panel(window, ui, tmp_
 
 
 def test_lossy_gltf_export_undoes_the_units_the_clip_was_opened_with(tmp_path) -> None:
-    from app.exports import export_lossy
+    from app.model.exports import export_lossy
 
     source = Path(__file__).resolve().parents[1] / "data" / "gltf" / "RiggedSimple.glb"
     clip = codec.load_clip(source, units="cm")  # values taken as cm: no x100

@@ -260,8 +260,8 @@ def scheduler(tmp_path_factory) -> Any:
 
 @pytest.fixture(scope="module")
 def open_library_rows(window_runs, folder: Path, scheduler: str) -> list[dict]:
-    """File > Open Library's background run (app.library_model), on the real scheduler."""
-    from app.library_model import BackgroundLibraryRun
+    """File > Open Library's background run (app.model.library_model), on the real scheduler."""
+    from app.model.library_model import BackgroundLibraryRun
 
     run = BackgroundLibraryRun(folder, scheduler=scheduler)
     run.cache = None  # computed on the scheduler's worker, not read back

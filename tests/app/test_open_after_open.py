@@ -2,7 +2,7 @@
 kind, with and without a saved layout, and the sequence that used to segfault (a BVH, then a
 skinned glTF: the Skin button's relayout repainted the 3D view with the old clip's bones).
 
-A paint handler that raises is logged by `app.views.handler_guard` instead of crashing, so
+A paint handler that raises is logged by `app.qt.handler_guard` instead of crashing, so
 these tests fail on anything logged there, not only on a dead process."""
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ def test_a_view_failing_on_a_new_clip_keeps_the_open_one(
 ) -> None:
     """The 3D view raising on the new clip (as it once did with MemoryError for a 1-joint
     BVH) happens while the document switches: the switch is undone, the message shown."""
-    import app.views.viewport3d as viewport3d
+    import app.scene.viewport3d as viewport3d
 
     doc = loaded.document
     clip, result, title = doc.clip, doc.result, loaded.windowTitle()

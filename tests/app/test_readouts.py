@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.error_scale import format_cm, format_percent
+from app.model.error_scale import format_cm, format_percent
 from codec.measure.error_metric import shell_error
 from codec.model.sampling import ROUNDING_MODES, sample_dense
 from codec.model.transforms import object_space

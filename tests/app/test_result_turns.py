@@ -11,7 +11,7 @@ from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QHelpEvent
 from PySide6.QtWidgets import QApplication, QDockWidget, QToolTip
 
-from app.error_scale import eng, format_budget
+from app.model.error_scale import eng, format_budget
 from app.views.joints import C_DOM, C_ERR, C_PREC, C_USED, JointsPanel
 from tests.app.panel_helpers import attach, make_document, make_result
 
@@ -292,7 +292,7 @@ def test_the_widgets_draw_in_a_turn_of_their_own_after_the_3d_view(qtbot, opened
 
 
 def test_a_frame_turn_ends_when_the_event_loop_comes_round(qtbot) -> None:
-    from app.views.frame_turns import FrameTurns
+    from app.qt.frame_turns import FrameTurns
 
     turns = FrameTurns()
     assert not turns.taken()

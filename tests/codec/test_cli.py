@@ -368,7 +368,7 @@ def test_compress_applies_the_sidecar_beside_the_clip_and_says_so(tmp_path: Path
     assert tuned["compressed_size"] < before["compressed_size"]
     assert tuned["level"] == "high" and before["level"] == "highest"
     # the same as the window's path (the document resolves the same values)
-    from app.document import Document
+    from app.model.document import Document
 
     loaded = codec.load_clip(clip)
     doc = Document()
