@@ -43,17 +43,25 @@ def run_in_process(qtbot, capsys, monkeypatch, *args: str) -> tuple[int, str]:
     display)."""
     from PySide6 import QtCore, QtWidgets
 
-    from app.__main__ import main
+    import app.__main__
     from app.views import scene_view
 
+    # the screenshot's give-up timer outlives its run here (a process would have ended): due
+    # later, it would quit whatever event loop a later test runs
+    monkeypatch.setattr(app.__main__, "SCREENSHOT_TIMEOUT_MS", 2**31 - 1)
     monkeypatch.setattr(sys, "excepthook", sys.excepthook)
     monkeypatch.setattr(scene_view, "KEEP_MSAA", scene_view.KEEP_MSAA)
     names = QtCore.QCoreApplication.organizationName(), QtCore.QCoreApplication.applicationName()
     before = set(QtWidgets.QApplication.topLevelWidgets())
     capsys.readouterr()
     try:
-        code = main(list(args))
+        code = app.__main__.main(list(args))
     finally:
+        # closing its last window asked the application to quit (a Quit event, posted while
+        # main() ran its event loop): a process ends there, here it would end a later test's
+        QtCore.QCoreApplication.removePostedEvents(
+            QtCore.QCoreApplication.instance(), QtCore.QEvent.Type.Quit
+        )
         QtCore.QCoreApplication.setOrganizationName(names[0])
         QtCore.QCoreApplication.setApplicationName(names[1])
         for w in set(QtWidgets.QApplication.topLevelWidgets()) - before:
