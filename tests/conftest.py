@@ -13,6 +13,8 @@ import os
 import shutil
 import tempfile
 
+import pytest
+
 _RUN_DIR = tempfile.mkdtemp(prefix="shellscope-tests-")
 os.environ["TMPDIR"] = _RUN_DIR
 tempfile.tempdir = _RUN_DIR
@@ -39,12 +41,13 @@ if os.environ.get("SHELLSCOPE_XVFB") != "1":
 # loadfile with --no-loadscope-reorder; xdist's own order is by number of tests, which puts a
 # long file of one or two tests, such as test_open_usd_repeatedly, among the last): the long
 # files start first and the short ones fill in at the end, so both processes end together.
-# A stale entry costs balance, never a result.
+# A stale entry costs balance, never a result. test_cli lost a quarter of its time on
+# 2026-11-28 (in-process screenshots) and went below the library group, now one unit.
 SLOW_FILES = (
-    "tests/app/test_cli.py",
-    "tests/codec/library/test_engine.py",
+    "tests/codec/library/test_engine.py",  # with test_cli_library and test_report_browser
     "tests/codec/codecs/curve/test_curve.py",
     "tests/codec/formats/test_hostile_files.py",
+    "tests/app/test_cli.py",
     "tests/codec/library/test_cli_library.py",
     "tests/codec/formats/test_usd.py",
     "tests/app/test_open_after_open.py",
@@ -66,6 +69,38 @@ SLOW_FILES = (
     "tests/app/test_acl_output.py",
     "tests/test_layers.py",
 )
+
+
+# Files that share a session fixture costing seconds go to one process together, which makes
+# it once: the library's embedded Dask cluster and its run of the test library
+# (tests/codec/library/conftest.py), the hostile cases' cluster (tests/hostile/conftest.py).
+# Apart, each process that runs one of them starts a cluster of its own.
+SAME_PROCESS = (
+    (
+        "tests/codec/library/test_engine.py",
+        "tests/codec/library/test_cli_library.py",
+        "tests/codec/library/test_report_browser.py",
+    ),
+    ("tests/hostile/test_findings.py", "tests/hostile/test_library_run.py"),
+)
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """`--dist loadfile`, with each SAME_PROCESS group one unit of work (named for its first
+    file); any other distribution is xdist's own."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    unit = {path: group[0] for group in SAME_PROCESS for path in group}
+
+    class GroupedFiles(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = super()._split_scope(nodeid)
+            return unit.get(path, path)
+
+    return GroupedFiles(config, log)
 
 
 def pytest_collection_modifyitems(items: list) -> None:

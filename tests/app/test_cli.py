@@ -34,6 +34,42 @@ def run_app(
     )
 
 
+def run_in_process(qtbot, capsys, monkeypatch, *args: str) -> tuple[int, str]:
+    """`app.__main__.main(ARGS)` in this process, as `python -m app ARGS` runs it (the window,
+    its event loop until the screenshot quits it): (exit code, stderr). What main() sets for
+    its process (the exception hook, the application's names, MSAA for pictures) is put back,
+    and its window is closed and deleted with the test's widgets. One test of each kind still
+    starts a real process (test_screenshot_view_saves_the_3d_view_alone, the tests without a
+    display)."""
+    from PySide6 import QtCore, QtWidgets
+
+    import app.__main__
+    from app.views import scene_view
+
+    # the screenshot's give-up timer outlives its run here (a process would have ended): due
+    # later, it would quit whatever event loop a later test runs
+    monkeypatch.setattr(app.__main__, "SCREENSHOT_TIMEOUT_MS", 2**31 - 1)
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)
+    monkeypatch.setattr(scene_view, "KEEP_MSAA", scene_view.KEEP_MSAA)
+    names = QtCore.QCoreApplication.organizationName(), QtCore.QCoreApplication.applicationName()
+    before = set(QtWidgets.QApplication.topLevelWidgets())
+    capsys.readouterr()
+    try:
+        code = app.__main__.main(list(args))
+    finally:
+        # closing its last window asked the application to quit (a Quit event, posted while
+        # main() ran its event loop): a process ends there, here it would end a later test's
+        QtCore.QCoreApplication.removePostedEvents(
+            QtCore.QCoreApplication.instance(), QtCore.QEvent.Type.Quit
+        )
+        QtCore.QCoreApplication.setOrganizationName(names[0])
+        QtCore.QCoreApplication.setApplicationName(names[1])
+        for w in set(QtWidgets.QApplication.topLevelWidgets()) - before:
+            if w.parent() is None:
+                qtbot.addWidget(w)  # closed and deleted when the test ends
+    return code, capsys.readouterr().err
+
+
 def skeleton_pixels(png: Path) -> tuple[int, int]:
     """(blue raw, green/yellow/red lossy) pixel counts of a screenshot."""
     img = QtGui.QImage(str(png)).convertToFormat(QtGui.QImage.Format.Format_RGBA8888)
@@ -60,24 +96,29 @@ def ssc_clip(tmp_path_factory) -> Path:
         ("ssc", ["--precision", "0.02"]),
     ],
 )
-def test_screenshot_of_every_format(clip, extra, tmp_path, ssc_clip) -> None:
+def test_screenshot_of_every_format(
+    clip, extra, tmp_path, ssc_clip, qtbot, capsys, monkeypatch
+) -> None:
     path = ssc_clip if clip == "ssc" else DATA / clip
     png = tmp_path / "a.png"
-    proc = run_app(
-        str(path), "--time", "0.3", "--rounding", "floor", "--screenshot", str(png), *extra
-    )
-    assert proc.returncode == 0, proc.stderr
+    args = (str(path), "--time", "0.3", "--rounding", "floor", "--screenshot", str(png), *extra)
+    code, err = run_in_process(qtbot, capsys, monkeypatch, *args)
+    assert code == 0, err
     assert png.exists()
     blue, lossy = skeleton_pixels(png)
     assert blue > 100 and lossy > 100, (blue, lossy)
 
 
-def test_a_broken_clip_exits_non_zero_with_the_readers_message(tmp_path) -> None:
+def test_a_broken_clip_exits_non_zero_with_the_readers_message(
+    tmp_path, qtbot, capsys, monkeypatch
+) -> None:
     bad = tmp_path / "bad.acl.sjson"
     bad.write_text("version = 5\nbones = [ {")
-    proc = run_app(str(bad), "--screenshot", str(tmp_path / "x.png"))
-    assert proc.returncode == 2
-    assert "bad.acl.sjson" in proc.stderr
+    code, err = run_in_process(
+        qtbot, capsys, monkeypatch, str(bad), "--screenshot", str(tmp_path / "x.png")
+    )
+    assert code == 2
+    assert "bad.acl.sjson" in err
     assert not (tmp_path / "x.png").exists()
 
 

@@ -20,6 +20,8 @@ from codec.model.clip import Clip
 from codec.model.quat import from_matrix, mul
 from tests.app.conftest import DATA
 
+Array = np.ndarray
+
 MAX_STEPS = 240  # poses checked per clip, spread evenly from the first to the last instant
 VIEW_SIZE = (660, 420)  # about the 3D view of the window at 1280x800
 
@@ -49,12 +51,13 @@ def _viewport(qtbot) -> tuple[Document, Viewport3D]:
     return doc, vp
 
 
-def assert_played_in_view(doc: Document, vp: Viewport3D, label: str) -> None:
+def assert_played_in_view(doc: Document, vp: Viewport3D, label: str) -> Array:
     """Step from the first instant to the last (between samples too) and check every joint
-    projects inside the view, in front of the camera."""
-    steps = min(MAX_STEPS, 4 * doc.clip.num_samples)
+    projects inside the view, in front of the camera. Returns the poses drawn (T, J, 3) at
+    `play_times(doc)`."""
     w, h = vp.scene.width(), vp.scene.height()
-    for t in np.linspace(0.0, doc.duration, max(steps, 2)):
+    drawn = []
+    for t in play_times(doc):
         doc.set_time(float(t))
         vp.sync()
         xy, depth = vp.project(vp.raw_positions)
@@ -63,6 +66,41 @@ def assert_played_in_view(doc: Document, vp: Viewport3D, label: str) -> None:
             f"{label}: at t={t:.3f} s joints "
             f"{[doc.clip.skeleton.names[j] for j in np.flatnonzero(~inside)][:5]} leave the view"
         )
+        drawn.append(vp.raw_positions.copy())
+    return np.stack(drawn)
+
+
+def play_times(doc: Document) -> Array:
+    """The instants checked: MAX_STEPS at most, four per sample on short clips."""
+    return np.linspace(0.0, doc.duration, max(min(MAX_STEPS, 4 * doc.clip.num_samples), 2))
+
+
+def assert_fixed_camera_holds_the_play(
+    doc: Document, vp: Viewport3D, label: str, drawn: Array
+) -> None:
+    """A fixed camera (Whole clip) keeps every joint of every pose played (`drawn`, from
+    assert_played_in_view) inside the view. The view is brought up to date at the first,
+    middle and last instants and at two between: each time the same pose is drawn and the
+    camera has not moved, so every pose is projected at once through that one camera (each
+    pose drawn again would take a rebuild of the whole scene)."""
+    times = play_times(doc)
+    mvp = None
+    for i in np.unique(np.linspace(0, len(times) - 1, 5).round().astype(int)):
+        doc.set_time(float(times[i]))
+        vp.sync()
+        np.testing.assert_array_equal(vp.raw_positions, drawn[i], err_msg=label)
+        if mvp is None:
+            mvp = vp.scene.mvp()
+        assert np.array_equal(vp.scene.mvp(), mvp), f"{label}: at t={times[i]:.3f} s it moved"
+    w, h = vp.scene.width(), vp.scene.height()
+    xy, depth = vp.project(drawn.reshape(-1, 3))
+    xy, depth = xy.reshape(*drawn.shape[:2], 2), depth.reshape(drawn.shape[:2])
+    inside = (xy[..., 0] >= 0) & (xy[..., 0] <= w) & (xy[..., 1] >= 0) & (xy[..., 1] <= h)
+    ok = inside & (depth > 0)
+    if not np.all(ok):
+        i = int(np.flatnonzero(~ok.all(axis=1))[0])
+        names = [doc.clip.skeleton.names[j] for j in np.flatnonzero(~ok[i])][:5]
+        raise AssertionError(f"{label}: at t={times[i]:.3f} s joints {names} leave the view")
 
 
 @pytest.mark.parametrize("path", clip_files(), ids=lambda p: p.name)
@@ -70,11 +108,12 @@ def test_every_clip_stays_in_view_to_its_end(path: Path, qtbot) -> None:
     doc, vp = _viewport(qtbot)
     doc.set_clip(codec.load_clip(path), path)
     assert doc.display.camera == "follow"  # the default
-    assert_played_in_view(doc, vp, f"{path.name}, follow root")
+    drawn = assert_played_in_view(doc, vp, f"{path.name}, follow root")
     doc.update_display(camera="clip")
-    assert_played_in_view(doc, vp, f"{path.name}, whole clip")
+    assert_fixed_camera_holds_the_play(doc, vp, f"{path.name}, whole clip", drawn)
     vp.set_view("front")  # orthographic
-    assert_played_in_view(doc, vp, f"{path.name}, front ortho")
+    assert vp.scene.ortho
+    assert_fixed_camera_holds_the_play(doc, vp, f"{path.name}, front ortho", drawn)
 
 
 def test_follow_keeps_a_walk_large_and_centred(qtbot) -> None:

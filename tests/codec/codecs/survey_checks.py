@@ -36,6 +36,15 @@ def outsider_errors(raw: Clip, lossy: Clip) -> np.ndarray:
 
 
 STRICT_SAMPLES = 300  # longer clips are checked on their first samples (runtime)
+MOCAP_SAMPLES = 120  # a motion-capture take's first 4 s, for the codecs that fit every window alike
+
+
+def strict_samples(item_id: str) -> int:
+    """Samples of `item_id` the strict check of a key-fitting codec takes: keyed clips whole
+    (their keys are found across the whole clip, up to STRICT_SAMPLES), a motion-capture take
+    its first MOCAP_SAMPLES (the fit places keys the same way on every window: a longer one
+    shows nothing new and costs its time; whole takes: bench/survey_codecs.py)."""
+    return STRICT_SAMPLES if item_id.startswith("keyed/") else MOCAP_SAMPLES
 
 
 @cache

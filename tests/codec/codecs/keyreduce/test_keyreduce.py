@@ -6,10 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import codec
 from codec.codecs.keyreduce import KeyReduceCodec
 from tests.codec.codecs import survey_checks as checks
-from tests.codec.helpers import DATA
 
 CODEC = KeyReduceCodec()
 
@@ -36,8 +34,9 @@ def test_a_piecewise_linear_track_keeps_exactly_its_corners() -> None:
 
 
 def test_keys_every_six_are_found_on_a_keyed_clip() -> None:
-    clip = codec.load_clip(DATA / "keyed" / "cmu_13_07_keys6_linear.acl.sjson.xz")
-    enc = CODEC.encode(clip, checks.SETTINGS)
+    clip = checks.window("keyed/cmu_13_07_keys6_linear.acl.sjson.xz")  # whole: 291 samples
+    assert clip.num_samples == 291
+    enc = checks.encoded(CODEC, clip)  # the strict check's encoding of it
     assert enc.details["strict"]
     per_track = enc.details["num_keys"] / enc.details["num_animated_tracks"]
     assert per_track <= 50  # 50 keys were placed (every sixth of 291 and the last)
@@ -45,7 +44,7 @@ def test_keys_every_six_are_found_on_a_keyed_clip() -> None:
 
 @pytest.mark.parametrize("item", checks.STRICT_IDS)
 def test_strict_on_every_real_clip_from_the_bytes(item: str) -> None:
-    checks.check_strict(CODEC, item)
+    checks.check_strict(CODEC, item, checks.strict_samples(item))
 
 
 def test_every_rounding_mode() -> None:
