@@ -44,7 +44,7 @@ def run_in_process(qtbot, capsys, monkeypatch, *args: str) -> tuple[int, str]:
     from PySide6 import QtCore, QtWidgets
 
     import app.__main__
-    from app.views import scene_view
+    from app.scene import scene_view
 
     # the screenshot's give-up timer outlives its run here (a process would have ended): due
     # later, it would quit whatever event loop a later test runs
