@@ -22,21 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from codec.formats import READER_MODULES  # imported before the first traced call: a reader's
+
+# first use imports its format's modules, and that import's megabytes are no call's own
+
 ROOT = Path(__file__).resolve().parents[1]
 ADDRESS_CAP = 6 << 30  # the child's address space (numba and numpy alone take about 1.5 GiB)
-# imported before the first traced call: readers import their format's modules when first
-# used, and that import's allocations (megabytes) are no call's own
-READERS = [
-    "codec.formats.bvh",
-    "codec.formats.gltf",
-    "codec.formats.acl_sjson",
-    "codec.formats.fbx",
-    "codec.formats.usd",
-    "codec.formats.reader_process",
-    "codec.formats.clip_arrays",
-    "codec.formats.ssc",
-    "codec.formats.acl_binary",
-]
 
 _CHILD = """
 import importlib, json, sys, threading, time, tracemalloc, warnings
@@ -96,7 +87,7 @@ def traced_calls(
                     "target": target,
                     "calls": [list(map(_jsonable, args)) for args in calls],
                     "runtime_warnings_are_errors": runtime_warnings_are_errors,
-                    "imports": READERS,
+                    "imports": list(READER_MODULES),
                 }
             )
         )

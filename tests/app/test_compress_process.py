@@ -16,22 +16,11 @@ import codec
 from app import compress_process
 from app.controller import Controller
 from app.model.document import Document
-from codec.model.clip import Clip, Skeleton
+from tests.app.test_controller import small_clip
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 REAL = DATA / "acl" / "cmu_09_02.acl.sjson"
 START_S = 120_000  # a child's first answer: its start, imports and kernels (a loaded machine)
-
-
-def small_clip() -> Clip:
-    offsets = np.array([[0, 0, 0], [0, 10, 0], [0, 10, 0.0]])
-    sk = Skeleton.create(["root", "a", "b"], [-1, 0, 1], bind_translations=offsets)
-    s = 12
-    rot = np.zeros((s, 3, 4))
-    ang = np.linspace(0, 1, s)[:, None] * np.array([0.2, 0.5, 0.9])
-    rot[..., 2], rot[..., 3] = np.sin(ang / 2), np.cos(ang / 2)
-    tr = np.broadcast_to(sk.bind_translations, (s, 3, 3)).copy()
-    return Clip(sk, 30.0, rot, tr, np.ones((s, 3, 3)))
 
 
 def alive(pid: int) -> bool:
