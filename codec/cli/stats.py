@@ -132,7 +132,7 @@ def stats_job(path: str, name: str, flags: Flags) -> dict:
         "worst_track_name": s["worst_track_name"],
         "compression_time": s["compression_time"],
         "precision_met": s["precision_met"],
-        "level": s["level"],
+        "level": s.get("level", ""),  # acl-style's chosen level; other codecs have none
         "settings": run.block(clip),
     }
 

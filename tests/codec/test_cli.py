@@ -252,6 +252,19 @@ def test_stats_folder_with_a_broken_file(tmp_path: Path) -> None:
     assert sorted(int(r["samples"]) for r in rows.values()) == [1, 2]
 
 
+def test_stats_rows_of_a_codec_without_levels(tmp_path: Path) -> None:
+    """Only acl-style chooses a level: a clip another codec compresses is a row all the same
+    (stats once failed with an internal error, KeyError 'level', on every such clip)."""
+    csv_path = tmp_path / "rows.csv"
+    sjson = DATA / "acl" / "cmu_81_16_two_samples.acl.sjson"
+    code, out, err = run("stats", sjson, "--codec", "subsample", "--csv", csv_path)
+    assert code == 0, err
+    with open(csv_path, newline="") as f:
+        (row,) = csv.DictReader(f)
+    assert row["level"] == "" and int(row["compressed_size"]) > 0
+    assert row["precision_met"] == "True"
+
+
 def test_bad_clip_file_exits_2_naming_it(tmp_path: Path) -> None:
     bad = tmp_path / "garbage.bvh"
     bad.write_text("MOTION\nFrames: x\n")
