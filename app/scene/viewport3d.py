@@ -59,6 +59,7 @@ VIEW_TITLES = {
     "bottom": "Bottom",
     "perspective": "Perspective",
 }
+GIZMO_SIZE = 34.0  # the axis gizmo's arm, in pixels
 AXIS_COLOURS = {"X": (232, 72, 85), "Y": (120, 200, 40), "Z": (60, 140, 255)}
 
 
@@ -702,10 +703,17 @@ class Viewport3D(QtWidgets.QWidget):
         for paint in self.overlays:
             paint(p)
 
+    def gizmo_rect(self) -> QtCore.QRectF:
+        """The square the axis gizmo can reach, bottom left (its tips' discs included)."""
+        size, tip = GIZMO_SIZE, 8.0
+        centre = QtCore.QPointF(14 + size, self.scene.height() - 14 - size)
+        reach = size + tip
+        return QtCore.QRectF(centre.x() - reach, centre.y() - reach, 2 * reach, 2 * reach)
+
     def _paint_gizmo(self, p: QtGui.QPainter) -> None:
         """File axes as seen from the camera, bottom left, nearest drawn last."""
         rot = self.scene.view_rotation() @ self.rotation  # file axes -> view space
-        size = 34.0
+        size = GIZMO_SIZE
         centre = QtCore.QPointF(14 + size, self.scene.height() - 14 - size)
         order = np.argsort(rot[2])  # far (most negative z) first
         fm = p.fontMetrics()

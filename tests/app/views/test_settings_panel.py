@@ -88,12 +88,14 @@ def test_keyframe_stripping_knobs_edit_the_model_warn_and_persist(qtbot, tmp_pat
     qtbot.addWidget(panel)
     attach(doc, panel)
     assert panel.strip_trivial.isChecked() and panel.strip_warning.text() == ""
+    assert not panel.form.isRowVisible(panel.strip_warning)  # no empty gap above Bind pose
     panel.strip_trivial.setChecked(False)
     assert doc.settings.strip_trivial is False
     assert doc.settings.compression_settings().strip_trivial is False
     panel.strip_proportion.setValue(25)  # shown in %
     assert doc.settings.strip_proportion == 0.25
     assert "destructive" in panel.strip_warning.text()
+    assert panel.form.isRowVisible(panel.strip_warning)
     panel.strip_threshold.setValue(0.5)
     assert doc.settings.compression_settings().strip_threshold == 0.5
     panel.strip_proportion.setValue(0.0)
