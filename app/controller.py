@@ -42,6 +42,7 @@ from app.model import exports
 from app.model.document import Document, Status
 from app.model.error_scale import format_seconds
 from app.model.tuning_history import Tuning, TuningHistory
+from app.qt import gui_thread_gc
 from app.qt.export_folder import remember_export
 from codec.codecs.registry import AUTO as AUTO_CODEC
 from codec.codecs.registry import DEFAULT as DEFAULT_CODEC
@@ -210,6 +211,11 @@ class Controller(QtCore.QObject):
         compress_in: str | None = None,
     ) -> None:
         super().__init__(parent)
+        # cycles are collected on this (the GUI) thread while ours run: a collection on a
+        # worker that disconnects a Qt slot deadlocks with the GUI thread (gui_thread_gc)
+        gui_thread_gc.hold()
+        self._gc_held = [True]
+        weakref.finalize(self, _let_go_of_gc, self._gc_held)
         self.document = document
         self._compress = compress
         self._load = load
@@ -828,12 +834,20 @@ class Controller(QtCore.QObject):
         self._runs.clear()
         if self._process is not None:  # the child ends with the window
             self._process.close(max(0.1, deadline - time.monotonic()))
+        _let_go_of_gc(self._gc_held)
 
     @property
     def process_id(self) -> int | None:
         """The compression process's id (None when compressing on a thread, or before it
         started)."""
         return None if self._process is None else self._process.pid
+
+
+def _let_go_of_gc(held: list[bool]) -> None:
+    """A Controller's one `gui_thread_gc.hold`, released once (at shutdown or when it goes)."""
+    if held[0]:
+        held[0] = False
+        gui_thread_gc.release()
 
 
 def _process_listener(ctl: Controller) -> compress_process.Listener:
