@@ -689,7 +689,7 @@ class Viewport3D(QtWidgets.QWidget):
         proj = "Orthographic" if s.ortho else "Perspective"
         head = title if title == proj else f"{title} \u00b7 {proj}"
         mode = camera.MODE_LABELS.get(self.document.display.camera, "")
-        lines_ = [head, f"{self.up} up ({self.up_reason}) \u00b7 {mode}"]
+        lines_ = [head, f"{self.up} up ({self.up_reason}) \u00b7 {mode}", *self.clip_notes()]
         k = self.document.display.magnify
         p.setPen(QtGui.QColor(225, 228, 232))
         y = 6 + fm.ascent()
@@ -702,6 +702,16 @@ class Viewport3D(QtWidgets.QWidget):
         self._paint_gizmo(p)
         for paint in self.overlays:
             paint(p)
+
+    def clip_notes(self) -> list[str]:
+        """Overlay lines about what the skeleton is: an additive clip is drawn applied to
+        its base (the pose a game sees), and the base is named."""
+        clip = self.document.clip
+        base = None if clip is None else clip.additive
+        if base is None:
+            return []
+        named = f" '{base.name}'" if base.name else ""
+        return [f"Additive ({base.format}) applied to its base{named}, {base.num_samples} samples"]
 
     def gizmo_rect(self) -> QtCore.QRectF:
         """The square the axis gizmo can reach, bottom left (its tips' discs included)."""
