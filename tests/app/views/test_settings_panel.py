@@ -67,6 +67,7 @@ def test_shows_the_change_against_the_previous_result(qtbot) -> None:
     doc.set_result(make_result(doc.compression_input(), scale=0.5, bits_shift=2))
     text = panel.change.text()
     assert "+80 B (+8.0 %)" in text
+    assert "size \u0394" in text and "max error \u0394" in text  # a change, not the value
     assert format_cm(-0.5 * make_result().stats["max_error"], signed=True) in text
     assert "→ highest" in panel.resolved.text()
 
