@@ -146,7 +146,9 @@ class _Worker:
                 self._wake.notify()
             thread = self._thread
         if start:
-            thread.start()
+            # cycles go to the GUI thread while it runs: a collection here that disconnects
+            # a Qt slot deadlocks with the GUI thread (app.qt.gui_thread_gc)
+            gui_thread_gc.start(thread)
 
     def _loop(self) -> None:
         below_ui()
@@ -211,11 +213,6 @@ class Controller(QtCore.QObject):
         compress_in: str | None = None,
     ) -> None:
         super().__init__(parent)
-        # cycles are collected on this (the GUI) thread while ours run: a collection on a
-        # worker that disconnects a Qt slot deadlocks with the GUI thread (gui_thread_gc)
-        gui_thread_gc.hold()
-        self._gc_held = [True]
-        weakref.finalize(self, _let_go_of_gc, self._gc_held)
         self.document = document
         self._compress = compress
         self._load = load
@@ -278,7 +275,7 @@ class Controller(QtCore.QObject):
                     if report.compiled:
                         self._warming.emit("")
 
-            threading.Thread(target=warm, name="jit-warm-up", daemon=True).start()
+            gui_thread_gc.start(threading.Thread(target=warm, name="jit-warm-up", daemon=True))
 
     # --- opening ------------------------------------------------------------------------
     def load(self, path: str | Path, **options: Any) -> Clip:
@@ -834,20 +831,12 @@ class Controller(QtCore.QObject):
         self._runs.clear()
         if self._process is not None:  # the child ends with the window
             self._process.close(max(0.1, deadline - time.monotonic()))
-        _let_go_of_gc(self._gc_held)
 
     @property
     def process_id(self) -> int | None:
         """The compression process's id (None when compressing on a thread, or before it
         started)."""
         return None if self._process is None else self._process.pid
-
-
-def _let_go_of_gc(held: list[bool]) -> None:
-    """A Controller's one `gui_thread_gc.hold`, released once (at shutdown or when it goes)."""
-    if held[0]:
-        held[0] = False
-        gui_thread_gc.release()
 
 
 def _process_listener(ctl: Controller) -> compress_process.Listener:

@@ -5,23 +5,25 @@ compression or kernel warm-up thread (numba's compiler allocates a lot). When a 
 cycle holds a Python object whose bound method is connected to a Qt signal, PySide
 disconnects it there: Qt takes its signal-slot lock, then waits for the GIL, while the GUI
 thread holds the GIL and waits for that lock in a `connect` (a panel refreshing). Both wait
-forever: a frozen window (seen in the app tests under load; both threads' stacks in the
-commit that added this). pyqtgraph's `GarbageCollector` is the known remedy; this one also
-gives automatic collection back when the last holder lets go.
+forever: a frozen window (seen in the app tests under load; both threads' stacks are in the
+commit that added this). pyqtgraph's `GarbageCollector` is the known remedy; this one turns
+automatic collection off only while such threads live.
 
-`hold()` on the GUI thread (a Controller, which starts the threads) turns automatic
-collection off and collects from a GUI-thread timer instead; `release()` undoes one hold.
+`start(thread)`, on the GUI thread in place of `thread.start()`: automatic collection goes
+off before the thread runs, and a GUI-thread timer collects instead; once every thread
+started so has ended, the timer collects what waited and automatic collection comes back.
 """
 
 from __future__ import annotations
 
 import gc
+import threading
 
 from PySide6.QtCore import QCoreApplication, QThread, QTimer
 
-INTERVAL_MS = 500  # how often the GUI thread looks at the collector's counts
+INTERVAL_MS = 500  # how often the GUI thread collects while workers run
 
-_holds = 0
+_workers: list[threading.Thread] = []
 _timer: QTimer | None = None
 
 
@@ -43,36 +45,33 @@ def collect_due() -> int:
     return found
 
 
-def hold() -> None:
-    """Collect on the GUI thread only, until the matching `release` (nested holds count).
-    Outside the GUI thread (or without a QApplication) this does nothing."""
-    global _holds, _timer
-    if not _on_gui_thread():
-        return
-    _holds += 1
-    if _timer is None:
-        _timer = QTimer()
-        _timer.setInterval(INTERVAL_MS)
-        _timer.timeout.connect(collect_due)
-    if _holds == 1:
-        gc.disable()
-        _timer.start()
-
-
-def release() -> None:
-    """Undo one `hold`; the last one collects what waited and turns automatic collection
-    back on."""
-    global _holds
-    if _holds == 0 or not _on_gui_thread():
-        return
-    _holds -= 1
-    if _holds == 0:
-        assert _timer is not None
+def _tick() -> None:
+    collect_due()
+    _workers[:] = [t for t in _workers if t.is_alive()]
+    if not _workers and _timer is not None:
         _timer.stop()
         gc.collect()
         gc.enable()
 
 
-def holding() -> bool:
-    """Whether collection is on the GUI thread now."""
-    return _holds > 0
+def start(thread: threading.Thread) -> None:
+    """Start `thread` with cycles collected on the GUI thread until it (and every other
+    thread started here) has ended. Off the GUI thread, or without a QApplication, it only
+    starts it."""
+    global _timer
+    if _on_gui_thread():
+        if _timer is None:
+            _timer = QTimer()
+            _timer.setInterval(INTERVAL_MS)
+            _timer.timeout.connect(_tick)
+        _workers.append(thread)
+        gc.disable()
+        if not _timer.isActive():
+            _timer.start()
+    thread.start()
+
+
+def watching(thread: threading.Thread | None = None) -> bool:
+    """Whether collection is on the GUI thread now (a thread started here may still run),
+    or for `thread`: whether it is one of those."""
+    return bool(_workers) if thread is None else thread in _workers
