@@ -42,6 +42,7 @@ from app.model import exports
 from app.model.document import Document, Status
 from app.model.error_scale import format_seconds
 from app.model.tuning_history import Tuning, TuningHistory
+from app.qt import gui_thread_gc
 from app.qt.export_folder import remember_export
 from codec.codecs.registry import AUTO as AUTO_CODEC
 from codec.codecs.registry import DEFAULT as DEFAULT_CODEC
@@ -145,7 +146,9 @@ class _Worker:
                 self._wake.notify()
             thread = self._thread
         if start:
-            thread.start()
+            # cycles go to the GUI thread while it runs: a collection here that disconnects
+            # a Qt slot deadlocks with the GUI thread (app.qt.gui_thread_gc)
+            gui_thread_gc.start(thread)
 
     def _loop(self) -> None:
         below_ui()
@@ -272,7 +275,7 @@ class Controller(QtCore.QObject):
                     if report.compiled:
                         self._warming.emit("")
 
-            threading.Thread(target=warm, name="jit-warm-up", daemon=True).start()
+            gui_thread_gc.start(threading.Thread(target=warm, name="jit-warm-up", daemon=True))
 
     # --- opening ------------------------------------------------------------------------
     def load(self, path: str | Path, **options: Any) -> Clip:

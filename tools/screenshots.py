@@ -3,7 +3,7 @@
 The main window at 1280x800 and 1920x1080, the 3D view alone (shells, magnifier, a named
 view), each panel, the skinned mesh with its report, ACL 2.1's own output (alone with
 `--acl-only`), Compare / Curves (alone with `--compare-only`) and Curves as a graph editor
-(alone with `--graph-only`), on clips the repository carries.
+(alone with `--graph-only`), an additive clip on its base, on clips the repository carries.
 Works without a display (a private Xvfb is started, as `shellscope --screenshot` does). Look
 at the pictures before committing.
 """
@@ -29,6 +29,7 @@ LOOP_XZ = DATA / "acl" / "cmu_81_18_looping.acl.sjson.xz"
 LOOP_ACL = DATA / "acl21" / "cmu_81_18_looping.acl"  # ACL 2.1's own output of it
 WALK_ACL_RAW = DATA / "acl" / "cmu_09_02.acl.sjson"
 WALK_ACL = DATA / "acl21" / "cmu_09_02.acl"
+ADDITIVE = DATA / "acl" / "additive_relative_chain.acl.sjson"  # tools/make_additive_clip.py
 
 
 def main() -> int:
@@ -300,6 +301,19 @@ def shoot() -> int:
     window.close()
 
     graph_editor()
+    # an additive clip at 1280x800: the chain drawn applied to its base, the base named in
+    # the 3D view, the Stats sheet scrolled to its Bind pose row
+    window = window_at(1280, 800)
+    open_clip(window, ADDITIVE)
+    window.reset_layout()
+    doc = window.document
+    doc.set_selection(doc.clip.num_joints - 1)
+    doc.set_time(0.4)
+    stats_panel = window.panels["StatsPanel"]
+    stats_panel.sheet_scroll.ensureWidgetVisible(stats_panel.values["bind_mode"])
+    settle(window)
+    save(grab_image(window), "additive.png")
+    window.close()
     for path in written:
         print(f"wrote {path.relative_to(ROOT)}")
     app.shutdown()  # let go of the display before a private X server is stopped

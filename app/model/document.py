@@ -132,6 +132,8 @@ class Document:
         self.time = 0.0
         self.rounding = "none"
         self.selection: int | None = None
+        # the other joints selected with it (Ctrl/Shift-click in Joints): Curves draws them
+        self.also_selected: tuple[int, ...] = ()
         self.display = DisplayOptions()
         self.status = Status()
         self.acl_output: str | None = None  # ACL's output file measured as acl-2.1, if any
@@ -173,6 +175,7 @@ class Document:
         self.comparison = Comparison()  # A belongs to the clip it was pinned on
         self.time = 0.0
         self.selection = None
+        self.also_selected = ()
         try:
             self._announce_open()
         except BaseException:
@@ -191,6 +194,7 @@ class Document:
         "comparison",
         "time",
         "selection",
+        "also_selected",
     )
 
     def _opened(self) -> dict[str, Any]:
@@ -503,11 +507,17 @@ class Document:
         r = self.resolved_joints()
         return None if r is None else r.rounding
 
-    def set_selection(self, joint: int | None) -> None:
-        if joint is not None and (self.clip is None or not 0 <= joint < self.clip.num_joints):
-            raise IndexError(f"no joint {joint}")
-        if joint != self.selection:
-            self.selection = joint
+    def set_selection(self, joint: int | None, also: tuple[int, ...] = ()) -> None:
+        """Select `joint` (the one every view follows) and `also` the other joints of a
+        multi-selection (without `joint`, in order); selecting one joint drops the others,
+        as a click does in any DCC."""
+        count = self.clip.num_joints if self.clip is not None else 0
+        for j in (joint, *also):
+            if j is not None and not 0 <= j < count:
+                raise IndexError(f"no joint {j}")
+        also = () if joint is None else tuple(dict.fromkeys(j for j in also if j != joint))
+        if joint != self.selection or also != self.also_selected:
+            self.selection, self.also_selected = joint, also
             self.selection_changed.emit()
 
     def set_display(self, display: DisplayOptions) -> None:

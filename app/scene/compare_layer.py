@@ -89,14 +89,14 @@ class CompareLayer:
             self.bones[side].setVisible(shown_on)
             self.joints[side].setVisible(shown_on)
 
-    def paint_legend(self, p: QtGui.QPainter) -> None:
-        """Bottom left: a swatch and a line per skeleton (struck out when hidden)."""
+    def legend_rows(self) -> list[tuple[tuple[float, ...], str, bool]]:
+        """(colour, text, shown) per skeleton of the legend; none while not comparing."""
         doc = self.viewport.document
         c = doc.comparison
         if not c.active or c.a is None:
-            return
+            return []
         b = doc.side_result("B")
-        rows = [
+        return [
             (RAW_COLOUR, "raw", doc.display.show_raw),
             (SIDE_COLOURS["A"], f"A  {settings_label(c.a.result)}", c.show_a),
             (
@@ -105,14 +105,30 @@ class CompareLayer:
                 c.show_b,
             ),
         ]
+
+    def legend_rect(self, fm: QtGui.QFontMetrics | None = None) -> QtCore.QRectF:
+        """Where the legend's box goes: bottom right, clear of the axis gizmo (bottom left,
+        where the legend used to cover it); `fm`: the painter's (the application font's)."""
+        rows = self.legend_rows()
+        if not rows:
+            return QtCore.QRectF()
+        fm = fm or QtGui.QFontMetrics(QtGui.QGuiApplication.font())
+        h = fm.height() + 4
+        width = max(fm.horizontalAdvance(text) for _, text, _ in rows) + 34
+        scene = self.viewport.scene
+        height = h * len(rows) + 6
+        return QtCore.QRectF(scene.width() - 8 - width, scene.height() - 8 - height, width, height)
+
+    def paint_legend(self, p: QtGui.QPainter) -> None:
+        """A swatch and a line per skeleton (struck out when hidden), in `legend_rect`."""
+        rows = self.legend_rows()
+        if not rows:
+            return
         fm = p.fontMetrics()
         h = fm.height() + 4
-        scene = self.viewport.scene
-        x0, y = 8, scene.height() - 8 - h * len(rows)
-        width = max(fm.horizontalAdvance(text) for _, text, _ in rows) + 34
-        p.fillRect(
-            QtCore.QRectF(x0 - 4, y - 4, width, h * len(rows) + 6), QtGui.QColor(0, 0, 0, 120)
-        )
+        box = self.legend_rect(fm)
+        x0, y = box.left() + 4, box.top() + 4
+        p.fillRect(box, QtGui.QColor(0, 0, 0, 120))
         for rgba, text, on in rows:
             colour = QtGui.QColor.fromRgbF(*rgba[:3], 1.0)
             p.fillRect(QtCore.QRectF(x0, y + 3, 18, h - 8), colour)

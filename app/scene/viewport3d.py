@@ -59,6 +59,7 @@ VIEW_TITLES = {
     "bottom": "Bottom",
     "perspective": "Perspective",
 }
+GIZMO_SIZE = 34.0  # the axis gizmo's arm, in pixels
 AXIS_COLOURS = {"X": (232, 72, 85), "Y": (120, 200, 40), "Z": (60, 140, 255)}
 
 
@@ -688,7 +689,7 @@ class Viewport3D(QtWidgets.QWidget):
         proj = "Orthographic" if s.ortho else "Perspective"
         head = title if title == proj else f"{title} \u00b7 {proj}"
         mode = camera.MODE_LABELS.get(self.document.display.camera, "")
-        lines_ = [head, f"{self.up} up ({self.up_reason}) \u00b7 {mode}"]
+        lines_ = [head, f"{self.up} up ({self.up_reason}) \u00b7 {mode}", *self.clip_notes()]
         k = self.document.display.magnify
         p.setPen(QtGui.QColor(225, 228, 232))
         y = 6 + fm.ascent()
@@ -702,10 +703,27 @@ class Viewport3D(QtWidgets.QWidget):
         for paint in self.overlays:
             paint(p)
 
+    def clip_notes(self) -> list[str]:
+        """Overlay lines about what the skeleton is: an additive clip is drawn applied to
+        its base (the pose a game sees), and the base is named."""
+        clip = self.document.clip
+        base = None if clip is None else clip.additive
+        if base is None:
+            return []
+        named = f" '{base.name}'" if base.name else ""
+        return [f"Additive ({base.format}) applied to its base{named}, {base.num_samples} samples"]
+
+    def gizmo_rect(self) -> QtCore.QRectF:
+        """The square the axis gizmo can reach, bottom left (its tips' discs included)."""
+        size, tip = GIZMO_SIZE, 8.0
+        centre = QtCore.QPointF(14 + size, self.scene.height() - 14 - size)
+        reach = size + tip
+        return QtCore.QRectF(centre.x() - reach, centre.y() - reach, 2 * reach, 2 * reach)
+
     def _paint_gizmo(self, p: QtGui.QPainter) -> None:
         """File axes as seen from the camera, bottom left, nearest drawn last."""
         rot = self.scene.view_rotation() @ self.rotation  # file axes -> view space
-        size = 34.0
+        size = GIZMO_SIZE
         centre = QtCore.QPointF(14 + size, self.scene.height() - 14 - size)
         order = np.argsort(rot[2])  # far (most negative z) first
         fm = p.fontMetrics()

@@ -12,19 +12,29 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt
-from PySide6.QtGui import QColor, QFont, QMouseEvent, QPainter, QPaintEvent
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontMetrics,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QResizeEvent,
+)
 from PySide6.QtWidgets import QLabel, QScrollArea, QToolTip, QVBoxLayout, QWidget
 
 from app.model.comparison import bits_difference, kinds_of
 from app.model.document import Document
 from app.qt.handler_guard import survives, survives_event
+from app.views.elided_names import elide_name
 from app.views.panel import LATER, Panel
 from codec.codecs.base import CONSTANT_BITS, SUB_TRACKS, TrackKind
 from codec.result_tables import cell_bytes, segment_errors
 
 ROW_HEIGHT = 16
 HEADER_HEIGHT = 34
-NAME_WIDTH = 150
+NAME_WIDTH = 150  # the names' column at least; wider for a deep rig's names (fit_names)
+NAME_SHARE = 0.4  # ... up to this share of the panel: the cells keep the rest
 INDENT = 8
 GROUP_GAP = 8
 DEFAULT_COLOUR = QColor(236, 236, 236)
@@ -71,6 +81,8 @@ class BitRateCanvas(QWidget):
         f = QFont(self.font())
         f.setPointSizeF(max(6.5, f.pointSizeF() * 0.8))
         self._small = f
+        self.name_width = NAME_WIDTH
+        self.shown_names: tuple[str, ...] = ()  # each joint's name as drawn (elided to fit)
         self._refresh_data()
 
     # --- data ---------------------------------------------------------------------------
@@ -115,9 +127,36 @@ class BitRateCanvas(QWidget):
             self.segments = np.asarray(r.costs.segments, dtype=np.int64).reshape(-1, 2)
         self.row_of = np.empty(len(self.order), dtype=np.int64)
         self.row_of[self.order] = np.arange(len(self.order))
+        self.fit_names()
         self.setMinimumHeight(HEADER_HEIGHT + ROW_HEIGHT * len(self.order) + 4)
         self.updateGeometry()
         self.update()
+
+    def _name_left(self, joint: int) -> int:
+        return 2 + INDENT * int(self.depth[joint])
+
+    def fit_names(self) -> None:
+        """Size the names' column to the widest indented name, within NAME_SHARE of the
+        width (at 1920x1080 a fixed 150 px cut the CC rig's deep names); a name that still
+        does not fit keeps its side and its end around an ellipsis (`elide_name`)."""
+        fm = QFontMetrics(self._small)
+        need = max(
+            (self._name_left(j) + fm.horizontalAdvance(n) + 4 for j, n in enumerate(self.names)),
+            default=NAME_WIDTH,
+        )
+        self.name_width = int(max(NAME_WIDTH, min(need, NAME_SHARE * self.width())))
+        self.shown_names = tuple(
+            self._elided(n, self.name_width - self._name_left(j) - 4, fm)
+            for j, n in enumerate(self.names)
+        )
+
+    @staticmethod
+    def _elided(name: str, room: int, fm: QFontMetrics) -> str:
+        return elide_name(name, lambda t: fm.horizontalAdvance(t) <= room)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.fit_names()
 
     @property
     def num_segments(self) -> int:
@@ -125,10 +164,10 @@ class BitRateCanvas(QWidget):
 
     def _cell_width(self) -> float:
         g = max(self.num_segments, 1)
-        return max(3.0, (self.width() - NAME_WIDTH - 2 * GROUP_GAP - 2) / (3 * g))
+        return max(3.0, (self.width() - self.name_width - 2 * GROUP_GAP - 2) / (3 * g))
 
     def _group_left(self, k: int) -> float:
-        return NAME_WIDTH + k * (self.num_segments * self._cell_width() + GROUP_GAP)
+        return self.name_width + k * (self.num_segments * self._cell_width() + GROUP_GAP)
 
     def cell_rect(self, segment: int, joint: int, sub_track: int) -> QRect:
         w = self._cell_width()
@@ -142,7 +181,7 @@ class BitRateCanvas(QWidget):
         if pos.y() < HEADER_HEIGHT or not 0 <= row < len(self.order):
             return None, None, None
         joint = int(self.order[row])
-        if pos.x() < NAME_WIDTH:
+        if pos.x() < self.name_width:
             return None, joint, None
         w = self._cell_width()
         for k in range(3):
@@ -202,6 +241,7 @@ class BitRateCanvas(QWidget):
         now = int(round(self.document.time * rate))
         current = int(np.searchsorted(self.segments[:, 0], now, side="right") - 1)
         p.setFont(self._small)
+        names_w = self.name_width
         ink = self.palette().text().color()
         y0, y1 = event.rect().top(), event.rect().bottom()  # draw only the exposed rows
         for row, joint in enumerate(self.order):
@@ -209,16 +249,16 @@ class BitRateCanvas(QWidget):
             if y + ROW_HEIGHT < y0 or y > y1:
                 continue
             if joint == sel:  # name on the highlight; cells keep their colours, framed
-                p.fillRect(0, y, NAME_WIDTH - 2, ROW_HEIGHT, self.palette().highlight())
+                p.fillRect(0, y, names_w - 2, ROW_HEIGHT, self.palette().highlight())
                 frame = self.palette().highlight().color()
-                p.fillRect(NAME_WIDTH - 2, y - 1, self.width(), 1, frame)
-                p.fillRect(NAME_WIDTH - 2, y + ROW_HEIGHT - 1, self.width(), 1, frame)
+                p.fillRect(names_w - 2, y - 1, self.width(), 1, frame)
+                p.fillRect(names_w - 2, y + ROW_HEIGHT - 1, self.width(), 1, frame)
             p.setPen(self.palette().highlightedText().color() if joint == sel else ink)
-            x = 2 + INDENT * int(self.depth[joint])
+            x = self._name_left(joint)
             p.drawText(
-                QRect(x, y, NAME_WIDTH - x - 2, ROW_HEIGHT),
+                QRect(x, y, names_w - x - 2, ROW_HEIGHT),
                 Qt.AlignmentFlag.AlignVCenter,
-                self.names[joint],
+                self.shown_names[joint],
             )
             for k in range(3):
                 kind = int(self.kinds[joint, k])
@@ -265,7 +305,9 @@ class BitRateCanvas(QWidget):
                     str(g),
                 )
         bottom_left = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignBottom
-        p.drawText(QRect(2, top, NAME_WIDTH - 4, HEADER_HEIGHT - 2), bottom_left, "segment \u2192")
+        p.drawText(
+            QRect(2, top, self.name_width - 4, HEADER_HEIGHT - 2), bottom_left, "segment \u2192"
+        )
 
     # --- interaction --------------------------------------------------------------------
     @survives_event
@@ -274,6 +316,8 @@ class BitRateCanvas(QWidget):
             g, j, k = self.cell_at(e.pos())
             if g is not None and j is not None and k is not None:
                 QToolTip.showText(e.globalPos(), self.tooltip_text(g, j, k), self)
+            elif j is not None:  # over the names: the whole name (an elided one's in full)
+                QToolTip.showText(e.globalPos(), self.names[j], self)
             else:
                 QToolTip.hideText()
                 e.ignore()
@@ -291,7 +335,8 @@ class BitRateCanvas(QWidget):
 
     def sizeHint(self) -> QSize:
         return QSize(
-            NAME_WIDTH + 3 * max(self.num_segments, 1) * 18 + 2 * GROUP_GAP, self.minimumHeight()
+            self.name_width + 3 * max(self.num_segments, 1) * 18 + 2 * GROUP_GAP,
+            self.minimumHeight(),
         )
 
 

@@ -36,6 +36,7 @@ SHORT = {  # the table is three values wide in a narrow dock: shorter row names
     "compressed_size": "Compressed",
     "file_size": ".ssc file",
     "max_error_between_samples": "Max between",
+    "worst_time_between_samples": "Time between",
     "error_p99": "99th pct.",
     "compression_time": "Time",
     "precision_met": "Precision met",
@@ -80,7 +81,7 @@ def text_of(key: str, value: Any, stats: dict[str, Any]) -> str:
         return str(stats.get("worst_track_name", value))
     if key == "codec":
         return codec_label(stats)  # "auto → curve" for a side auto made
-    if key in ("worst_time", "duration"):
+    if key in ("worst_time", "worst_time_between_samples", "duration"):
         return f"{float(value):.4f} s"
     if key == "compression_time":
         return format_seconds(float(value))
@@ -189,7 +190,7 @@ class CompareStatsTable(QTableWidget):
         key = self.keys[row][0]
         side = "A" if column == 1 else "B"
         stats = stats_of(self.document.side_result(side))
-        if key == "worst_time" and stats.get("worst_time") is not None:
-            self.document.set_time(float(stats["worst_time"]))
+        if key in ("worst_time", "worst_time_between_samples") and stats.get(key) is not None:
+            self.document.set_time(float(stats[key]))
         elif key == "worst_track" and stats.get("worst_track") is not None:
             self.document.set_selection(int(stats["worst_track"]))

@@ -13,10 +13,11 @@ A graph editor's controls: the wheel zooms time, Ctrl+wheel (or Shift+wheel) zoo
 values of the plot under the mouse, a drag pans; A frames all, F frames the selected joint's
 worst error (its shell error's worst sample and the samples around it), as A and F do in
 Maya's graph editor. "Lossy - raw" draws each channel's error instead of the curves, so a
-band too thin to see beside the curve's range fills the plot. Several joints at once: Pin
-keeps a joint's row while another is selected. Every value drawn is the raw clip or the
-lossy clip the document's result holds (app.model.comparison.lossy_clip_of): nothing here runs the
-codec.
+band too thin to see beside the curve's range fills the plot. Several joints at once: the
+joints selected together in Joints (Ctrl/Shift-click), as a graph editor follows the
+outliner's selection, and Pin keeps a joint's row while others are selected; MAX_ROWS rows.
+Every value drawn is the raw clip or the lossy clip the document's result holds
+(app.model.comparison.lossy_clip_of): nothing here runs the codec.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ from codec.result import Result
 CHANNEL_COLOURS = ((213, 94, 0), (0, 158, 115), (0, 114, 178), (120, 120, 120))  # x y z w
 SEGMENT_PEN = pg.mkPen((160, 160, 160), width=1, style=Qt.PenStyle.DashLine)
 MAX_KEY_DOTS = 400  # more stored keys than this would hide the curve: dots are left out
-MAX_ROWS = 4  # the selected joint and up to three pinned ones: rows stay readable
+MAX_ROWS = 4  # the selected joint and up to three more (selected or pinned): readable rows
 FRAME_SAMPLES = 8  # F: the worst sample and this many each side
 ZERO_PEN = pg.mkPen((90, 90, 90), width=1)
 VALUE_ZOOM = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
@@ -116,7 +117,8 @@ class CurvesPanel(Panel):
         self.pin_button = QToolButton()
         self.pin_button.setText("Pin")
         self.pin_button.setToolTip(
-            "Keep this joint's curves while you select others (several joints at once)"
+            "Keep this joint's curves while you select others (several joints at once; "
+            "or Ctrl/Shift-click several joints in Joints)"
         )
         self.pin_button.clicked.connect(self.toggle_pin)
         self.unpin_button = QToolButton()
@@ -299,7 +301,8 @@ class CurvesPanel(Panel):
             self.unpin_button.setEnabled(bool(self.pinned))
             self._set_legend("")
             return
-        self.joints_shown = [j, *[p for p in self.pinned if p != j]][:MAX_ROWS]
+        wanted = list(dict.fromkeys((j, *doc.also_selected, *self.pinned)))
+        self.joints_shown = wanted[:MAX_ROWS]
         self._show_rows(len(self.joints_shown))
         self.pin_button.setText("Unpin" if j in self.pinned else "Pin")
         self.pin_button.setEnabled(True)
@@ -316,6 +319,11 @@ class CurvesPanel(Panel):
         self.title.setText(
             f"<b>{names[j]}</b>"
             + (f" + {shown}" if shown else "")
+            + (
+                f" (+{len(wanted) - MAX_ROWS} more selected: {MAX_ROWS} rows at most)"
+                if len(wanted) > MAX_ROWS
+                else ""
+            )
             + ("" if b is not None else " (compressing\u2026)")
         )
         self._set_swatches(self._channels(clip, j, 0)[1])

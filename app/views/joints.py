@@ -18,6 +18,7 @@ import numpy as np
 from PySide6.QtCore import (
     QAbstractItemModel,
     QEvent,
+    QItemSelectionModel,
     QModelIndex,
     QPersistentModelIndex,
     QSettings,
@@ -332,7 +333,12 @@ class JointsPanel(Panel):
         vs_names.valueChanged.connect(vs_values.setValue)
         self.tree.expanded.connect(self.values.expand)
         self.tree.collapsed.connect(self.values.collapse)
+        # Ctrl/Shift-click selects several joints: the current one is the document's
+        # selection, the others its `also_selected` (Curves draws them all)
+        self.tree.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.values.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.tree.currentItemChanged.connect(self._on_current_item)
+        self.tree.itemSelectionChanged.connect(self._to_document)
         reset = QAction("Reset joint to rules and global values", self.tree)
         reset.triggered.connect(self.reset_selected_joint)
         for view in (self.tree, self.values):
@@ -789,12 +795,18 @@ class JointsPanel(Panel):
     def _on_selection(self) -> None:
         j = self.document.selection
         self._show_source()
+        if self.syncing:  # the tree's own click, told to the document
+            return
         with self.syncing:
             if j is None or j >= len(self.items):
                 self.tree.setCurrentItem(None)
                 self.tree.clearSelection()
             else:
-                self.tree.setCurrentItem(self.items[j])
+                select = QItemSelectionModel.SelectionFlag  # whatever keys are held
+                self.tree.setCurrentItem(self.items[j], 0, select.ClearAndSelect | select.Rows)
+                for k in self.document.also_selected:
+                    if k < len(self.items):
+                        self.items[k].setSelected(True)
                 self.tree.scrollToItem(self.items[j])
 
     def edit_cell(self, joint: int, column: int) -> QWidget | None:
@@ -809,9 +821,17 @@ class JointsPanel(Panel):
 
     # --- view -> model ------------------------------------------------------------------
     def _on_current_item(self, item: QTreeWidgetItem | None, _previous: object) -> None:
+        if item is not None:
+            self._to_document()
+
+    def _to_document(self) -> None:
+        """The current joint and the other selected ones (hierarchy order) to the document."""
+        item = self.tree.currentItem()
         if self.syncing or item is None:
             return
-        self.document.set_selection(int(item.data(C_NAME, JOINT_ROLE)))
+        also = sorted(int(i.data(C_NAME, JOINT_ROLE)) for i in self.tree.selectedItems())
+        with self.syncing:  # the tree already shows it: no echo while Qt is mid-click
+            self.document.set_selection(int(item.data(C_NAME, JOINT_ROLE)), tuple(also))
 
     def _commit(self, rules: tuple[JointOverride, ...]) -> None:
         self.overrides_edited.emit(tuple(rules))

@@ -276,6 +276,7 @@ class SettingsPanel(Panel):
         self.skin_strict.setEnabled(not destructive or s.skin_strict)
         self.strip_proportion.setEnabled(not s.skin_strict)
         self.strip_threshold.setEnabled(not s.skin_strict)
+        self.form.setRowVisible(self.strip_warning, destructive)  # no empty gap when off
         self.strip_warning.setText(
             "<span style='color:#c0392b'>destructive stripping: joints may exceed their "
             "precision</span>"

@@ -15,6 +15,7 @@ SECTIONS = {  # the sheet's groups of result.stats keys
         "worst_time",
         "error_p99",
         "max_error_between_samples",
+        "worst_time_between_samples",
         "precision_met",
     ),
     "Run": (
@@ -38,6 +39,7 @@ LABELS = {
     "worst_time": "Worst time",
     "error_p99": "99th percentile",
     "max_error_between_samples": "Max between samples",
+    "worst_time_between_samples": "Worst time between",  # its own row: one line at 1280x800
     "precision_met": "Precision met",
     "codec": "Codec",
     "compression_time": "Compression time",

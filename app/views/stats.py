@@ -45,6 +45,7 @@ TIPS = {
     "joint's error at every sample is within its precision",
     "max_error_between_samples": "The worst error between samples (rounding none): shown, "
     "not held to the budget, which is checked at the samples",
+    "worst_time_between_samples": "When the worst error between samples happens: click to go there",
 }
 EXPORTS = ("stats", "csv", "lossy", "screenshot")  # the controller's names for them
 
@@ -223,9 +224,9 @@ class StatsPanel(Panel):
         if key in ("max_error", "error_p99"):
             return format_cm(float(value), digits=5)
         if key == "max_error_between_samples":
-            t = stats.get("worst_time_between_samples")
-            at = f" at <a href='time:{float(t)!r}'>{float(t):.4f} s</a>" if t is not None else ""
-            return f"{format_cm(float(value), digits=5)}{at}"
+            return format_cm(float(value), digits=5)
+        if key == "worst_time_between_samples":
+            return f"<a href='time:{float(value)!r}'>{float(value):.4f} s</a>"
         if key == "precision_met":  # the budget holds at the samples (ACL's measure)
             return (
                 f"<span style='color:{GOOD}'>yes</span> (at samples)"

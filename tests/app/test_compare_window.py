@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QRectF, Qt
 from PySide6.QtWidgets import QApplication
 
 from tests.app.conftest import RESULT_TIMEOUT_MS, settle
@@ -50,6 +50,10 @@ def test_a_and_b_are_drawn_magnified_and_toggle(qtbot, loaded, ui) -> None:
     _pin_and_loosen(qtbot, loaded)
     doc.set_time(0.37)
     ui.draw(vp)
+    # the legend names the three skeletons inside the view, clear of the axis gizmo
+    box = layer.legend_rect()
+    assert not box.isEmpty() and QRectF(0, 0, vp.scene.width(), vp.scene.height()).contains(box)
+    assert not box.intersects(vp.gizmo_rect())
     pa, pb = layer.positions["A"], layer.positions["B"]
     assert pa is not None and pb is not None
     assert layer.bones["A"].visible() and layer.bones["B"].visible()

@@ -369,3 +369,11 @@ def test_readouts_keep_one_line_and_the_skin_summary_is_whole(ui, window, dialog
     summary = window.panels["SkinReportPanel"].summary
     need = summary.heightForWidth(summary.width())
     assert summary.visibleRegion().boundingRect().height() >= need
+    # the Stats sheet's error figures are one line each ("Max between samples 9.9…e−3 cm at
+    # 1.0167 s" wrapped to a second line at this size)
+    stats = window.panels["StatsPanel"].values
+    for key in ("max_error", "max_error_between_samples", "worst_time_between_samples"):
+        label = stats[key]
+        assert label.text() not in ("", "\u2013"), key
+        one_line = label.fontMetrics().height() + 4
+        assert label.heightForWidth(label.width()) <= one_line, (key, label.text())

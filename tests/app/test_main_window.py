@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import time
 
@@ -18,7 +19,12 @@ def test_opening_through_file_open_compresses_in_the_background(window, ui, dial
     assert doc.clip.num_joints == 44 and doc.path == ui.acl_clip
     assert doc.result is not None and doc.result.clip.num_joints == 44
     assert "cmu_09_02" in window.windowTitle()
-    assert "Compressed" in window.status_label.text()
+    # the codec's encode and the whole run, each in a unit that shows it ("in 0.00 s" once)
+    size = f"{doc.result.stats['compressed_size']:,}"
+    status = window.status_label.text()
+    assert re.fullmatch(
+        rf"Compressed: {size} bytes \(encode [\d.]+ m?s, whole run [\d.]+ m?s\)", status
+    ), status
     assert not window.progress_bar.isVisible() and not window.cancel_button.isVisible()
     assert dialogs.errors == []
 

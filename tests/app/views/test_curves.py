@@ -153,3 +153,50 @@ def test_graph_editor_zooms_values_frames_shows_the_error_and_several_joints(qtb
     assert "rFoot: rotation X rot B-raw" in panel.series
     panel.clear_pins()
     assert panel.joints_shown == [hips] and not panel.rows[1][0].isVisible()
+
+
+def test_curves_follow_several_joints_selected_in_joints(qtbot, walk) -> None:
+    """Ctrl-click in Joints selects several joints and Curves draws them all, the current
+    one first, as a graph editor follows the outliner; one joint picked drops the others."""
+    from app.views.joints import C_NAME, JOINT_ROLE, JointsPanel
+
+    clip, a, _ = walk
+    doc, curves = _panel(qtbot, clip, a)
+    joints = JointsPanel(doc)
+    qtbot.addWidget(joints)
+    joints.resize(400, 700)
+    joints.show()
+    qtbot.waitExposed(joints)
+    hand, foot, head = (clip.skeleton.index(n) for n in ("lHand", "rFoot", "head"))
+
+    def click(j: int, modifier: QtCore.Qt.KeyboardModifier) -> None:
+        tree = joints.tree
+        tree.scrollToItem(joints.items[j])
+        at = tree.visualItemRect(joints.items[j]).center()
+        qtbot.mouseClick(tree.viewport(), QtCore.Qt.MouseButton.LeftButton, modifier, at)
+
+    def selected_in_tree() -> set[int]:
+        return {int(i.data(C_NAME, JOINT_ROLE)) for i in joints.tree.selectedItems()}
+
+    ctrl = QtCore.Qt.KeyboardModifier.ControlModifier
+    click(hand, QtCore.Qt.KeyboardModifier.NoModifier)
+    assert doc.selection == hand and doc.also_selected == ()
+    qtbot.waitUntil(lambda: curves.joints_shown == [hand])
+    click(foot, ctrl)
+    assert doc.selection == foot and doc.also_selected == (hand,)
+    qtbot.waitUntil(lambda: curves.joints_shown == [foot, hand])
+    click(head, ctrl)
+    qtbot.waitUntil(lambda: curves.joints_shown[0] == head)
+    assert sorted(curves.joints_shown) == sorted([hand, foot, head])
+    assert "lHand" in curves.title.text() and "rFoot" in curves.title.text()
+    assert all(row[0].isVisible() for row in curves.rows[:3])  # a row of plots each
+    # a joint picked elsewhere (the 3D view, a link) selects it alone, in both panels
+    doc.set_selection(hand)
+    qtbot.waitUntil(lambda: curves.joints_shown == [hand])
+    assert selected_in_tree() == {hand}
+    # the document's multi-selection shows in the tree, and more than fits is said
+    many = tuple(range(6))
+    doc.set_selection(foot, also=many)
+    assert selected_in_tree() == {foot, *many}
+    qtbot.waitUntil(lambda: len(curves.joints_shown) == 4)
+    assert curves.joints_shown[0] == foot and "more selected" in curves.title.text()

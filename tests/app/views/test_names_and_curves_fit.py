@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import QEvent, QPoint
-from PySide6.QtGui import QHelpEvent
+from PySide6.QtGui import QFontMetrics, QHelpEvent
 from PySide6.QtWidgets import QStyleOptionViewItem, QToolTip
 
 from app.views.elided_names import (
@@ -23,6 +23,19 @@ CC_RIG = DATA / "bvh" / "cmu_02_03_run_ccrig.bvh"
 WALK = DATA / "bvh" / "cmu_02_02_walk_daz.bvh"
 SIZES = ((1280, 800), (1920, 1080))
 MIN_PLOT_HEIGHT = 120  # px of plot area: a curve's shape can be read (it was about 30-90)
+
+
+def assert_keeps_both_ends(name: str, text: str) -> None:
+    """`text`, an elided `name`, keeps its side marker and its end (`kept_ends`)."""
+    head, _, tail = text.partition(ELLIPSIS)
+    keep_head, keep_tail = kept_ends(name)
+    if not head:  # too deep for its prefix: the prefix went, the side and end stayed
+        side = SIDE.search(name)
+        assert side is not None and name[side.start() : keep_head] in tail, text
+        assert name.endswith(tail.rpartition(ELLIPSIS)[2]) and not tail.endswith(ELLIPSIS)
+        return
+    assert name.startswith(head) and name.endswith(tail) and tail, (name, text)
+    assert len(head) >= keep_head and len(tail) >= len(name) - keep_tail, (name, text)
 
 
 def chars(n: int):
@@ -72,15 +85,22 @@ def test_every_cc_rig_name_is_whole_or_keeps_both_ends(ui, window, qtbot, size) 
         if text == name:
             continue
         elided.append(name)
-        head, _, tail = text.partition(ELLIPSIS)
-        keep_head, keep_tail = kept_ends(name)
-        if not head:  # too deep for its prefix: the prefix went, the side and end stayed
-            side = SIDE.search(name)
-            assert side is not None and name[side.start() : keep_head] in tail, text
-            assert name.endswith(tail.rpartition(ELLIPSIS)[2]) and not tail.endswith(ELLIPSIS)
-            continue
-        assert name.startswith(head) and name.endswith(tail) and tail, (name, text)
-        assert len(head) >= keep_head and len(tail) >= len(name) - keep_tail, (name, text)
+        assert_keeps_both_ends(name, text)
+    # the Bit rates panel's names too (a fixed 150 px column cut them at 1920x1080)
+    window.docks["BitRatePanel"].raise_()
+    ui.settle(window)
+    canvas = window.panels["BitRatePanel"].canvas
+    fm = QFontMetrics(canvas._small)
+    assert canvas.name_width <= 0.4 * canvas.width() + 1
+    cut = []
+    for j, (name, text) in enumerate(zip(canvas.names, canvas.shown_names, strict=True)):
+        assert canvas._name_left(j) + fm.horizontalAdvance(text) + 4 <= canvas.name_width, text
+        if text != name:
+            cut.append(name)
+            assert_keeps_both_ends(name, text)
+    assert len(canvas.names) == window.document.clip.num_joints
+    if size == (1920, 1080):
+        assert cut == [], cut
     if size == (1280, 800):  # the deepest names do not fit: they were cut by up to 44 px
         assert "CC_Base_R_ToeBaseShareBone_End" in elided
         shown = delegate.shown_text(

@@ -67,6 +67,7 @@ def test_shows_the_change_against_the_previous_result(qtbot) -> None:
     doc.set_result(make_result(doc.compression_input(), scale=0.5, bits_shift=2))
     text = panel.change.text()
     assert "+80 B (+8.0 %)" in text
+    assert "size \u0394" in text and "max error \u0394" in text  # a change, not the value
     assert format_cm(-0.5 * make_result().stats["max_error"], signed=True) in text
     assert "→ highest" in panel.resolved.text()
 
@@ -88,12 +89,14 @@ def test_keyframe_stripping_knobs_edit_the_model_warn_and_persist(qtbot, tmp_pat
     qtbot.addWidget(panel)
     attach(doc, panel)
     assert panel.strip_trivial.isChecked() and panel.strip_warning.text() == ""
+    assert not panel.form.isRowVisible(panel.strip_warning)  # no empty gap above Bind pose
     panel.strip_trivial.setChecked(False)
     assert doc.settings.strip_trivial is False
     assert doc.settings.compression_settings().strip_trivial is False
     panel.strip_proportion.setValue(25)  # shown in %
     assert doc.settings.strip_proportion == 0.25
     assert "destructive" in panel.strip_warning.text()
+    assert panel.form.isRowVisible(panel.strip_warning)
     panel.strip_threshold.setValue(0.5)
     assert doc.settings.compression_settings().strip_threshold == 0.5
     panel.strip_proportion.setValue(0.0)
@@ -184,3 +187,52 @@ def test_the_skin_strict_switch_compresses_the_skin_within_budget(qtbot, tmp_pat
     qtbot.waitUntil(lambda: load_sidecar(doc.path, "chain")[0] == doc.settings)
     assert load_sidecar(doc.path, "chain")[0].skin_strict  # saved with the animation's tuning
     ctl.shutdown()
+
+
+def test_the_bind_pose_control_compresses_each_way_and_says_what_best_kept(qtbot) -> None:
+    """Issue 34 in the window: Settings' Bind pose (best by default) names the mode best kept
+    (additive on the two-sample clip, where it is smallest); choosing strip or compensate
+    recompresses that way; the Stats row lists what each mode cost."""
+    import codec
+    from app.controller import Controller
+    from app.model.document import Document
+    from app.views.stats import StatsPanel
+    from tests.codec.helpers import DATA
+
+    doc = Document()
+    ctl = Controller(doc, debounce_ms=10)
+    panel = SettingsPanel(doc)
+    stats = StatsPanel(doc)
+    for w in (panel, stats):
+        qtbot.addWidget(w)
+        ctl.attach(w)  # the edits go through the controller, as in the window
+    stats.when_shown.shown()
+    clip = codec.load_clip(DATA / "acl" / "cmu_81_16_two_samples.acl.sjson")
+    try:
+        with qtbot.waitSignal(ctl.result_ready, timeout=60_000):
+            ctl.open_clip(clip)
+        assert panel.bind.currentText() == "best" and doc.settings.bind == "best"
+        best = doc.result.stats
+        tried = best["bind_modes"]["tried"]
+        assert (
+            best["bind_mode"]
+            == "additive"
+            == min(
+                (m for m in tried if tried[m]["strict"]), key=lambda m: tried[m]["compressed_size"]
+            )
+        )
+        assert panel.bind_pick.text() == "→ additive"
+        row = stats.values["bind_mode"].text()
+        assert row.startswith("additive (vs ") and f"{tried['strip']['compressed_size']:,} B" in row
+        with qtbot.waitSignal(ctl.result_ready, timeout=60_000):
+            panel.bind.setCurrentText("strip")
+        assert doc.settings.bind == "strip" and doc.result.stats["bind_mode"] == "strip"
+        assert doc.result.stats["compressed_size"] == tried["strip"]["compressed_size"]
+        assert panel.bind_pick.text() == "→ strip"
+        with qtbot.waitSignal(ctl.result_ready, timeout=60_000):
+            panel.compensate.setChecked(True)
+        compensation = doc.result.stats["error_compensation"]
+        assert doc.settings.compensate and compensation["on"]
+        assert ("compensated" in stats.values["bind_mode"].text()) == bool(compensation["on"])
+    finally:
+        ctl.shutdown()

@@ -50,7 +50,10 @@ def test_worst_links_select_and_jump(qtbot) -> None:
     doc.set_selection(None)
     panel.values["worst_time"].linkActivated.emit(f"worst:{31 / 30!r}")
     assert doc.selection == 2 and doc.time == 31 / 30
-    panel.values["max_error_between_samples"].linkActivated.emit("time:0.5")
+    between = panel.values["worst_time_between_samples"]
+    t = doc.result.stats["worst_time_between_samples"]
+    assert f"{t:.4f} s" in between.text() and "time:" in between.text()
+    between.linkActivated.emit("time:0.5")
     assert doc.time == 0.5
     assert counter.count == 0
 

@@ -163,6 +163,18 @@ def _applied(fmt, base, add):
 def _hand_error(doc, fmt, lossy_add) -> float:
     """Max over samples and bones of the largest distance between the raw and lossy images
     of the three shell points (3 cm) in object space, on base+additive poses."""
+    raw_add, world = hand_world(doc, fmt)
+    raw_w, lossy_w = world(raw_add), world(lossy_add)
+    points = np.array([[3.0, 0, 0, 1], [0, 3.0, 0, 1], [0, 0, 3.0, 1]])
+    pr = np.einsum("sjab,pb->sjpa", raw_w, points)[..., :3]
+    pl = np.einsum("sjab,pb->sjpa", lossy_w, points)[..., :3]
+    return float(np.linalg.norm(pr - pl, axis=-1).max())
+
+
+def hand_world(doc, fmt):
+    """The SJSON document's additive tracks (rotations, translations, scales), each
+    (S, J, 4|3), and a function from such tracks to object-space matrices (S, J, 4, 4) of
+    the poses applied to the base (written from ACL's rules, not with our reader)."""
     bones = [b["name"] for b in doc["bones"]]
     parents = [bones.index(b["parent"]) if b["parent"] else -1 for b in doc["bones"]]
     s = int(doc["clip"]["num_samples"])
@@ -200,11 +212,7 @@ def _hand_error(doc, fmt, lossy_add) -> float:
             out[:, j] = local[:, j] if p < 0 else out[:, p] @ local[:, j]
         return out
 
-    raw_w, lossy_w = world(raw_add), world(lossy_add)
-    points = np.array([[3.0, 0, 0, 1], [0, 3.0, 0, 1], [0, 0, 3.0, 1]])
-    pr = np.einsum("sjab,pb->sjpa", raw_w, points)[..., :3]
-    pl = np.einsum("sjab,pb->sjpa", lossy_w, points)[..., :3]
-    return float(np.linalg.norm(pr - pl, axis=-1).max())
+    return raw_add, world
 
 
 @pytest.mark.parametrize("fmt", ["relative", "additive0", "additive1"])
