@@ -172,62 +172,70 @@ class Search(NamedTuple):
     J joints, R bit rates. Built per segment by `Search.of`; every array C-contiguous and
     writable, so the kernels compile once."""
 
-    # the samples
-    rows: Array  # (m,) the stored sample of each compared row
-    unit: Array  # (n, T, 3) float32 segment-space values in [0, 1]
-    raw_values: Array  # (n, T, 3) float32 raw stored components
-    raw_bits: Array  # (n, T, 3) uint32 their bits (the raw rate's samples)
-    lay: Array  # (T, 4) and dec (T, 17): quantize.decode_params
+    # the samples: rows (m,) the stored sample of each compared row; unit (n, T, 3) float32
+    # segment-space values in [0, 1]; raw_values (n, T, 3) float32 raw stored components and
+    # raw_bits their bits; lay (T, 4), dec (T, 17) (quantize.decode_params); cost (R,) bits
+    rows: Array
+    unit: Array
+    raw_values: Array
+    raw_bits: Array
+    lay: Array
     dec: Array
-    cost: Array  # (R,) bits per sample at each rate
-    # the tracks (T,): constant, then the passes' choice
+    cost: Array
+    # the tracks (T,) (TrackTable), then the rates chosen and slack removal's order
     track_joint: Array
     track_kind: Array
-    joint_tracks: Array  # joint j's tracks at [track_ptr[j], track_ptr[j + 1])
-    track_ptr: Array  # (J + 1,)
-    rate: Array  # the bit rates chosen
-    order: Array  # slack removal's order, most expensive first
-    # the joints (J,): Hierarchy's, then the error budget
+    joint_tracks: Array
+    track_ptr: Array
+    rate: Array
+    order: Array
+    # the joints (Hierarchy), then (J,) float64 the shell distance, the bound (the precision
+    # less FLOAT64_SLACK: bounds), the dominant shell's distance and precision, and bool the
+    # joints that cannot meet their precision (stuck), that fail the lower bound's check (bad)
     parent: Array
-    subtree: Array  # (L,) and its pointers sub_ptr (J + 1,)
+    subtree: Array
     sub_ptr: Array
-    chain: Array  # (L,) and chain_ptr (J + 1,)
+    chain: Array
     chain_ptr: Array
-    shell: Array  # float64 shell distance, bound (the precision less FLOAT64_SLACK), the
-    bound: Array  # dominant shell's distance and precision
+    shell: Array
+    bound: Array
     dom_dist: Array
     dom_prec: Array
-    stuck: Array  # bool: cannot meet its precision
-    bad: Array  # bool: the lower bound's combination check fails
-    # the poses, float64: QVV rows (m, J, 10), matrices (m, J, 12)
+    stuck: Array
+    bad: Array
+    # the poses in float64: QVV rows (m, J, 10) and matrices (m, J, 12), raw and the current
+    # lossy ones
     raw_qvv: Array
-    qvv: Array  # the current lossy rows
+    qvv: Array
     raw_local: Array
     raw_obj: Array
-    local: Array  # the current lossy matrices
+    local: Array
     obj: Array
     # decoded candidates: cand (T, R, m, 4) float64, have (T, R) which are filled
     cand: Array
     have: Array
-    # scratch
-    qi: Array  # (3,) uint32 and out4 (4,) float32: one value's decode
+    # scratch: qi (3,) uint32 and out4 (4,) float32 one value's decode; v10 (10,) a QVV row;
+    # m4, m5 (12,) matrices; rel (max_depth, m, 12) from each chain joint's space to the
+    # repaired joint's; the repair's candidate raises (T * steps,) and their errors; sub
+    # (J, 12) slack removal's subtree matrices
+    qi: Array
     out4: Array
-    v10: Array  # (10,) a QVV row; m4, m5 (12,) matrices
+    v10: Array
     m4: Array
     m5: Array
-    rel: Array  # (max_depth, m, 12) from each chain joint's space to the repaired joint's
-    pick_track: Array  # (T * steps,) the repair's candidate raises and their errors
+    rel: Array
+    pick_track: Array
     pick_rate: Array
     pick_err: Array
-    sub: Array  # (J, 12) slack removal's subtree matrices
-    # the output
-    q: Array  # (n, T, 3) uint32 quantised samples at the chosen rates
+    sub: Array
+    # the output: (n, T, 3) uint32 the samples quantised at the chosen rates
+    q: Array
 
     @classmethod
     def of(cls, p: SegmentProblem, h: Hierarchy, steps: int) -> Search:
         m, num_joints = p.raw.shape[:2]
-        t = len(p.tracks.joint)
         tt = p.tracks
+        t = len(tt.joint)
 
         def own(a: Array) -> Array:
             return np.require(a, requirements=["C", "W"])
