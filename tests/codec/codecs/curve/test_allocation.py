@@ -3,7 +3,10 @@ strict in float64 from the bytes, the knots untouched."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
+import pytest
 
 from codec.codecs.curve import layout
 from codec.codecs.curve.allocation import Slack, spend_slack
@@ -24,10 +27,16 @@ def _fit(clip):
     return clip, fitted, raws
 
 
-def test_a_keyed_clip_spends_its_slack_and_stays_strict_from_the_bytes() -> None:
-    clip, fitted, raws = _fit(checks.window("keyed/cmu_13_07_keys6_linear.acl.sjson.xz"))
+@functools.cache
+def _keyed():
+    return _fit(checks.window("keyed/cmu_13_07_keys6_linear.acl.sjson.xz"))
+
+
+@pytest.mark.parametrize("compensate", [True, False])
+def test_a_keyed_clip_spends_its_slack_and_stays_strict_from_the_bytes(compensate: bool) -> None:
+    clip, fitted, raws = _keyed()
     limit = clip.skeleton.precision * STRICT_MARGIN
-    spent = spend_slack(clip, raws, fitted.fixed, fitted.reps, limit)
+    spent = spend_slack(clip, raws, fitted.fixed, fitted.reps, limit, compensate)
     coarser = 0
     for jk, rep in fitted.reps.items():
         new = spent[jk]
