@@ -1,15 +1,19 @@
 """The curve codec of this checkout against another commit's, on the keyed bench clips, in one run.
 
-    .venv/bin/python bench/curve_vs_commit.py [--commit cc7531f] [--kinds K,...]
-                                              [--sources NAME:SPACING,...] [--json OUT]
+    .venv/bin/python bench/curve_vs_commit.py [--commit cc7531f ...] [--repeat 2]
+                                              [--kinds K,...] [--sources NAME:SPACING,...]
+                                              [--json OUT]
 
-The other commit is exported (`git archive`) to a temporary folder; each side runs in its
-own child process (its own `codec` package and compiled kernels, warmed up on the first clip
-before anything is timed), and the clips of bench/keyed_codecs.py go to the two children in
-turn, so both see the same machine load. Per clip: each side's payload size, whether it is
-strict (every joint within its precision at every sample, decoded from the bytes, float64)
-and its encode time (the codec's `encode` alone, time.perf_counter), and the ratio of the
-times. The acceptance of issue 33: this checkout's time within 2x of today's.
+Each other commit (--commit, repeatable) is exported (`git archive`) to a temporary folder;
+each side runs in its own child process (its own `codec` package and compiled kernels,
+warmed up on the first clip before anything is timed), and the clips of
+bench/keyed_codecs.py go to the children in turn, so all see the same machine load. Per
+clip: each side's payload size, whether it is strict (every joint within its precision at
+every sample, decoded from the bytes, float64) and its encode time (the codec's `encode`
+alone, time.perf_counter; the least of --repeat runs, so a kernel compiled on first use of
+a new signature or a burst of load on a shared machine is not taken for the codec's time),
+and the ratio of the times. The acceptance of issue 33: this checkout's time within 2x of
+cc7531f's. One table per other commit.
 """
 
 from __future__ import annotations
@@ -42,15 +46,18 @@ from codec.measure.error_metric import clip_errors
 from codec.settings import CompressionSettings
 settings = CompressionSettings(precision=0.01, shell_distance=3.0, skin_error=False)
 codec = CurveCodec()
+repeat = int(sys.argv[2])
 warm = False
 for line in sys.stdin:
     clip = pickle.loads(open(line.strip(), "rb").read())
     if not warm:
         codec.encode(clip, settings)
         warm = True
-    t0 = time.perf_counter()
-    enc = codec.encode(clip, settings)
-    seconds = time.perf_counter() - t0
+    seconds = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        enc = codec.encode(clip, settings)
+        seconds = min(seconds, time.perf_counter() - t0)
     decoded = codec.decode(enc.payload, clip.skeleton).decode_source()
     err = clip_errors(settings.apply(clip), decoded).max(axis=0)
     strict = bool(np.all(err <= settings.apply(clip).skeleton.precision))
@@ -58,9 +65,9 @@ for line in sys.stdin:
 """
 
 
-def _child(root: Path) -> subprocess.Popen:
+def _child(root: Path, repeat: int) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(root)],
+        [sys.executable, "-c", CHILD, str(root), str(repeat)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -81,17 +88,19 @@ def _ask(child: subprocess.Popen, path: Path) -> dict[str, Any]:
 def run(args: argparse.Namespace, say=print) -> list[dict[str, Any]]:
     rows = []
     with tempfile.TemporaryDirectory(prefix="shellscope-curve-vs-") as tmp:
-        old = Path(tmp) / "old"
-        old.mkdir()
-        archive = subprocess.run(
-            ["git", "-C", str(REPO), "archive", args.commit], check=True, capture_output=True
-        ).stdout
-        subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
-        children = {"this": _child(REPO), args.commit: _child(old)}
+        children = {"this": _child(REPO, args.repeat)}
+        for n, commit in enumerate(args.commit):
+            old = Path(tmp) / f"old{n}"
+            old.mkdir()
+            archive = subprocess.run(
+                ["git", "-C", str(REPO), "archive", commit], check=True, capture_output=True
+            ).stdout
+            subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
+            children[commit] = _child(old, args.repeat)
         try:
             clips = kc.keyed_clips(args.sources, args.kinds, False)
             for source, kind, spacing, keys, clip in clips:
-                say(f"curve vs {args.commit}: {clip.name}")
+                say(f"curve vs {', '.join(args.commit)}: {clip.name}")
                 path = Path(tmp) / "clip.pkl"
                 path.write_bytes(pickle.dumps(clip))
                 row = {"source": source, "kind": kind, "spacing": spacing, "keys": keys}
@@ -141,7 +150,10 @@ def format_rows(rows: list[dict[str, Any]], commit: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--commit", default="cc7531f", help="the commit to measure against")
+    parser.add_argument(
+        "--commit", action="append", help="a commit to measure against (repeatable; cc7531f)"
+    )
+    parser.add_argument("--repeat", type=int, default=2, help="encodes per clip, least timed")
     parser.add_argument("--kinds", type=lambda s: s.split(","), default=list(kc.MAKE.KINDS))
     parser.add_argument(
         "--sources",
@@ -150,8 +162,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--json", type=Path, help="write the rows as JSON here")
     args = parser.parse_args(argv)
+    args.commit = args.commit or ["cc7531f"]
     rows = run(args, say=lambda m: print(m, file=sys.stderr, flush=True))
-    print(format_rows(rows, args.commit))
+    print("\n\n".join(format_rows(rows, commit) for commit in args.commit))
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1), encoding="utf-8")
     return 0

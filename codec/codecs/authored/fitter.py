@@ -100,16 +100,20 @@ def _unit(sub: int, dist: float, smag: Array) -> float:
 class AuthoredFitter:
     """survey.TrackFitter of the clip's own keys; tracks differ per joint (`fit_joint`)."""
 
-    def __init__(self, sources: Sources, rate: float, num_samples: int) -> None:
+    def __init__(self, sources: Sources, rate: float, num_samples: int, every: int = 1) -> None:
+        """`rate` and `num_samples` those of the clip fitted: the source clip, or it at
+        `every` poses per sample interval (codec.codecs.authored.codec.dense_clip)."""
         self.sources = sources
         self.rate = rate
+        self.every = every
         self.grid = np.arange(num_samples, dtype=np.float64) / rate
         self._curves: dict[int, CurveGroup] = {}
 
     def source(self, joint: int, sub: int, raw: Array) -> Source:
-        """The file's curve of the track, or its samples `raw (S, C)` read linearly."""
+        """The file's curve of the track, or its source samples (every `every`-th of `raw
+        (S, C)`) read linearly."""
         found = self.sources.tracks.get((joint, sub))
-        return found if found is not None else Source("linear", 0, raw)
+        return found if found is not None else Source("linear", 0, raw[:: self.every])
 
     def fit_joint(
         self,

@@ -10,9 +10,10 @@ for each mode the knots go where each segment is as long as the budget lets it b
 (codec.codecs.curve.placement: on a keyed clip, the keys); a cubic track keeps a tangent rule
 alone when it holds, or the rule plus a quantised correction per knot; the cheapest in
 estimated bits wins. Everything measured is what decodes: knots hold quantised values.
-Then the object-space slack the budgets left is spent (codec.codecs.curve.allocation): value
-grids coarsened greedily, the most bits saved first, while every joint holds its precision;
-kept when its bytes are smaller and strict.
+Then the object-space slack the budgets left is spent (codec.codecs.curve.allocation): each
+rotation aimed under its lossy parent and value grids coarsened greedily, parents first,
+while every joint holds its precision, and again without aiming, the most bits saved first;
+the smallest kept when its bytes are smaller and strict.
 
 Compression time: per track and quantisation share, three knot placements (compiled, O(L^2)
 per knot for segments of L samples) and a few whole-track evaluations (O(S) numpy each),
@@ -68,11 +69,13 @@ class CurveCodec:
         if fitted.strict and fitted.reps:  # the slack the budgets left, spent (allocation)
             limit = clip.skeleton.precision * STRICT_MARGIN
             raws = (continuous_rotations(clip), clip.translations, clip.scales)
-            spent = spend_slack(clip, raws, fitted.fixed, fitted.reps, limit)
-            smaller = layout.write(clip, fitted.kinds, fitted.fixed, spent)
-            held = strict_check(clip, layout.read(smaller, clip.skeleton))[1]
-            if len(smaller) < len(payload) and held:
-                payload, fitted = smaller, replace(fitted, reps=spent)
+            start = fitted
+            for compensate in (True, False):  # the smaller of the two, strict from the bytes
+                spent = spend_slack(clip, raws, start.fixed, start.reps, limit, compensate)
+                smaller = layout.write(clip, start.kinds, start.fixed, spent)
+                held = strict_check(clip, layout.read(smaller, clip.skeleton))[1]
+                if len(smaller) < len(payload) and held:
+                    payload, fitted = smaller, replace(start, reps=spent)
         reps = list(fitted.reps.values())
         modes = {m: sum(t.mode == i for t in reps) for i, m in enumerate(MODES)}
         rules = {r: sum(t.mode == 2 and t.rule == i for t in reps) for i, r in enumerate(RULES)}

@@ -150,7 +150,7 @@ def test_a_clip_without_curves_is_its_samples_read_linearly() -> None:
 )
 def test_real_clips_keep_their_own_curves_strictly(path: str, animation: str | None) -> None:
     """Fox Run's keys lie on no uniform grid (read at 30 Hz): between samples its own curves
-    stay near the precision where acl-style's blend of the samples is metres off. CesiumMan's
+    stay within the precision where acl-style's blend of the samples is metres off. CesiumMan's
     root is folded under a non-joint node (a rotation): its keys are folded and kept."""
     clip = codec.load_clip(DATA / path, **({"animation": animation} if animation else {}))
     settings = CompressionSettings(codec="authored", skin_error=False)
@@ -161,8 +161,12 @@ def test_real_clips_keep_their_own_curves_strictly(path: str, animation: str | N
     slerped = [t for t in result.decoder.tracks if t.interpolation == "slerp"]
     dropped = [t for t in slerped if t.drop < 4]  # unless a component nears 0 at some key
     assert dropped and all(t.ints.shape[1] == 3 for t in dropped)
+    # fitted at the settings' supersampling: within the precision between samples too, as
+    # auto measures it (Fox Run fitted at the samples alone was 0.0104 cm off at 0.01 cm)
+    assert result.details["fitted_between_samples"]
+    bound = clip.skeleton.precision.max() * (1.0 + 1e-6)
+    assert result.stats["max_error_between_samples"] <= bound
     if animation == "Run":
-        assert result.stats["max_error_between_samples"] < 0.02
         acl = compress(clip, CompressionSettings(skin_error=False))
         assert acl.stats["max_error_between_samples"] > 100.0
 
