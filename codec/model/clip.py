@@ -6,6 +6,7 @@ finiteness and hierarchy order without checking again.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
@@ -84,16 +85,21 @@ class Skeleton:
             a.setflags(write=False)
             object.__setattr__(self, attr, a)
         for attr in ("precision", "shell_distance"):
-            a = np.array(np.broadcast_to(getattr(self, attr), (n,)), dtype=np.float64)
-            ok = np.isfinite(a) & (a > 0) & (a <= MAX_VALUE)
-            if not np.all(ok):
-                j = _first_bad(~ok)[0]
-                raise ClipValidationError(
-                    f"{attr} of joint {j} ({names[j]!r}) is {a[j]}: it must be > 0 and at "
-                    f"most {MAX_VALUE:.3g}"
-                )
-            a.setflags(write=False)
-            object.__setattr__(self, attr, a)
+            object.__setattr__(self, attr, self._per_joint(attr, getattr(self, attr)))
+
+    def _per_joint(self, attr: str, value: Array | float) -> Array:
+        """A validated read-only (J,) copy of a per-joint setting (precision, shell distance)."""
+        n = len(self.names)
+        a = np.array(np.broadcast_to(value, (n,)), dtype=np.float64)
+        ok = np.isfinite(a) & (a > 0) & (a <= MAX_VALUE)
+        if not np.all(ok):
+            j = _first_bad(~ok)[0]
+            raise ClipValidationError(
+                f"{attr} of joint {j} ({self.names[j]!r}) is {a[j]}: it must be > 0 and at "
+                f"most {MAX_VALUE:.3g}"
+            )
+        a.setflags(write=False)
+        return a
 
     @classmethod
     def create(
@@ -178,17 +184,16 @@ class Skeleton:
     def with_settings(
         self, precision: Array | float | None = None, shell_distance: Array | float | None = None
     ) -> Skeleton:
-        """Copy with new per-joint precision and/or shell distance."""
-        n = self.num_joints
-        return replace(
-            self,
-            precision=self.precision if precision is None else np.broadcast_to(precision, (n,)),
-            shell_distance=(
-                self.shell_distance
-                if shell_distance is None
-                else np.broadcast_to(shell_distance, (n,))
-            ),
-        )
+        """Copy with new per-joint precision and/or shell distance. Only those are validated
+        again: the joints, hierarchy and bind pose are this skeleton's, already validated (a
+        codec re-tunes precisions many times per clip), and so are its cached topology."""
+        out = copy.copy(self)
+        if precision is not None:
+            object.__setattr__(out, "precision", self._per_joint("precision", precision))
+        if shell_distance is not None:
+            value = self._per_joint("shell_distance", shell_distance)
+            object.__setattr__(out, "shell_distance", value)
+        return out
 
 
 def exactly_unit(rot: Array, norm: Array | None = None) -> Array:
@@ -327,9 +332,13 @@ class Clip:
         )
         if not same:
             raise ValueError("the skeleton must have the clip's joints, parents and bind pose")
-        return self.replace(skeleton=skeleton)
+        out = copy.copy(self)  # the same samples, meshes and curves: valid as they were
+        out.skeleton = skeleton
+        return out
 
     def with_skeleton_settings(
         self, precision: Array | float | None = None, shell_distance: Array | float | None = None
     ) -> Clip:
-        return self.replace(skeleton=self.skeleton.with_settings(precision, shell_distance))
+        out = copy.copy(self)  # only the per-joint settings change: the samples stay valid
+        out.skeleton = self.skeleton.with_settings(precision, shell_distance)
+        return out

@@ -26,6 +26,7 @@ raw clip. It is kept only where it ends smaller and strict.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import time
 from collections.abc import Callable
@@ -218,6 +219,9 @@ class BindModes:
             stored_sk = identity_skeleton(stored_sk, "additive0" if base is None else base.format)
 
         def as_stored(poses: tuple[Array, Array, Array]) -> Clip:
+            own = (self.clip.rotations, self.clip.translations, self.clip.scales)
+            if base is None and all(a is b for a, b in zip(poses, own, strict=True)):
+                return _under(self.clip, stored_sk)  # `none`: the clip's own, valid samples
             if base is not None:
                 at = base.at_samples(clip.num_samples, clip.sample_rate)
                 poses = additive.extract(base.format, at, poses)
@@ -238,9 +242,7 @@ class BindModes:
             compressor = self._compressor((mode,), lambda: Compressor(as_stored(raw), code))
         else:
             compressor = Compressor(as_stored(_compensated(clip, compensate)), code)
-        target = dataclasses.replace(
-            stored_sk, precision=sk.precision, shell_distance=sk.shell_distance
-        )
+        target = stored_sk.with_settings(sk.precision, sk.shell_distance)
         # strip and none: the optimiser measures the clip's own poses, one round says all
         rounds = 1 if base is None and compensate is None else ADDITIVE_ROUNDS
         if compensate is not None:
@@ -265,6 +267,15 @@ class BindModes:
                 compensate = dataclasses.replace(encoded, decoder=decoder)
                 compressor = Compressor(as_stored(_compensated(clip, compensate)), code)
         return dataclasses.replace(encoded, decoder=decoder), False
+
+
+def _under(clip: Clip, skeleton: Skeleton) -> Clip:
+    """`clip`'s samples as they are under `skeleton` (the same joints, another bind pose),
+    as a stored clip has them (no additive base, meshes or curves), without validating the
+    samples again: they are the clip's own."""
+    out = copy.copy(clip)
+    out.skeleton, out.additive, out.meshes, out.curves = skeleton, None, (), None
+    return out
 
 
 def compensated(

@@ -58,6 +58,28 @@ def test_at_least_one_sample_and_positive_settings():
         Skeleton.create(["a"], [-1], precision=0.0)
 
 
+def test_new_settings_are_validated_and_the_rest_is_shared_not_validated_again():
+    """with_settings / with_skeleton_settings check only what changed (a codec re-tunes a
+    clip's precisions many times): bad settings still raise, read-only; the samples, the
+    bind pose and the cached topology are the very ones of the source."""
+    c = make()
+    sk = c.skeleton
+    depths = sk.depths
+    for bad in (0.0, -1.0, np.nan, np.inf, np.array([0.01, 0.0])):
+        with pytest.raises(ClipValidationError, match="precision of joint"):
+            sk.with_settings(precision=bad)
+        with pytest.raises(ClipValidationError, match="shell_distance of joint"):
+            c.with_skeleton_settings(shell_distance=bad)
+    out = c.with_skeleton_settings(precision=np.array([0.5, 0.25]))
+    assert out.skeleton.precision.tolist() == [0.5, 0.25]
+    assert not out.skeleton.precision.flags.writeable
+    assert out.skeleton.shell_distance is sk.shell_distance
+    assert out.skeleton.bind_rotations is sk.bind_rotations
+    assert out.skeleton.depths is depths
+    assert out.rotations is c.rotations and out.scales is c.scales
+    assert c.skeleton is sk and c.skeleton.precision.tolist() == [0.01, 0.01]
+
+
 @pytest.mark.parametrize("make_clip", ["tiny", "fox"])
 def test_with_skeleton_takes_new_settings_and_refuses_another_hierarchy(make_clip):
     c = make() if make_clip == "tiny" else codec.load_clip(FOX)
