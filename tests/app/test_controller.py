@@ -454,12 +454,17 @@ def test_a_drag_keeps_showing_results_when_each_run_is_slower_than_the_last(qtbo
         ctl.open_clip(small_clip())
     shown: list[float] = []
     ctl.result_ready.connect(lambda r: shown.append(r.clip.skeleton.precision[0]))
-    for k in range(60):  # a 1.2 s drag, a tick every 20 ms
-        doc.update_settings(precision=round(0.02 + 0.001 * k, 6))
+    # a drag, a tick every 20 ms, until it has shown 3 results: 1.2 s (60 ticks) on a quiet
+    # machine; ticks, not seconds, bound it (a busy one runs fewer per second). Were each run
+    # a little slower than the last cancelled as stale, none would show however long it went
+    ticks = 0
+    while len(shown) < 3 and ticks < 600:
+        doc.update_settings(precision=round(0.02 + 0.0001 * ticks, 6))
         qtbot.wait(20)
-    during = len(shown)
-    qtbot.waitUntil(lambda: doc.result.clip.skeleton.precision[0] == 0.079, timeout=30_000)
-    assert during >= 3, (during, runs)
+        ticks += 1
+    during, last = len(shown), round(0.02 + 0.0001 * (ticks - 1), 6)
+    qtbot.waitUntil(lambda: doc.result.clip.skeleton.precision[0] == last, timeout=60_000)
+    assert during >= 3, (during, ticks, runs)
     assert shown == sorted(shown)  # results of ever newer settings, none stale
 
 
