@@ -22,9 +22,13 @@ run: $(STAMP)
 # Two test processes (pytest-xdist; CI has 2 cores), each test file whole in one of them so
 # module and session fixtures are made once per file; files go out in the order collected,
 # the slowest first (tests/conftest.py SLOW_FILES), so both processes end together.
-# TEST_WORKERS=0: one process.
+# TEST_WORKERS=0: one process. The kernels' cache is filled first, here, when it is empty:
+# after a kernel's source changed (codec.jit drops the stale cache as it is imported) both
+# test processes compiled every kernel at once, minutes each on 2 cores.
 TEST_WORKERS ?= 2
 test: $(STAMP)
+	@if $(PY) -c "import sys, codec.jit as j; sys.exit(any(j.PACKAGE.rglob('*/*.nbi')))"; \
+	then $(PY) -m codec warm-up; fi
 	bash tools/with_display.sh $(PY) -m pytest -q -p no:cacheprovider \
 		-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 

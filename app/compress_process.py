@@ -243,6 +243,7 @@ class _Child:
                 break
             self._answer(self, message)
         self.alive = False
+        self._queue.put(None)  # the sender ends too (it waited for ever behind a dead child)
         with contextlib.suppress(OSError):
             self._in.close()
         if self._ending.is_set():

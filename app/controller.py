@@ -135,10 +135,12 @@ class _Worker:
         self._wake = threading.Condition(self._lock)
         self._jobs: deque[Callable[[], None]] = deque()
         self._thread: threading.Thread | None = None
+        self._stopping = False  # end once the jobs queued are done, without the idle wait
 
     def submit(self, job: Callable[[], None]) -> None:
         with self._lock:
             self._jobs.append(job)
+            self._stopping = False
             start = self._thread is None
             if start:
                 self._thread = threading.Thread(target=self._loop, name="compress", daemon=True)
@@ -154,7 +156,7 @@ class _Worker:
         below_ui()
         while True:
             with self._lock:
-                if not self._jobs:
+                if not self._jobs and not self._stopping:
                     self._wake.wait(WORKER_IDLE_S)
                 if not self._jobs:  # idle: the next job starts a new thread
                     self._thread = None
@@ -164,6 +166,14 @@ class _Worker:
                 job()
             except Exception:  # a job's own failure; the jobs after it still run
                 traceback.print_exc()
+
+    def stop(self) -> threading.Thread | None:
+        """End the thread once the jobs queued are done, without the idle wait; returns
+        it (to join), or None when none runs."""
+        with self._lock:
+            self._stopping = True
+            self._wake.notify()
+            return self._thread
 
 
 def import_readers() -> None:
@@ -239,6 +249,8 @@ class Controller(QtCore.QObject):
         self._result_text = ""  # the status line of the result on screen ("Compressed: ...")
         self.warming = ""  # while the codec's kernels compile (first start): what to say
         self.first_result = threading.Event()  # a run has finished (the warm-up goes on)
+        self._closed = threading.Event()  # shut down: a warm-up not begun yet is not begun
+        self._threads: list[threading.Thread] = []  # warm-ups started, for `join_threads`
         # every tuning edit goes through here; the sidecar saves its current state
         self.history = TuningHistory(Tuning(document.settings, document.overrides))
         self._warming.connect(self._on_warming, QtCore.Qt.ConnectionType.QueuedConnection)
@@ -269,13 +281,20 @@ class Controller(QtCore.QObject):
                 for codec_setting in (DEFAULT_CODEC, AUTO_CODEC):
                     if codec_setting == AUTO_CODEC:
                         self.first_result.wait(WARM_REST_AFTER_S)
+                        if self._closed.is_set():
+                            return
                     report = warm_up.warm_up(
                         lambda: self._warming.emit(warm_up.COMPILING), codec_setting
                     )
                     if report.compiled:
                         self._warming.emit("")
 
-            gui_thread_gc.start(threading.Thread(target=warm, name="jit-warm-up", daemon=True))
+            self._start_thread(warm, "jit-warm-up")
+
+    def _start_thread(self, target: Callable[[], None], name: str) -> None:
+        thread = threading.Thread(target=target, name=name, daemon=True)
+        self._threads.append(thread)
+        gui_thread_gc.start(thread)  # cycles collected on the GUI thread meanwhile
 
     # --- opening ------------------------------------------------------------------------
     def load(self, path: str | Path, **options: Any) -> Clip:
@@ -825,12 +844,27 @@ class Controller(QtCore.QObject):
         self._cancel_current()
         for r in self._runs:
             r.cancel.set()
+        self._closed.set()
+        self.first_result.set()  # a warm-up waiting for it wakes, and ends (_closed)
         deadline = time.monotonic() + timeout
         for r in self._runs:
             r.done.wait(max(0.0, deadline - time.monotonic()))
         self._runs.clear()
+        worker = self._worker.stop()  # idle now: it ends at once
+        if worker is not None:
+            self._threads.append(worker)
         if self._process is not None:  # the child ends with the window
             self._process.close(max(0.1, deadline - time.monotonic()))
+
+    def join_threads(self, timeout: float) -> list[threading.Thread]:
+        """After `shutdown`: wait up to `timeout` s for the threads this controller started
+        (the compression worker, the kernels' warm-up) to end; returns those still running.
+        The window does not wait (they are daemons); a test does, so that nothing it started
+        runs on under the tests after it."""
+        deadline = time.monotonic() + timeout
+        for thread in self._threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        return [t for t in self._threads if t.is_alive()]
 
     @property
     def process_id(self) -> int | None:
@@ -883,7 +917,7 @@ def _process_listener(ctl: Controller) -> compress_process.Listener:
             ctl._warming.emit(message[1])
         elif kind == "warmed" and message[1] == DEFAULT_CODEC and not warmed.is_set():
             warmed.set()
-            threading.Thread(target=warm_drawing, name="jit-warm-up", daemon=True).start()
+            ctl._start_thread(warm_drawing, "jit-warm-up")
         elif kind == "died":
             ctl._died.emit(message[1])
 

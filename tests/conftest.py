@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import threading
+import time
 
 import pytest
 
@@ -106,6 +108,50 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
 def pytest_collection_modifyitems(items: list) -> None:
     rank = {path: i for i, path in enumerate(SLOW_FILES)}
     items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))  # stable
+
+
+# Threads the app and the codec start by name (app.controller, app.compress_process,
+# app.model.library_model): none may outlive the test that started it, daemon or not. They
+# ran on under the next tests and once crashed a worker (tests/traced.py says how).
+OUR_THREADS = ("compress", "jit-warm-up", "compress-send", "compress-read", "compress-inbox")
+OUR_THREADS += ("library-run",)
+THREAD_END_S = 5.0  # how long a thread told to stop may take to end (a loaded machine)
+
+
+def _left_running(thread: threading.Thread) -> bool:
+    """Whether `thread` must have ended with the test that started it: one of ours, or any
+    thread that would hold the interpreter open (non-daemon) but a thread pool's worker (the
+    codec's segment pool lives for the process; pools end at exit)."""
+    if thread.name in OUR_THREADS:
+        return True
+    from concurrent.futures import thread as pool
+
+    return not thread.daemon and thread not in pool._threads_queues
+
+
+def _described(thread: threading.Thread) -> str:
+    target = getattr(thread, "_target", None)
+    where = getattr(target, "__qualname__", None) or type(thread).__name__
+    kind = "daemon" if thread.daemon else "non-daemon"
+    return f"{thread.name!r} ({kind}, running {where})"
+
+
+@pytest.fixture(autouse=True)
+def no_thread_left_running():
+    """Fails a test that leaves a thread running after its teardown (window fixtures close
+    their window and join its controller's threads): the thread would run under the tests
+    after it. Threads of module and session fixtures (a Dask cluster) predate the test."""
+    before = set(threading.enumerate())
+    yield
+    deadline = time.monotonic() + THREAD_END_S
+    left = []
+    for thread in threading.enumerate():
+        if thread in before or not _left_running(thread):
+            continue
+        thread.join(max(0.0, deadline - time.monotonic()))
+        if thread.is_alive():
+            left.append(thread)
+    assert not left, "the test left threads running: " + ", ".join(map(_described, left))
 
 
 def pytest_unconfigure(config: object) -> None:

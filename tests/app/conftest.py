@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import weakref
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,41 @@ def isolated_qsettings(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+WARM_UP_END_S = 120.0  # the first warm-up in a process loads every kernel (a loaded machine)
+
+
+@pytest.fixture(autouse=True)
+def controllers_stopped(monkeypatch: pytest.MonkeyPatch):
+    """Every Controller a test made (a window's too) is shut down at its end, and its
+    threads joined: the run in flight and the kernels' warm-up end here, not under the next
+    test (tests/conftest.py's no_thread_left_running fails a test that leaves one)."""
+    from app.controller import Controller
+
+    made: list[tuple[weakref.ref, object]] = []
+    init = Controller.__init__
+
+    def recorded(self: Controller, *args: object, **kwargs: object) -> None:
+        init(self, *args, **kwargs)
+        made.append((weakref.ref(self), self._worker))  # weakly: tests drop controllers
+
+    monkeypatch.setattr(Controller, "__init__", recorded)
+    yield
+    for ref, worker in made:
+        ctl = ref()
+        if ctl is not None and not ctl._closed.is_set():
+            try:
+                ctl.shutdown(timeout=5.0)
+            except RuntimeError:  # its Qt side is gone; its threads are still ours
+                pass
+        # also for a controller dropped (its warm-up held it: that ended) or half shut down
+        idle = worker.stop()  # type: ignore[attr-defined]
+        left = [] if ctl is None else ctl.join_threads(WARM_UP_END_S)
+        if idle is not None:
+            idle.join(WARM_UP_END_S)
+        left += [idle] if idle is not None and idle.is_alive() else []
+        assert not left, f"a controller's threads did not end: {[t.name for t in left]}"
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     here = os.path.dirname(__file__)
     for item in items:
@@ -39,6 +75,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 DATA = Path(__file__).resolve().parents[1] / "data"
 ACL_CLIP = DATA / "acl" / "cmu_09_02.acl.sjson"
 RESULT_TIMEOUT_MS = 60_000
+FRAME_TIMEOUT_MS = 30_000  # a frame comes; a loaded machine's llvmpipe takes its time
 
 
 class FakeDialogs:
@@ -110,12 +147,12 @@ def draw(qtbot, viewport) -> None:
     turn, such as a compare result): it scheduled a frame of its own, which is awaited
     without asking for one, so a change made where no frame follows (inside a paint) still
     fails here."""
-    with qtbot.waitSignal(viewport.frame_drawn, timeout=10_000):
+    with qtbot.waitSignal(viewport.frame_drawn, timeout=FRAME_TIMEOUT_MS):
         viewport.invalidate()
     for _ in range(3):
         if not viewport._dirty:
             break
-        with qtbot.waitSignal(viewport.frame_drawn, timeout=10_000):
+        with qtbot.waitSignal(viewport.frame_drawn, timeout=FRAME_TIMEOUT_MS):
             pass
     assert not viewport._dirty
 

@@ -18,7 +18,7 @@ def key(window, k: Qt.Key) -> None:
 
 def activate(window, qtbot) -> None:
     window.activateWindow()
-    qtbot.waitUntil(window.isActiveWindow, timeout=3000)
+    qtbot.waitUntil(window.isActiveWindow, timeout=30_000)  # soon, however busy the machine
 
 
 def test_space_plays_in_real_time_and_pauses(loaded, qtbot) -> None:
@@ -31,15 +31,21 @@ def test_space_plays_in_real_time_and_pauses(loaded, qtbot) -> None:
     key(loaded, Qt.Key.Key_Space)
     started_within = time.monotonic() - start  # playback's clock started in this span
     assert tl.playing
-    qtbot.waitUntil(lambda: doc.time >= 0.3, timeout=10_000)
+    # 0.3 s of playback in 4 ticks or more: counted as seen, however long the machine takes
+    qtbot.waitUntil(lambda: len(ticks) >= 4 and ticks[-1][0] >= 0.3, timeout=60_000)
     key(loaded, Qt.Key.Key_Space)
     assert not tl.playing and not tl.timer.isActive()
     # wall clock drives time, whatever the frame rate (however busy the machine): a tick
     # shows the time since Space as it read the clock, after the tick before it was seen
-    # and before it is seen itself (a frame count would fall behind or run ahead)
-    assert len(ticks) >= 3
+    # and before it is seen itself (a frame count would fall behind or run ahead). A busy
+    # machine may pass the clip's end between two ticks: playback loops, so the time shown
+    # is that time less the loops (each restarts the clock, which loses under 1 ms)
+    loops, last = 0, ticks[0][1]
     for (before, _), (wall, t) in zip(ticks, ticks[1:], strict=False):
-        assert before - started_within <= t <= wall, (before, t, wall)
+        loops += t < last
+        last = t
+        shown = t + loops * doc.duration
+        assert before - started_within - 1e-3 * loops <= shown <= wall, (before, t, wall, loops)
     t = doc.time
     qtbot.wait(100)  # paused: nothing moves it (the timer that would is stopped)
     assert doc.time == t
@@ -51,7 +57,7 @@ def test_speed_and_loop(loaded, qtbot) -> None:
     assert tl.speed == 4.0
     tl.loop_box.setChecked(False)
     tl.play()
-    qtbot.waitUntil(lambda: not tl.playing, timeout=3000)  # 1.04 s clip at 4x stops at the end
+    qtbot.waitUntil(lambda: not tl.playing, timeout=30_000)  # 1.04 s clip at 4x: at the end
     assert doc.time == pytest.approx(doc.duration)
     tl.loop_box.setChecked(True)
     tl.set_speed(0.1)
