@@ -2,8 +2,8 @@
 through codec.cli.main, `shellscope` through app.__main__.main (every case here is refused
 before a window or a display is needed, or writes its exports headless), and the library
 on one embedded Dask cluster shared by the tests of this folder (`--scheduler` its address:
-starting one costs seconds; tests/folder_cluster.py). bench/hostile_inputs.py runs the same
-cases in fresh processes and measures their time and peak memory."""
+starting one costs seconds). bench/hostile_inputs.py runs the same cases in fresh processes
+and measures their time and peak memory."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.folder_cluster import FolderCluster
 from tests.hostile.cases import CASES, judge, snapshot
 
 
@@ -39,16 +38,13 @@ def run_app(*argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-CLUSTER = FolderCluster(Path(__file__).resolve().parent, workers=1)
-
-
-@pytest.fixture
+@pytest.fixture(scope="session")
 def cluster():
-    return CLUSTER.get()
+    from codec.library.engine import DaskCluster
 
-
-def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
-    CLUSTER.after(nextitem)
+    c = DaskCluster(None, 1)
+    yield c
+    c.close()
 
 
 RunCase = Callable[..., tuple[int, str, str, list[str]]]
@@ -57,7 +53,7 @@ RunCase = Callable[..., tuple[int, str, str, list[str]]]
 @pytest.fixture
 def run_case(tmp_path: Path, request: pytest.FixtureRequest) -> RunCase:
     """Build a case in tmp_path, run it here, judge it: (code, stdout, stderr, problems).
-    A library run that needs workers runs on the folder's cluster."""
+    A library run that needs workers runs on the session's cluster."""
 
     def run(name: str) -> tuple[int, str, str, list[str]]:
         case = CASES[name]

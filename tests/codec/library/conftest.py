@@ -1,5 +1,5 @@
 """A small real library made from tests/data, and one embedded Dask cluster (2 processes)
-shared by the tests of this folder (starting one costs seconds; tests/folder_cluster.py)."""
+shared by the tests of this folder (starting one costs seconds)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-from tests.folder_cluster import FolderCluster
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 
@@ -39,16 +37,13 @@ def library_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_library(tmp_path_factory.mktemp("library"))
 
 
-CLUSTER = FolderCluster(Path(__file__).resolve().parent, workers=2)
-
-
-@pytest.fixture
+@pytest.fixture(scope="session")
 def cluster():
-    return CLUSTER.get()
+    from codec.library.engine import DaskCluster
 
-
-def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
-    CLUSTER.after(nextitem)
+    c = DaskCluster(None, 2)
+    yield c
+    c.close()
 
 
 @pytest.fixture(scope="session")
@@ -58,11 +53,11 @@ def row_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def embedded(library_dir, row_cache):
+def embedded(library_dir, cluster, row_cache):
     """The library's run on the embedded cluster (computed once, compared by several tests)."""
     from codec.library.cache import RowCache
     from codec.library.engine import library_files, run_library
     from codec.library.tuning import LibrarySettings
 
     files = library_files(library_dir)
-    return run_library(files, LibrarySettings(), cluster=CLUSTER.get(), cache=RowCache(row_cache))
+    return run_library(files, LibrarySettings(), cluster=cluster, cache=RowCache(row_cache))
