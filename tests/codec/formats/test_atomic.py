@@ -16,8 +16,11 @@ from codec.formats import atomic
 ROOT = Path(__file__).resolve().parents[3]
 
 WRITER = """
-import sys, time
+import signal, sys, time
 from codec.formats import atomic
+# Ctrl-C's default, whatever the test runner inherited: a shell without job control starts
+# background jobs with SIGINT ignored, and an ignored SIGINT stays ignored in the child
+signal.signal(signal.SIGINT, signal.default_int_handler)
 atomic.UNNAMED = {unnamed}
 with atomic.exit_cleanly_on_signals(), atomic.all_or_none():
     atomic.write_text(sys.argv[1], "first new\\n")
