@@ -227,8 +227,9 @@ def test_a_widget_change_does_not_redraw_the_3d_view(qtbot, opened) -> None:
         qtbot.waitUntil(lambda b=before: frames.count > b, timeout=10_000)
     qtbot.wait(100)  # watching for a 3D frame: none comes
     assert frames.count >= 5 and not gl_frames and vp.frames == drawn
-    vp.invalidate()  # the 3D view still draws when asked
-    qtbot.waitUntil(lambda: len(gl_frames) == 1 and vp.frames == drawn + 1, timeout=10_000)
+    vp.invalidate()  # the 3D view still draws when asked (a window-system expose may add one
+    # more on a loaded machine: "still draws" is what is checked here, the count above)
+    qtbot.waitUntil(lambda: bool(gl_frames) and vp.frames > drawn, timeout=10_000)
 
 
 class Paints(QObject):
