@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/optimizer_kernels.py run [REPS]   every segment, best of REPS
     .venv/bin/python bench/optimizer_kernels.py compile      first call on an empty cache
+    .venv/bin/python bench/optimizer_kernels.py vs A B [RUNS [COMPILES [REPS]]]   in turn
 
 `run` records every segment problem the encoder hands `optimize_segment` while compressing
 four CMU clips at level highest, replays them REPS times and prints the best wall and CPU
@@ -11,11 +12,21 @@ segment and times the first `optimize_segment` call, less a second one: delete
 codec/codecs/acl_style/__pycache__/optimizer.*.nb* first, so that only the optimiser's
 kernels compile. Compare two commits by running each tree in turn (PYTHONPATH=<tree>, from
 outside both) and quote CPU seconds on a loaded machine: wall time follows the load.
+
+`vs` does that, all with this interpreter: RUNS times (default 5) `run REPS` (default 5) in
+each tree, A first then B first in turn, then COMPILES times (default 3) `compile` in each on
+emptied optimiser caches; it prints every figure, the digests, A/B's CPU ratio per round (both
+trees in one round, so a drift of the machine's load moves both), the medians of those ratios
+and each tree's best run and median compile.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
+import re
+import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -72,7 +83,62 @@ def timed(call: tuple) -> tuple[float, float]:
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
+def in_tree(tree: Path, args: list[str]) -> str:
+    """This script's output run as `args` against the codec of `tree`, from outside it."""
+    if args[:1] == ["compile"]:
+        for old in (tree / "codec" / "codecs" / "acl_style" / "__pycache__").glob(
+            "optimizer.*.nb*"
+        ):
+            old.unlink()
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    script = tree / "bench" / "optimizer_kernels.py"
+    done = subprocess.run(
+        [sys.executable, str(script), *args], env=env, cwd="/", capture_output=True, text=True
+    )
+    if done.returncode:
+        raise SystemExit(f"{tree}: {' '.join(args)} failed:\n{done.stderr}")
+    return done.stdout.strip().splitlines()[-1]
+
+
+def versus(a: Path, b: Path, runs: int, compiles: int, reps: int) -> None:
+    """Trees a and b in turn: run and compile CPU seconds, their A/B ratios, the digests."""
+    ratios: dict[str, list[float]] = {"run": [], "compile": []}
+    cpus: dict[tuple[str, Path], list[float]] = {}
+    digests = set()
+    for what, rounds, args in (
+        ("run", runs, ["run", str(reps)]),
+        ("compile", compiles, ["compile"]),
+    ):
+        for k in range(rounds):
+            cpu = {}
+            for tree in (a, b) if k % 2 == 0 else (b, a):  # each first in turn
+                line = in_tree(tree, args)
+                print(f"{what:7} {k + 1} {tree}: {line}", flush=True)
+                cpu[tree] = float(re.search(r"cpu ([0-9.]+) s", line).group(1))
+                cpus.setdefault((what, tree), []).append(cpu[tree])
+                if what == "run":
+                    digests.add(line.split()[-1])
+            ratios[what].append(cpu[a] / cpu[b])
+            print(f"{what:7} {k + 1} A/B cpu {ratios[what][-1]:.3f}", flush=True)
+    for what, r in ratios.items():
+        if r:
+            print(f"{what:7} A/B cpu ratios {' '.join(f'{x:.3f}' for x in r)}", end=" ")
+            print(f"median {statistics.median(r):.3f}")
+    for tree in (a, b):
+        best = min(cpus.get(("run", tree), [np.nan]))
+        comp = statistics.median(cpus.get(("compile", tree), [np.nan]))
+        print(f"{tree}: run best cpu {best:.4f} s, compile median cpu {comp:.2f} s")
+    print("digests", "identical" if len(digests) == 1 else f"DIFFER: {sorted(digests)}")
+
+
 def main(argv: list[str]) -> None:
+    if argv[:1] == ["vs"]:
+        versus(
+            Path(argv[1]).resolve(),
+            Path(argv[2]).resolve(),
+            *(int(x) for x in (argv[3:] + ["5", "3", "5"][len(argv[3:]) :])[:3]),
+        )
+        return
     if argv[:1] == ["compile"]:
         call = record(CLIPS[-1:], stop=True)[0]
         first, again = timed(call), timed(call)
