@@ -218,18 +218,20 @@ def test_a_widget_change_does_not_redraw_the_3d_view(qtbot, opened) -> None:
     window holding a QOpenGLWidget every widget change composed the whole window in GL)."""
     window, vp = opened, opened.viewport
     opening_drawn(qtbot, window)
-    frames, gl_frames = WidgetFrames(window), []
-    vp.frame_drawn.connect(lambda: gl_frames.append(1))
-    drawn = vp.frames
+    frames, causes, gl_frames = WidgetFrames(window), GlCauses(vp.scene), []
+    vp.frame_drawn.connect(lambda: gl_frames.append(causes.take()))
     for i in range(5):
         before = frames.count
         window.status_label.setText(f"a status text, {i}")
         qtbot.waitUntil(lambda b=before: frames.count > b, timeout=10_000)
     qtbot.wait(100)  # watching for a 3D frame: none comes
-    assert frames.count >= 5 and not gl_frames and vp.frames == drawn
-    vp.invalidate()  # the 3D view still draws when asked (a window-system expose may add one
-    # more on a loaded machine: "still draws" is what is checked here, the count above)
-    qtbot.waitUntil(lambda: bool(gl_frames) and vp.frames > drawn, timeout=10_000)
+    # none asked for by our code, none from the view being resized by the widgets' layout; a
+    # bare Expose is the window system's (a loaded machine re-exposes the GL window at times:
+    # CI saw one 3D frame here in 1 of its runs)
+    assert frames.count >= 5 and set(gl_frames) <= {"gl (Expose)"}, gl_frames
+    asked = len(gl_frames)
+    vp.invalidate()  # the 3D view still draws when asked
+    qtbot.waitUntil(lambda: "gl" in gl_frames[asked:], timeout=10_000)
 
 
 class Paints(QObject):
