@@ -250,7 +250,7 @@ class Controller(QtCore.QObject):
         self.warming = ""  # while the codec's kernels compile (first start): what to say
         self.first_result = threading.Event()  # a run has finished (the warm-up goes on)
         self._closed = threading.Event()  # shut down: a warm-up not begun yet is not begun
-        self._threads: list[threading.Thread] = []  # warm-ups started, for `join_threads`
+        self._threads: list[threading.Thread] = []  # warm-ups, the worker: `join_threads`
         # every tuning edit goes through here; the sidecar saves its current state
         self.history = TuningHistory(Tuning(document.settings, document.overrides))
         self._warming.connect(self._on_warming, QtCore.Qt.ConnectionType.QueuedConnection)

@@ -332,13 +332,16 @@ class Clip:
         )
         if not same:
             raise ValueError("the skeleton must have the clip's joints, parents and bind pose")
-        out = copy.copy(self)  # the same samples, meshes and curves: valid as they were
-        out.skeleton = skeleton
-        return out
+        return self._under(skeleton)
 
     def with_skeleton_settings(
         self, precision: Array | float | None = None, shell_distance: Array | float | None = None
     ) -> Clip:
-        out = copy.copy(self)  # only the per-joint settings change: the samples stay valid
-        out.skeleton = self.skeleton.with_settings(precision, shell_distance)
+        return self._under(self.skeleton.with_settings(precision, shell_distance))
+
+    def _under(self, skeleton: Skeleton) -> Clip:
+        """This clip under `skeleton` (the same joints and bind pose, checked by the caller):
+        the same samples, meshes and curves, valid as they were, so not validated again."""
+        out = copy.copy(self)
+        out.skeleton = skeleton
         return out
