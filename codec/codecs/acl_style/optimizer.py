@@ -32,11 +32,11 @@ The kernels take one named bundle for the segment, `Search`: a NamedTuple of its
 of the state the passes share (rates, bounds, poses, decoded candidates), which numba passes
 as one tuple, as ACL's passes share one `quantization_context`; each kernel takes besides
 only the scalars it varies. Each pass reads the fields it needs into locals at its top and
-allocates its own scratch; the hot-loop helpers (`_candidate`, `_set_local`, `_set_rate`,
-run per track and rate) take only the few arrays they use, not the bundle. `Search.of` takes
-the encoder's arrays as they are and copies nothing: a segment solves in about 0.5 ms, so
-Python's few microseconds per copy and per `np.require` count (a bundle built with them cost
-4-7 % more than the positional calls, most of it before the kernel ran). One kernel call
+allocates its own scratch; the helpers it inlines (`_candidate`, `_set_local`, `_set_rate`)
+take the bundle too, which inlined costs nothing. `Search.of` takes the encoder's arrays as
+they are and copies nothing: a segment solves in about 0.5 ms, so Python's microseconds per
+copy and per `np.require` count (a first bundle built with them ran 6 % slower than the
+positional calls, two thirds of it before the kernel ran; this one as fast). One kernel call
 solves a segment (`_solve`: the three passes and the quantised samples), and the affine
 helpers are inlined into the passes: at NUMBA_OPT=1 a call per matrix costs more than the
 matrix (the passes ran 1.5-1.8x slower through calls).
@@ -308,37 +308,41 @@ def _solve(s, slack_rounds, steps, max_depth):
 
 
 @inlined
-def _candidate(t, r, rows, unit, raw_values, lay, dec, cand, have, qi, out4):
-    """Decode track t at rate r for every row into cand[t, r] (once)."""
+def _candidate(s, t, r, qi, out4):
+    """Decode track t at rate r for every row into s.cand[t, r] (once)."""
+    rows, unit, raw_values, lay, dec, cand = s.rows, s.unit, s.raw_values, s.lay, s.dec, s.cand
+    have = s.have
     if have[t, r]:
         return
     scale = float((1 << r) - 1)
     for i in range(rows.shape[0]):
-        s = rows[i]
-        if i > 0 and s == rows[0]:  # the wrapped-in row repeats the first sample
+        n = rows[i]
+        if i > 0 and n == rows[0]:  # the wrapped-in row repeats the first sample
             for c in range(4):
                 cand[t, r, i, c] = cand[t, r, 0, c]
             continue
         if 0 < r < RAW_BIT_RATE:
             for k in range(3):  # codec.codecs.acl_style.quantize.quantize, one value at a time
-                qi[k] = np.uint32(np.floor(np.float64(unit[s, t, k]) * scale + 0.5))
+                qi[k] = np.uint32(np.floor(np.float64(unit[n, t, k]) * scale + 0.5))
         out4[3] = 0.0
-        decode_value(qi, raw_values[s, t], r, lay[t], dec[t], out4)
-        n = 0.0
+        decode_value(qi, raw_values[n, t], r, lay[t], dec[t], out4)
+        norm = 0.0
         for c in range(4):
             cand[t, r, i, c] = np.float64(out4[c])
-            n += cand[t, r, i, c] * cand[t, r, i, c]
+            norm += cand[t, r, i, c] * cand[t, r, i, c]
         if lay[t, 3] >= 0:  # a rotation means the unit quaternion (codec.model.clip.Clip)
-            n = np.sqrt(n)
+            norm = np.sqrt(norm)
             for c in range(4):
-                cand[t, r, i, c] = cand[t, r, i, c] / n
+                cand[t, r, i, c] = cand[t, r, i, c] / norm
     have[t, r] = True
 
 
 @inlined
-def _set_local(t, r, cand, rate, track_joint, track_kind, qvv, local):
+def _set_local(s, t, r):
     """Put track t at rate r; rebuild its joint's local matrices (not its subtree's objects:
     the first pass, which reads none, builds them all once at its end)."""
+    cand, rate, track_joint, track_kind, qvv = s.cand, s.rate, s.track_joint, s.track_kind, s.qvv
+    local = s.local
     rate[t] = r
     j = track_joint[t]
     kind = track_kind[t]
@@ -350,10 +354,12 @@ def _set_local(t, r, cand, rate, track_joint, track_kind, qvv, local):
 
 
 @inlined
-def _set_rate(t, r, cand, rate, track_joint, track_kind, parent, subtree, sub_ptr, qvv, local, obj):
+def _set_rate(s, t, r):
     """Put track t at rate r; rebuild its joint's local matrices and its subtree's objects."""
-    _set_local(t, r, cand, rate, track_joint, track_kind, qvv, local)
-    j = track_joint[t]
+    _set_local(s, t, r)
+    parent, subtree, sub_ptr, qvv, local = s.parent, s.subtree, s.sub_ptr, s.qvv, s.local
+    obj = s.obj
+    j = s.track_joint[t]
     for a in range(sub_ptr[j], sub_ptr[j + 1]):
         d = subtree[a]
         p = parent[d]
@@ -381,23 +387,12 @@ def _local_with(src, kind, vals, v10, out):
 
 @helper
 def _lower_bound(s):
-    rows, unit, raw_values, lay, dec = s.rows, s.unit, s.raw_values, s.lay, s.dec
-    track_joint, track_kind, joint_tracks, track_ptr = (
-        s.track_joint,
-        s.track_kind,
-        s.joint_tracks,
-        s.track_ptr,
-    )
-    parent, dom_dist, dom_prec, rate = s.parent, s.dom_dist, s.dom_prec, s.rate
-    raw_qvv, qvv, raw_local, raw_obj, local, obj = (
-        s.raw_qvv,
-        s.qvv,
-        s.raw_local,
-        s.raw_obj,
-        s.local,
-        s.obj,
-    )
-    cand, have = s.cand, s.have
+    rows, cand, rate, parent = s.rows, s.cand, s.rate, s.parent
+    track_joint, track_kind, joint_tracks = s.track_joint, s.track_kind, s.joint_tracks
+    track_ptr = s.track_ptr
+    dom_dist, dom_prec = s.dom_dist, s.dom_prec
+    raw_qvv, qvv, raw_local, raw_obj, local = s.raw_qvv, s.qvv, s.raw_local, s.raw_obj, s.local
+    obj = s.obj
     m = rows.shape[0]
     num_joints = qvv.shape[1]
     num_tracks = rate.shape[0]
@@ -420,7 +415,7 @@ def _lower_bound(s):
         j = track_joint[t]
         chosen = RAW_BIT_RATE + t * 0  # a variable, so numba does not specialise on it
         for r in range(NUM_BIT_RATES):
-            _candidate(t, r, rows, unit, raw_values, lay, dec, cand, have, qi, out4)
+            _candidate(s, t, r, qi, out4)
             ok = True
             for i in range(m):
                 _local_with(raw_qvv[i, j], track_kind[t], cand[t, r, i], v10, m4)
@@ -430,8 +425,8 @@ def _lower_bound(s):
             if ok:
                 chosen = r
                 break
-        _candidate(t, chosen, rows, unit, raw_values, lay, dec, cand, have, qi, out4)
-        _set_local(t, chosen, cand, rate, track_joint, track_kind, qvv, local)
+        _candidate(s, t, chosen, qi, out4)
+        _set_local(s, t, chosen)
     # the combination of a joint's sub-tracks must meet the bound as well
     for _ in range(3 * NUM_BIT_RATES):
         for j in range(num_joints):
@@ -460,8 +455,8 @@ def _lower_bound(s):
                     best = t
             if best < num_tracks:
                 r = rate[best] + 1
-                _candidate(best, r, rows, unit, raw_values, lay, dec, cand, have, qi, out4)
-                _set_local(best, r, cand, rate, track_joint, track_kind, qvv, local)
+                _candidate(s, best, r, qi, out4)
+                _set_local(s, best, r)
                 progressed = True
         if not progressed:
             break
@@ -482,22 +477,10 @@ def _lower_bound(s):
 def _repair_sweep(s, steps, max_depth):
     """One parents-first walk raising rates until every joint meets its bound. Returns True
     when the walk is over: every joint within its bound, or some joint that cannot be."""
-    rows, unit, raw_values, lay, dec, cost = s.rows, s.unit, s.raw_values, s.lay, s.dec, s.cost
-    track_joint, track_kind, joint_tracks, track_ptr = (
-        s.track_joint,
-        s.track_kind,
-        s.joint_tracks,
-        s.track_ptr,
-    )
-    parent, subtree, sub_ptr, chain, chain_ptr = (
-        s.parent,
-        s.subtree,
-        s.sub_ptr,
-        s.chain,
-        s.chain_ptr,
-    )
+    rows, cost, parent, chain, chain_ptr = s.rows, s.cost, s.parent, s.chain, s.chain_ptr
+    track_kind, joint_tracks, track_ptr = s.track_kind, s.joint_tracks, s.track_ptr
     shells, bounds_, rate, stuck = s.shell, s.bound, s.rate, s.stuck
-    qvv, raw_obj, local, obj, cand, have = s.qvv, s.raw_obj, s.local, s.obj, s.cand, s.have
+    qvv, raw_obj, local, obj, cand = s.qvv, s.raw_obj, s.local, s.obj, s.cand
     m = rows.shape[0]
     num_joints = qvv.shape[1]
     qi = np.zeros(3, dtype=np.uint32)
@@ -533,19 +516,7 @@ def _repair_sweep(s, steps, max_depth):
                                 v10[c] = qvv[i, a, c]
                             for y in range(track_ptr[a], track_ptr[a + 1]):
                                 t = joint_tracks[y]
-                                _candidate(
-                                    t,
-                                    top,
-                                    rows,
-                                    unit,
-                                    raw_values,
-                                    lay,
-                                    dec,
-                                    cand,
-                                    have,
-                                    qi,
-                                    out4,
-                                )
+                                _candidate(s, t, top, qi, out4)
                                 kind = track_kind[t]
                                 off = 0 if kind == 0 else (4 if kind == 1 else 7)
                                 for c in range(4 if kind == 0 else 3):
@@ -575,19 +546,7 @@ def _repair_sweep(s, steps, max_depth):
                             rr = rate[t] + st
                             if rr > RAW_BIT_RATE:
                                 continue
-                            _candidate(
-                                t,
-                                rr,
-                                rows,
-                                unit,
-                                raw_values,
-                                lay,
-                                dec,
-                                cand,
-                                have,
-                                qi,
-                                out4,
-                            )
+                            _candidate(s, t, rr, qi, out4)
                             worst = 0.0
                             for i in range(m):
                                 _local_with(qvv[i, a], track_kind[t], cand[t, rr, i], v10, m4)
@@ -631,20 +590,7 @@ def _repair_sweep(s, steps, max_depth):
                             or (rc == rate[pick_track[pick]] and added < best_added)
                         ):
                             pick, best_added = c, added
-                _set_rate(
-                    pick_track[pick],
-                    pick_rate[pick],
-                    cand,
-                    rate,
-                    track_joint,
-                    track_kind,
-                    parent,
-                    subtree,
-                    sub_ptr,
-                    qvv,
-                    local,
-                    obj,
-                )
+                _set_rate(s, pick_track[pick], pick_rate[pick])
                 err = 0.0
                 for i in range(m):
                     err = max(err, shell_error(raw_obj[i, j], obj[i, j], shell))
@@ -673,11 +619,10 @@ def _repair_sweep(s, steps, max_depth):
 def _slack_round(s, rounds):
     """Lower every track, most expensive first, as far as its subtree allows; returns
     whether anything changed."""
-    rows, unit, raw_values, lay, dec, cost = s.rows, s.unit, s.raw_values, s.lay, s.dec, s.cost
+    rows, cost, parent, subtree, sub_ptr = s.rows, s.cost, s.parent, s.subtree, s.sub_ptr
     track_joint, track_kind = s.track_joint, s.track_kind
-    parent, subtree, sub_ptr = s.parent, s.subtree, s.sub_ptr
     shell, bound, rate = s.shell, s.bound, s.rate
-    qvv, raw_obj, local, obj, cand, have = s.qvv, s.raw_obj, s.local, s.obj, s.cand, s.have
+    qvv, raw_obj, local, obj, cand = s.qvv, s.raw_obj, s.local, s.obj, s.cand
     m = rows.shape[0]
     num_tracks = rate.shape[0]
     qi = np.zeros(3, dtype=np.uint32)
@@ -700,7 +645,7 @@ def _slack_round(s, rounds):
             kind = track_kind[t]
             par = parent[j]
             for lower in range(rate[t]):
-                _candidate(t, lower, rows, unit, raw_values, lay, dec, cand, have, qi, out4)
+                _candidate(s, t, lower, qi, out4)
                 ok = True
                 for i in range(m):  # the joint itself first: it fails most often
                     _local_with(qvv[i, j], kind, cand[t, lower, i], v10, m4)
@@ -722,20 +667,7 @@ def _slack_round(s, rounds):
                             break
                     i += 1
                 if ok:
-                    _set_rate(
-                        t,
-                        lower,
-                        cand,
-                        rate,
-                        track_joint,
-                        track_kind,
-                        parent,
-                        subtree,
-                        sub_ptr,
-                        qvv,
-                        local,
-                        obj,
-                    )
+                    _set_rate(s, t, lower)
                     changed = True
                     break
         if not changed:
