@@ -207,8 +207,8 @@ MUTANTS: tuple[Mutant, ...] = (
     M(
         "slack-removal-subtree-bound",
         "codec/codecs/acl_style/optimizer.py",
-        "                        > per_joint[BOUND, d]\n",
-        "                        > 10.0 * per_joint[BOUND, d]\n",
+        "> bound[d]:\n",
+        "> 10.0 * bound[d]:\n",
         ACL,
         "slack removal lets a joint's descendants reach ten times their bound",
     ),

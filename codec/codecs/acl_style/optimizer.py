@@ -28,17 +28,25 @@ renormalised the same way. An independent float64 evaluation differs only by rou
 another order; each joint's bound is its precision less a margin for that (FLOAT64_SLACK of
 the distances along its chain), so such a checker never sees more than the precision.
 
-The kernels take few, stacked arguments (numba's compile time grows with every argument):
-the row constants below name the slices of each stack. One kernel call solves a segment
-(`_solve`: the three passes and the quantised samples), and the affine helpers are inlined
-into the passes: at NUMBA_OPT=1 a call per matrix costs more than the matrix (the passes
-ran 1.5-1.8x slower through calls).
+The kernels take one named bundle for the segment, `Search`: a NamedTuple of its inputs and
+of the state the passes share (rates, bounds, poses, decoded candidates), which numba passes
+as one tuple, as ACL's passes share one `quantization_context`; each kernel takes besides
+only the scalars it varies. Each pass reads the fields it needs into locals at its top and
+allocates its own scratch; the helpers it inlines (`_candidate`, `_set_local`, `_set_rate`)
+take the bundle too, which inlined costs nothing. `Search.of` takes the encoder's arrays as
+they are and copies nothing: a segment solves in about 0.5 ms, so Python's microseconds per
+copy and per `np.require` count (a first bundle built with them ran 6 % slower than the
+positional calls, two thirds of it before the kernel ran; this one as fast). One kernel call
+solves a segment (`_solve`: the three passes and the quantised samples), and the affine
+helpers are inlined into the passes: at NUMBA_OPT=1 a call per matrix costs more than the
+matrix (the passes ran 1.5-1.8x slower through calls).
 """
 
 from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -56,24 +64,6 @@ FLOAT64_SLACK = 2.0**-40  # relative float64 rounding a differently ordered eval
 MAX_RAISES = 400  # per joint and repair sweep
 REACH_CHECK_AFTER = 8  # raises before asking whether raw floats could meet the bound
 
-# tracks (5, T) int64
-TRACK_JOINT, TRACK_KIND, JOINT_TRACKS, RATE, ORDER = range(5)
-# joints (4, J + 1) int64: parent (last unused), then the pointers into lists and tracks
-PARENT, SUB_PTR, CHAIN_PTR, TRACK_PTR = range(4)
-# lists (2, L) int64: every joint's subtree (joint first, parents before children) and
-# chain (root first, joint last), concatenated
-SUBTREE, CHAIN = range(2)
-# per_joint (4, J) float64
-SHELL, BOUND, DOM_DIST, DOM_PREC = range(4)
-# qvv (2, m, J, 10) float64: raw and current lossy QVV rows
-RAW, CUR = range(2)
-# mats (4, m, J, 12) float64: raw local and object, current lossy local and object
-RAW_LOCAL, RAW_OBJ, LOCAL, OBJ = range(4)
-# stored (2, n, T, 3) float32: segment-space values in [0, 1], raw stored components
-UNIT, RAW_VALUES = range(2)
-# flags (2, J) bool
-STUCK, BAD = range(2)
-
 # the helpers every pass calls per sample and candidate, compiled into each pass
 decode_value = inlined(quantize.decode_value)
 qvv_matrix = inlined(affine.qvv_matrix)
@@ -85,12 +75,16 @@ shell_error = inlined(affine.shell_error)
 class Hierarchy:
     """Joint topology as flat arrays for the kernels (built once per skeleton).
 
-    parents (J,); joints (4, J + 1) and lists (2, L) as the kernels take them (see above).
+    parents (J,); every joint's subtree (joint first, parents before children) and chain
+    (root first, joint last), concatenated into `subtree` and `chain` (L,), joint j's at
+    [sub_ptr[j], sub_ptr[j + 1]) and [chain_ptr[j], chain_ptr[j + 1]) (J + 1,); all int64.
     """
 
     parents: Array
-    joints: Array
-    lists: Array
+    subtree: Array
+    chain: Array
+    sub_ptr: Array
+    chain_ptr: Array
     max_depth: int
 
     @classmethod
@@ -101,18 +95,16 @@ class Hierarchy:
     def build(cls, parents: Array) -> Hierarchy:
         """The skeleton's chains and subtrees (codec.model.topology) flattened for the kernels."""
         parents = np.array(parents, dtype=np.int64)  # a writable copy: kernels take one type
-        n = len(parents)
         chains = topology.chains(parents)
         subs = topology.subtrees(parents)
-        joints = np.zeros((4, n + 1), dtype=np.int64)
-        joints[PARENT, :n] = parents
-        joints[SUB_PTR] = np.cumsum([0] + [len(s) for s in subs])
-        joints[CHAIN_PTR] = np.cumsum([0] + [len(c) for c in chains])
-        lists = np.array(
-            [[j for s in subs for j in s], [j for c in chains for j in c]], dtype=np.int64
-        ).reshape(2, -1)
-        depth = int(np.max(np.diff(joints[CHAIN_PTR]), initial=1))
-        return cls(parents=parents, joints=joints, lists=lists, max_depth=depth)
+        return cls(
+            parents=parents,
+            subtree=np.array([j for s in subs for j in s], dtype=np.int64),
+            chain=np.array([j for c in chains for j in c], dtype=np.int64),
+            sub_ptr=np.cumsum([0] + [len(s) for s in subs], dtype=np.int64),
+            chain_ptr=np.cumsum([0] + [len(c) for c in chains], dtype=np.int64),
+            max_depth=max((len(c) for c in chains), default=1),
+        )
 
 
 @functools.lru_cache(maxsize=64)
@@ -124,24 +116,25 @@ def _hierarchy(parents: bytes) -> Hierarchy:
 @dataclass(frozen=True, eq=False)
 class TrackTable:
     """The animated tracks (T) in the optimiser's order (rotations, then translations, then
-    scales) as the kernels take them, the same for every segment of a compression:
-    tracks (5, T) (rates and order still to fill) and joints (4, J + 1) with every joint's
-    tracks (TRACK_PTR into tracks[JOINT_TRACKS])."""
+    scales), the same for every segment of a compression: each one's joint and kind (T,),
+    and joint j's tracks at joint_tracks[track_ptr[j]:track_ptr[j + 1]] (J + 1,); int64."""
 
-    tracks: Array
-    joints: Array
+    joint: Array
+    kind: Array
+    joint_tracks: Array
+    track_ptr: Array
 
     @classmethod
     def of(cls, track_joint: Array, track_kind: Array, h: Hierarchy) -> TrackTable:
-        tracks = np.zeros((5, len(track_joint)), dtype=np.int64)
-        tracks[TRACK_JOINT] = track_joint
-        tracks[TRACK_KIND] = track_kind
-        tracks[JOINT_TRACKS] = np.argsort(track_joint, kind="stable")
-        joints = h.joints.copy()
-        joints[TRACK_PTR] = np.searchsorted(
-            track_joint[tracks[JOINT_TRACKS]], np.arange(len(h.parents) + 1)
+        joint = np.array(track_joint, dtype=np.int64)
+        joint_tracks = np.argsort(joint, kind="stable").astype(np.int64)
+        track_ptr = np.searchsorted(joint[joint_tracks], np.arange(len(h.parents) + 1))
+        return cls(
+            joint,
+            np.array(track_kind, dtype=np.int64),
+            joint_tracks,
+            track_ptr.astype(np.int64),
         )
-        return cls(tracks, joints)
 
 
 @dataclass(eq=False)
@@ -175,221 +168,207 @@ def bounds(h: Hierarchy, dom_dist: Array, precision: Array) -> Array:
     """(J,) each joint's precision less what float64 rounding in another evaluation order may
     move it: FLOAT64_SLACK times the distances from its chain joints' origins to its shell
     points, each at most that chain joint's dominant shell distance."""
-    chain = h.lists[CHAIN]
-    total = np.add.reduceat(dom_dist[chain], h.joints[CHAIN_PTR, :-1])
+    total = np.add.reduceat(dom_dist[h.chain], h.chain_ptr[:-1])
     return precision - FLOAT64_SLACK * total
+
+
+class Search(NamedTuple):
+    """One segment's search: the arrays its kernels share, by name (numba passes it as one
+    tuple). m compared rows of the segment's n stored samples, T animated tracks, J joints,
+    R bit rates. Built per segment by `Search.of`; every array C-contiguous, so the kernels
+    compile once. The kernels write only the state, fresh per segment (segments run in
+    threads at once); scratch is not here: each pass allocates its own."""
+
+    # the samples: rows (m,) the stored sample of each compared row; unit (n, T, 3) float32
+    # segment-space values in [0, 1]; raw_values (n, T, 3) float32 raw stored components and
+    # raw_bits their bits; lay (T, 4), dec (T, 17) (quantize.decode_params); cost (R,) bits
+    rows: Array
+    unit: Array
+    raw_values: Array
+    raw_bits: Array
+    lay: Array
+    dec: Array
+    cost: Array
+    # the tracks (T,) (TrackTable) and the joints (Hierarchy)
+    track_joint: Array
+    track_kind: Array
+    joint_tracks: Array
+    track_ptr: Array
+    parent: Array
+    subtree: Array
+    sub_ptr: Array
+    chain: Array
+    chain_ptr: Array
+    # (J,) the shell distance, the bound (the precision less FLOAT64_SLACK: bounds; the
+    # repair lowers a stuck joint's to its closest error), the dominant shell's distance and
+    # precision
+    shell: Array
+    bound: Array
+    dom_dist: Array
+    dom_prec: Array
+    # the state: rate (T,) the rates chosen; stuck (J,) bool the joints that cannot meet
+    # their precision; the poses in float64, QVV rows (m, J, 10) and matrices (m, J, 12), raw
+    # and the current lossy ones; decoded candidates cand (T, R, m, 4), have (T, R) filled
+    rate: Array
+    stuck: Array
+    raw_qvv: Array
+    qvv: Array
+    raw_local: Array
+    raw_obj: Array
+    local: Array
+    obj: Array
+    cand: Array
+    have: Array
+
+    @classmethod
+    def of(cls, p: SegmentProblem, h: Hierarchy) -> Search:
+        """The segment's arrays as they are (the encoder hands C-contiguous ones; `_f64`
+        copies only one that is not) and fresh state, the four matrix stacks in one block."""
+        m, num_joints = p.raw.shape[:2]
+        t = len(p.tracks.joint)
+        tt = p.tracks
+        qvv = np.empty((m, num_joints, 10))
+        qvv[:] = p.base
+        raw_local, raw_obj, local, obj = np.empty((4, m, num_joints, 12))
+        return cls(
+            p.rows,
+            p.unit,
+            p.raw_values,
+            p.raw_values.view(np.uint32),
+            p.lay,
+            p.dec,
+            p.cost,
+            tt.joint,
+            tt.kind,
+            tt.joint_tracks,
+            tt.track_ptr,
+            h.parents,
+            h.subtree,
+            h.sub_ptr,
+            h.chain,
+            h.chain_ptr,
+            _f64(p.shell),
+            bounds(h, p.dom_dist, p.precision),
+            _f64(p.dom_dist),
+            _f64(p.dom_prec),
+            np.zeros(t, dtype=np.int64),
+            np.zeros(num_joints, dtype=np.bool_),
+            _f64(p.raw),
+            qvv,
+            raw_local,
+            raw_obj,
+            local,
+            obj,
+            np.empty((t, NUM_BIT_RATES, m, 4)),
+            np.zeros((t, NUM_BIT_RATES), dtype=np.bool_),
+        )
+
+
+def _f64(a: Array) -> Array:
+    """a as C-contiguous float64, itself when it is already (the kernels take one type)."""
+    return np.ascontiguousarray(a, dtype=np.float64)
 
 
 def optimize_segment(p: SegmentProblem, h: Hierarchy, level: str) -> tuple[Array, Array, Array]:
     """Bit rates (T,), the joints (J,) bool that cannot meet their precision, and the
     quantised samples (n, T, 3) uint32 at those rates (raw rate: float32 bits)."""
     code = LEVELS[level]
-    m, num_joints = p.raw.shape[:2]
     steps = 2 if code == 2 else 1
-    qvv = np.empty((2, m, num_joints, 10))
-    qvv[RAW] = p.raw
-    qvv[CUR] = p.base
-    per_joint = np.stack((p.shell, bounds(h, p.dom_dist, p.precision), p.dom_dist, p.dom_prec))
-    tracks = p.tracks.tracks.copy()  # the kernel fills in rates and order
-    stored = np.stack((p.unit, p.raw_values))
-    flags = np.zeros((2, num_joints), dtype=np.bool_)
-    q = np.empty(p.unit.shape, dtype=np.uint32)
-    raw_bits = np.ascontiguousarray(p.raw_values).view(np.uint32)
-    _solve(
-        p.rows,
-        stored,
-        raw_bits,
-        p.lay,
-        p.dec,
-        tracks,
-        p.tracks.joints,
-        h.lists,
-        qvv,
-        per_joint,
-        flags,
-        p.cost,
-        SLACK_ROUNDS[code],
-        steps,
-        h.max_depth,
-        q,
-    )
-    return tracks[RATE].copy(), flags[STUCK].copy(), q
+    s = Search.of(p, h)
+    q = _solve(s, SLACK_ROUNDS[code], steps, h.max_depth)
+    return s.rate, s.stuck, q
 
 
 @kernel
-def _solve(
-    rows,
-    stored,
-    raw_bits,
-    lay,
-    dec,
-    tracks,
-    joints,
-    lists,
-    qvv,
-    per_joint,
-    flags,
-    cost,
-    slack_rounds,
-    steps,
-    max_depth,
-    q,
-):
-    """The three passes on one segment (optimize_segment), then its samples quantised at the
-    chosen rates into q (n, T, 3)."""
-    m = qvv.shape[1]
-    num_joints = qvv.shape[2]
-    t = tracks.shape[1]
-    mats = np.empty((4, m, num_joints, 12))
-    cand = np.empty((t, NUM_BIT_RATES, m, 4))
-    have = np.zeros((t, NUM_BIT_RATES), dtype=np.bool_)
-    scratch = np.empty((3, 12))
-    qi = np.zeros(3, dtype=np.uint32)
-    out4 = np.zeros(4, dtype=np.float32)
-    rel = np.empty((max_depth, m, 12))
-    picks = np.empty((2, t * steps), dtype=np.int64)
-    errs = np.empty(t * steps)
-    sub = np.empty((num_joints, 12))
-    _lower_bound(
-        rows,
-        stored,
-        lay,
-        dec,
-        cand,
-        have,
-        qi,
-        out4,
-        tracks,
-        joints,
-        lists,
-        qvv,
-        mats,
-        per_joint,
-        scratch,
-        flags,
-    )
-    for _ in range(REPAIR_SWEEPS):
-        if _repair_sweep(
-            rows,
-            stored,
-            lay,
-            dec,
-            cand,
-            have,
-            qi,
-            out4,
-            tracks,
-            joints,
-            lists,
-            qvv,
-            mats,
-            per_joint,
-            scratch,
-            flags,
-            cost,
-            steps,
-            rel,
-            picks,
-            errs,
-        ):
-            break
-    for _ in range(slack_rounds):
-        if not _slack_round(
-            rows,
-            stored,
-            lay,
-            dec,
-            cand,
-            have,
-            qi,
-            out4,
-            tracks,
-            joints,
-            lists,
-            qvv,
-            mats,
-            per_joint,
-            scratch,
-            cost,
-            sub,
-        ):
-            break
-    unit = stored[UNIT]
-    for s in range(q.shape[0]):  # _quantized: quantize.quantize at each track's rate
-        for k in range(t):
-            r = tracks[RATE, k]
+def _solve(s, slack_rounds, steps, max_depth):
+    """The three passes on one segment (optimize_segment); returns its samples quantised at
+    the chosen rates (n, T, 3)."""
+    _lower_bound(s)
+    _repair_sweep(s, steps, max_depth)
+    _slack_round(s, slack_rounds)
+    unit, raw_bits, rate = s.unit, s.raw_bits, s.rate
+    q = np.empty(unit.shape, dtype=np.uint32)
+    for n in range(q.shape[0]):  # _quantized: quantize.quantize at each track's rate
+        for k in range(rate.shape[0]):
+            r = rate[k]
             scale = float((1 << r) - 1)
             for c in range(3):
                 if r == RAW_BIT_RATE:
-                    q[s, k, c] = raw_bits[s, k, c]
+                    q[n, k, c] = raw_bits[n, k, c]
                 elif r > 0:
-                    q[s, k, c] = np.uint32(np.floor(np.float64(unit[s, k, c]) * scale + 0.5))
+                    q[n, k, c] = np.uint32(np.floor(np.float64(unit[n, k, c]) * scale + 0.5))
                 else:
-                    q[s, k, c] = 0
+                    q[n, k, c] = 0
+    return q
 
 
 # --- shared helpers -----------------------------------------------------------------------
-# cand (T, R, m, 4) decoded candidates, have (T, R) which are filled.
+# cand (T, R, m, 4) decoded candidates, have (T, R) which are filled; qi (3,) uint32 and
+# out4 (4,) float32 one value's decode (the caller's scratch).
 
 
 @inlined
-def _candidate(t, r, rows, stored, lay, dec, cand, have, qi, out4):
-    """Decode track t at rate r for every row into cand[t, r] (once)."""
+def _candidate(s, t, r, qi, out4):
+    """Decode track t at rate r for every row into s.cand[t, r] (once)."""
+    rows, unit, raw_values, lay, dec, cand = s.rows, s.unit, s.raw_values, s.lay, s.dec, s.cand
+    have = s.have
     if have[t, r]:
         return
     scale = float((1 << r) - 1)
     for i in range(rows.shape[0]):
-        s = rows[i]
-        if i > 0 and s == rows[0]:  # the wrapped-in row repeats the first sample
+        n = rows[i]
+        if i > 0 and n == rows[0]:  # the wrapped-in row repeats the first sample
             for c in range(4):
                 cand[t, r, i, c] = cand[t, r, 0, c]
             continue
         if 0 < r < RAW_BIT_RATE:
             for k in range(3):  # codec.codecs.acl_style.quantize.quantize, one value at a time
-                qi[k] = np.uint32(np.floor(np.float64(stored[UNIT, s, t, k]) * scale + 0.5))
+                qi[k] = np.uint32(np.floor(np.float64(unit[n, t, k]) * scale + 0.5))
         out4[3] = 0.0
-        decode_value(qi, stored[RAW_VALUES, s, t], r, lay[t], dec[t], out4)
-        n = 0.0
+        decode_value(qi, raw_values[n, t], r, lay[t], dec[t], out4)
+        norm = 0.0
         for c in range(4):
             cand[t, r, i, c] = np.float64(out4[c])
-            n += cand[t, r, i, c] * cand[t, r, i, c]
+            norm += cand[t, r, i, c] * cand[t, r, i, c]
         if lay[t, 3] >= 0:  # a rotation means the unit quaternion (codec.model.clip.Clip)
-            n = np.sqrt(n)
+            norm = np.sqrt(norm)
             for c in range(4):
-                cand[t, r, i, c] = cand[t, r, i, c] / n
+                cand[t, r, i, c] = cand[t, r, i, c] / norm
     have[t, r] = True
 
 
 @inlined
-def _set_local(t, r, cand, tracks, qvv, mats):
+def _set_local(s, t, r):
     """Put track t at rate r; rebuild its joint's local matrices (not its subtree's objects:
     the first pass, which reads none, builds them all once at its end)."""
-    tracks[RATE, t] = r
-    j = tracks[TRACK_JOINT, t]
-    kind = tracks[TRACK_KIND, t]
-    m = qvv.shape[1]
+    cand, rate, track_joint, track_kind, qvv = s.cand, s.rate, s.track_joint, s.track_kind, s.qvv
+    local = s.local
+    rate[t] = r
+    j = track_joint[t]
+    kind = track_kind[t]
     off = 0 if kind == 0 else (4 if kind == 1 else 7)
-    for i in range(m):
+    for i in range(qvv.shape[0]):
         for c in range(4 if kind == 0 else 3):
-            qvv[CUR, i, j, off + c] = cand[t, r, i, c]
-        qvv_matrix(qvv[CUR, i, j], mats[LOCAL, i, j])
+            qvv[i, j, off + c] = cand[t, r, i, c]
+        qvv_matrix(qvv[i, j], local[i, j])
 
 
 @inlined
-def _set_rate(t, r, cand, tracks, joints, lists, qvv, mats):
+def _set_rate(s, t, r):
     """Put track t at rate r; rebuild its joint's local matrices and its subtree's objects."""
-    _set_local(t, r, cand, tracks, qvv, mats)
-    j = tracks[TRACK_JOINT, t]
-    m = qvv.shape[1]
-    for a in range(joints[SUB_PTR, j], joints[SUB_PTR, j + 1]):
-        d = lists[SUBTREE, a]
-        p = joints[PARENT, d]
-        for i in range(m):
+    _set_local(s, t, r)
+    parent, subtree, sub_ptr, qvv, local = s.parent, s.subtree, s.sub_ptr, s.qvv, s.local
+    obj = s.obj
+    j = s.track_joint[t]
+    for a in range(sub_ptr[j], sub_ptr[j + 1]):
+        d = subtree[a]
+        p = parent[d]
+        for i in range(qvv.shape[0]):
             if p < 0:
                 for x in range(12):
-                    mats[OBJ, i, d, x] = mats[LOCAL, i, d, x]
+                    obj[i, d, x] = local[i, d, x]
             else:
-                compose(mats[OBJ, i, p], mats[LOCAL, i, d], mats[OBJ, i, d])
+                compose(obj[i, p], local[i, d], obj[i, d])
 
 
 @inlined
@@ -407,313 +386,289 @@ def _local_with(src, kind, vals, v10, out):
 
 
 @helper
-def _lower_bound(
-    rows,
-    stored,
-    lay,
-    dec,
-    cand,
-    have,
-    qi,
-    out4,
-    tracks,
-    joints,
-    lists,
-    qvv,
-    mats,
-    per_joint,
-    scratch,
-    flags,
-):
-    for i in range(qvv.shape[1]):  # raw local and object, starting lossy local matrices
-        for j in range(qvv.shape[2]):
-            qvv_matrix(qvv[RAW, i, j], mats[RAW_LOCAL, i, j])
-            qvv_matrix(qvv[CUR, i, j], mats[LOCAL, i, j])
-            p = joints[PARENT, j]
+def _lower_bound(s):
+    rows, cand, rate, parent = s.rows, s.cand, s.rate, s.parent
+    track_joint, track_kind, joint_tracks = s.track_joint, s.track_kind, s.joint_tracks
+    track_ptr = s.track_ptr
+    dom_dist, dom_prec = s.dom_dist, s.dom_prec
+    raw_qvv, qvv, raw_local, raw_obj, local = s.raw_qvv, s.qvv, s.raw_local, s.raw_obj, s.local
+    obj = s.obj
+    m = rows.shape[0]
+    num_joints = qvv.shape[1]
+    num_tracks = rate.shape[0]
+    qi = np.zeros(3, dtype=np.uint32)
+    out4 = np.zeros(4, dtype=np.float32)
+    v10 = np.empty(10)
+    m4 = np.empty(12)
+    bad = np.zeros(num_joints, dtype=np.bool_)
+    for i in range(m):  # raw local and object, starting lossy local matrices
+        for j in range(num_joints):
+            qvv_matrix(raw_qvv[i, j], raw_local[i, j])
+            qvv_matrix(qvv[i, j], local[i, j])
+            p = parent[j]
             if p < 0:
                 for x in range(12):
-                    mats[RAW_OBJ, i, j, x] = mats[RAW_LOCAL, i, j, x]
+                    raw_obj[i, j, x] = raw_local[i, j, x]
             else:
-                compose(mats[RAW_OBJ, i, p], mats[RAW_LOCAL, i, j], mats[RAW_OBJ, i, j])
-    m = rows.shape[0]
-    num_joints = qvv.shape[2]
-    v10, m4 = scratch[0], scratch[1]
-    for t in range(tracks.shape[1]):
-        j = tracks[TRACK_JOINT, t]
+                compose(raw_obj[i, p], raw_local[i, j], raw_obj[i, j])
+    for t in range(num_tracks):
+        j = track_joint[t]
         chosen = RAW_BIT_RATE + t * 0  # a variable, so numba does not specialise on it
         for r in range(NUM_BIT_RATES):
-            _candidate(t, r, rows, stored, lay, dec, cand, have, qi, out4)
+            _candidate(s, t, r, qi, out4)
             ok = True
             for i in range(m):
-                _local_with(qvv[RAW, i, j], tracks[TRACK_KIND, t], cand[t, r, i], v10, m4)
-                if (
-                    shell_error(mats[RAW_LOCAL, i, j], m4, per_joint[DOM_DIST, j])
-                    > per_joint[DOM_PREC, j]
-                ):
+                _local_with(raw_qvv[i, j], track_kind[t], cand[t, r, i], v10, m4)
+                if shell_error(raw_local[i, j], m4, dom_dist[j]) > dom_prec[j]:
                     ok = False
                     break
             if ok:
                 chosen = r
                 break
-        _candidate(t, chosen, rows, stored, lay, dec, cand, have, qi, out4)
-        _set_local(t, chosen, cand, tracks, qvv, mats)
+        _candidate(s, t, chosen, qi, out4)
+        _set_local(s, t, chosen)
     # the combination of a joint's sub-tracks must meet the bound as well
     for _ in range(3 * NUM_BIT_RATES):
         for j in range(num_joints):
             worst = 0.0
             for i in range(m):
-                e = shell_error(mats[RAW_LOCAL, i, j], mats[LOCAL, i, j], per_joint[DOM_DIST, j])
+                e = shell_error(raw_local[i, j], local[i, j], dom_dist[j])
                 worst = max(worst, e)
-            flags[BAD, j] = worst > per_joint[DOM_PREC, j]
+            bad[j] = worst > dom_prec[j]
         progressed = False
         for j in range(num_joints):
-            if not flags[BAD, j]:
+            if not bad[j]:
                 continue
-            best = tracks.shape[1]
+            best = num_tracks
             best_own = -1.0
-            for a in range(joints[TRACK_PTR, j], joints[TRACK_PTR, j + 1]):
-                t = tracks[JOINT_TRACKS, a]
-                r = tracks[RATE, t]
+            for a in range(track_ptr[j], track_ptr[j + 1]):
+                t = joint_tracks[a]
+                r = rate[t]
                 if r >= RAW_BIT_RATE:
                     continue
                 own = 0.0
                 for i in range(m):  # the sub-track's own error, the others raw
-                    _local_with(qvv[RAW, i, j], tracks[TRACK_KIND, t], cand[t, r, i], v10, m4)
-                    own = max(own, shell_error(mats[RAW_LOCAL, i, j], m4, per_joint[DOM_DIST, j]))
+                    _local_with(raw_qvv[i, j], track_kind[t], cand[t, r, i], v10, m4)
+                    own = max(own, shell_error(raw_local[i, j], m4, dom_dist[j]))
                 if own > best_own:
                     best_own = own
                     best = t
-            if best < tracks.shape[1]:
-                r = tracks[RATE, best] + 1
-                _candidate(best, r, rows, stored, lay, dec, cand, have, qi, out4)
-                _set_local(best, r, cand, tracks, qvv, mats)
+            if best < num_tracks:
+                r = rate[best] + 1
+                _candidate(s, best, r, qi, out4)
+                _set_local(s, best, r)
                 progressed = True
         if not progressed:
             break
     for i in range(m):  # the lossy object matrices of the rates chosen
         for j in range(num_joints):
-            p = joints[PARENT, j]
+            p = parent[j]
             if p < 0:
                 for x in range(12):
-                    mats[OBJ, i, j, x] = mats[LOCAL, i, j, x]
+                    obj[i, j, x] = local[i, j, x]
             else:
-                compose(mats[OBJ, i, p], mats[LOCAL, i, j], mats[OBJ, i, j])
+                compose(obj[i, p], local[i, j], obj[i, j])
 
 
 # --- pass 2: object-space repair ----------------------------------------------------------
 
 
 @helper
-def _repair_sweep(
-    rows,
-    stored,
-    lay,
-    dec,
-    cand,
-    have,
-    qi,
-    out4,
-    tracks,
-    joints,
-    lists,
-    qvv,
-    mats,
-    per_joint,
-    scratch,
-    flags,
-    cost,
-    steps,
-    rel,
-    picks,
-    errs,
-):
+def _repair_sweep(s, steps, max_depth):
     """One parents-first walk raising rates until every joint meets its bound. Returns True
     when the walk is over: every joint within its bound, or some joint that cannot be."""
+    rows, cost, parent, chain, chain_ptr = s.rows, s.cost, s.parent, s.chain, s.chain_ptr
+    track_kind, joint_tracks, track_ptr = s.track_kind, s.joint_tracks, s.track_ptr
+    shells, bounds_, rate, stuck = s.shell, s.bound, s.rate, s.stuck
+    qvv, raw_obj, local, obj, cand = s.qvv, s.raw_obj, s.local, s.obj, s.cand
     m = rows.shape[0]
-    num_joints = qvv.shape[2]
-    v10, m4, m5 = scratch[0], scratch[1], scratch[2]
-    top = RAW_BIT_RATE + m * 0  # a variable, so numba does not specialise on it
-    any_stuck = False
-    for j in range(num_joints):
-        shell = per_joint[SHELL, j]
-        bound = per_joint[BOUND, j]
-        err = 0.0
-        for i in range(m):
-            err = max(err, shell_error(mats[RAW_OBJ, i, j], mats[OBJ, i, j], shell))
-        guard = 0
-        unreachable = False
-        c0 = joints[CHAIN_PTR, j]
-        depth = joints[CHAIN_PTR, j + 1] - c0
-        while err > bound and guard < MAX_RAISES:
-            guard += 1
-            if guard == REACH_CHECK_AFTER:  # would raw floats on the whole chain do?
-                reach = 0.0
-                for i in range(m):
-                    for z in range(c0, c0 + depth):
-                        a = lists[CHAIN, z]
-                        for c in range(10):
-                            v10[c] = qvv[CUR, i, a, c]
-                        for y in range(joints[TRACK_PTR, a], joints[TRACK_PTR, a + 1]):
-                            t = tracks[JOINT_TRACKS, y]
-                            _candidate(t, top, rows, stored, lay, dec, cand, have, qi, out4)
-                            kind = tracks[TRACK_KIND, t]
-                            off = 0 if kind == 0 else (4 if kind == 1 else 7)
-                            for c in range(4 if kind == 0 else 3):
-                                v10[off + c] = cand[t, top, i, c]
-                        if z == c0:
-                            qvv_matrix(v10, m5)
-                        else:
-                            qvv_matrix(v10, m4)
-                            compose(m5, m4, m5)
-                    reach = max(reach, shell_error(mats[RAW_OBJ, i, j], m5, shell))
-                unreachable = reach > bound
-            # rel[k]: from chain joint k's space to j's (identity for j itself)
-            for i in range(m):
-                for x in range(12):
-                    rel[depth - 1, i, x] = 1.0 if x == 0 or x == 5 or x == 10 else 0.0
-            for k in range(depth - 2, -1, -1):
-                b = lists[CHAIN, c0 + k + 1]
-                for i in range(m):
-                    compose(mats[LOCAL, i, b], rel[k + 1, i], rel[k, i])
-            nc = 0
-            for k in range(depth):
-                a = lists[CHAIN, c0 + k]
-                par = joints[PARENT, a]
-                for z in range(joints[TRACK_PTR, a], joints[TRACK_PTR, a + 1]):
-                    t = tracks[JOINT_TRACKS, z]
-                    for s in range(1, steps + 1):
-                        rr = tracks[RATE, t] + s
-                        if rr > RAW_BIT_RATE:
-                            continue
-                        _candidate(t, rr, rows, stored, lay, dec, cand, have, qi, out4)
-                        worst = 0.0
-                        for i in range(m):
-                            _local_with(
-                                qvv[CUR, i, a], tracks[TRACK_KIND, t], cand[t, rr, i], v10, m4
-                            )
-                            if par >= 0:
-                                compose(mats[OBJ, i, par], m4, m4)
-                            compose(m4, rel[k, i], m5)
-                            worst = max(worst, shell_error(mats[RAW_OBJ, i, j], m5, shell))
-                        picks[0, nc] = t
-                        picks[1, nc] = rr
-                        errs[nc] = worst
-                        nc += 1
-            pick = -1
-            best_added = 0
-            best_e = 0.0
-            for c in range(nc):  # a raise that meets the bound: cheapest, then smallest error
-                if errs[c] <= bound:
-                    added = cost[picks[1, c]] - cost[tracks[RATE, picks[0, c]]]
-                    if pick < 0 or added < best_added or (added == best_added and errs[c] < best_e):
-                        pick, best_added, best_e = c, added, errs[c]
-            if pick < 0:  # else the most error removed per added bit
-                best_gain = 0.0
-                for c in range(nc):
-                    gain = err - errs[c]
-                    if gain > 0.0:
-                        g = gain / max(cost[picks[1, c]] - cost[tracks[RATE, picks[0, c]]], 1)
-                        if pick < 0 or g > best_gain:
-                            pick, best_gain = c, g
-            if pick < 0:
-                if unreachable or nc == 0:  # nothing brings it closer: keep the closest
-                    break
-                for c in range(nc):  # nothing helps on its own: raise the lowest rate (ACL)
-                    added = cost[picks[1, c]] - cost[tracks[RATE, picks[0, c]]]
-                    rc = tracks[RATE, picks[0, c]]
-                    if (
-                        pick < 0
-                        or rc < tracks[RATE, picks[0, pick]]
-                        or (rc == tracks[RATE, picks[0, pick]] and added < best_added)
-                    ):
-                        pick, best_added = c, added
-            _set_rate(picks[0, pick], picks[1, pick], cand, tracks, joints, lists, qvv, mats)
+    num_joints = qvv.shape[1]
+    qi = np.zeros(3, dtype=np.uint32)
+    out4 = np.zeros(4, dtype=np.float32)
+    v10 = np.empty(10)
+    m4 = np.empty(12)
+    m5 = np.empty(12)
+    rel = np.empty((max_depth, m, 12))  # from each chain joint's space to the repaired joint's
+    pick_track = np.empty(rate.shape[0] * steps, dtype=np.int64)  # the candidate raises
+    pick_rate = np.empty(rate.shape[0] * steps, dtype=np.int64)
+    errs = np.empty(rate.shape[0] * steps)
+    for _ in range(REPAIR_SWEEPS):
+        top = RAW_BIT_RATE + m * 0  # a variable, so numba does not specialise on it
+        any_stuck = False
+        for j in range(num_joints):
+            shell = shells[j]
+            bound = bounds_[j]
             err = 0.0
             for i in range(m):
-                err = max(err, shell_error(mats[RAW_OBJ, i, j], mats[OBJ, i, j], shell))
-        if err > bound:
-            flags[STUCK, j] = True
-            any_stuck = True
-            per_joint[BOUND, j] = err  # the closest result is what slack removal must keep
-    if any_stuck:
-        return True
-    for j in range(num_joints):
-        for i in range(m):
-            if (
-                shell_error(mats[RAW_OBJ, i, j], mats[OBJ, i, j], per_joint[SHELL, j])
-                > per_joint[BOUND, j]
-            ):
-                return False
-    return True
+                err = max(err, shell_error(raw_obj[i, j], obj[i, j], shell))
+            guard = 0
+            unreachable = False
+            c0 = chain_ptr[j]
+            depth = chain_ptr[j + 1] - c0
+            while err > bound and guard < MAX_RAISES:
+                guard += 1
+                if guard == REACH_CHECK_AFTER:  # would raw floats on the whole chain do?
+                    reach = 0.0
+                    for i in range(m):
+                        for z in range(c0, c0 + depth):
+                            a = chain[z]
+                            for c in range(10):
+                                v10[c] = qvv[i, a, c]
+                            for y in range(track_ptr[a], track_ptr[a + 1]):
+                                t = joint_tracks[y]
+                                _candidate(s, t, top, qi, out4)
+                                kind = track_kind[t]
+                                off = 0 if kind == 0 else (4 if kind == 1 else 7)
+                                for c in range(4 if kind == 0 else 3):
+                                    v10[off + c] = cand[t, top, i, c]
+                            if z == c0:
+                                qvv_matrix(v10, m5)
+                            else:
+                                qvv_matrix(v10, m4)
+                                compose(m5, m4, m5)
+                        reach = max(reach, shell_error(raw_obj[i, j], m5, shell))
+                    unreachable = reach > bound
+                # rel[k]: from chain joint k's space to j's (identity for j itself)
+                for i in range(m):
+                    for x in range(12):
+                        rel[depth - 1, i, x] = 1.0 if x == 0 or x == 5 or x == 10 else 0.0
+                for k in range(depth - 2, -1, -1):
+                    b = chain[c0 + k + 1]
+                    for i in range(m):
+                        compose(local[i, b], rel[k + 1, i], rel[k, i])
+                nc = 0
+                for k in range(depth):
+                    a = chain[c0 + k]
+                    par = parent[a]
+                    for z in range(track_ptr[a], track_ptr[a + 1]):
+                        t = joint_tracks[z]
+                        for st in range(1, steps + 1):
+                            rr = rate[t] + st
+                            if rr > RAW_BIT_RATE:
+                                continue
+                            _candidate(s, t, rr, qi, out4)
+                            worst = 0.0
+                            for i in range(m):
+                                _local_with(qvv[i, a], track_kind[t], cand[t, rr, i], v10, m4)
+                                if par >= 0:
+                                    compose(obj[i, par], m4, m4)
+                                compose(m4, rel[k, i], m5)
+                                worst = max(worst, shell_error(raw_obj[i, j], m5, shell))
+                            pick_track[nc] = t
+                            pick_rate[nc] = rr
+                            errs[nc] = worst
+                            nc += 1
+                pick = -1
+                best_added = 0
+                best_e = 0.0
+                for c in range(nc):  # a raise that meets the bound: cheapest, then smallest error
+                    if errs[c] <= bound:
+                        added = cost[pick_rate[c]] - cost[rate[pick_track[c]]]
+                        if (
+                            pick < 0
+                            or added < best_added
+                            or (added == best_added and errs[c] < best_e)
+                        ):
+                            pick, best_added, best_e = c, added, errs[c]
+                if pick < 0:  # else the most error removed per added bit
+                    best_gain = 0.0
+                    for c in range(nc):
+                        gain = err - errs[c]
+                        if gain > 0.0:
+                            g = gain / max(cost[pick_rate[c]] - cost[rate[pick_track[c]]], 1)
+                            if pick < 0 or g > best_gain:
+                                pick, best_gain = c, g
+                if pick < 0:
+                    if unreachable or nc == 0:  # nothing brings it closer: keep the closest
+                        break
+                    for c in range(nc):  # nothing helps on its own: raise the lowest rate (ACL)
+                        added = cost[pick_rate[c]] - cost[rate[pick_track[c]]]
+                        rc = rate[pick_track[c]]
+                        if (
+                            pick < 0
+                            or rc < rate[pick_track[pick]]
+                            or (rc == rate[pick_track[pick]] and added < best_added)
+                        ):
+                            pick, best_added = c, added
+                _set_rate(s, pick_track[pick], pick_rate[pick])
+                err = 0.0
+                for i in range(m):
+                    err = max(err, shell_error(raw_obj[i, j], obj[i, j], shell))
+            if err > bound:
+                stuck[j] = True
+                any_stuck = True
+                bounds_[j] = err  # the closest result is what slack removal must keep
+        if any_stuck:
+            break
+        met = True
+        for j in range(num_joints):
+            for i in range(m):
+                if shell_error(raw_obj[i, j], obj[i, j], shells[j]) > bounds_[j]:
+                    met = False
+                    break
+            if not met:
+                break
+        if met:
+            break
 
 
 # --- pass 3: slack removal ----------------------------------------------------------------
 
 
 @helper
-def _slack_round(
-    rows,
-    stored,
-    lay,
-    dec,
-    cand,
-    have,
-    qi,
-    out4,
-    tracks,
-    joints,
-    lists,
-    qvv,
-    mats,
-    per_joint,
-    scratch,
-    cost,
-    sub,
-):
+def _slack_round(s, rounds):
     """Lower every track, most expensive first, as far as its subtree allows; returns
     whether anything changed."""
+    rows, cost, parent, subtree, sub_ptr = s.rows, s.cost, s.parent, s.subtree, s.sub_ptr
+    track_joint, track_kind = s.track_joint, s.track_kind
+    shell, bound, rate = s.shell, s.bound, s.rate
+    qvv, raw_obj, local, obj, cand = s.qvv, s.raw_obj, s.local, s.obj, s.cand
     m = rows.shape[0]
-    num_tracks = tracks.shape[1]
-    v10, m4 = scratch[0], scratch[1]
-    for t in range(num_tracks):  # stable order by cost, highest first (insertion sort)
-        k = t
-        while k > 0 and cost[tracks[RATE, tracks[ORDER, k - 1]]] < cost[tracks[RATE, t]]:
-            tracks[ORDER, k] = tracks[ORDER, k - 1]
-            k -= 1
-        tracks[ORDER, k] = t
-    changed = False
-    for oi in range(num_tracks):
-        t = tracks[ORDER, oi]
-        j = tracks[TRACK_JOINT, t]
-        kind = tracks[TRACK_KIND, t]
-        par = joints[PARENT, j]
-        for lower in range(tracks[RATE, t]):
-            _candidate(t, lower, rows, stored, lay, dec, cand, have, qi, out4)
-            ok = True
-            for i in range(m):  # the joint itself first: it fails most often
-                _local_with(qvv[CUR, i, j], kind, cand[t, lower, i], v10, m4)
-                if par >= 0:
-                    compose(mats[OBJ, i, par], m4, m4)
-                if shell_error(mats[RAW_OBJ, i, j], m4, per_joint[SHELL, j]) > per_joint[BOUND, j]:
-                    ok = False
-                    break
-            i = 0
-            while ok and i < m:
-                _local_with(qvv[CUR, i, j], kind, cand[t, lower, i], v10, sub[j])
-                if par >= 0:
-                    compose(mats[OBJ, i, par], sub[j], sub[j])
-                for a in range(joints[SUB_PTR, j] + 1, joints[SUB_PTR, j + 1]):
-                    d = lists[SUBTREE, a]
-                    compose(sub[joints[PARENT, d]], mats[LOCAL, i, d], sub[d])
-                    if (
-                        shell_error(mats[RAW_OBJ, i, d], sub[d], per_joint[SHELL, d])
-                        > per_joint[BOUND, d]
-                    ):
+    num_tracks = rate.shape[0]
+    qi = np.zeros(3, dtype=np.uint32)
+    out4 = np.zeros(4, dtype=np.float32)
+    v10 = np.empty(10)
+    m4 = np.empty(12)
+    sub = np.empty((qvv.shape[1], 12))  # the subtree's object matrices at a lower rate
+    order = np.empty(num_tracks, dtype=np.int64)
+    for _ in range(rounds):
+        for t in range(num_tracks):  # stable order by cost, highest first (insertion sort)
+            k = t
+            while k > 0 and cost[rate[order[k - 1]]] < cost[rate[t]]:
+                order[k] = order[k - 1]
+                k -= 1
+            order[k] = t
+        changed = False
+        for oi in range(num_tracks):
+            t = order[oi]
+            j = track_joint[t]
+            kind = track_kind[t]
+            par = parent[j]
+            for lower in range(rate[t]):
+                _candidate(s, t, lower, qi, out4)
+                ok = True
+                for i in range(m):  # the joint itself first: it fails most often
+                    _local_with(qvv[i, j], kind, cand[t, lower, i], v10, m4)
+                    if par >= 0:
+                        compose(obj[i, par], m4, m4)
+                    if shell_error(raw_obj[i, j], m4, shell[j]) > bound[j]:
                         ok = False
                         break
-                i += 1
-            if ok:
-                _set_rate(t, lower, cand, tracks, joints, lists, qvv, mats)
-                changed = True
-                break
-    return changed
+                i = 0
+                while ok and i < m:
+                    _local_with(qvv[i, j], kind, cand[t, lower, i], v10, sub[j])
+                    if par >= 0:
+                        compose(obj[i, par], sub[j], sub[j])
+                    for a in range(sub_ptr[j] + 1, sub_ptr[j + 1]):
+                        d = subtree[a]
+                        compose(sub[parent[d]], local[i, d], sub[d])
+                        if shell_error(raw_obj[i, d], sub[d], shell[d]) > bound[d]:
+                            ok = False
+                            break
+                    i += 1
+                if ok:
+                    _set_rate(s, t, lower)
+                    changed = True
+                    break
+        if not changed:
+            break

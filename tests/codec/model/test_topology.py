@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from codec.codecs.acl_style.optimizer import CHAIN, CHAIN_PTR, SUB_PTR, SUBTREE, Hierarchy
+from codec.codecs.acl_style.optimizer import Hierarchy
 from codec.formats import load_clip
 from codec.model import topology
 from codec.model.clip import Skeleton
@@ -56,7 +56,7 @@ def test_the_optimisers_tables_are_the_skeletons_topology() -> None:
     h = Hierarchy.build(sk.parents)
     chains, subtrees = sk.chains(), sk.subtrees()
     for j in range(sk.num_joints):
-        c = h.lists[CHAIN, h.joints[CHAIN_PTR, j] : h.joints[CHAIN_PTR, j + 1]]
-        s = h.lists[SUBTREE, h.joints[SUB_PTR, j] : h.joints[SUB_PTR, j + 1]]
+        c = h.chain[h.chain_ptr[j] : h.chain_ptr[j + 1]]
+        s = h.subtree[h.sub_ptr[j] : h.sub_ptr[j + 1]]
         assert c.tolist() == chains[j] and s.tolist() == subtrees[j]
     assert h.max_depth == sk.longest_chain()
