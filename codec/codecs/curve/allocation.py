@@ -25,7 +25,7 @@ now and then ends smaller (cmu_49_15 Bezier clamped at irregular keys: 4,150 B a
 4,182 B); the codec runs both and keeps the smaller.
 
 Cost: per try one evaluation of the track and of each rotation below it (O(S)), their aims
-(O(K J) compiled, a 3x3 SVD per knot) and the object-space error of the clip (O(S J),
+(compiled: codec.codecs.curve.aim, O(K depth)) and the object-space error of the clip (O(S J),
 compiled); a try per track and factor, plus one per track kept, at most MAX_TRIES per track.
 """
 
@@ -35,11 +35,11 @@ from dataclasses import replace
 
 import numpy as np
 
+from codec.codecs.curve.aim import aimed_rotations
 from codec.codecs.curve.fitter import SplineTrack, cost
 from codec.codecs.curve.values import Grid
 from codec.codecs.survey.frame import ROT
 from codec.measure.error_metric import errors_against, object_matrices
-from codec.model import quat
 from codec.model.clip import Clip
 
 Array = np.ndarray
@@ -85,7 +85,7 @@ class Slack:
         self.limit = limit
         self.out = np.empty(self.raw.shape[:2])
         self.rigid = rigid_descendants(self.parents, turning)
-        self.chains = [c[:-1] for c in sk.chains()]  # each joint's ancestors
+        self.chains = [np.asarray(c[:-1], np.int64) for c in sk.chains()]  # ancestors
         self._cache: dict[int, tuple[Array, Array, Array]] = {}
 
     def aim(self, j: int, k: int, keys: Array, raw: Array) -> Array:
@@ -98,18 +98,7 @@ class Slack:
         if k != ROT or self.parents[j] < 0:
             return raw[keys]
         v, y, moved = self._points(j, keys)
-        rot, tr, sc = (p[keys] for p in self.parts)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            unit = rot / np.linalg.norm(rot, axis=-1, keepdims=True)
-        lossy = object_matrices((unit, tr, sc), self.parents).reshape(len(keys), -1, 3, 4)
-        mp = lossy[:, self.parents[j]]
-        at = np.einsum("kab,kb->ka", mp[..., :3], tr[:, j]) + mp[..., 3]  # (K, 3)
-        y = y - np.where(moved[None, :, None], at[:, None], 0.0)  # (K, P, 3) from the joint
-        u, _, vt = np.linalg.svd(np.einsum("kpa,kpb->kab", v, y))
-        u[..., :, 2] *= np.sign(np.linalg.det(u @ vt))[:, None]
-        turn = np.swapaxes(u @ vt, 1, 2)  # the object-space rotation (K, 3, 3)
-        axes = mp[..., :3] / np.linalg.norm(mp[..., :3], axis=1, keepdims=True)  # the parent's
-        return quat.from_matrix(np.swapaxes(axes, 1, 2) @ turn)
+        return aimed_rotations(*self.parts, keys, self.chains[j], j, v, y, moved)
 
     def _points(self, j: int, keys: Array) -> tuple[Array, Array, Array]:
         """The points that turn with joint j: in its frame (K, P, 3), where the source has
