@@ -59,6 +59,12 @@ def coarsened(track: SplineTrack, at: Array, factor: float) -> SplineTrack:
     return replace(track, grid=grid, ints=grid.quantise(at))
 
 
+def _unit(rot: Array) -> Array:
+    """Rotations (..., 4) normalised (NaN where zero, as the decoder's poses would be)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return rot / np.linalg.norm(rot, axis=-1, keepdims=True)
+
+
 def rigid_descendants(parents: Array, turning: frozenset[int]) -> list[Array]:
     """Per joint, its descendants that no rotation of their own turns on the way down (the
     joints in `turning` have animated rotations; those joints themselves are included)."""
@@ -87,6 +93,13 @@ class Slack:
         self.rigid = rigid_descendants(self.parents, turning)
         self.chains = [np.asarray(c[:-1], np.int64) for c in sk.chains()]  # ancestors
         self._cache: dict[int, tuple[Array, Array, Array]] = {}
+        self.unit = _unit(parts[0])  # the rotations normalised, kept as `put` changes them
+
+    def put(self, j: int, k: int, values: Array) -> None:
+        """Sub-track k of joint j takes the values (S, C) (its rotations normalised too)."""
+        self.parts[k][:, j] = values
+        if k == ROT:
+            self.unit[:, j] = _unit(values)
 
     def aim(self, j: int, k: int, keys: Array, raw: Array) -> Array:
         """(K, C) the values a track of joint j (sub-track k, source values `raw (S, C)`)
@@ -123,9 +136,7 @@ class Slack:
     def holds(self) -> bool:
         """Whether every joint is within its limit at every sample (the compiled pose
         kernel on the whole skeleton: cheaper than gathering the joints a track moves)."""
-        with np.errstate(invalid="ignore", divide="ignore"):
-            rot = self.parts[0] / np.linalg.norm(self.parts[0], axis=-1, keepdims=True)
-        lossy = (rot, self.parts[1], self.parts[2])
+        lossy = (self.unit, self.parts[1], self.parts[2])
         err = errors_against(self.raw, lossy, self.parents, self.shell, self.out)
         return bool(np.all(err.max(axis=0) <= self.limit))
 
@@ -168,19 +179,19 @@ def spend_slack(
         compensate their parents' errors): kept when the clip holds, else all undone."""
         changed = {jk: candidate}
         saved = {jk: parts[jk[1]][:, jk[0]].copy()}
-        parts[jk[1]][:, jk[0]] = candidate.evaluate(pos)
+        slack.put(*jk, candidate.evaluate(pos))
         for d in below[jk]:
             rep = out[d]
             changed[d] = coarsened(rep, aim(*d, rep), 1.0)
             saved[d] = parts[ROT][:, d[0]].copy()
-            parts[ROT][:, d[0]] = changed[d].evaluate(pos)
+            slack.put(*d, changed[d].evaluate(pos))
         if slack.holds():
             for d, rep in changed.items():
                 out[d] = rep
                 bits[d] = cost(rep)
             return True
         for d, before in saved.items():
-            parts[d[1]][:, d[0]] = before
+            slack.put(*d, before)
         return False
 
     aimed: set[tuple[int, int]] = set()
