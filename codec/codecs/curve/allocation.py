@@ -132,7 +132,8 @@ class Slack:
             v = np.concatenate((shell, rel), axis=1)
             y = np.concatenate((d * np.swapaxes(m[:, j, :, :3], 1, 2), x), axis=1)
             moved = np.arange(v.shape[1]) >= 3
-            self._cache[j] = (v, y, moved)
+            c = np.ascontiguousarray  # one compiled layout, whatever strides these took
+            self._cache[j] = (c(v), c(y), moved)
         return self._cache[j]
 
     def holds(self) -> bool:
