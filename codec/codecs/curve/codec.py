@@ -13,7 +13,9 @@ estimated bits wins. Everything measured is what decodes: knots hold quantised v
 Then the object-space slack the budgets left is spent (codec.codecs.curve.allocation): each
 rotation aimed under its lossy parent and value grids coarsened greedily, parents first,
 while every joint holds its precision, and again without aiming, the most bits saved first;
-the smallest kept when its bytes are smaller and strict.
+the smallest kept when its bytes are smaller and strict. Last the constant rotations and
+translations are rounded to short binary fractions while every joint holds (their float32
+bytes end in zeros the entropy coding packs).
 
 Compression time: per track and quantisation share, three knot placements (compiled, O(L^2)
 per knot for segments of L samples) and a few whole-track evaluations (O(S) numpy each),
@@ -31,7 +33,7 @@ import numpy as np
 
 from codec.codecs.base import Encoded
 from codec.codecs.curve import layout
-from codec.codecs.curve.allocation import spend_slack
+from codec.codecs.curve.allocation import rounded_constants, spend_slack
 from codec.codecs.curve.fitter import KEYED_SHARE, CurveFitter
 from codec.codecs.curve.keys import clip_keys
 from codec.codecs.curve.tangents import MODES, RULES
@@ -76,6 +78,14 @@ class CurveCodec:
                 held = strict_check(clip, layout.read(smaller, clip.skeleton))[1]
                 if len(smaller) < len(payload) and held:
                     payload, fitted = smaller, replace(start, reps=spent)
+        if fitted.strict:  # the slack left, on the constants' bytes (allocation)
+            limit = clip.skeleton.precision * STRICT_MARGIN
+            fixed = rounded_constants(clip, fitted.kinds, fitted.fixed, fitted.reps, limit)
+            if fixed is not fitted.fixed:
+                smaller = layout.write(clip, fitted.kinds, fixed, fitted.reps)
+                held = strict_check(clip, layout.read(smaller, clip.skeleton))[1]
+                if len(smaller) < len(payload) and held:
+                    payload, fitted = smaller, replace(fitted, fixed=fixed)
         reps = list(fitted.reps.values())
         modes = {m: sum(t.mode == i for t in reps) for i, m in enumerate(MODES)}
         rules = {r: sum(t.mode == 2 and t.rule == i for t in reps) for i, r in enumerate(RULES)}

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from codec.codecs.curve import layout
-from codec.codecs.curve.allocation import Slack, spend_slack
+from codec.codecs.curve.allocation import ROUNDINGS, Slack, rounded_constants, spend_slack
 from codec.codecs.curve.fitter import CurveFitter, cost
 from codec.codecs.curve.keys import clip_keys
 from codec.codecs.survey.fitting import STRICT_MARGIN, continuous_rotations, fit_clip
-from codec.codecs.survey.frame import ROT
+from codec.codecs.survey.frame import CONSTANT, ROT, SC
 from codec.measure.error_metric import clip_errors, object_matrices
 from codec.model import quat
 from codec.model.clip import Clip, Skeleton
@@ -109,3 +109,28 @@ def test_a_bone_takes_back_its_parents_position_error() -> None:
     before = np.linalg.norm(_object(parts, clip)[:, 3, :, 3] - raw, axis=-1)
     after = np.linalg.norm(_object([aimed, *parts[1:]], clip)[:, 3, :, 3] - raw, axis=-1)
     assert np.all(after < 0.2 * before)
+
+
+def test_constants_are_rounded_to_short_fractions_and_the_clip_stays_strict() -> None:
+    clip, fitted, raws = _keyed()
+    limit = clip.skeleton.precision * STRICT_MARGIN
+    fixed = rounded_constants(clip, fitted.kinds, fitted.fixed, fitted.reps, limit)
+    const = np.argwhere(fitted.kinds == CONSTANT)
+    assert fixed is not fitted.fixed and np.any(const[:, 1] == ROT)
+    step = ROUNDINGS[-1]
+    for j, k in const:
+        if k != SC:  # every constant on the finest rounding's grid at least
+            v = np.asarray(fixed[k][j]) / step[k]
+            assert np.array_equal(v, np.rint(v)), (j, k)
+            assert np.abs(fixed[k][j] - fitted.fixed[k][j]).max() <= ROUNDINGS[0][k] / 2
+    before = layout.write(clip, fitted.kinds, fitted.fixed, fitted.reps)
+    after = layout.write(clip, fitted.kinds, fixed, fitted.reps)
+    assert len(after) < 0.97 * len(before)
+    decoded = layout.read(after, clip.skeleton).decode_source()
+    assert np.all(clip_errors(clip, decoded).max(axis=0) <= clip.skeleton.precision)
+
+
+def test_constants_stay_as_they_are_when_no_rounding_holds() -> None:
+    clip, fitted, _ = _keyed()
+    none = np.zeros(clip.num_joints)
+    assert rounded_constants(clip, fitted.kinds, fitted.fixed, fitted.reps, none) is fitted.fixed
