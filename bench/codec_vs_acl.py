@@ -10,7 +10,8 @@ time, decode times, and ACL's numbers. With `--peer PATH` ACL's own `acl_compres
 every clip in the same run (clips that are not ACL SJSON are written as such with our writer
 first), so sizes, errors and times compare side by side; without it only the eight reference
 clips have ACL numbers (from acl_reference.json, measured elsewhere). Two fresh processes
-measure the cold start (an empty JIT cache) and the peak memory of compressing the jumps.
+measure the first run (what a user meets after `pip install`: a fresh process, the kernels'
+cache in place as the wheel carries it) and the peak memory of compressing the jumps.
 
 Times, each the median of `repeat` runs taken in turn (ours, then ACL's process, then ours
 again...), so a machine shared with other work slows both sides alike: our *encode* alone
@@ -61,7 +62,7 @@ REFERENCE_CLIPS = (
 )
 SPEED_CLIPS = (*REFERENCE_CLIPS, "cmu_02_03_run_ccrig", "cmu_01_01_jumps")
 HARD_CLIPS = ("assimp_boxing_toes", "Fox:Walk", "Fox:Run", "Fox:Survey")
-COLD_CLIP = "cmu_13_07"
+COLD_CLIP = DATA / "gltf" / "CesiumMan.glb"  # the first run after `pip install` (issue 39)
 MEMORY_CLIP = "cmu_01_01_jumps"
 
 TARGET_REFERENCE_SIZE = 0.93  # x ACL, total over the eight reference clips
@@ -70,7 +71,7 @@ TARGET_TOTAL_TIME = 1.0  # encode x ACL's compression_time, total over SPEED_CLI
 TARGET_CLIP_TIME = 1.5  # the same, every clip of at least LONG_SAMPLES samples
 TARGET_SHORT_CLIP_TIME = 5.0  # the same, every clip of at most SHORT_SAMPLES samples
 LONG_SAMPLES, SHORT_SAMPLES = 26, 2
-TARGET_COLD_S = 3.0  # wall, a fresh process with an empty JIT cache compressing COLD_CLIP
+TARGET_COLD_S = 3.0  # wall, a fresh process (kernels' cache in place) compressing COLD_CLIP
 TARGET_RSS_MB = 150.0  # peak RSS of a process compressing MEMORY_CLIP
 
 DECODE_BUDGET_S = 0.3  # time spent measuring decode_all per clip (at least 5 runs)
@@ -324,16 +325,23 @@ def _child(code: str, env: dict[str, str]) -> tuple[float, str]:
     return wall, done.stdout.strip()
 
 
-def cold_start(path: Path) -> float:
-    """Wall seconds of a fresh process that imports the codec, reads `path` and compresses
-    it with an empty JIT cache (numba compiles every kernel)."""
-    with tempfile.TemporaryDirectory(prefix="shellscope-cold-") as cache:
-        code = (
-            "import codec; from codec.compression import compress; "
-            f"compress(codec.load_clip({str(path)!r}))"
-        )
-        wall, _ = _child(code, {"NUMBA_CACHE_DIR": cache})
-    return wall
+def cold_start(path: Path) -> dict[str, float]:
+    """A user's first run after `pip install`: a fresh process that imports the codec,
+    reads `path` and compresses it, the kernels loaded from their cache (filled here first,
+    as a wheel carries it). Its wall and CPU seconds (imports, the cache's load, reading,
+    compressing) and how many kernels it compiled (0 unless the cache misses one)."""
+    from codec import warm_up
+
+    warm_up.warm_up()  # every kernel in the cache, as `pip install .` builds it
+    code = (
+        "import codec, resource; from codec.compression import compress; "
+        "from codec.warm_up import _Compiles; c = _Compiles(None)\n"
+        f"with c.listening(): compress(codec.load_clip({str(path)!r}))\n"
+        "u = resource.getrusage(resource.RUSAGE_SELF); print(u.ru_utime + u.ru_stime, c.count)"
+    )
+    wall, out = _child(code, {})
+    cpu, compiled = out.splitlines()[-1].split()
+    return {"wall_s": wall, "cpu_s": float(cpu), "compiled": int(compiled)}
 
 
 def memory_peak(path: Path) -> float:
@@ -404,9 +412,9 @@ def run(
     report["peak_rss_mb_this_process"] = peak_rss_mb()
     if processes:
         by_name = {c.name: c for c in clips}
-        if COLD_CLIP in by_name:
-            say("bench: cold start (fresh process, empty JIT cache)")
-            report["cold_start_s"] = cold_start(by_name[COLD_CLIP].path)
+        if COLD_CLIP.is_file():
+            say(f"bench: first run ({COLD_CLIP.name} in a fresh process, kernels' cache in place)")
+            report["first_run"] = cold_start(COLD_CLIP)
         if MEMORY_CLIP in by_name:
             say("bench: peak memory (fresh process)")
             report["memory_peak_mb"] = memory_peak(by_name[MEMORY_CLIP].path)
@@ -496,8 +504,10 @@ def _targets(report: dict[str, Any]) -> list[dict[str, Any]]:
                 limit,
                 "x",
             )
-    if "cold_start_s" in report:
-        check(f"cold start, {COLD_CLIP} (wall)", report["cold_start_s"], TARGET_COLD_S, "s")
+    if "first_run" in report:
+        check(
+            f"first run, {COLD_CLIP.name} (wall)", report["first_run"]["wall_s"], TARGET_COLD_S, "s"
+        )
     if "memory_peak_mb" in report:
         check(f"peak RSS compressing {MEMORY_CLIP}", report["memory_peak_mb"], TARGET_RSS_MB, "MB")
     return out
@@ -573,10 +583,12 @@ def format_report(report: dict[str, Any]) -> str:
         f"1-minute load average {_num(report.get('load_average_1min_start'))} at the start, "
         f"{_num(report['load_average_1min'])} at the end, on {os.cpu_count()} cores",
     ]
-    if "cold_start_s" in report:
+    if "first_run" in report:
+        first = report["first_run"]
         lines.append(
-            f"cold start ({COLD_CLIP}, fresh process, empty JIT cache): "
-            f"{report['cold_start_s']:.2f} s wall"
+            f"first run ({COLD_CLIP.name} in a fresh process, kernels' cache in place): "
+            f"{first['wall_s']:.2f} s wall, {first['cpu_s']:.2f} s CPU, "
+            f"{first['compiled']} kernels compiled"
         )
     if "memory_peak_mb" in report:
         lines.append(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -21,7 +22,14 @@ os.environ.setdefault("NUMBA_OPT", "1")  # runs as fast as 3 on these kernels, c
 # machine code for any CPU of the architecture, so the cache a wheel carries (built where
 # the wheel is built) loads on every machine; as fast here (no fast-math: no FMA to gain)
 os.environ.setdefault("NUMBA_CPU_NAME", "generic")
-import numba
+_NUMBA_FIRST = "numba" in sys.modules  # a script imported numba before the codec
+import numba  # noqa: E402
+
+if _NUMBA_FIRST:
+    # numba read its settings as it was imported, without ours: the first kernel's cache
+    # lookup then asked for this CPU's machine code, missed the generic cache and compiled
+    # (1.7 s of CPU in every such process). Read again before any kernel is looked up.
+    numba.core.config.reload_config()
 
 F = TypeVar("F", bound=Callable[..., Any])
 CACHE = os.environ.get("SHELLSCOPE_JIT_CACHE", "1") != "0"

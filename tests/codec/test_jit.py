@@ -28,3 +28,26 @@ def test_a_changed_source_drops_the_cached_kernels(tmp_path: Path) -> None:
     assert jit.drop_stale_caches(pkg)
     assert not any(c.exists() for c in cached)
     assert (pkg / "kernels.py").exists() and (pkg / "callee.py").exists()
+
+
+def test_a_script_that_imports_numba_first_still_loads_every_kernel_from_the_cache() -> None:
+    """numba imported before the codec read its settings without NUMBA_CPU_NAME=generic: the
+    first kernel looked for this CPU's machine code, missed the cache and compiled (1.7 s
+    of CPU in every such script)."""
+    import subprocess
+    import sys
+
+    from codec import warm_up
+
+    warm_up.warm_up(None, "acl-style")  # the cache holds every kernel of the default codec
+    code = (
+        "import numba\n"  # first, as a user's script may
+        "from codec import warm_up\n"
+        "print(warm_up.warm_up(None, 'acl-style').compiled)\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=root, timeout=600
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[-1] == "0"
