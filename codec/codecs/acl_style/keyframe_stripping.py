@@ -34,7 +34,10 @@ Measuring every removal is most of stripping's cost on motion capture, where not
 with the default (trivial) stripping a compiled screen (`surely_over`) first measures each
 segment's first removals in its own arithmetic, and a segment where every one is over some
 joint's precision by far more than rounding can move an error stops at once, as ACL's order
-would have stopped it; the others are measured exactly as above.
+would have stopped it; the others are measured exactly as above. `spans` likewise takes
+compiled bounds of every span's worst error (`span_bounds`) and measures exactly only the
+spans whose bounds straddle a limit: on keyed clips, measuring every span length in numpy
+cost more than the rest of an encode.
 
 Decoding (decoder.py) works on the source sample grid: rounding picks samples there as
 always, and a stripped sample is `rebuild` of its stored neighbours first, so floor, ceil
@@ -244,6 +247,49 @@ _compose = inlined(affine.compose)
 _shell_error = inlined(affine.shell_error)
 
 
+@inlined
+def _posed(d_rot, d_tr, d_sc, r_rot, r_tr, r_sc, a, b, s, t, parents, lossy, raw, v, w):
+    """Object-space matrices (J, 12) of sample s rebuilt from the decoded keyframes a and b
+    at alpha t as `rebuild` does (into lossy; alpha 0 is keyframe a itself) and of the raw
+    sample s (into raw); v, w (10,) scratch. Returns the largest raw coordinate (the size
+    error_metric.rounding_margin scales with)."""
+    size = 0.0
+    for j in range(parents.shape[0]):
+        if t == 0.0:
+            for c in range(4):
+                v[c] = d_rot[a, j, c]
+        else:
+            d = 0.0
+            for c in range(4):
+                d += d_rot[a, j, c] * d_rot[b, j, c]
+            sign = -1.0 if d < 0.0 else 1.0
+            n2 = 0.0
+            for c in range(4):
+                q = d_rot[a, j, c] + (d_rot[b, j, c] * sign - d_rot[a, j, c]) * t
+                v[c] = q
+                n2 += q * q
+            n = np.sqrt(n2)
+            for c in range(4):
+                v[c] = v[c] / n
+        for c in range(3):
+            v[4 + c] = d_tr[a, j, c] + (d_tr[b, j, c] - d_tr[a, j, c]) * t
+            v[7 + c] = d_sc[a, j, c] + (d_sc[b, j, c] - d_sc[a, j, c]) * t
+        for c in range(4):
+            w[c] = r_rot[s, j, c]
+        for c in range(3):
+            w[4 + c] = r_tr[s, j, c]
+            w[7 + c] = r_sc[s, j, c]
+        _qvv_matrix(v, lossy[j])
+        _qvv_matrix(w, raw[j])
+        up = parents[j]
+        if up >= 0:
+            _compose(lossy[up], lossy[j], lossy[j])
+            _compose(raw[up], raw[j], raw[j])
+        for x in range(12):
+            size = max(size, abs(raw[j, x]))
+    return size
+
+
 @kernel
 def _over(
     d_rot, d_tr, d_sc, r_rot, r_tr, r_sc, first, second, rows, alpha, parents, shell, precision, out
@@ -260,40 +306,7 @@ def _over(
     w = np.empty(10)
     for p in range(rows.shape[0]):
         a, b, s, t = first[p], second[p], rows[p], alpha[p]
-        size = 0.0
-        for j in range(nj):
-            if t == 0.0:
-                for c in range(4):
-                    v[c] = d_rot[a, j, c]
-            else:
-                d = 0.0
-                for c in range(4):
-                    d += d_rot[a, j, c] * d_rot[b, j, c]
-                sign = -1.0 if d < 0.0 else 1.0
-                n2 = 0.0
-                for c in range(4):
-                    q = d_rot[a, j, c] + (d_rot[b, j, c] * sign - d_rot[a, j, c]) * t
-                    v[c] = q
-                    n2 += q * q
-                n = np.sqrt(n2)
-                for c in range(4):
-                    v[c] = v[c] / n
-            for c in range(3):
-                v[4 + c] = d_tr[a, j, c] + (d_tr[b, j, c] - d_tr[a, j, c]) * t
-                v[7 + c] = d_sc[a, j, c] + (d_sc[b, j, c] - d_sc[a, j, c]) * t
-            for c in range(4):
-                w[c] = r_rot[s, j, c]
-            for c in range(3):
-                w[4 + c] = r_tr[s, j, c]
-                w[7 + c] = r_sc[s, j, c]
-            _qvv_matrix(v, lossy[j])
-            _qvv_matrix(w, raw[j])
-            up = parents[j]
-            if up >= 0:
-                _compose(lossy[up], lossy[j], lossy[j])
-                _compose(raw[up], raw[j], raw[j])
-            for x in range(12):
-                size = max(size, abs(raw[j, x]))
+        size = _posed(d_rot, d_tr, d_sc, r_rot, r_tr, r_sc, a, b, s, t, parents, lossy, raw, v, w)
         over = False
         for j in range(nj):
             margin = MARGIN_RELATIVE * precision[j] + MARGIN_SIZE * size * (1.0 + shell[j])
@@ -358,36 +371,9 @@ def _span_bounds(
             high = -np.inf
             for s in range(a + 1, b):
                 t = (s - a) / k
-                size = 0.0
-                for j in range(nj):
-                    d = 0.0
-                    for c in range(4):
-                        d += d_rot[a, j, c] * d_rot[b, j, c]
-                    sign = -1.0 if d < 0.0 else 1.0
-                    n2 = 0.0
-                    for c in range(4):
-                        q = d_rot[a, j, c] + (d_rot[b, j, c] * sign - d_rot[a, j, c]) * t
-                        v[c] = q
-                        n2 += q * q
-                    n = np.sqrt(n2)
-                    for c in range(4):
-                        v[c] = v[c] / n
-                    for c in range(3):
-                        v[4 + c] = d_tr[a, j, c] + (d_tr[b, j, c] - d_tr[a, j, c]) * t
-                        v[7 + c] = d_sc[a, j, c] + (d_sc[b, j, c] - d_sc[a, j, c]) * t
-                    for c in range(4):
-                        w[c] = r_rot[s, j, c]
-                    for c in range(3):
-                        w[4 + c] = r_tr[s, j, c]
-                        w[7 + c] = r_sc[s, j, c]
-                    _qvv_matrix(v, lossy[j])
-                    _qvv_matrix(w, raw[j])
-                    up = parents[j]
-                    if up >= 0:
-                        _compose(lossy[up], lossy[j], lossy[j])
-                        _compose(raw[up], raw[j], raw[j])
-                    for x in range(12):
-                        size = max(size, abs(raw[j, x]))
+                size = _posed(
+                    d_rot, d_tr, d_sc, r_rot, r_tr, r_sc, a, b, s, t, parents, lossy, raw, v, w
+                )
                 for j in range(nj):
                     margin = MARGIN_RELATIVE * precision[j] + MARGIN_SIZE * size * (1.0 + shell[j])
                     e = _shell_error(raw[j], lossy[j], shell[j])
