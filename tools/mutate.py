@@ -229,6 +229,14 @@ MUTANTS: tuple[Mutant, ...] = (
         "the rotation layouts flag is not written",
     ),
     M(
+        "span-bounds-alpha",
+        "codec/codecs/acl_style/keyframe_stripping.py",
+        "                t = (s - a) / k\n",
+        "                t = (s - a) / (k + 1)\n",
+        ("tests/codec/codecs/acl_style/test_keyframe_stripping.py",),
+        "the compiled span bounds rebuild the in-betweens at the wrong alpha (widen's spans)",
+    ),
+    M(
         "stripped-flag-dropped",
         "codec/codecs/acl_style/layout.py",
         "        | (STRIPPED_BIT if enc.retained is not None else 0)\n",

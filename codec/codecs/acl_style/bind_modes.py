@@ -116,9 +116,17 @@ class AppliedDecoder:
 
 
 def identity_skeleton(sk: Skeleton, fmt: str = "additive0") -> Skeleton:
-    """`sk` with the identity (of an additive format) as its bind pose."""
-    rot, tr, sc = additive.identity(fmt, sk.num_joints)
-    return dataclasses.replace(sk, bind_rotations=rot, bind_translations=tr, bind_scales=sc)
+    """`sk` with the identity (of an additive format) as its bind pose. Not validated
+    again, as `Skeleton.with_settings` is not: the joints are `sk`'s, and the identity is an
+    exact unit rotation and finite (validating every mode of every encode cost more than a
+    single-sample clip's whole optimisation)."""
+    out = copy.copy(sk)
+    names = ("bind_rotations", "bind_translations", "bind_scales")
+    for name, value in zip(names, additive.identity(fmt, sk.num_joints), strict=True):
+        value = np.asarray(value, dtype=np.float64)
+        value.setflags(write=False)
+        object.__setattr__(out, name, value)
+    return out
 
 
 class BindModes:
@@ -128,6 +136,7 @@ class BindModes:
     def __init__(self, clip: Clip) -> None:
         self.clip = clip
         self._compressors: dict[tuple[Any, ...], Compressor] = {}
+        self._identity: dict[str, Skeleton] = {}
         self.segments_solved = 0
 
     def _compressor(self, key: tuple[Any, ...], make: Callable[[], Compressor]) -> Compressor:
@@ -216,7 +225,10 @@ class BindModes:
         base = _base_of(clip, mode)
         stored_sk = self.clip.skeleton
         if mode != "strip":
-            stored_sk = identity_skeleton(stored_sk, "additive0" if base is None else base.format)
+            fmt = "additive0" if base is None else base.format
+            if fmt not in self._identity:
+                self._identity[fmt] = identity_skeleton(stored_sk, fmt)
+            stored_sk = self._identity[fmt]
 
         def as_stored(poses: tuple[Array, Array, Array]) -> Clip:
             own = (self.clip.rotations, self.clip.translations, self.clip.scales)

@@ -671,10 +671,16 @@ def _strip(
             decoded, raw, sk.parents, sk.shell_distance, sk.precision, first, second, rows, alpha
         )
 
+    def bounds(starts: Array, ends: Array) -> tuple[Array, Array]:
+        raw = (clip.rotations, clip.translations, clip.scales)
+        return keyframe_stripping.span_bounds(
+            decoded, raw, sk.parents, sk.shell_distance, sk.precision, starts, ends
+        )
+
     removals = keyframe_stripping.removal_order(table, sk.precision, errors_of, strip, screen)
     chosen = keyframe_stripping.choose(table, removals, strip, stored)
     if strip.trivial and not strip.destructive:
-        chosen = keyframe_stripping.widen(table, sk.precision, errors_of, chosen)
+        chosen = keyframe_stripping.widen(table, sk.precision, errors_of, chosen, bounds)
     return chosen if _saves_bytes(enc, chosen) else none
 
 

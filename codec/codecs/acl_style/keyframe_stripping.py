@@ -34,7 +34,10 @@ Measuring every removal is most of stripping's cost on motion capture, where not
 with the default (trivial) stripping a compiled screen (`surely_over`) first measures each
 segment's first removals in its own arithmetic, and a segment where every one is over some
 joint's precision by far more than rounding can move an error stops at once, as ACL's order
-would have stopped it; the others are measured exactly as above.
+would have stopped it; the others are measured exactly as above. `spans` likewise takes
+compiled bounds of every span's worst error (`span_bounds`) and measures exactly only the
+spans whose bounds straddle a limit: on keyed clips, measuring every span length in numpy
+cost more than the rest of an encode.
 
 Decoding (decoder.py) works on the source sample grid: rounding picks samples there as
 always, and a stripped sample is `rebuild` of its stored neighbours first, so floor, ceil
@@ -57,6 +60,8 @@ Array = np.ndarray
 Rows = tuple[Array, Array, Array]  # decoded rotations (N, J, 4), translations, scales (N, J, 3)
 # errors of rebuilt samples: (first, second, sample, alpha) each (P,) -> (P, J)
 ErrorsOf = Callable[[Array, Array, Array, Array], Array]
+# bounds of spans' worst error / precision: (starts, ends) each (A,) -> lo, hi (A, K)
+SpanBounds = Callable[[Array, Array], tuple[Array, Array]]
 PAIR_CHUNK = 4096  # rebuilt samples measured at once
 SPAN_GIVE_UP = 16.0  # a span this many times over a precision grows no further (`spans`)
 
@@ -242,6 +247,49 @@ _compose = inlined(affine.compose)
 _shell_error = inlined(affine.shell_error)
 
 
+@inlined
+def _posed(d_rot, d_tr, d_sc, r_rot, r_tr, r_sc, a, b, s, t, parents, lossy, raw, v, w):
+    """Object-space matrices (J, 12) of sample s rebuilt from the decoded keyframes a and b
+    at alpha t as `rebuild` does (into lossy; alpha 0 is keyframe a itself) and of the raw
+    sample s (into raw); v, w (10,) scratch. Returns the largest raw coordinate (the size
+    error_metric.rounding_margin scales with)."""
+    size = 0.0
+    for j in range(parents.shape[0]):
+        if t == 0.0:
+            for c in range(4):
+                v[c] = d_rot[a, j, c]
+        else:
+            d = 0.0
+            for c in range(4):
+                d += d_rot[a, j, c] * d_rot[b, j, c]
+            sign = -1.0 if d < 0.0 else 1.0
+            n2 = 0.0
+            for c in range(4):
+                q = d_rot[a, j, c] + (d_rot[b, j, c] * sign - d_rot[a, j, c]) * t
+                v[c] = q
+                n2 += q * q
+            n = np.sqrt(n2)
+            for c in range(4):
+                v[c] = v[c] / n
+        for c in range(3):
+            v[4 + c] = d_tr[a, j, c] + (d_tr[b, j, c] - d_tr[a, j, c]) * t
+            v[7 + c] = d_sc[a, j, c] + (d_sc[b, j, c] - d_sc[a, j, c]) * t
+        for c in range(4):
+            w[c] = r_rot[s, j, c]
+        for c in range(3):
+            w[4 + c] = r_tr[s, j, c]
+            w[7 + c] = r_sc[s, j, c]
+        _qvv_matrix(v, lossy[j])
+        _qvv_matrix(w, raw[j])
+        up = parents[j]
+        if up >= 0:
+            _compose(lossy[up], lossy[j], lossy[j])
+            _compose(raw[up], raw[j], raw[j])
+        for x in range(12):
+            size = max(size, abs(raw[j, x]))
+    return size
+
+
 @kernel
 def _over(
     d_rot, d_tr, d_sc, r_rot, r_tr, r_sc, first, second, rows, alpha, parents, shell, precision, out
@@ -258,40 +306,7 @@ def _over(
     w = np.empty(10)
     for p in range(rows.shape[0]):
         a, b, s, t = first[p], second[p], rows[p], alpha[p]
-        size = 0.0
-        for j in range(nj):
-            if t == 0.0:
-                for c in range(4):
-                    v[c] = d_rot[a, j, c]
-            else:
-                d = 0.0
-                for c in range(4):
-                    d += d_rot[a, j, c] * d_rot[b, j, c]
-                sign = -1.0 if d < 0.0 else 1.0
-                n2 = 0.0
-                for c in range(4):
-                    q = d_rot[a, j, c] + (d_rot[b, j, c] * sign - d_rot[a, j, c]) * t
-                    v[c] = q
-                    n2 += q * q
-                n = np.sqrt(n2)
-                for c in range(4):
-                    v[c] = v[c] / n
-            for c in range(3):
-                v[4 + c] = d_tr[a, j, c] + (d_tr[b, j, c] - d_tr[a, j, c]) * t
-                v[7 + c] = d_sc[a, j, c] + (d_sc[b, j, c] - d_sc[a, j, c]) * t
-            for c in range(4):
-                w[c] = r_rot[s, j, c]
-            for c in range(3):
-                w[4 + c] = r_tr[s, j, c]
-                w[7 + c] = r_sc[s, j, c]
-            _qvv_matrix(v, lossy[j])
-            _qvv_matrix(w, raw[j])
-            up = parents[j]
-            if up >= 0:
-                _compose(lossy[up], lossy[j], lossy[j])
-                _compose(raw[up], raw[j], raw[j])
-            for x in range(12):
-                size = max(size, abs(raw[j, x]))
+        size = _posed(d_rot, d_tr, d_sc, r_rot, r_tr, r_sc, a, b, s, t, parents, lossy, raw, v, w)
         over = False
         for j in range(nj):
             margin = MARGIN_RELATIVE * precision[j] + MARGIN_SIZE * size * (1.0 + shell[j])
@@ -331,6 +346,76 @@ def surely_over(
         out,
     )
     return out
+
+
+@kernel
+def _span_bounds(
+    d_rot, d_tr, d_sc, r_rot, r_tr, r_sc, starts, ends, parents, shell, precision, give_up, lo, hi
+):
+    """lo, hi (A, K): for the span from starts[i] to starts[i] + k (k >= 2, up to ends[i]),
+    bounds of the worst ratio error / precision over its in-between samples rebuilt from
+    the decoded ends as `rebuild` does (d_*: (N, J, 4|3); r_*: the raw rows): the error here
+    is summed in another order than numpy's, so each side moves it by the rounding margin
+    (error_metric.rounding_margin). A span whose lower bound is over `give_up` grows no
+    further; entries not reached stay as they were."""
+    nj = parents.shape[0]
+    lossy = np.empty((nj, 12))
+    raw = np.empty((nj, 12))
+    v = np.empty(10)
+    w = np.empty(10)
+    for i in range(starts.shape[0]):
+        a = starts[i]
+        for k in range(2, ends[i] - a + 1):
+            b = a + k
+            low = -np.inf
+            high = -np.inf
+            for s in range(a + 1, b):
+                t = (s - a) / k
+                size = _posed(
+                    d_rot, d_tr, d_sc, r_rot, r_tr, r_sc, a, b, s, t, parents, lossy, raw, v, w
+                )
+                for j in range(nj):
+                    margin = MARGIN_RELATIVE * precision[j] + MARGIN_SIZE * size * (1.0 + shell[j])
+                    e = _shell_error(raw[j], lossy[j], shell[j])
+                    low = max(low, (e - margin) / precision[j])
+                    high = max(high, (e + margin) / precision[j])
+            lo[i, k] = low
+            hi[i, k] = high
+            if low > give_up:
+                break
+
+
+def span_bounds(
+    decoded: Rows,
+    raw: Rows,
+    parents: Array,
+    shell: Array,
+    precision: Array,
+    starts: Array,
+    ends: Array,
+) -> tuple[Array, Array]:
+    """(A, K) bounds of the worst error / precision of every span from starts (A,) to
+    start + k (k >= 2) up to ends (A,), a span past SPAN_GIVE_UP for sure not grown
+    further (`_span_bounds`; nan where not reached): what `spans` decides with, measuring
+    exactly only the spans whose bounds straddle 1 or SPAN_GIVE_UP."""
+    c = np.ascontiguousarray
+    width = int(np.max(ends - starts)) + 1 if len(starts) else 1
+    lo = np.full((len(starts), width), np.nan)
+    hi = np.full((len(starts), width), np.nan)
+    i64 = np.int64
+    _span_bounds(
+        *(c(a, dtype=np.float64) for a in decoded),
+        *(c(a, dtype=np.float64) for a in raw),
+        c(starts, dtype=i64),
+        c(ends, dtype=i64),
+        c(parents, dtype=i64),
+        c(shell, dtype=np.float64),
+        c(precision, dtype=np.float64),
+        SPAN_GIVE_UP,
+        lo,
+        hi,
+    )
+    return lo, hi
 
 
 def _strips(error: Array, trivial: Array, settings: StripSettings) -> Array:
@@ -413,14 +498,21 @@ def _merged(removals: _Removals, order: Array, taken: Array, more: int) -> Array
     return out
 
 
-def widen(table: Array, precision: Array, errors_of: ErrorsOf, chosen: Stripping) -> Stripping:
+def widen(
+    table: Array,
+    precision: Array,
+    errors_of: ErrorsOf,
+    chosen: Stripping,
+    bounds: SpanBounds | None = None,
+) -> Stripping:
     """`chosen` (trivial stripping in ACL's order) with each segment where it strips
     something replaced by the fewest stored keyframes whose spans rebuild every sample
-    within every joint's precision, where that stores fewer (see the module docstring)."""
+    within every joint's precision, where that stores fewer (see the module docstring).
+    `bounds`: as `spans` takes it."""
     segs = np.flatnonzero(chosen.stripped > 0)
     if len(segs) == 0:
         return chosen
-    starts, ends = spans(table, precision, errors_of, segs)
+    starts, ends = spans(table, precision, errors_of, segs, bounds)
     retained = chosen.retained.copy()
     stripped, trivial = chosen.stripped.copy(), chosen.trivial.copy()
     for g in segs:  # segments of at most 31 samples
@@ -436,13 +528,22 @@ def widen(table: Array, precision: Array, errors_of: ErrorsOf, chosen: Stripping
 
 
 def spans(
-    table: Array, precision: Array, errors_of: ErrorsOf, segments: Array
+    table: Array,
+    precision: Array,
+    errors_of: ErrorsOf,
+    segments: Array,
+    bounds: SpanBounds | None = None,
 ) -> tuple[Array, Array]:
     """Every span (a, b), a + 1 < b, within one of the given segments whose samples between
     a and b, rebuilt from those two, keep every joint within its precision: starts and ends
     (P,). Spans from each sample grow one sample at a time, all at once, until one is over
     SPAN_GIVE_UP times a precision: a longer span ending on a key can succeed where a
-    shorter one ending on an in-between fails, but not one already far off."""
+    shorter one ending on an in-between fails, but not one already far off.
+
+    `bounds(starts, ends)` (`span_bounds` of the caller's keyframes): the compiled bounds
+    of every span's worst ratio, so that only spans whose bounds straddle 1 or SPAN_GIVE_UP
+    are measured with `errors_of` (one numpy measure per span length cost more than the
+    rest of an encode of a keyed clip); the spans found are the same."""
     starts = table[:, 0].astype(np.int64)
     counts = table[:, 1].astype(np.int64)
     total = int(counts.sum())
@@ -452,27 +553,46 @@ def spans(
     picked = np.zeros(len(table), dtype=bool)
     picked[segments] = True
     alive = picked[seg_of] & (samples + 2 <= end)
+    row_of = np.cumsum(alive) - 1  # a sample's row in the bounds
+    low = high = np.zeros((0, 0))
+    if bounds is not None:
+        low, high = bounds(np.flatnonzero(alive), end[alive])
     found_a, found_b = [], []
     k = 2
     while np.any(alive):
         a = np.flatnonzero(alive)
-        first = np.repeat(a, k - 1)
-        rows = first + np.tile(np.arange(1, k), len(a))
-        ratio = np.empty(len(rows))
-        for lo in range(0, len(rows), PAIR_CHUNK):
-            hi = lo + PAIR_CHUNK
-            f, r = first[lo:hi], rows[lo:hi]
-            err = errors_of(f, f + k, r, (r - f) / k)
-            ratio[lo:hi] = np.max(err / precision, axis=1)
-        worst = ratio.reshape(len(a), k - 1).max(axis=1)
-        good = worst <= 1.0
+        if bounds is None:
+            worst = _worst_ratio(a, k, precision, errors_of)
+            good, grows = worst <= 1.0, worst <= SPAN_GIVE_UP
+        else:
+            lo, hi = low[row_of[a], k], high[row_of[a], k]
+            good, grows = hi < 1.0, hi < SPAN_GIVE_UP
+            # unsure: the bounds straddle a limit (or were not reached: nan)
+            unsure = ~(good | (lo > 1.0)) | ~(grows | (lo > SPAN_GIVE_UP))
+            if np.any(unsure):
+                worst = _worst_ratio(a[unsure], k, precision, errors_of)
+                good[unsure], grows[unsure] = worst <= 1.0, worst <= SPAN_GIVE_UP
         found_a.append(a[good])
         found_b.append(a[good] + k)
-        alive[a] = (worst <= SPAN_GIVE_UP) & (a + k + 1 <= end[a])
+        alive[a] = grows & (a + k + 1 <= end[a])
         k += 1
     if not found_a:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     return np.concatenate(found_a), np.concatenate(found_b)
+
+
+def _worst_ratio(a: Array, k: int, precision: Array, errors_of: ErrorsOf) -> Array:
+    """(A,) the worst error / precision of the samples between a and a + k rebuilt from
+    those two, measured exactly (`errors_of`)."""
+    first = np.repeat(a, k - 1)
+    rows = first + np.tile(np.arange(1, k), len(a))
+    ratio = np.empty(len(rows))
+    for lo in range(0, len(rows), PAIR_CHUNK):
+        hi = lo + PAIR_CHUNK
+        f, r = first[lo:hi], rows[lo:hi]
+        err = errors_of(f, f + k, r, (r - f) / k)
+        ratio[lo:hi] = np.max(err / precision, axis=1)
+    return ratio.reshape(len(a), k - 1).max(axis=1)
 
 
 def _fewest(n: int, starts: Array, ends: Array) -> Array:

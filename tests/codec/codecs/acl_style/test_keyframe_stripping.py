@@ -4,6 +4,7 @@ float64 from the written bytes."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import struct
@@ -250,3 +251,64 @@ def test_the_screen_names_only_removals_over_a_precision(source: str, keyed_13_0
     assert np.all(ratio[over] > 1.0)
     assert np.all(over[ratio > 1.0 + 1e-5])
     assert np.any(ratio <= 1.0) == (source == "keyed")
+
+
+@pytest.mark.parametrize("source", ["keyed", "chain"])
+def test_the_compiled_span_bounds_find_the_same_spans(source: str, keyed_13_07) -> None:
+    """`spans` with the compiled bounds measures exactly only where they straddle a limit,
+    and finds the very spans it finds measuring every one; the bounds bracket every span's
+    exact worst ratio. Planting an error in the bounds' arithmetic (a rebuild at the wrong
+    alpha, a dropped margin) breaks the bracket on these keyed clips."""
+    from codec.codecs.acl_style.decoder import normalise
+    from codec.codecs.acl_style.keyframe_stripping import SPAN_GIVE_UP, span_bounds, spans
+    from codec.measure.error_metric import array_errors
+    from codec.model.clip import exactly_unit
+
+    clip = keyed_13_07 if source == "keyed" else keyed_clip(chain_clip(62, 6, seed=3), 5)
+    sk = clip.skeleton
+    r = compress(clip, dataclasses.replace(OFF, bind="strip"))
+    n = r.decoder.num_samples
+    decoded = r.decoder.decode_rows(np.arange(n))
+    raw = (clip.rotations, clip.translations, clip.scales)
+    table = np.stack((r.decoder.encoded.segment_starts, r.decoder.encoded.segment_sizes), 1)
+    measured: list[int] = []
+
+    def errors_of(first, second, rows, alpha):  # as the encoder measures a rebuild
+        measured.append(len(rows))
+        rot, tr, sc = rebuild(
+            tuple(v[first] for v in decoded), tuple(v[second] for v in decoded), alpha
+        )
+        normalise(rot)
+        at = np.arange(len(rows))
+        raw_rows = (exactly_unit(clip.rotations[rows]), clip.translations[rows], clip.scales[rows])
+        return array_errors(
+            raw_rows, (exactly_unit(rot), tr, sc), at, np.zeros(len(rows)), sk.parents,
+            sk.shell_distance,
+        )  # fmt: skip
+
+    def bounds(starts, ends):
+        return span_bounds(decoded, raw, sk.parents, sk.shell_distance, sk.precision, starts, ends)
+
+    every = np.arange(len(table))
+    exact = spans(table, sk.precision, errors_of, every)
+    all_rows = sum(measured)
+    measured.clear()
+    fast = spans(table, sk.precision, errors_of, every, bounds)
+    assert len(exact[0]) > 0
+    assert np.array_equal(exact[0], fast[0]) and np.array_equal(exact[1], fast[1])
+    assert sum(measured) < all_rows / 10  # the bounds decide almost every span alone
+
+    # the bracket, on every span the bounds reached
+    seg_end = np.repeat(table[:, 0] + table[:, 1] - 1, table[:, 1])
+    starts = np.flatnonzero(np.arange(n) + 2 <= seg_end)
+    lo, hi = bounds(starts, seg_end[starts])
+    i, k = np.nonzero(np.isfinite(lo))
+    first = np.repeat(starts[i], k - 1)
+    rows = first + np.concatenate([np.arange(1, kk) for kk in k])
+    width = np.repeat(k, k - 1)
+    err = errors_of(first, first + width, rows, (rows - first) / width)
+    ratio = np.max(err / sk.precision, axis=1)
+    worst = np.maximum.reduceat(ratio, np.cumsum(k - 1) - (k - 1))
+    assert np.all(lo[i, k] <= worst) and np.all(worst <= hi[i, k])
+    assert np.all(hi[i, k] - lo[i, k] < 1e-3 * np.maximum(worst, 1.0))  # tight: few unsure
+    assert np.any(worst <= 1.0) and np.any(worst > SPAN_GIVE_UP)
