@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 ADDRESS_CAP = 6 << 30  # the child's address space (numba and numpy alone take about 1.5 GiB)
 
 _CHILD = """
-import importlib, json, sys, threading, time, tracemalloc, warnings
+import importlib, json, os, sys, threading, time, tracemalloc, warnings
 spec = json.load(open(sys.argv[1]))
 if spec["runtime_warnings_are_errors"]:
     warnings.simplefilter("error", RuntimeWarning)
@@ -39,19 +39,23 @@ fn = getattr(importlib.import_module(module), name)
 for first in spec["imports"]:  # a call's peak is its own, not the first import's
     importlib.import_module(first)
 out = []
+def cpu():  # this process's threads and the children it waited for (a reader's child)
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
 for args in spec["calls"]:
     tracemalloc.start()
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), cpu()
     try:
         value, error = fn(*args), None
     except Exception as e:
         value, error = None, {"type": type(e).__name__, "message": str(e)}
-    seconds = time.perf_counter() - start
+    seconds, cpu_seconds = time.perf_counter() - start, cpu() - cpu_start
     peak = tracemalloc.get_traced_memory()[1]
     alone = threading.active_count() == 1
     if alone:
         tracemalloc.stop()
-    out.append({"value": value, "error": error, "peak": peak, "seconds": seconds, "alone": alone})
+    out.append({"value": value, "error": error, "peak": peak, "seconds": seconds,
+                "cpu": cpu_seconds, "alone": alone})
     if not alone:
         break
 with open(sys.argv[2], "w") as f:
@@ -62,13 +66,16 @@ with open(sys.argv[2], "w") as f:
 @dataclass(frozen=True)
 class Traced:
     """One call's outcome: what it returned (JSON), or the exception it raised (its type's
-    name and message), the peak bytes traced while it ran and its seconds."""
+    name and message), the peak bytes traced while it ran, its seconds, and its CPU seconds
+    (the child's threads and the children it waited for): what a limit on a call's work
+    compares, since a loaded machine stretches its seconds several times over."""
 
     value: Any
     error_type: str | None
     message: str
     peak: int
     seconds: float
+    cpu: float
 
 
 def traced_calls(
@@ -116,6 +123,7 @@ def traced_calls(
             o["error"]["message"] if o["error"] else "",
             o["peak"],
             o["seconds"],
+            o["cpu"],
         )
         for o in outcomes
     ]
