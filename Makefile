@@ -25,11 +25,17 @@ run: $(STAMP)
 # TEST_WORKERS=0: one process. The kernels' cache is filled first, here, when it is empty:
 # after a kernel's source changed (codec.jit drops the stale cache as it is imported) both
 # test processes compiled every kernel at once, minutes each on 2 cores.
+# The sources are compiled to bytecode once, here, and the run may write bytecode (an empty
+# PYTHONDONTWRITEBYTECODE is unset): with it set, as on these machines, every process the
+# suite starts (hundreds: reader children, `python -m app`, Dask workers, traced children)
+# compiled each module it imported from source, and each test process rewrote every test
+# module's asserts (a third of a reader child's start, over half of a collection's CPU).
 TEST_WORKERS ?= 2
 test: $(STAMP)
 	@if $(PY) -c "import sys, codec.jit as j; sys.exit(any(j.PACKAGE.rglob('*/*.nbi')))"; \
 	then $(PY) -m codec warm-up; fi
-	bash tools/with_display.sh $(PY) -m pytest -q -p no:cacheprovider \
+	$(PY) -m compileall -q -j 0 codec app tests tools > /dev/null
+	PYTHONDONTWRITEBYTECODE= bash tools/with_display.sh $(PY) -m pytest -q -p no:cacheprovider \
 		-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 
 LINTED := codec app tests tools bench

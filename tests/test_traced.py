@@ -4,6 +4,7 @@ raised: the hostile-file tests' memory limits rest on it."""
 from __future__ import annotations
 
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -20,6 +21,14 @@ def allocate(mib: int) -> float:
 
 def fail(text: str) -> None:
     raise ValueError(text)
+
+
+def busy_then_hang(seconds: float) -> float:
+    """A child target: `seconds` of work in short steps, or a hang when negative."""
+    end = time.monotonic() + (3600 if seconds < 0 else seconds)
+    while time.monotonic() < end:
+        time.sleep(0.05)
+    return seconds
 
 
 def leave_a_thread() -> None:
@@ -42,3 +51,14 @@ def test_an_exception_comes_back_with_its_type_and_message() -> None:
 def test_a_call_that_leaves_a_thread_is_not_measured() -> None:
     with pytest.raises(AssertionError, match="call 0 of .* left a thread running"):
         traced_calls(f"{THIS}:leave_a_thread", [[], []])
+
+
+def test_the_hang_guard_is_per_call() -> None:
+    """Calls that each end within the guard pass however long they take together (4 s
+    here, over a 3 s guard); a call that hangs is stopped after the guard, naming it."""
+    calls = traced_calls(f"{THIS}:busy_then_hang", [[1.0]] * 4, timeout=3)
+    assert [t.value for t in calls] == [1.0] * 4
+    start = time.monotonic()
+    with pytest.raises(AssertionError, match="traced call 1 took over 3 s: stopped"):
+        traced_calls(f"{THIS}:busy_then_hang", [[0.1], [-1]], timeout=3)
+    assert time.monotonic() - start < 120  # not the hour it would hang

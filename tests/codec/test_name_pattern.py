@@ -77,9 +77,9 @@ def test_unclosed_brackets_compile_in_linear_time() -> None:
     def best(n: int) -> float:
         times = []
         for _ in range(3):
-            t = time.perf_counter()
+            t = time.process_time()
             _atoms("[" * n)
-            times.append(time.perf_counter() - t)
+            times.append(time.process_time() - t)
         return min(times)
 
     best(20_000)
@@ -154,9 +154,9 @@ def test_regexes_are_linear_and_refuse_what_needs_backtracking() -> None:
         r = NameRegex("(a+)+|(a|aa)*c")
         times = []
         for _ in range(3):
-            t = time.perf_counter()
+            t = time.process_time()
             assert not r.matches("a" * n + "b")
-            times.append(time.perf_counter() - t)
+            times.append(time.process_time() - t)
         return min(times)
 
     best(200)

@@ -16,6 +16,7 @@ import os
 import struct
 import zlib
 from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -369,14 +370,20 @@ def bvh_one_joint(folder: Path) -> Path:
 
 def bvh_many_rows_compressed(folder: Path) -> Path:
     """A 5 KB .bvh.xz that decompresses to ~50 MB of rows of zeros."""
+    path = folder / "bomb.bvh.xz"
+    path.write_bytes(_bvh_bomb_bytes())
+    return path
+
+
+@cache
+def _bvh_bomb_bytes() -> bytes:
+    """Made once per process: xz -9 over 50 MB takes seconds, and three tests build it."""
     import lzma
 
     head = BVH.format(offset=10, frame_time=0.01, value=0).split("MOTION")[0]
     rows = "0 0 0 0 0 0 0 0 0\n" * 2_800_000
     text = head + f"MOTION\nFrames: 2800000\nFrame Time: 0.01\n{rows}"
-    path = folder / "bomb.bvh.xz"
-    path.write_bytes(lzma.compress(text.encode(), preset=9))
-    return path
+    return lzma.compress(text.encode(), preset=9)
 
 
 def bvh_many_end_sites(folder: Path) -> Path:
@@ -561,21 +568,36 @@ def _fbx_str(text: str) -> bytes:
 def fbx_index_bomb(folder: Path) -> Path:
     """A ~80 KB binary FBX whose zlib-compressed PolygonVertexIndex inflates to 20 million
     entries (80 MB; ufbx needed 1.8 GB for it)."""
-    geometry = (
-        "Geometry",
-        [b"L" + struct.pack("<q", 10), _fbx_str("Geometry::m\x00\x01Geometry"), _fbx_str("Mesh")],
-        [
-            ("Vertices", [_fbx_array("d", np.zeros(9))], []),
-            ("PolygonVertexIndex", [_fbx_array("i", np.zeros(20_000_000, np.int32))], []),
-        ],
-    )
     path = folder / "index_bomb.fbx"
-    path.write_bytes(fbx_binary([("Objects", [], [geometry])]))
+    path.write_bytes(_fbx_bomb_bytes("index"))
     return path
 
 
 def fbx_key_bomb(folder: Path) -> Path:
     """An animation curve whose KeyTime and KeyValueFloat inflate to 30 million keys each."""
+    path = folder / "key_bomb.fbx"
+    path.write_bytes(_fbx_bomb_bytes("key"))
+    return path
+
+
+@cache
+def _fbx_bomb_bytes(kind: str) -> bytes:
+    """Made once per process: packing tens of millions of zeros with zlib -9 takes seconds,
+    and three tests build each bomb."""
+    if kind == "index":
+        geometry = (
+            "Geometry",
+            [
+                b"L" + struct.pack("<q", 10),
+                _fbx_str("Geometry::m\x00\x01Geometry"),
+                _fbx_str("Mesh"),
+            ],
+            [
+                ("Vertices", [_fbx_array("d", np.zeros(9))], []),
+                ("PolygonVertexIndex", [_fbx_array("i", np.zeros(20_000_000, np.int32))], []),
+            ],
+        )
+        return fbx_binary([("Objects", [], [geometry])])
     keys = np.zeros(30_000_000, np.int64)
     curve = (
         "AnimationCurve",
@@ -585,9 +607,7 @@ def fbx_key_bomb(folder: Path) -> Path:
             ("KeyValueFloat", [_fbx_array("f", keys.astype(np.float32))], []),
         ],
     )
-    path = folder / "key_bomb.fbx"
-    path.write_bytes(fbx_binary([("Objects", [], [curve])]))
-    return path
+    return fbx_binary([("Objects", [], [curve])])
 
 
 def usd_outside_sublayer(folder: Path, reference: str, name: str = "clip.usda") -> Path:

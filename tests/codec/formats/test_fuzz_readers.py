@@ -35,7 +35,7 @@ from tests.traced import traced_calls
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 MEMORY_LIMIT_MB = 200  # resident growth allowed for one case
-SLOW_CASE_S = 2.0
+SLOW_CASE_S = 2.0  # CPU seconds of one case: a loaded machine stretches its wall time
 ABSURD = ("999999999", "4294967295", "18446744073709551615", "0", "-1", "1e308", "nan", "2.5")
 
 # ------------------------------------------------------------------ base files
@@ -424,7 +424,7 @@ def test_mutated_files_only_raise_clip_format_error(
                 traced.append((label, path))
                 continue
             before = _rss_mb()
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             try:
                 result = load_clip(path)
                 assert isinstance(result, Clip)
@@ -434,12 +434,12 @@ def test_mutated_files_only_raise_clip_format_error(
                     failures.append(f"{label}: {text[:300]}")
             except Exception as exc:  # the point is to catch anything else
                 failures.append(f"{label}: {type(exc).__name__}: {exc}"[:300])
-            elapsed = time.perf_counter() - t0
+            elapsed = time.process_time() - t0
             grown = _rss_mb() - before
             if grown > MEMORY_LIMIT_MB:
                 failures.append(f"{label}: resident memory grew by {grown:.0f} MB")
             if elapsed > SLOW_CASE_S:
-                failures.append(f"{label}: took {elapsed:.1f} s")
+                failures.append(f"{label}: took {elapsed:.1f} s of CPU")
     # under tracemalloc in a child of their own: it cannot crash there (tests/traced.py)
     cases = traced_calls(f"{_THIS}:_outcome", [[path] for _, path in traced])
     for (label, _), case in zip(traced, cases, strict=True):
@@ -449,8 +449,8 @@ def test_mutated_files_only_raise_clip_format_error(
             failures.append(f"{label}: {case.value[:300]}")
         if case.peak / 2**20 > MEMORY_LIMIT_MB:
             failures.append(f"{label}: allocated {case.peak / 2**20:.0f} MB at peak")
-        if case.seconds > SLOW_CASE_S:
-            failures.append(f"{label}: took {case.seconds:.1f} s")
+        if case.cpu > SLOW_CASE_S:
+            failures.append(f"{label}: took {case.cpu:.1f} s of CPU")
     duration = time.perf_counter() - started
     print(
         f"\n{fmt}: {total} mutations in {duration:.1f} s, peak RSS +{_rss_mb() - start_rss:.0f} MB"
@@ -464,9 +464,9 @@ def test_mutated_files_only_raise_clip_format_error(
 # usd-core and ufbx run in a child process (codec.formats.reader_process): a mutation may
 # crash, abort or balloon it, and must still come back as one ClipFormatError line naming
 # the file, the child's peak resident memory under 500 MB. Each case starts a child
-# (~0.3 s), so there are fewer of them, and the whole run stops at NATIVE_BUDGET_S.
+# (~0.7 s), so there are fewer of them; every one runs however loaded the machine (a time
+# budget made the number of cases, and `total`, depend on the load).
 NATIVE_PER_KIND = 3
-NATIVE_BUDGET_S = 150.0
 CHILD_RSS_LIMIT_MB = 500.0
 NATIVE_CASE_S = 60.0
 
@@ -521,7 +521,7 @@ def _native_bases() -> list[tuple[str, bytes, dict[str, Mutation]]]:
     ]
 
 
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(600)  # a hang guard: ~45 s on a quiet machine, each case held to 60 s
 def test_native_reader_mutations_are_one_line_and_small(tmp_path: Path) -> None:
     """Seeded mutations of USD (crate, usda) and FBX (binary, ASCII) files: a Clip, or one
     ClipFormatError line naming the file (a crash included, never "internal error"), the
@@ -534,8 +534,6 @@ def test_native_reader_mutations_are_one_line_and_small(tmp_path: Path) -> None:
         load_clip(_write(tmp_path / "base", name, base))  # the unmutated base loads
         for kind, mutate in mutations.items():
             for i in range(NATIVE_PER_KIND):
-                if time.perf_counter() - started > NATIVE_BUDGET_S:
-                    break
                 total += 1
                 label = f"{name} {kind} #{i}"
                 data = mutate(random.Random(f"native:{name}:{kind}:{i}"), base)
@@ -560,7 +558,7 @@ def test_native_reader_mutations_are_one_line_and_small(tmp_path: Path) -> None:
     print(
         f"\nnative readers: {total} mutations in {time.perf_counter() - started:.1f} s, {outcomes}"
     )
-    assert total >= 30
+    assert total == 60  # 20 kinds of mutation over the 4 bases, 3 each
     assert not failures, f"{len(failures)} of {total} cases failed:\n" + "\n".join(failures[:25])
     assert outcomes["refused"] > 0 and outcomes["clip"] > 0, outcomes
 

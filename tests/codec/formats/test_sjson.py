@@ -109,10 +109,10 @@ def test_deep_nesting_is_an_error_not_a_crash() -> None:
 def test_pathological_tables_do_not_backtrack() -> None:
     # a long digit run followed by something that breaks the table must stay linear
     text = "a = [ [ " + "1 " * 20_000 + "12345678901234567890" * 500 + " @ ] ]"
-    start = time.perf_counter()
+    start = time.process_time()  # CPU seconds: a loaded machine stretches wall time
     with pytest.raises(sjson.SJSONError, match="unexpected character"):
         sjson.parse(text)
-    assert time.perf_counter() - start < 1.0
+    assert time.process_time() - start < 1.0
 
 
 def test_braced_top_level_is_accepted() -> None:
