@@ -224,14 +224,16 @@ def test_a_widget_change_does_not_redraw_the_3d_view(qtbot, opened) -> None:
         before = frames.count
         window.status_label.setText(f"a status text, {i}")
         qtbot.waitUntil(lambda b=before: frames.count > b, timeout=10_000)
-    qtbot.wait(100)  # watching for a 3D frame: none comes
-    # none asked for by our code, none from the view being resized by the widgets' layout; a
-    # bare Expose is the window system's (a loaded machine re-exposes the GL window at times:
-    # CI saw one 3D frame here in 1 of its runs)
-    assert frames.count >= 5 and set(gl_frames) <= {"gl (Expose)"}, gl_frames
+    qtbot.wait(100)  # watching for a 3D frame asked for by our code: none comes
+    # none from an update our code asked for, none from the view being resized by the widgets'
+    # layout; the window system's own (an Expose, or a frame no event of ours led to)
+    # are not the widgets' doing: a loaded machine re-exposes the GL window at times (CI saw
+    # one 3D frame here in 1 of its runs, a fresh clone another with no event seen before it)
+    ours = [cause for cause in gl_frames if cause in ("gl", "gl (Resize)")]
+    assert frames.count >= 5 and not ours, gl_frames
     asked = len(gl_frames)
     vp.invalidate()  # the 3D view still draws when asked
-    qtbot.waitUntil(lambda: "gl" in gl_frames[asked:], timeout=10_000)
+    qtbot.waitUntil(lambda: len(gl_frames) > asked and not vp._dirty, timeout=10_000)
 
 
 class Paints(QObject):
