@@ -236,6 +236,9 @@ def _main(args: argparse.Namespace) -> int:
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
     app.setOrganizationName("Shellscope")
     app.setApplicationName("Shellscope")
+    from app.qt import gui_thread_gc
+
+    gui_thread_gc.install()  # no thread but the GUI's collects cycles: see its docstring
 
     from app.main_window import DEFAULT_CLIP, Dialogs, MainWindow
     from app.scene import scene_view

@@ -9,6 +9,7 @@ go to a private Xvfb, never to the user's display; `tools/with_display.sh` alrea
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import tempfile
@@ -152,6 +153,24 @@ def no_thread_left_running():
         if thread.is_alive():
             left.append(thread)
     assert not left, "the test left threads running: " + ", ".join(map(_described, left))
+
+
+def pytest_configure(config: object) -> None:
+    # No thread but the main one collects cycles (app.qt.gui_thread_gc, as in the window):
+    # a session's Dask IO loop once collected a Qt object while a test built a window, and
+    # both threads waited for each other for good. The main thread collects between tests.
+    gc.disable()
+
+
+@pytest.fixture(autouse=True)
+def cycles_collected_between_tests():
+    """What automatic collection would have done during the test, done after it on the
+    main thread (teardown last: this fixture is set up first)."""
+    yield
+    from app.qt.gui_thread_gc import collect_due
+
+    gc.disable()  # a test that turned it on (and forgot) leaves it off for the next
+    collect_due()
 
 
 def pytest_unconfigure(config: object) -> None:

@@ -1,17 +1,19 @@
-"""Reference cycles are collected on the GUI thread while the window's worker threads run.
+"""In a Qt process, reference cycles are collected on the GUI thread only.
 
-CPython runs its cycle collector on whichever thread allocates past the threshold: often a
-compression or kernel warm-up thread (numba's compiler allocates a lot). When a collected
-cycle holds a Python object whose bound method is connected to a Qt signal, PySide
-disconnects it there: Qt takes its signal-slot lock, then waits for the GIL, while the GUI
-thread holds the GIL and waits for that lock in a `connect` (a panel refreshing). Both wait
-forever: a frozen window (seen in the app tests under load; both threads' stacks are in the
-commit that added this). pyqtgraph's `GarbageCollector` is the known remedy; this one turns
-automatic collection off only while such threads live.
+CPython runs its cycle collector on whichever thread allocates past the threshold: a
+compression or kernel warm-up thread (numba's compiler allocates a lot), or Dask's IO-loop
+thread while the Library runs beside the window. When a collected cycle holds a Python object
+tied to a Qt object (a bound method connected to a signal, a wrapper Qt owns), PySide
+destroys or disconnects it there: Qt takes its signal-slot lock, then waits for the GIL,
+while the GUI thread holds the GIL and waits for that lock in a `connect` (a panel or a
+window being built). Both wait forever: a frozen window (seen in the app tests under load,
+once with a compression thread and once with Dask's IO loop; the stacks are in the commits
+that fixed each). Turning collection off only while our own workers ran left every other
+thread out, so it is off for the life of the process, as pyqtgraph's `GarbageCollector` does.
 
-`start(thread)`, on the GUI thread in place of `thread.start()`: automatic collection goes
-off before the thread runs, and a GUI-thread timer collects instead; once every thread
-started so has ended, the timer collects what waited and automatic collection comes back.
+`install()`, on the GUI thread once the QApplication exists: automatic collection goes off
+and a GUI-thread timer collects what is due instead. `start(thread)` installs it, then starts
+the thread: every thread the window starts goes through it.
 """
 
 from __future__ import annotations
@@ -21,9 +23,8 @@ import threading
 
 from PySide6.QtCore import QCoreApplication, QThread, QTimer
 
-INTERVAL_MS = 500  # how often the GUI thread collects while workers run
+INTERVAL_MS = 500  # how often the GUI thread collects
 
-_workers: list[threading.Thread] = []
 _timer: QTimer | None = None
 
 
@@ -45,33 +46,30 @@ def collect_due() -> int:
     return found
 
 
-def _tick() -> None:
-    collect_due()
-    _workers[:] = [t for t in _workers if t.is_alive()]
-    if not _workers and _timer is not None:
-        _timer.stop()
-        gc.collect()
-        gc.enable()
+def install() -> bool:
+    """Collection on the GUI thread from now on, for good; returns whether it is (not off
+    the GUI thread or without a QApplication: there it does nothing)."""
+    global _timer
+    if _timer is not None:
+        gc.disable()  # someone turned it back on (a test): off again
+        return True
+    if not _on_gui_thread():
+        return False
+    app = QCoreApplication.instance()
+    _timer = QTimer(app)
+    _timer.setInterval(INTERVAL_MS)
+    _timer.timeout.connect(collect_due)
+    gc.disable()
+    _timer.start()
+    return True
+
+
+def installed() -> bool:
+    """Whether cycles are collected on the GUI thread (and automatic collection is off)."""
+    return _timer is not None and _timer.isActive() and not gc.isenabled()
 
 
 def start(thread: threading.Thread) -> None:
-    """Start `thread` with cycles collected on the GUI thread until it (and every other
-    thread started here) has ended. Off the GUI thread, or without a QApplication, it only
-    starts it."""
-    global _timer
-    if _on_gui_thread():
-        if _timer is None:
-            _timer = QTimer()
-            _timer.setInterval(INTERVAL_MS)
-            _timer.timeout.connect(_tick)
-        _workers.append(thread)
-        gc.disable()
-        if not _timer.isActive():
-            _timer.start()
+    """Start `thread` with cycles collected on the GUI thread (`install`)."""
+    install()
     thread.start()
-
-
-def watching(thread: threading.Thread | None = None) -> bool:
-    """Whether collection is on the GUI thread now (a thread started here may still run),
-    or for `thread`: whether it is one of those."""
-    return bool(_workers) if thread is None else thread in _workers

@@ -1,11 +1,13 @@
-"""While the window's worker threads run, reference cycles are collected on the GUI thread,
-never on a worker that happens to allocate (there a collected Qt receiver deadlocked the
-window); once they have ended, automatic collection is back."""
+"""In the window's process cycles are collected on the GUI thread only, never on a thread that
+happens to allocate (a compression, the kernels' warm-up, Dask's IO loop): there a collected
+Qt object deadlocked the window."""
 
 from __future__ import annotations
 
 import gc
 import threading
+
+import pytest
 
 from app.controller import Controller
 from app.qt import gui_thread_gc
@@ -29,46 +31,53 @@ def churn() -> None:
     del keep
 
 
-def test_cycles_are_collected_on_the_gui_thread_while_a_worker_runs(qtbot) -> None:
+@pytest.fixture
+def uninstalled(monkeypatch: pytest.MonkeyPatch):
+    """Collection as a fresh process has it (automatic, no GUI-thread timer) for this test;
+    what the test installs is stopped after it."""
+    monkeypatch.setattr(gui_thread_gc, "_timer", None)
+    gc.enable()
+    yield
+    if gui_thread_gc._timer is not None:
+        gui_thread_gc._timer.stop()
+        gui_thread_gc._timer.deleteLater()
+    gc.disable()  # as tests/conftest.py keeps the suite
+
+
+def test_cycles_are_collected_on_the_gui_thread_whichever_thread_allocates(
+    qtbot, uninstalled
+) -> None:
+    assert gui_thread_gc.install() and gui_thread_gc.installed() and not gc.isenabled()
     seen: list[int] = []
-    go = threading.Event()
-
-    def work() -> None:
-        go.wait(10)
-        churn()
-
-    worker = threading.Thread(target=work)
-    gui_thread_gc.start(worker)
-    assert gui_thread_gc.watching() and not gc.isenabled()
     Cycle(seen)
-    go.set()
+    worker = threading.Thread(target=churn)  # any thread: not started through start()
+    worker.start()
     worker.join()
     assert seen == []  # the worker's allocations collected nothing
-    timeout = 5 * gui_thread_gc.INTERVAL_MS + 2000
-    qtbot.waitUntil(lambda: seen != [], timeout=timeout)
+    qtbot.waitUntil(lambda: seen != [], timeout=5 * gui_thread_gc.INTERVAL_MS + 2000)
     assert seen == [threading.get_ident()]  # the GUI thread's timer did
-    qtbot.waitUntil(lambda: not gui_thread_gc.watching(worker), timeout=timeout)
-    # automatic collection is back once no such thread runs (an earlier test's may still)
-    assert gc.isenabled() or gui_thread_gc.watching()
+    assert not gc.isenabled()  # and it stays off: it never comes back on by itself
 
 
-def test_without_it_a_worker_collects(qtbot) -> None:
+def test_without_it_a_worker_collects(qtbot, uninstalled) -> None:
     """The check above can fail: with automatic collection on, the worker collects."""
-    was = gc.isenabled()  # an earlier test's worker may still run
-    gc.enable()
-    try:
-        seen: list[int] = []
-        Cycle(seen)
-        worker = threading.Thread(target=churn)
-        worker.start()
-        worker.join()
-        assert seen and seen[0] != threading.get_ident()
-    finally:
-        if not was:
-            gc.disable()
+    seen: list[int] = []
+    Cycle(seen)
+    worker = threading.Thread(target=churn)
+    worker.start()
+    worker.join()
+    assert seen and seen[0] != threading.get_ident()
 
 
-def test_the_controllers_compression_thread_is_started_so(qtbot) -> None:
+def test_off_the_gui_thread_it_does_nothing(qtbot, uninstalled) -> None:
+    done: list[bool] = []
+    worker = threading.Thread(target=lambda: done.append(gui_thread_gc.install()))
+    worker.start()
+    worker.join()
+    assert done == [False] and gc.isenabled() and not gui_thread_gc.installed()
+
+
+def test_the_controllers_threads_install_it(qtbot, uninstalled) -> None:
     gate = threading.Event()
 
     def compress(*_args: object, **_kwargs: object) -> None:
@@ -77,7 +86,17 @@ def test_the_controllers_compression_thread_is_started_so(qtbot) -> None:
     controller = Controller(make_document(), compress=compress, debounce_ms=1)
     try:
         controller.compress_now()
-        assert gui_thread_gc.watching(controller._worker._thread) and not gc.isenabled()
+        assert gui_thread_gc.installed()
     finally:
         gate.set()
         controller.shutdown()
+
+
+def test_the_windows_process_installs_it(qtbot, capsys, monkeypatch, uninstalled, tmp_path):
+    from tests.app.test_cli import run_in_process
+
+    bad = tmp_path / "bad.acl.sjson"
+    bad.write_text("version = 5\nbones = [ {")
+    code, _ = run_in_process(qtbot, capsys, monkeypatch, str(bad), "--screenshot", "x.png")
+    assert code == 2  # it did start: the reader's refusal comes from the window's process
+    assert gui_thread_gc.installed()
