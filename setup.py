@@ -22,6 +22,17 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 
+def warm_up_env(build_lib: str) -> dict[str, str]:
+    """The warm-up child's environment: it imports what this build imports, the build folder
+    first. pip's isolated build puts numpy and numba on this process's path (through its
+    own sitecustomize on PYTHONPATH); a PYTHONPATH of the build folder alone lost them, and
+    a fresh venv's `pip install .` built a wheel with no cache (its first compression then
+    compiled for a minute)."""
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env["PYTHONPATH"] = os.pathsep.join([os.path.abspath(build_lib), *filter(None, sys.path)])
+    return env
+
+
 class BuildPyWithKernels(build_py):
     def run(self) -> None:
         super().run()
@@ -30,8 +41,7 @@ class BuildPyWithKernels(build_py):
         for old in Path(self.build_lib).rglob("__pycache__/*"):  # an earlier build's
             if old.suffix in (".nbi", ".nbc") or old.name == "kernels.sha256":
                 old.unlink()
-        env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
-        env["PYTHONPATH"] = os.path.abspath(self.build_lib)
+        env = warm_up_env(self.build_lib)
         done = subprocess.run(
             [sys.executable, "-m", "codec", "warm-up"],
             cwd=self.build_lib,
@@ -46,4 +56,5 @@ class BuildPyWithKernels(build_py):
             print(f"shellscope: the kernels' cache was not built ({tail[0]})", file=sys.stderr)
 
 
-setup(cmdclass={"build_py": BuildPyWithKernels})
+if __name__ == "__main__":  # as pip's build backend runs it; a test imports warm_up_env
+    setup(cmdclass={"build_py": BuildPyWithKernels})
