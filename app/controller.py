@@ -74,6 +74,9 @@ STALE_AFTER = 2.0
 WORKER_NICE = 3
 WORKER_IDLE_S = 10.0  # the compression thread ends after this long without a run
 WARM_REST_AFTER_S = compress_process.WARM_REST_AFTER_S
+# and then this long, so the first result's frames are drawn before it takes the GIL in turns
+# with the UI thread (it set the first result at delivery, before the views drew it)
+WARM_REST_GRACE_S = 2.0
 
 
 def below_ui() -> None:
@@ -281,7 +284,7 @@ class Controller(QtCore.QObject):
                 for codec_setting in (DEFAULT_CODEC, AUTO_CODEC):
                     if codec_setting == AUTO_CODEC:
                         self.first_result.wait(WARM_REST_AFTER_S)
-                        if self._closed.is_set():
+                        if self._closed.wait(WARM_REST_GRACE_S):
                             return
                     report = warm_up.warm_up(
                         lambda: self._warming.emit(warm_up.COMPILING), codec_setting

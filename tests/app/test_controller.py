@@ -579,3 +579,29 @@ def test_shutdown_ends_a_warm_up_waiting_for_the_first_result(qtbot, monkeypatch
     ctl.shutdown()
     assert ctl.join_threads(2.0) == []  # well within WARM_REST_AFTER_S
     assert warmed == ["acl-style"] and controller_module.WARM_REST_AFTER_S > 2.0
+
+
+def test_the_other_codecs_warm_up_after_the_first_result_is_drawn(qtbot, monkeypatch) -> None:
+    """The other codecs' warm-up waits a grace after the first result (whose frames are
+    drawn meanwhile), and a shutdown during that grace ends it without warming them."""
+    from codec import warm_up
+
+    warmed: list[str] = []
+    monkeypatch.setattr(
+        warm_up, "warm_up", lambda compiling, codec: warmed.append(codec) or warm_up.WarmUp(0.0, 0)
+    )
+    monkeypatch.setattr(controller_module, "WARM_REST_GRACE_S", 1.5)
+    ctl = Controller(Document())
+    qtbot.waitUntil(lambda: warmed == ["acl-style"], timeout=30_000)
+    ctl.first_result.set()
+    qtbot.wait(500)
+    assert warmed == ["acl-style"]  # still in its grace
+    qtbot.waitUntil(lambda: warmed == ["acl-style", "auto"], timeout=30_000)
+    ctl.shutdown()
+
+    warmed.clear()
+    ctl = Controller(Document())
+    qtbot.waitUntil(lambda: warmed == ["acl-style"], timeout=30_000)
+    ctl.first_result.set()
+    ctl.shutdown()
+    assert ctl.join_threads(1.0) == [] and warmed == ["acl-style"]
