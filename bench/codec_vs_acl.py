@@ -335,7 +335,7 @@ def cold_start(path: Path) -> dict[str, float]:
     warm_up.warm_up()  # every kernel in the cache, as `pip install .` builds it
     code = (
         "import codec, resource; from codec.compression import compress; "
-        "from codec.warm_up import _Compiles; c = _Compiles(None)\n"
+        "from codec.warm_up import CompileCounter; c = CompileCounter()\n"
         f"with c.listening(): compress(codec.load_clip({str(path)!r}))\n"
         "u = resource.getrusage(resource.RUSAGE_SELF); print(u.ru_utime + u.ru_stime, c.count)"
     )

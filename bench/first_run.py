@@ -33,14 +33,16 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 CLIP = REPO / "tests" / "data" / "gltf" / "CesiumMan.glb"
 TARGETS = {"compress": 3.0, "window": 5.0}  # s wall, issue 39
-COMPRESS = (
+COMPRESS = (  # prints how many kernels numba compiled: 0 when the install's cache served
     "import sys, codec; from codec.compression import compress; "
-    "compress(codec.load_clip(sys.argv[1]))"
+    "from codec.warm_up import CompileCounter; counter = CompileCounter()\n"
+    "with counter.listening(): compress(codec.load_clip(sys.argv[1]))\n"
+    "print(f'compiled {counter.count}')"
 )
 
 
-def timed(command: list[str], cwd: Path) -> tuple[float, float]:
-    """(wall s, CPU s) of a child process run to its end; raises on a failure."""
+def timed(command: list[str], cwd: Path) -> tuple[float, float, str]:
+    """(wall s, CPU s, its output) of a child process run to its end; raises on a failure."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=600)
@@ -50,7 +52,7 @@ def timed(command: list[str], cwd: Path) -> tuple[float, float]:
         tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
         raise SystemExit(f"first_run: {' '.join(command[:3])}... failed: {tail}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu
+    return wall, cpu, done.stdout
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -62,6 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     clip = args.clip.resolve()
     other = os.path.abspath(args.python) != os.path.abspath(sys.executable)  # venvs: symlinks
     rows: dict[str, list[tuple[float, float, float]]] = {"compress": [], "window": []}
+    compiled: list[str] = []
     with tempfile.TemporaryDirectory(prefix="shellscope-first-run-") as tmp:
         cwd = Path(tmp) if other else REPO  # another install must not import this checkout
         env_note = os.environ.get("DISPLAY") or "no DISPLAY"
@@ -72,8 +75,10 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(args.rounds):
             for kind, command in commands.items():
                 load = os.getloadavg()[0]
-                wall, cpu = timed(command, cwd)
+                wall, cpu, out = timed(command, cwd)
                 rows[kind].append((wall, cpu, load))
+                if kind == "compress":
+                    compiled += [w for w in out.split() if w.isdigit()][-1:] or ["?"]
     print(
         f"{clip.name}, {args.python} ({'another install' if other else 'this checkout'}), "
         f"display {env_note}, {os.cpu_count()} cores"
@@ -81,17 +86,19 @@ def main(argv: list[str] | None = None) -> int:
     ok = True
     for kind, runs in rows.items():
         walls = sorted(r[0] for r in runs)
-        cpus = sorted(r[1] for r in runs)
+        cpus = [r[1] for r in runs]
         loads = [r[2] for r in runs]
-        median = walls[len(walls) // 2]
-        passed = median <= TARGETS[kind]
+        first = runs[0][0]  # what a user meets: the first run after the install
+        passed = first <= TARGETS[kind]
         verdict = "PASS" if passed else "FAIL"
         ok &= passed
         print(
             f"{kind:8s} wall {' '.join(f'{w:.2f}' for w in (r[0] for r in runs))} s "
-            f"(median {median:.2f}, target <= {TARGETS[kind]:g} s: {verdict}); "
-            f"CPU median {cpus[len(cpus) // 2]:.2f} s; load {min(loads):.1f}-{max(loads):.1f}"
+            f"(first {first:.2f}, target <= {TARGETS[kind]:g} s: {verdict}; median "
+            f"{walls[len(walls) // 2]:.2f}); CPU {' '.join(f'{c:.2f}' for c in cpus)} s; "
+            f"load {min(loads):.1f}-{max(loads):.1f}"
         )
+    print(f"kernels numba compiled in each compress: {' '.join(compiled)} (0: the cache served)")
     return 0 if ok else 1
 
 

@@ -61,7 +61,7 @@ def warm_up(compiling: Callable[[], object] | None = None, codec: str = AUTO) ->
     with _lock:
         if codec in _reports:
             return _reports[codec]
-        counter = _Compiles(compiling)
+        counter = CompileCounter(compiling)
         start = time.perf_counter()
         with counter.listening():
             result = compress(
@@ -72,11 +72,11 @@ def warm_up(compiling: Callable[[], object] | None = None, codec: str = AUTO) ->
         return _reports[codec]
 
 
-class _Compiles:
+class CompileCounter:
     """Counts numba's compilations (numba's event API: a cache hit is not one) and says
     when the first one starts."""
 
-    def __init__(self, first: Callable[[], object] | None) -> None:
+    def __init__(self, first: Callable[[], object] | None = None) -> None:
         self.count = 0
         self._first = first
 

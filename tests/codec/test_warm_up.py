@@ -82,7 +82,7 @@ def test_the_warm_up_counts_what_numba_compiles_and_says_when_it_starts() -> Non
     import numba
 
     said = []
-    counter = warm_up._Compiles(lambda: said.append("compiling"))
+    counter = warm_up.CompileCounter(lambda: said.append("compiling"))
 
     @numba.njit(cache=False)
     def twice(x):
