@@ -248,18 +248,16 @@ class BindModes:
         if mode != "none":
             return None
         shells = strip.costs.dominant_shells
-        scale = ancestor_scale(self.clip)[:, None]
         budget = np.broadcast_to(shells.precision[:, None], stored.shape)
-        ident = additive.identity("additive0", sk.num_joints)
         first = (self.clip.rotations[0], self.clip.translations[0], self.clip.scales[0])
-        to_bind, to_identity, to_first = (
-            _deviation(self.clip, pose, shells.distance) * scale
-            for pose in ((sk.bind_rotations, sk.bind_translations, sk.bind_scales), ident, first)
+        poses = ((sk.bind_rotations, sk.bind_translations, sk.bind_scales), first)
+        low, high = _deviations(
+            self.clip, (*poses, additive.identity("additive0", sk.num_joints)), shells.distance
         )
-        if np.any(to_identity[stored] <= 2.0 * budget[stored]):
+        if np.any(low[2][stored] <= 2.0 * budget[stored]):
             return None  # none might store as nothing what strip stores
-        closer = np.minimum(to_identity, to_first) < to_bind
-        if np.any(~stored & closer & (to_bind > NEGLIGIBLE * budget)):
+        closer = np.minimum(low[1], low[2]) < high[0]
+        if np.any(~stored & closer & (high[0] > NEGLIGIBLE * budget)):
             return None  # none might hold closer a default of strip's that matters
         return "none stores strip's samples, and its defaults no closer"
 
@@ -340,15 +338,30 @@ class BindModes:
         return dataclasses.replace(encoded, decoder=decoder), False
 
 
-def _deviation(clip: Clip, pose: tuple[Array, Array, Array], distance: Array) -> Array:
-    """(J, 3) how far each sub-track's samples stray from `pose` (J, ...) at worst, as a
-    distance on the joint's dominant shell (`distance` (J,)): a rotation's angle times the
-    distance, a translation's length, a scale's largest component times the distance."""
-    cos = np.abs(np.sum(clip.rotations * pose[0], axis=-1)).min(axis=0)
-    angle = 2.0 * np.arccos(np.minimum(cos, 1.0))
-    moved = np.linalg.norm(clip.translations - pose[1], axis=-1).max(axis=0)
-    stretched = np.abs(clip.scales - pose[2]).max(axis=(0, 2))
-    return np.stack((angle * distance, moved, stretched * distance), axis=1)
+def _deviations(
+    clip: Clip, poses: tuple[tuple[Array, Array, Array], ...], distance: Array
+) -> tuple[Array, Array]:
+    """Lower and upper bounds (P, J, 3) of how far each sub-track's samples stray at worst
+    from each of the P `poses` (J, ...), as a distance on the joint's dominant shell
+    (`distance` (J,)) times its ancestors' scale: a rotation's angle times the distance, a
+    translation's length, a scale's largest component times the distance. Rotations exactly,
+    translations from their per-component bounds (one pass over the samples for all poses)."""
+    rot = np.stack([p[0] for p in poses])  # (P, J, 4)
+    cos = np.abs(np.einsum("sjc,pjc->psj", clip.rotations, rot)).min(axis=1)
+    angle = 2.0 * np.arccos(np.minimum(cos, 1.0)) * distance
+    out = [angle, angle]
+    for k, samples in ((1, clip.translations), (2, clip.scales)):
+        at = np.stack([p[k] for p in poses])  # (P, J, 3)
+        lo, hi = samples.min(axis=0), samples.max(axis=0)
+        comp = np.maximum(np.abs(hi - at), np.abs(at - lo))  # per component, exact
+        if k == 1:
+            out += [comp.max(axis=-1), np.linalg.norm(comp, axis=-1)]
+        else:
+            out += [comp.max(axis=-1) * distance] * 2
+    scale = ancestor_scale(clip)[None, :, None]
+    low = np.stack(out[0::2], axis=-1) * scale
+    high = np.stack(out[1::2], axis=-1) * scale
+    return low, high
 
 
 def _under(clip: Clip, skeleton: Skeleton) -> Clip:
