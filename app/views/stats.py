@@ -388,7 +388,8 @@ def bind_mode_text(stats: dict[str, Any]) -> str:
     ]
     text = mode + (f" (vs {', '.join(others)})" if others else "")
     screened = stats.get("bind_modes", {}).get("screened", {})
-    text += "".join(f"; {m} not tried: {why}" for m, why in screened.items())
+    if screened:
+        text += f"; {', '.join(screened)} not run (cannot beat strip)"
     base = stats.get("additive_base")
     if base:
         named = f" {base['name']!r}" if base["name"] else ""

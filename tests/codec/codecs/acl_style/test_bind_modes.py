@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from codec.cli.compress import bind_line
 from codec.codecs import container
 from codec.codecs.acl_style.bind_modes import compensated
 from codec.codecs.acl_style.codec import CODEC
@@ -73,6 +74,7 @@ def test_best_leaves_out_only_modes_that_are_no_smaller_than_strip(
         t = alone.details["bind_modes"]["tried"][mode]
         assert t["compressed_size"] >= strip or not t["strict"]
     assert best.details["bind_mode"] in modes["tried"]
+    assert all(f"{m} not tried" in bind_line(best.details) for m in screened)
 
 
 def test_best_tries_none_where_the_identity_holds_what_strip_stores() -> None:
