@@ -20,7 +20,7 @@ compressor run) shows they cannot be smaller (details["bind_modes"]["screened"] 
 - beside strip, additive gets BEST_ADDITIVE_ROUNDS: its optimiser measures the additive's
   hierarchy (bones the length of the offsets from the bind pose), so a first round that
   misses the precision is far off, and on the bench's clips no tightened round beat strip.
-Measured on tests/data's 24 clips: best's choice and size are those of trying everything.
+Measured on tests/data's 26 clips: best's choice and size are those of trying everything.
 
 A clip with an additive base of its own (ACL SJSON `base_tracks`) is always stored as its
 additive (the file's format) on that base: the bind modes do not apply to it.
@@ -187,7 +187,7 @@ class BindModes:
         best: tuple[tuple[bool, int], str, Encoded] | None = None
         for i, mode in enumerate(modes):
             if best is not None and best[1] == "strip" and best[0][0] is False:
-                why = self._cannot_win(mode, best[2])
+                why = _cannot_win(mode, clip, best[2])
                 if why is not None:
                     screened[mode] = why
                     continue
@@ -229,37 +229,6 @@ class BindModes:
         if not tried[chosen]["strict"]:
             details["strict"] = False
         return dataclasses.replace(encoded, details=details)
-
-    def _cannot_win(self, mode: str, strip: Encoded) -> str | None:
-        """Why `mode` cannot be smaller than `strip` (a strict encoding of the clip with
-        `--bind strip`), or None when it might be and must be tried. Cheap: no compressor
-        run, only how far the clip's sub-tracks stray from what each mode would hold them to
-        (module docstring, "best")."""
-        if strip.costs is None or strip.costs.dominant_shells is None:
-            return None
-        sk = self.clip.skeleton
-        stored = np.asarray(strip.costs.kinds) != TrackKind.DEFAULT
-        if mode == "additive":
-            turned = np.any(sk.bind_rotations[:, :3] != 0.0, axis=-1)
-            scaled = np.any(sk.bind_scales != 1.0, axis=-1)
-            if np.any(turned[stored[:, 0]]) or np.any(scaled[stored[:, 2]]):
-                return None
-            return "the bind pose neither rotates nor scales what strip stores"
-        if mode != "none":
-            return None
-        shells = strip.costs.dominant_shells
-        budget = np.broadcast_to(shells.precision[:, None], stored.shape)
-        first = (self.clip.rotations[0], self.clip.translations[0], self.clip.scales[0])
-        poses = ((sk.bind_rotations, sk.bind_translations, sk.bind_scales), first)
-        low, high = _deviations(
-            self.clip, (*poses, additive.identity("additive0", sk.num_joints)), shells.distance
-        )
-        if np.any(low[2][stored] <= 2.0 * budget[stored]):
-            return None  # none might store as nothing what strip stores
-        closer = np.minimum(low[1], low[2]) < high[0]
-        if np.any(~stored & closer & (high[0] > NEGLIGIBLE * budget)):
-            return None  # none might hold closer a default of strip's that matters
-        return "none stores strip's samples, and its defaults no closer"
 
     def _mode(
         self,
@@ -336,6 +305,38 @@ class BindModes:
                 compensate = dataclasses.replace(encoded, decoder=decoder)
                 compressor = Compressor(as_stored(_compensated(clip, compensate)), code)
         return dataclasses.replace(encoded, decoder=decoder), False
+
+
+def _cannot_win(mode: str, clip: Clip, strip: Encoded) -> str | None:
+    """Why `mode` cannot be smaller than `strip` (a strict encoding of `clip`, settings
+    applied, with `--bind strip`), or None when it might be and must be tried. Cheap: no
+    compressor run, only how far the clip's sub-tracks stray from what each mode would hold
+    them to (module docstring, "best")."""
+    if strip.costs is None or strip.costs.dominant_shells is None:
+        return None
+    sk = clip.skeleton
+    stored = np.asarray(strip.costs.kinds) != TrackKind.DEFAULT
+    if mode == "additive":
+        turned = np.any(sk.bind_rotations[:, :3] != 0.0, axis=-1)
+        scaled = np.any(sk.bind_scales != 1.0, axis=-1)
+        if np.any(turned[stored[:, 0]]) or np.any(scaled[stored[:, 2]]):
+            return None
+        return "the bind pose neither rotates nor scales what strip stores"
+    if mode != "none":
+        return None
+    shells = strip.costs.dominant_shells
+    budget = np.broadcast_to(shells.precision[:, None], stored.shape)
+    first = (clip.rotations[0], clip.translations[0], clip.scales[0])
+    poses = ((sk.bind_rotations, sk.bind_translations, sk.bind_scales), first)
+    low, high = _deviations(
+        clip, (*poses, additive.identity("additive0", sk.num_joints)), shells.distance
+    )
+    if np.any(low[2][stored] <= 2.0 * budget[stored]):
+        return None  # none might store as nothing what strip stores
+    closer = np.minimum(low[1], low[2]) < high[0]
+    if np.any(~stored & closer & (high[0] > NEGLIGIBLE * budget)):
+        return None  # none might hold closer a default of strip's that matters
+    return "none stores strip's samples, and its defaults no closer"
 
 
 def _deviations(
