@@ -387,6 +387,9 @@ def bind_mode_text(stats: dict[str, Any]) -> str:
         if m != mode
     ]
     text = mode + (f" (vs {', '.join(others)})" if others else "")
+    screened = stats.get("bind_modes", {}).get("screened", {})
+    if screened:
+        text += f"; {', '.join(screened)} not run (cannot beat strip)"
     base = stats.get("additive_base")
     if base:
         named = f" {base['name']!r}" if base["name"] else ""

@@ -155,6 +155,8 @@ def bind_line(s: dict[str, Any]) -> str:
         for m, t in tried.items()
     ]
     text = s["bind_mode"] + (f" (of {', '.join(parts)})" if len(tried) > 1 else "")
+    screened = s["bind_modes"].get("screened", {})
+    text += "".join(f"; {m} not tried: {why}" for m, why in screened.items())
     comp = s.get("error_compensation", {})
     if comp.get("on"):
         verdict = "kept" if comp["kept"] else "not kept"

@@ -7,6 +7,21 @@
     best      each of the three, keeping the smallest strict one (seed 003: stripping makes
               most clips smaller and a few much larger, so try both and keep the best)
 
+`best` encodes with strip first, then tries none and additive unless a cheap screen (no
+compressor run) shows they cannot be smaller (details["bind_modes"]["screened"] says why):
+- none stores the same samples as strip, its defaults the identity: it can only be smaller
+  where some sub-track is within reach of the identity (twice the joint's precision on its
+  dominant shell) or where it holds one of strip's defaults closer to the raw clip (the
+  first sample, the identity) while that default strays more than NEGLIGIBLE of the
+  precision (seed 003's compounding errors). Else it stores strip's defaults as constants.
+- additive differs from strip only by the bind pose's rotations and scales (its translations
+  are offsets: the same ranges): with an identity bind rotation and unit bind scale on every
+  sub-track strip stores, it stores strip's values and can only lose.
+- beside strip, additive gets BEST_ADDITIVE_ROUNDS: its optimiser measures the additive's
+  hierarchy (bones the length of the offsets from the bind pose), so a first round that
+  misses the precision is far off, and on the bench's clips no tightened round beat strip.
+Measured on tests/data's 26 clips: best's choice and size are those of trying everything.
+
 A clip with an additive base of its own (ACL SJSON `base_tracks`) is always stored as its
 additive (the file's format) on that base: the bind modes do not apply to it.
 
@@ -40,6 +55,7 @@ from codec.codecs.acl_style.layout import BIND_CODES
 from codec.codecs.base import Encoded, Progress, TrackKind, sample_keys_of
 from codec.errors import Cancelled
 from codec.measure.error_metric import clip_errors
+from codec.measure.shells import ancestor_scale
 from codec.model import additive
 from codec.model.additive import AdditiveBase
 from codec.model.clip import Clip, Skeleton
@@ -50,8 +66,10 @@ from codec.settings import CompressionSettings
 Array = np.ndarray
 MODES = ("none", "strip", "additive")
 ADDITIVE_ROUNDS = 5  # encodings of an additive clip at most
+BEST_ADDITIVE_ROUNDS = 1  # encodings of `additive` at most when best tries it beside strip
 COMPENSATED_ROUNDS = 10  # compensated encodings at most (each against the last one's parents)
 SINGULAR = 1e-12  # |det| of a parent's object transform below which it is not inverted
+NEGLIGIBLE = 0.01  # a default straying this share of its precision changes no bit rate
 TIGHTEN_FLOOR = 0.25  # a round tightens a joint's precision by at most this factor
 
 
@@ -165,8 +183,14 @@ class BindModes:
         else:
             modes = (settings.bind,)
         tried: dict[str, dict[str, Any]] = {}
+        screened: dict[str, str] = {}
         best: tuple[tuple[bool, int], str, Encoded] | None = None
         for i, mode in enumerate(modes):
+            if best is not None and best[1] == "strip" and best[0][0] is False:
+                why = _cannot_win(mode, clip, best[2])
+                if why is not None:
+                    screened[mode] = why
+                    continue
             told = _part(progress, i, len(modes), mode)
             started = time.perf_counter()
             beat = None if best is None else len(best[2].payload)
@@ -192,7 +216,7 @@ class BindModes:
         details = {
             **encoded.details,
             "bind_mode": chosen,
-            "bind_modes": {"asked": settings.bind, "tried": tried},
+            "bind_modes": {"asked": settings.bind, "tried": tried, "screened": screened},
             "error_compensation": compensation,
         }
         if clip.additive is not None:
@@ -259,6 +283,8 @@ class BindModes:
         rounds = 1 if base is None and compensate is None else ADDITIVE_ROUNDS
         if compensate is not None:
             rounds = COMPENSATED_ROUNDS
+        elif base is not None and beat is not None:
+            rounds = BEST_ADDITIVE_ROUNDS  # beside strip (best): see the module docstring
         precision = sk.precision.copy()
         for _ in range(rounds):
             encoded = compressor.run(settings, progress, cancel, target.with_settings(precision))
@@ -279,6 +305,64 @@ class BindModes:
                 compensate = dataclasses.replace(encoded, decoder=decoder)
                 compressor = Compressor(as_stored(_compensated(clip, compensate)), code)
         return dataclasses.replace(encoded, decoder=decoder), False
+
+
+def _cannot_win(mode: str, clip: Clip, strip: Encoded) -> str | None:
+    """Why `mode` cannot be smaller than `strip` (a strict encoding of `clip`, settings
+    applied, with `--bind strip`), or None when it might be and must be tried. Cheap: no
+    compressor run, only how far the clip's sub-tracks stray from what each mode would hold
+    them to (module docstring, "best")."""
+    if strip.costs is None or strip.costs.dominant_shells is None:
+        return None
+    sk = clip.skeleton
+    stored = np.asarray(strip.costs.kinds) != TrackKind.DEFAULT
+    if mode == "additive":
+        turned = np.any(sk.bind_rotations[:, :3] != 0.0, axis=-1)
+        scaled = np.any(sk.bind_scales != 1.0, axis=-1)
+        if np.any(turned[stored[:, 0]]) or np.any(scaled[stored[:, 2]]):
+            return None
+        return "the bind pose neither rotates nor scales what strip stores"
+    if mode != "none":
+        return None
+    shells = strip.costs.dominant_shells
+    budget = np.broadcast_to(shells.precision[:, None], stored.shape)
+    first = (clip.rotations[0], clip.translations[0], clip.scales[0])
+    poses = ((sk.bind_rotations, sk.bind_translations, sk.bind_scales), first)
+    low, high = _deviations(
+        clip, (*poses, additive.identity("additive0", sk.num_joints)), shells.distance
+    )
+    if np.any(low[2][stored] <= 2.0 * budget[stored]):
+        return None  # none might store as nothing what strip stores
+    closer = np.minimum(low[1], low[2]) < high[0]
+    if np.any(~stored & closer & (high[0] > NEGLIGIBLE * budget)):
+        return None  # none might hold closer a default of strip's that matters
+    return "none stores strip's samples, and its defaults no closer"
+
+
+def _deviations(
+    clip: Clip, poses: tuple[tuple[Array, Array, Array], ...], distance: Array
+) -> tuple[Array, Array]:
+    """Lower and upper bounds (P, J, 3) of how far each sub-track's samples stray at worst
+    from each of the P `poses` (J, ...), as a distance on the joint's dominant shell
+    (`distance` (J,)) times its ancestors' scale: a rotation's angle times the distance, a
+    translation's length, a scale's largest component times the distance. Rotations exactly,
+    translations from their per-component bounds (one pass over the samples for all poses)."""
+    rot = np.stack([p[0] for p in poses])  # (P, J, 4)
+    cos = np.abs(np.einsum("sjc,pjc->psj", clip.rotations, rot)).min(axis=1)
+    angle = 2.0 * np.arccos(np.minimum(cos, 1.0)) * distance
+    out = [angle, angle]
+    for k, samples in ((1, clip.translations), (2, clip.scales)):
+        at = np.stack([p[k] for p in poses])  # (P, J, 3)
+        lo, hi = samples.min(axis=0), samples.max(axis=0)
+        comp = np.maximum(np.abs(hi - at), np.abs(at - lo))  # per component, exact
+        if k == 1:
+            out += [comp.max(axis=-1), np.linalg.norm(comp, axis=-1)]
+        else:
+            out += [comp.max(axis=-1) * distance] * 2
+    scale = ancestor_scale(clip)[None, :, None]
+    low = np.stack(out[0::2], axis=-1) * scale
+    high = np.stack(out[1::2], axis=-1) * scale
+    return low, high
 
 
 def _under(clip: Clip, skeleton: Skeleton) -> Clip:

@@ -8,12 +8,14 @@ taken from the code under test.
 
 from __future__ import annotations
 
+import dataclasses
 import struct
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from codec.cli.compress import bind_line
 from codec.codecs import container
 from codec.codecs.acl_style.bind_modes import compensated
 from codec.codecs.acl_style.codec import CODEC
@@ -39,7 +41,7 @@ def test_best_is_the_smallest_strict_mode_and_never_larger_than_strip(path) -> N
     clip = load_clip(path)
     best = compress(clip, CompressionSettings(**FAST))
     tried = best.details["bind_modes"]["tried"]
-    assert set(tried) == {"strip", "none", "additive"}
+    assert set(tried) | set(best.details["bind_modes"]["screened"]) == {"strip", "none", "additive"}
     strict = {m: t["compressed_size"] for m, t in tried.items() if t["strict"]}
     assert "strip" in strict
     assert best.measurements.stats["compressed_size"] == min(strict.values())
@@ -47,6 +49,50 @@ def test_best_is_the_smallest_strict_mode_and_never_larger_than_strip(path) -> N
     alone = compress(clip, CompressionSettings(bind="strip", **FAST))
     assert alone.measurements.stats["compressed_size"] == tried["strip"]["compressed_size"]
     assert best.measurements.stats["compressed_size"] <= tried["strip"]["compressed_size"]
+
+
+@pytest.mark.parametrize(
+    ("path", "animation", "screened"),
+    [
+        (DATA / "acl" / "cmu_09_02.acl.sjson", None, {"none"}),
+        (DATA / "bvh" / "cmu_02_02_walk_daz.bvh", None, {"none", "additive"}),
+        (DATA / "gltf" / "Fox.glb", "Walk", {"none"}),
+    ],
+)
+def test_best_leaves_out_only_modes_that_are_no_smaller_than_strip(
+    path, animation, screened
+) -> None:
+    """best's screen runs no compressor for a mode it leaves out: each such mode, encoded
+    alone, is strict-and-no-smaller than strip or not strict, so best's size is unchanged."""
+    clip = load_clip(path, **({"animation": animation} if animation else {}))
+    best = CODEC.encode(clip, CompressionSettings(**FAST))
+    modes = best.details["bind_modes"]
+    assert set(modes["screened"]) == screened and "strip" in modes["tried"]
+    strip = modes["tried"]["strip"]["compressed_size"]
+    for mode in screened:
+        alone = CODEC.encode(clip, CompressionSettings(bind=mode, **FAST))
+        t = alone.details["bind_modes"]["tried"][mode]
+        assert t["compressed_size"] >= strip or not t["strict"]
+    assert best.details["bind_mode"] in modes["tried"]
+    assert all(f"{m} not tried" in bind_line(best.details) for m in screened)
+
+
+def test_best_tries_none_where_the_identity_holds_what_strip_stores() -> None:
+    """Joints held exactly at the identity under a bind pose that turns them: strip stores
+    them as constants, none as nothing. The screen must let none through, and best keep it."""
+    clip = load_clip(DATA / "acl" / "cmu_81_16_two_samples.acl.sjson")
+    sk = clip.skeleton
+    turned = np.arange(1, sk.num_joints, 3)
+    rot = clip.rotations.copy()
+    rot[:, turned] = [0.0, 0.0, 0.0, 1.0]
+    bind = sk.bind_rotations.copy()
+    bind[turned] = [np.sqrt(0.5), 0.0, 0.0, np.sqrt(0.5)]
+    clip = clip.replace(skeleton=dataclasses.replace(sk, bind_rotations=bind), rotations=rot)
+    best = CODEC.encode(clip, CompressionSettings(**FAST))
+    modes = best.details["bind_modes"]
+    assert "none" in modes["tried"] and "none" not in modes["screened"]
+    assert best.details["bind_mode"] == "none"
+    assert modes["tried"]["none"]["compressed_size"] < modes["tried"]["strip"]["compressed_size"]
 
 
 @pytest.mark.parametrize("bind", ["none", "additive"])
