@@ -326,8 +326,9 @@ class Clip:
         """Copy under `skeleton`, which may only change per-joint settings (precision, shell
         distance): other joints, parents or bind pose would make the samples mean another pose."""
         old = self.skeleton
-        same = skeleton.names == old.names and all(
-            np.array_equal(getattr(skeleton, a), getattr(old, a))
+        same = skeleton.names == old.names and all(  # `is`: a with_settings copy's own arrays
+            getattr(skeleton, a) is getattr(old, a)
+            or np.array_equal(getattr(skeleton, a), getattr(old, a))
             for a in ("parents", "bind_rotations", "bind_translations", "bind_scales")
         )
         if not same:

@@ -15,12 +15,11 @@ Array = np.ndarray
 
 def depths(parents: Array) -> Array:
     """(J,) number of ancestors of every joint (0 for a root)."""
-    parents = np.asarray(parents)
-    depth = np.zeros(len(parents), dtype=np.int64)
-    for j, p in enumerate(parents):  # parents precede children, one pass suffices
-        if p >= 0:
+    depth = [0] * len(parents)
+    for j, p in enumerate(np.asarray(parents).tolist()):  # parents first: one pass suffices
+        if p >= 0:  # Python ints: a fresh skeleton's first level choice pays this per run
             depth[j] = depth[p] + 1
-    return depth
+    return np.array(depth, dtype=np.int64)
 
 
 def depth_levels(parents: Array) -> list[Array]:

@@ -22,15 +22,19 @@ _KIND_NAMES = tuple((kind.name.lower(), int(kind)) for kind in TrackKind)
 _BITS_OR_NONE = np.append(BIT_RATE_BITS, -1)  # by rate index; -1 (not animated) gives -1
 
 
-def track_costs(enc: EncodedClip, shells: DominantShells | None = None) -> TrackCosts:
+def track_costs(
+    enc: EncodedClip, shells: DominantShells | None = None, sizes: Array | None = None
+) -> TrackCosts:
     """The per-track costs of an encoding: kinds (J, 3), segments (G, 2), bit rates and bits
-    per component (G, J, 3) (-1 where not animated), bytes per segment (G,)."""
+    per component (G, J, 3) (-1 where not animated), bytes per segment (G,): `sizes` when
+    the caller has them from the written payload (layout.ParsedPayload.segment_sizes), else
+    counted again."""
     anim = enc.animated
     rates = np.full((enc.num_segments, enc.num_joints, 3), -1, dtype=np.int16)
     rates[:, anim[:, 0], anim[:, 1]] = enc.bit_rates
     bits = _BITS_OR_NONE[rates]
     table = np.stack((enc.segment_starts, enc.segment_sizes), axis=1).astype(np.int64)
-    sizes = np.asarray(enc.segment_bytes(), dtype=np.int64)
+    sizes = np.asarray(enc.segment_bytes() if sizes is None else sizes, dtype=np.int64)
     retained = None if enc.retained is None else np.asarray(enc.retained, dtype=bool)
     return TrackCosts(np.asarray(enc.kinds), table, rates, bits, sizes, shells, retained)
 

@@ -251,7 +251,9 @@ class Compressor:
         report(0.0, "analysing")
         dom_dist, dom_prec = dominant_shells(clip)
         framing = _framing(clip, settings.loop_optimization, raw.scale, (dom_dist, dom_prec))
-        local_prec = local_precision(dom_prec, raw.scale)
+        # a lone segment's shells are the clip's: its local precisions too
+        single = len(framing.table) == 1
+        local_prec = framing.seg_local_prec[0] if single else local_precision(dom_prec, raw.scale)
         check()
 
         forced = np.zeros((clip.num_joints, 3), dtype=bool)
@@ -302,7 +304,7 @@ class Compressor:
             if safer is None:
                 break
             stripping = safer
-        costs = track_costs(stored, shells)
+        costs = track_costs(stored, shells, _segment_sizes(parsed))
         report(1.0, "done")
         return Encoded(
             payload=parsed.data,
@@ -497,8 +499,8 @@ def _quantize(clip: Clip, tracks: _Tracks, framing: _Framing) -> _Quantized:
     # the stored components of every sample (float32)
     values = np.empty((stored, ka, 3), dtype=F32)
     rot = rotation_layout.signed(rot, dropped[seg_of, :kr])
-    at_sample, at_track = np.ogrid[:stored, :kr]
-    values[:, :kr] = rot[at_sample[..., None], at_track[..., None], comps[seg_of, :kr]]
+    at_sample, at_track = np.arange(stored)[:, None, None], np.arange(kr)[None, :, None]
+    values[:, :kr] = rot[at_sample, at_track, comps[seg_of, :kr]]
     col = kr
     for source, joints in ((clip.translations, per_kind[1]), (clip.scales, per_kind[2])):
         values[:, col : col + len(joints)] = source[:stored, joints]
@@ -682,6 +684,12 @@ def _strip(
     if strip.trivial and not strip.destructive:
         chosen = keyframe_stripping.widen(table, sk.precision, errors_of, chosen, bounds)
     return chosen if _saves_bytes(enc, chosen) else none
+
+
+def _segment_sizes(parsed: ssc_format.ParsedPayload) -> Array:
+    """(G,) bytes of each segment as written (segments end the payload): what
+    EncodedClip.segment_bytes counts, without counting again."""
+    return np.diff(parsed.segment_offsets, append=len(parsed.data) - ssc_format.HEADER_SIZE)
 
 
 def _with_retained(enc: ssc_format.EncodedClip, stripping: Stripping) -> ssc_format.EncodedClip:
