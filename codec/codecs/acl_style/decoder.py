@@ -173,27 +173,30 @@ class CompressedClip:
     def decode_all(self) -> Clip:
         """Every stored sample as a Clip (S stored samples, `looping` when wrapping). A small
         clip's rows are kept for `sample_times` (they depend on the payload alone)."""
-        rot, tr, sc = self.decode_rows(np.arange(self.num_samples))
-        keep = self._rows is None and rot.shape[0] * rot.shape[1] <= KEEP_ROWS
-        if keep:
-            with np.errstate(invalid="ignore", divide="ignore"):  # corrupt: clip_of says so
-                unit = rot / np.linalg.norm(rot, axis=-1, keepdims=True)
-            rows = (unit, tr.copy(), sc.copy())  # the clip below owns tr and sc
-        clip = self.clip_of(rot, tr, sc, looping=self.wrap)
-        if keep:
-            self._rows = rows
-        return clip
+        return self._decoded(np.arange(self.num_samples), self.wrap, "")
 
     def decode_source(self, name: str = "") -> Clip:
         """Every sample of the clip that was compressed: a wrapping clip's dropped last
-        sample comes back as a copy of the first, so sample counts match the source."""
-        c = self.decode_all()
-        if not self.wrap:
-            return c.replace(name=name)
-        rot, tr, sc = (
-            np.concatenate((a, a[:1]), axis=0) for a in (c.rotations, c.translations, c.scales)
-        )
-        return Clip(self.skeleton, self.sample_rate, rot, tr, sc, looping=True, name=name)
+        sample comes back as the first decoded again, so sample counts match the source.
+        One Clip made (its checks are most of a long clip's decoding time)."""
+        rows = np.arange(self.num_samples + (1 if self.wrap else 0))
+        rows[self.num_samples :] = 0
+        return self._decoded(rows, self.wrap, name)
+
+    def _decoded(self, rows: Array, looping: bool, name: str) -> Clip:
+        """The Clip of stored samples `rows (n,)`, which begin with every stored sample in
+        order; those are kept for `sample_times` when the clip is small."""
+        rot, tr, sc = self.decode_rows(rows)
+        stored = self.num_samples
+        keep = self._rows is None and stored * rot.shape[1] <= KEEP_ROWS
+        if keep:
+            with np.errstate(invalid="ignore", divide="ignore"):  # corrupt: clip_of says so
+                unit = rot[:stored] / np.linalg.norm(rot[:stored], axis=-1, keepdims=True)
+            rows_kept = (unit, tr[:stored].copy(), sc[:stored].copy())  # the clip owns tr, sc
+        clip = self.clip_of(rot, tr, sc, looping=looping, name=name)
+        if keep:
+            self._rows = rows_kept
+        return clip
 
     def sample(
         self,

@@ -496,11 +496,13 @@ def _quantize(clip: Clip, tracks: _Tracks, framing: _Framing) -> _Quantized:
     layout[:kr], dropped[:, :kr] = rotation_layout.choose(mins)
     comps = rotation_layout.kept_components(dropped)  # (G, Ka, 3)
 
-    # the stored components of every sample (float32)
+    # the stored components of every sample (float32): the three kept, negated where the
+    # dropped one is negative (rotation_layout.signed), gathered before negating
     values = np.empty((stored, ka, 3), dtype=F32)
-    rot = rotation_layout.signed(rot, dropped[seg_of, :kr])
-    at_sample, at_track = np.arange(stored)[:, None, None], np.arange(kr)[None, :, None]
-    values[:, :kr] = rot[at_sample, at_track, comps[seg_of, :kr]]
+    at_sample, at_track = np.arange(stored)[:, None], np.arange(kr)[None, :]
+    kept = rot[at_sample[..., None], at_track[..., None], comps[seg_of, :kr]]
+    negative = rot[at_sample, at_track, dropped[seg_of, :kr]] < 0
+    values[:, :kr] = np.where(negative[..., None], -kept, kept)
     col = kr
     for source, joints in ((clip.translations, per_kind[1]), (clip.scales, per_kind[2])):
         values[:, col : col + len(joints)] = source[:stored, joints]

@@ -10,6 +10,7 @@ import codec
 from codec.codecs.acl_style import decoder as decoder_module
 from codec.codecs.acl_style.decoder import CompressedClip
 from codec.codecs.registry import decode_file
+from codec.model.clip import Clip
 from codec.model.sampling import Pose, blend, sample_keys_batch
 from codec.settings import CompressionSettings
 from tests.codec.helpers import chain_clip, data_clip
@@ -83,3 +84,26 @@ def test_a_long_clip_keeps_nothing(monkeypatch) -> None:
     assert fresh._rows is None
     times = r.error_between_times
     _assert_bits(fresh.sample_times(times), _numpy_sample_times(fresh, times))
+
+
+@pytest.mark.parametrize("source", ["cmu_81_18_looping.acl.sjson", "cmu_09_02.acl.sjson"])
+def test_decode_source_is_decode_all_with_the_dropped_sample_and_one_clip(
+    source, monkeypatch
+) -> None:
+    """decode_source: decode_all's samples bit for bit, a wrapping clip's last one the first
+    again, under the name asked for, made as one Clip (its checks cost a long clip's most)."""
+    clip = codec.load_clip(data_clip(source))
+    r = codec.compress(clip, CompressionSettings(skin_error=False))
+    whole = _fresh_decoder(r.data, r.clip).decode_all()
+    fresh = _fresh_decoder(r.data, r.clip)
+    made = []
+    checks = Clip.__post_init__
+    monkeypatch.setattr(Clip, "__post_init__", lambda c: made.append(1) or checks(c))
+    got = fresh.decode_source("named")
+    assert len(made) == 1 and got.name == "named" and got.looping == fresh.wrap
+    assert got.num_samples == clip.num_samples == whole.num_samples + fresh.wrap
+    want = (whole.rotations, whole.translations, whole.scales)
+    if fresh.wrap:
+        want = tuple(np.concatenate((a, a[:1])) for a in want)
+    _assert_bits((got.rotations, got.translations, got.scales), want)
+    assert fresh._rows is not None and len(fresh._rows[0]) == whole.num_samples
