@@ -306,21 +306,57 @@ def _solve_with(d: Array, v: Array, w: int, inv: Array, out: Array) -> None:
 
 
 @inlined
+def _solve_columns(d: Array, v: Array, w: int, n: int, inv: Array) -> None:
+    """v[:w, :n] <- d (w, w)^-1 v[:w, :n], d left as it was (inv is scratch): `_solve`'s
+    elimination done once for the n right-hand sides, each taking the very operations
+    `_solve_with` would apply to it alone (so the same bits)."""
+    for r in range(w):
+        for k in range(w):
+            inv[r, k] = d[r, k]
+    for col in range(w):
+        piv = col
+        for r in range(col + 1, w):
+            if abs(inv[r, col]) > abs(inv[piv, col]):
+                piv = r
+        if piv != col:
+            for k in range(w):
+                inv[col, k], inv[piv, k] = inv[piv, k], inv[col, k]
+            for c in range(n):
+                v[col, c], v[piv, c] = v[piv, c], v[col, c]
+        p = inv[col, col]
+        if p == 0.0:
+            p = 1e-300
+        for r in range(col + 1, w):
+            f = inv[r, col] / p
+            for k in range(col, w):
+                inv[r, k] -= f * inv[col, k]
+            for c in range(n):
+                v[r, c] -= f * v[col, c]
+    for col in range(w - 1, -1, -1):
+        p = inv[col, col]
+        for c in range(n):
+            acc = v[col, c]
+            for k in range(col + 1, w):
+                acc -= inv[col, k] * v[k, c]
+            v[col, c] = acc / (p if p != 0.0 else 1e-300)
+
+
+@inlined
 def _block_solve(diag: Array, upper: Array, rhs: Array, n: int, w: int) -> None:
     """rhs (n, w) <- the solution of the symmetric block tridiagonal system whose diagonal
     blocks are diag (n, w, w) and upper blocks upper (n - 1, w, w): block Thomas, forward
     D'[i] = D[i] - U[i-1]^T D'[i-1]^-1 U[i-1], r'[i] = r[i] - U[i-1]^T D'[i-1]^-1 r'[i-1],
     then back substitution (diag and rhs are overwritten)."""
     inv = np.zeros((w, w))
-    x = np.zeros((w, w))  # D'[i-1]^-1 U[i-1], column by column
+    x = np.zeros((w, w + 1))  # D'[i-1]^-1 [U[i-1] | r'[i-1]], one elimination for all
     col = np.zeros(w)
     y = np.zeros(w)
     for i in range(1, n):
-        for c in range(w):
-            _solve_with(diag[i - 1], upper[i - 1, :, c], w, inv, col)
-            for r in range(w):
-                x[r, c] = col[r]
-        _solve_with(diag[i - 1], rhs[i - 1], w, inv, y)
+        for r in range(w):
+            for c in range(w):
+                x[r, c] = upper[i - 1, r, c]
+            x[r, w] = rhs[i - 1, r]
+        _solve_columns(diag[i - 1], x, w, w + 1, inv)
         for r in range(w):
             for c in range(w):
                 acc = 0.0
@@ -329,7 +365,7 @@ def _block_solve(diag: Array, upper: Array, rhs: Array, n: int, w: int) -> None:
                 diag[i, r, c] -= acc
             acc = 0.0
             for k in range(w):
-                acc += upper[i - 1, k, r] * y[k]
+                acc += upper[i - 1, k, r] * x[k, w]
             rhs[i, r] -= acc
     for i in range(n - 1, -1, -1):
         for r in range(w):
