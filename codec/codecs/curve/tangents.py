@@ -44,17 +44,26 @@ def neighbours(v: Array, first: Array, last: Array) -> tuple[Array, Array]:
 def rule_tangents(rule: int, t: Array, v: Array, first: Array, last: Array) -> Array:
     """Tangents (R, C) per sample of the knot rows: times t (R,) in samples, values v (R, C),
     each track's first and last row marked (R,) bool."""
-    m = np.zeros_like(v)
-    if rule == FLAT or len(v) == 0:
-        return m
+    return tangents_by_rule(t, v, first, last, (rule,))[rule]
+
+
+def tangents_by_rule(
+    t: Array, v: Array, first: Array, last: Array, rules: tuple[int, ...] = (0, 1, 2, 3)
+) -> dict[int, Array]:
+    """`rule_tangents` of each of `rules`, the neighbours and AUTO's handles found once for
+    all (the fitter tries every rule on the same knots; CLAMPED is AUTO limited)."""
+    out = {rule: np.zeros_like(v) for rule in rules if rule == FLAT or len(v) == 0}
+    if len(out) == len(rules):
+        return out
     tp, tn = neighbours(t, first, last)
     vp, vn = neighbours(v, first, last)
-    ends = (first | last)[:, None]
-    alone = (first & last)[:, None]
     with np.errstate(divide="ignore", invalid="ignore"):
-        if rule == CATMULL_ROM:
+        if CATMULL_ROM in rules:
             m = (vn - vp) / np.where(tn > tp, tn - tp, 1.0)[:, None]
-            return np.where(alone, 0.0, m)
+            out[CATMULL_ROM] = np.where((first & last)[:, None], 0.0, m)
+        if AUTO not in rules and CLAMPED not in rules:
+            return out
+        ends = (first | last)[:, None]
         da, db = (t - tp)[:, None], (tn - t)[:, None]
         va, vb = v - vp, vn - v
         la, lb = np.hypot(da, va), np.hypot(db, vb)
@@ -62,12 +71,15 @@ def rule_tangents(rule: int, t: Array, v: Array, first: Array, last: Array) -> A
         m = (va / np.where(ok, la, 1.0) + vb / np.where(ok, lb, 1.0)) / np.where(
             ok, da / np.where(ok, la, 1.0) + db / np.where(ok, lb, 1.0), 1.0
         )
-        if rule == CLAMPED:
+        if AUTO in rules:
+            out[AUTO] = np.where(ok, m, 0.0)
+        if CLAMPED in rules:
             sa = va / np.where(ok, da, 1.0)
             sb = vb / np.where(ok, db, 1.0)
             limit = 3.0 * np.minimum(np.abs(sa), np.abs(sb))
             m = np.where(sa * sb <= 0.0, 0.0, np.clip(m, -limit, limit))
-    return np.where(ok, m, 0.0)
+            out[CLAMPED] = np.where(ok, m, 0.0)
+    return out
 
 
 def secants(t: Array, v: Array, last: Array) -> Array:
@@ -134,11 +146,27 @@ def locate(keys: Array, pos: Array) -> tuple[Array, Array, Array]:
     return left, right, np.clip((pos - keys[left]) / gap, 0.0, 1.0)
 
 
-def evaluate_track(
-    mode: int, keys: Array, values: Array, out_t: Array, in_t: Array, pos: Array
-) -> Array:
-    """Values (N, C) of one track at positions (N,) in samples."""
+def knot_search(mode: int, keys: Array, pos: Array) -> tuple[Array, Array, Array, Array]:
+    """What `evaluate_track` finds of one track's knots (K,) at positions (N,) before it
+    blends values: the knot times as float64 (K,), the rows around each position and the
+    fraction between them (N,) (a caller evaluating many value sets on the same knots, the
+    slack pass, finds them once)."""
     left, right, u = locate(keys, pos)
     if mode == STEP:
         u = np.floor(u)
-    return hermite_rows(keys.astype(np.float64), values, out_t, in_t, left, right, u)
+    return keys.astype(np.float64), left, right, u
+
+
+def evaluate_track(
+    mode: int,
+    keys: Array,
+    values: Array,
+    out_t: Array,
+    in_t: Array,
+    pos: Array,
+    search: tuple[Array, Array, Array, Array] | None = None,
+) -> Array:
+    """Values (N, C) of one track at positions (N,) in samples (`search`: its knot_search
+    at pos, when the caller has it)."""
+    times, left, right, u = knot_search(mode, keys, pos) if search is None else search
+    return hermite_rows(times, values, out_t, in_t, left, right, u)
