@@ -148,9 +148,9 @@ class CurveFitter:
             for mode in modes:
                 knots = exact.get(mode, [])
                 for track in _tracks(mode, sub, signed, grid, ints, b, knots, dist, smag):
-                    track = replace(track, hint=(share, mode))
-                    if best is None or cost(track) < best[0]:
-                        best = (cost(track), track)
+                    bits = cost(track)
+                    if best is None or bits < best[0]:
+                        best = (bits, replace(track, hint=(share, mode)))
             if err > share * budget:  # the finest grid misses already: no use trying more
                 break
         assert best is not None

@@ -35,10 +35,14 @@ RULES = ("flat", "catmull_rom", "auto", "clamped")
 
 def neighbours(v: Array, first: Array, last: Array) -> tuple[Array, Array]:
     """Rows (R, ...) of each row's previous and next knot in its track (itself at the ends)."""
-    idx = np.arange(len(v))
-    prev = np.where(first, idx, idx - 1)
-    nxt = np.where(last, idx, np.minimum(idx + 1, len(v) - 1))
+    prev, nxt = _around(first, last)
     return v[prev], v[nxt]
+
+
+def _around(first: Array, last: Array) -> tuple[Array, Array]:
+    """(R,) each row's previous and next row in its track (itself at the ends)."""
+    idx = np.arange(len(first))
+    return np.where(first, idx, idx - 1), np.where(last, idx, np.minimum(idx + 1, len(first) - 1))
 
 
 def rule_tangents(rule: int, t: Array, v: Array, first: Array, last: Array) -> Array:
@@ -55,8 +59,8 @@ def tangents_by_rule(
     out = {rule: np.zeros_like(v) for rule in rules if rule == FLAT or len(v) == 0}
     if len(out) == len(rules):
         return out
-    tp, tn = neighbours(t, first, last)
-    vp, vn = neighbours(v, first, last)
+    prev, nxt = _around(first, last)
+    tp, tn, vp, vn = t[prev], t[nxt], v[prev], v[nxt]
     with np.errstate(divide="ignore", invalid="ignore"):
         if CATMULL_ROM in rules:
             m = (vn - vp) / np.where(tn > tp, tn - tp, 1.0)[:, None]
