@@ -116,31 +116,41 @@ def _component_fit(
 
 @inlined
 def _solve(m: Array, rhs: Array, n: int) -> None:
-    """rhs[:n] <- the solution of m[:n, :n] x = rhs[:n] (Gaussian elimination, partial
-    pivoting; m is overwritten)."""
-    for col in range(n):
+    """rhs[:n] <- the solution of m[:n, :n] x = rhs[:n] (m is overwritten)."""
+    _eliminate(m, rhs.reshape((rhs.shape[0], 1)), n, 1)
+
+
+@inlined
+def _eliminate(m: Array, v: Array, w: int, n: int) -> None:
+    """v[:w, :n] <- m[:w, :w]^-1 v[:w, :n] (Gaussian elimination, partial pivoting; m is
+    overwritten): one elimination for the n right-hand sides, each column taking the very
+    operations it would take alone (so the same bits)."""
+    for col in range(w):
         piv = col
-        for r in range(col + 1, n):
+        for r in range(col + 1, w):
             if abs(m[r, col]) > abs(m[piv, col]):
                 piv = r
         if piv != col:
-            for k in range(n):
+            for k in range(w):
                 m[col, k], m[piv, k] = m[piv, k], m[col, k]
-            rhs[col], rhs[piv] = rhs[piv], rhs[col]
+            for c in range(n):
+                v[col, c], v[piv, c] = v[piv, c], v[col, c]
         d = m[col, col]
         if d == 0.0:
             d = 1e-300
-        for r in range(col + 1, n):
+        for r in range(col + 1, w):
             f = m[r, col] / d
-            for k in range(col, n):
+            for k in range(col, w):
                 m[r, k] -= f * m[col, k]
-            rhs[r] -= f * rhs[col]
-    for col in range(n - 1, -1, -1):
-        acc = rhs[col]
-        for k in range(col + 1, n):
-            acc -= m[col, k] * rhs[k]
+            for c in range(n):
+                v[r, c] -= f * v[col, c]
+    for col in range(w - 1, -1, -1):
         d = m[col, col]
-        rhs[col] = acc / (d if d != 0.0 else 1e-300)
+        for c in range(n):
+            acc = v[col, c]
+            for k in range(col + 1, w):
+                acc -= m[col, k] * v[k, c]
+            v[col, c] = acc / (d if d != 0.0 else 1e-300)
 
 
 @inlined
@@ -307,38 +317,11 @@ def _solve_with(d: Array, v: Array, w: int, inv: Array, out: Array) -> None:
 
 @inlined
 def _solve_columns(d: Array, v: Array, w: int, n: int, inv: Array) -> None:
-    """v[:w, :n] <- d (w, w)^-1 v[:w, :n], d left as it was (inv is scratch): `_solve`'s
-    elimination done once for the n right-hand sides, each taking the very operations
-    `_solve_with` would apply to it alone (so the same bits)."""
+    """v[:w, :n] <- d (w, w)^-1 v[:w, :n], d left as it was (inv is scratch)."""
     for r in range(w):
         for k in range(w):
             inv[r, k] = d[r, k]
-    for col in range(w):
-        piv = col
-        for r in range(col + 1, w):
-            if abs(inv[r, col]) > abs(inv[piv, col]):
-                piv = r
-        if piv != col:
-            for k in range(w):
-                inv[col, k], inv[piv, k] = inv[piv, k], inv[col, k]
-            for c in range(n):
-                v[col, c], v[piv, c] = v[piv, c], v[col, c]
-        p = inv[col, col]
-        if p == 0.0:
-            p = 1e-300
-        for r in range(col + 1, w):
-            f = inv[r, col] / p
-            for k in range(col, w):
-                inv[r, k] -= f * inv[col, k]
-            for c in range(n):
-                v[r, c] -= f * v[col, c]
-    for col in range(w - 1, -1, -1):
-        p = inv[col, col]
-        for c in range(n):
-            acc = v[col, c]
-            for k in range(col + 1, w):
-                acc -= inv[col, k] * v[k, c]
-            v[col, c] = acc / (p if p != 0.0 else 1e-300)
+    _eliminate(inv, v, w, n)
 
 
 @inlined
