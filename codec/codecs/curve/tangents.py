@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from codec.jit import kernel
+
 Array = np.ndarray
 
 STEP, LINEAR, CUBIC = 0, 1, 2
@@ -54,35 +56,49 @@ def rule_tangents(rule: int, t: Array, v: Array, first: Array, last: Array) -> A
 def tangents_by_rule(
     t: Array, v: Array, first: Array, last: Array, rules: tuple[int, ...] = (0, 1, 2, 3)
 ) -> dict[int, Array]:
-    """`rule_tangents` of each of `rules`, the neighbours and AUTO's handles found once for
-    all (the fitter tries every rule on the same knots; CLAMPED is AUTO limited)."""
-    out = {rule: np.zeros_like(v) for rule in rules if rule == FLAT or len(v) == 0}
-    if len(out) == len(rules):
-        return out
-    prev, nxt = _around(first, last)
-    tp, tn, vp, vn = t[prev], t[nxt], v[prev], v[nxt]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if CATMULL_ROM in rules:
-            m = (vn - vp) / np.where(tn > tp, tn - tp, 1.0)[:, None]
-            out[CATMULL_ROM] = np.where((first & last)[:, None], 0.0, m)
-        if AUTO not in rules and CLAMPED not in rules:
-            return out
-        ends = (first | last)[:, None]
-        da, db = (t - tp)[:, None], (tn - t)[:, None]
-        va, vb = v - vp, vn - v
-        la, lb = np.hypot(da, va), np.hypot(db, vb)
-        ok = ~ends & (la > 0) & (lb > 0)
-        m = (va / np.where(ok, la, 1.0) + vb / np.where(ok, lb, 1.0)) / np.where(
-            ok, da / np.where(ok, la, 1.0) + db / np.where(ok, lb, 1.0), 1.0
-        )
-        if AUTO in rules:
-            out[AUTO] = np.where(ok, m, 0.0)
-        if CLAMPED in rules:
-            sa = va / np.where(ok, da, 1.0)
-            sb = vb / np.where(ok, db, 1.0)
-            limit = 3.0 * np.minimum(np.abs(sa), np.abs(sb))
-            m = np.where(sa * sb <= 0.0, 0.0, np.clip(m, -limit, limit))
-            out[CLAMPED] = np.where(ok, m, 0.0)
+    """`rule_tangents` of each of `rules` on the same knots (the fitter tries them all)."""
+    c = np.ascontiguousarray  # one compiled layout whatever the caller's strides
+    m = _rule_tangents(
+        np.asarray(rules, np.int64),
+        c(t, np.float64),
+        c(v, np.float64),
+        c(first, np.bool_),
+        c(last, np.bool_),
+    )
+    return {rule: m[n] for n, rule in enumerate(rules)}
+
+
+@kernel
+def _rule_tangents(rules: Array, t: Array, v: Array, first: Array, last: Array) -> Array:
+    """(len(rules), R, C) the tangents of each rule, one knot row at a time (the module
+    docstring says what each rule does). A loop, not numpy's arrays: the slack pass asks
+    for one track's tangents hundreds of times, and numpy's calls cost more than the sums;
+    each value takes numpy's own operations in numpy's order (the same bits)."""
+    R, C = v.shape
+    out = np.zeros((rules.shape[0], R, C))
+    for i in range(R):
+        p = i if first[i] else i - 1
+        q = i if last[i] else min(i + 1, R - 1)
+        da, db = t[i] - t[p], t[q] - t[i]
+        span = t[q] - t[p] if t[q] > t[p] else 1.0
+        inner = not (first[i] or last[i])
+        for c in range(C):
+            va, vb = v[i, c] - v[p, c], v[q, c] - v[i, c]
+            la, lb = np.hypot(da, va), np.hypot(db, vb)
+            ok = inner and la > 0 and lb > 0
+            auto = (va / la + vb / lb) / (da / la + db / lb) if ok else 0.0
+            for n in range(rules.shape[0]):
+                rule = rules[n]
+                if rule == CATMULL_ROM:
+                    if not (first[i] and last[i]):
+                        out[n, i, c] = (v[q, c] - v[p, c]) / span
+                elif rule == AUTO:
+                    out[n, i, c] = auto
+                elif rule == CLAMPED and ok:
+                    sa, sb = va / da, vb / db
+                    limit = 3.0 * np.minimum(np.abs(sa), np.abs(sb))
+                    if not sa * sb <= 0.0:
+                        out[n, i, c] = np.minimum(np.maximum(auto, -limit), limit)
     return out
 
 
