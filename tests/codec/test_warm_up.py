@@ -29,6 +29,7 @@ def test_warm_up_compiles_every_kernel_of_a_compression() -> None:
         placement.fewest_knots,
         placement.curve_errors,
         tangents._rule_tangents,
+        tangents._hermite_track,
     ):
         assert kernel.signatures, kernel.py_func.__name__
 

@@ -189,4 +189,31 @@ def evaluate_track(
     """Values (N, C) of one track at positions (N,) in samples (`search`: its knot_search
     at pos, when the caller has it)."""
     times, left, right, u = knot_search(mode, keys, pos) if search is None else search
-    return hermite_rows(times, values, out_t, in_t, left, right, u)
+    c = np.ascontiguousarray  # one compiled layout whatever the caller's strides
+    return _hermite_track(times, c(values, np.float64), c(out_t), c(in_t), left, right, u)
+
+
+@kernel
+def _hermite_track(
+    times: Array, values: Array, out_t: Array, in_t: Array, left: Array, right: Array, u: Array
+) -> Array:
+    """`hermite_rows` of one track's positions (N,): the same operations in the same order
+    (the same bits), without numpy's temporaries (the slack pass evaluates a track hundreds
+    of times)."""
+    C = values.shape[1]
+    out = np.empty((left.shape[0], C))
+    for n in range(left.shape[0]):
+        a, b = left[n], right[n]
+        h = times[b] - times[a]
+        x = u[n]
+        x2 = x * x
+        x3 = x2 * x
+        h00 = 2.0 * x3 - 3.0 * x2 + 1.0
+        h10 = (x3 - 2.0 * x2 + x) * h
+        h01 = -2.0 * x3 + 3.0 * x2
+        h11 = (x3 - x2) * h
+        for c in range(C):
+            out[n, c] = (
+                h00 * values[a, c] + h10 * out_t[a, c] + h01 * values[b, c] + h11 * in_t[b, c]
+            )
+    return out
