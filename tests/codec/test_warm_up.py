@@ -7,7 +7,7 @@ from codec import warm_up
 
 def test_warm_up_compiles_every_kernel_of_a_compression() -> None:
     from codec.codecs.acl_style import bitstream, constant_tracks, decoder, optimizer
-    from codec.codecs.curve import placement
+    from codec.codecs.curve import placement, tangents
     from codec.measure import error_metric, shells
     from codec.model import pose_blend, pose_space
 
@@ -28,6 +28,8 @@ def test_warm_up_compiles_every_kernel_of_a_compression() -> None:
         placement.place_knots,  # the other codecs' too: the warm-up runs auto
         placement.fewest_knots,
         placement.curve_errors,
+        tangents._rule_tangents,
+        tangents._hermite_track,
     ):
         assert kernel.signatures, kernel.py_func.__name__
 

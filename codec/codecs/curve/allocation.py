@@ -37,6 +37,7 @@ import numpy as np
 
 from codec.codecs.curve.aim import aimed_rotations
 from codec.codecs.curve.fitter import SplineTrack, cost
+from codec.codecs.curve.tangents import knot_search
 from codec.codecs.curve.values import Grid
 from codec.codecs.survey.frame import CONSTANT, ROT, SC
 from codec.measure.error_metric import errors_against, object_matrices
@@ -55,16 +56,16 @@ def coarsened(track: SplineTrack, at: Array, factor: float) -> SplineTrack:
     its knots aim at quantised again, signed as the track stores them (a rotation and its
     negative are the same)."""
     grid = Grid(float(np.float32(track.grid.step * factor)), track.grid.drop)
-    if at.shape[1] == 4:
-        flip = np.sum(at * track.grid.values(track.ints), axis=1) < 0.0
+    if at.shape[1] == 4:  # rows[0]: the knot values, kept since the track was evaluated
+        flip = np.sum(at * track.rows[0], axis=1) < 0.0
         at = np.where(flip[:, None], -at, at)
     return replace(track, grid=grid, ints=grid.quantise(at))
 
 
 def _unit(rot: Array) -> Array:
     """Rotations (..., 4) normalised (NaN where zero, as the decoder's poses would be)."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return rot / np.linalg.norm(rot, axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):  # np.linalg.norm's sum, its calls spared
+        return rot / np.sqrt(np.add.reduce(rot * rot, axis=-1, keepdims=True))
 
 
 def rigid_descendants(parents: Array, turning: frozenset[int]) -> list[Array]:
@@ -160,9 +161,11 @@ def spend_slack(
     again): a tenth of the time, and now and then smaller (the codec keeps the smaller)."""
     S = clip.num_samples
     pos = np.arange(S, dtype=np.float64)
+    # a track's knots stay (only its integers change): each knot search done once
+    search = {jk: knot_search(rep.mode, rep.keys, pos) for jk, rep in reps.items()}
     parts = [np.repeat(np.asarray(f, np.float64)[None], S, axis=0) for f in fixed]
     for (j, k), rep in reps.items():
-        parts[k][:, j] = rep.evaluate(pos)
+        parts[k][:, j] = rep.evaluate(pos, search[j, k])
     slack = Slack(clip, parts, limit, frozenset(j for j, k in reps if k == ROT))
     out = dict(reps)
     tries = dict.fromkeys(out, 0)
@@ -182,12 +185,12 @@ def spend_slack(
         compensate their parents' errors): kept when the clip holds, else all undone."""
         changed = {jk: candidate}
         saved = {jk: parts[jk[1]][:, jk[0]].copy()}
-        slack.put(*jk, candidate.evaluate(pos))
+        slack.put(*jk, candidate.evaluate(pos, search[jk]))
         for d in below[jk]:
             rep = out[d]
             changed[d] = coarsened(rep, aim(*d, rep), 1.0)
             saved[d] = parts[ROT][:, d[0]].copy()
-            slack.put(*d, changed[d].evaluate(pos))
+            slack.put(*d, changed[d].evaluate(pos, search[d]))
         if slack.holds():
             for d, rep in changed.items():
                 out[d] = rep

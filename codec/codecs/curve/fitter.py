@@ -36,11 +36,10 @@ from codec.codecs.curve.placement import (
 from codec.codecs.curve.tangents import (
     CUBIC,
     LINEAR,
-    RULES,
     STEP,
     evaluate_track,
     knot_tangents,
-    rule_tangents,
+    tangents_by_rule,
 )
 from codec.codecs.curve.values import Grid, choose_grid
 from codec.codecs.survey.frame import ROT, SC
@@ -94,10 +93,11 @@ class SplineTrack:
         )
         return v, out, inn
 
-    def evaluate(self, pos: Array) -> Array:
-        """Values (N, C) at positions (N,) in source samples."""
+    def evaluate(self, pos: Array, search: tuple | None = None) -> Array:
+        """Values (N, C) at positions (N,) in source samples (`search`: tangents.knot_search
+        of the keys at pos, when the caller keeps it)."""
         v, out, inn = self.rows
-        return evaluate_track(self.mode, self.keys, v, out, inn, pos)
+        return evaluate_track(self.mode, self.keys, v, out, inn, pos, search)
 
     def errors(self, sub: int, raw: Array, dist: float, smag: Array) -> Array:
         """(S,) the local error at every sample of the track `raw (S, C)`."""
@@ -148,9 +148,9 @@ class CurveFitter:
             for mode in modes:
                 knots = exact.get(mode, [])
                 for track in _tracks(mode, sub, signed, grid, ints, b, knots, dist, smag):
-                    track = replace(track, hint=(share, mode))
-                    if best is None or cost(track) < best[0]:
-                        best = (cost(track), track)
+                    bits = cost(track)
+                    if best is None or bits < best[0]:
+                        best = (bits, replace(track, hint=(share, mode)))
             if err > share * budget:  # the finest grid misses already: no use trying more
                 break
         assert best is not None
@@ -299,8 +299,7 @@ def _tangents(
 
     options = []
     closest = None
-    for rule in range(len(RULES)):
-        m = rule_tangents(rule, t, kv, first, last)
+    for rule, m in tangents_by_rule(t, kv, first, last).items():
         e = errors(m)
         if e.max() <= within:
             options.append(SplineTrack(keys, CUBIC, rule, grid, ints[keys]))

@@ -116,31 +116,41 @@ def _component_fit(
 
 @inlined
 def _solve(m: Array, rhs: Array, n: int) -> None:
-    """rhs[:n] <- the solution of m[:n, :n] x = rhs[:n] (Gaussian elimination, partial
-    pivoting; m is overwritten)."""
-    for col in range(n):
+    """rhs[:n] <- the solution of m[:n, :n] x = rhs[:n] (m is overwritten)."""
+    _eliminate(m, rhs.reshape((rhs.shape[0], 1)), n, 1)
+
+
+@inlined
+def _eliminate(m: Array, v: Array, w: int, n: int) -> None:
+    """v[:w, :n] <- m[:w, :w]^-1 v[:w, :n] (Gaussian elimination, partial pivoting; m is
+    overwritten): one elimination for the n right-hand sides, each column taking the very
+    operations it would take alone (so the same bits)."""
+    for col in range(w):
         piv = col
-        for r in range(col + 1, n):
+        for r in range(col + 1, w):
             if abs(m[r, col]) > abs(m[piv, col]):
                 piv = r
         if piv != col:
-            for k in range(n):
+            for k in range(w):
                 m[col, k], m[piv, k] = m[piv, k], m[col, k]
-            rhs[col], rhs[piv] = rhs[piv], rhs[col]
+            for c in range(n):
+                v[col, c], v[piv, c] = v[piv, c], v[col, c]
         d = m[col, col]
         if d == 0.0:
             d = 1e-300
-        for r in range(col + 1, n):
+        for r in range(col + 1, w):
             f = m[r, col] / d
-            for k in range(col, n):
+            for k in range(col, w):
                 m[r, k] -= f * m[col, k]
-            rhs[r] -= f * rhs[col]
-    for col in range(n - 1, -1, -1):
-        acc = rhs[col]
-        for k in range(col + 1, n):
-            acc -= m[col, k] * rhs[k]
+            for c in range(n):
+                v[r, c] -= f * v[col, c]
+    for col in range(w - 1, -1, -1):
         d = m[col, col]
-        rhs[col] = acc / (d if d != 0.0 else 1e-300)
+        for c in range(n):
+            acc = v[col, c]
+            for k in range(col + 1, w):
+                acc -= m[col, k] * v[k, c]
+            v[col, c] = acc / (d if d != 0.0 else 1e-300)
 
 
 @inlined
@@ -306,21 +316,30 @@ def _solve_with(d: Array, v: Array, w: int, inv: Array, out: Array) -> None:
 
 
 @inlined
+def _solve_columns(d: Array, v: Array, w: int, n: int, inv: Array) -> None:
+    """v[:w, :n] <- d (w, w)^-1 v[:w, :n], d left as it was (inv is scratch)."""
+    for r in range(w):
+        for k in range(w):
+            inv[r, k] = d[r, k]
+    _eliminate(inv, v, w, n)
+
+
+@inlined
 def _block_solve(diag: Array, upper: Array, rhs: Array, n: int, w: int) -> None:
     """rhs (n, w) <- the solution of the symmetric block tridiagonal system whose diagonal
     blocks are diag (n, w, w) and upper blocks upper (n - 1, w, w): block Thomas, forward
     D'[i] = D[i] - U[i-1]^T D'[i-1]^-1 U[i-1], r'[i] = r[i] - U[i-1]^T D'[i-1]^-1 r'[i-1],
     then back substitution (diag and rhs are overwritten)."""
     inv = np.zeros((w, w))
-    x = np.zeros((w, w))  # D'[i-1]^-1 U[i-1], column by column
+    x = np.zeros((w, w + 1))  # D'[i-1]^-1 [U[i-1] | r'[i-1]], one elimination for all
     col = np.zeros(w)
     y = np.zeros(w)
     for i in range(1, n):
-        for c in range(w):
-            _solve_with(diag[i - 1], upper[i - 1, :, c], w, inv, col)
-            for r in range(w):
-                x[r, c] = col[r]
-        _solve_with(diag[i - 1], rhs[i - 1], w, inv, y)
+        for r in range(w):
+            for c in range(w):
+                x[r, c] = upper[i - 1, r, c]
+            x[r, w] = rhs[i - 1, r]
+        _solve_columns(diag[i - 1], x, w, w + 1, inv)
         for r in range(w):
             for c in range(w):
                 acc = 0.0
@@ -329,7 +348,7 @@ def _block_solve(diag: Array, upper: Array, rhs: Array, n: int, w: int) -> None:
                 diag[i, r, c] -= acc
             acc = 0.0
             for k in range(w):
-                acc += upper[i - 1, k, r] * y[k]
+                acc += upper[i - 1, k, r] * x[k, w]
             rhs[i, r] -= acc
     for i in range(n - 1, -1, -1):
         for r in range(w):

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from codec.jit import kernel
+
 Array = np.ndarray
 
 STEP, LINEAR, CUBIC = 0, 1, 2
@@ -35,39 +37,69 @@ RULES = ("flat", "catmull_rom", "auto", "clamped")
 
 def neighbours(v: Array, first: Array, last: Array) -> tuple[Array, Array]:
     """Rows (R, ...) of each row's previous and next knot in its track (itself at the ends)."""
-    idx = np.arange(len(v))
-    prev = np.where(first, idx, idx - 1)
-    nxt = np.where(last, idx, np.minimum(idx + 1, len(v) - 1))
+    prev, nxt = _around(first, last)
     return v[prev], v[nxt]
+
+
+def _around(first: Array, last: Array) -> tuple[Array, Array]:
+    """(R,) each row's previous and next row in its track (itself at the ends)."""
+    idx = np.arange(len(first))
+    return np.where(first, idx, idx - 1), np.where(last, idx, np.minimum(idx + 1, len(first) - 1))
 
 
 def rule_tangents(rule: int, t: Array, v: Array, first: Array, last: Array) -> Array:
     """Tangents (R, C) per sample of the knot rows: times t (R,) in samples, values v (R, C),
     each track's first and last row marked (R,) bool."""
-    m = np.zeros_like(v)
-    if rule == FLAT or len(v) == 0:
-        return m
-    tp, tn = neighbours(t, first, last)
-    vp, vn = neighbours(v, first, last)
-    ends = (first | last)[:, None]
-    alone = (first & last)[:, None]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if rule == CATMULL_ROM:
-            m = (vn - vp) / np.where(tn > tp, tn - tp, 1.0)[:, None]
-            return np.where(alone, 0.0, m)
-        da, db = (t - tp)[:, None], (tn - t)[:, None]
-        va, vb = v - vp, vn - v
-        la, lb = np.hypot(da, va), np.hypot(db, vb)
-        ok = ~ends & (la > 0) & (lb > 0)
-        m = (va / np.where(ok, la, 1.0) + vb / np.where(ok, lb, 1.0)) / np.where(
-            ok, da / np.where(ok, la, 1.0) + db / np.where(ok, lb, 1.0), 1.0
-        )
-        if rule == CLAMPED:
-            sa = va / np.where(ok, da, 1.0)
-            sb = vb / np.where(ok, db, 1.0)
-            limit = 3.0 * np.minimum(np.abs(sa), np.abs(sb))
-            m = np.where(sa * sb <= 0.0, 0.0, np.clip(m, -limit, limit))
-    return np.where(ok, m, 0.0)
+    return tangents_by_rule(t, v, first, last, (rule,))[rule]
+
+
+def tangents_by_rule(
+    t: Array, v: Array, first: Array, last: Array, rules: tuple[int, ...] = (0, 1, 2, 3)
+) -> dict[int, Array]:
+    """`rule_tangents` of each of `rules` on the same knots (the fitter tries them all)."""
+    c = np.ascontiguousarray  # one compiled layout whatever the caller's strides
+    m = _rule_tangents(
+        np.asarray(rules, np.int64),
+        c(t, np.float64),
+        c(v, np.float64),
+        c(first, np.bool_),
+        c(last, np.bool_),
+    )
+    return {rule: m[n] for n, rule in enumerate(rules)}
+
+
+@kernel
+def _rule_tangents(rules: Array, t: Array, v: Array, first: Array, last: Array) -> Array:
+    """(len(rules), R, C) the tangents of each rule, one knot row at a time (the module
+    docstring says what each rule does). A loop, not numpy's arrays: the slack pass asks
+    for one track's tangents hundreds of times, and numpy's calls cost more than the sums;
+    each value takes numpy's own operations in numpy's order (the same bits)."""
+    R, C = v.shape
+    out = np.zeros((rules.shape[0], R, C))
+    for i in range(R):
+        p = i if first[i] else i - 1
+        q = i if last[i] else min(i + 1, R - 1)
+        da, db = t[i] - t[p], t[q] - t[i]
+        span = t[q] - t[p] if t[q] > t[p] else 1.0
+        inner = not (first[i] or last[i])
+        for c in range(C):
+            va, vb = v[i, c] - v[p, c], v[q, c] - v[i, c]
+            la, lb = np.hypot(da, va), np.hypot(db, vb)
+            ok = inner and la > 0 and lb > 0
+            auto = (va / la + vb / lb) / (da / la + db / lb) if ok else 0.0
+            for n in range(rules.shape[0]):
+                rule = rules[n]
+                if rule == CATMULL_ROM:
+                    if not (first[i] and last[i]):
+                        out[n, i, c] = (v[q, c] - v[p, c]) / span
+                elif rule == AUTO:
+                    out[n, i, c] = auto
+                elif rule == CLAMPED and ok:
+                    sa, sb = va / da, vb / db
+                    limit = 3.0 * np.minimum(np.abs(sa), np.abs(sb))
+                    if not sa * sb <= 0.0:
+                        out[n, i, c] = np.minimum(np.maximum(auto, -limit), limit)
+    return out
 
 
 def secants(t: Array, v: Array, last: Array) -> Array:
@@ -134,11 +166,54 @@ def locate(keys: Array, pos: Array) -> tuple[Array, Array, Array]:
     return left, right, np.clip((pos - keys[left]) / gap, 0.0, 1.0)
 
 
-def evaluate_track(
-    mode: int, keys: Array, values: Array, out_t: Array, in_t: Array, pos: Array
-) -> Array:
-    """Values (N, C) of one track at positions (N,) in samples."""
+def knot_search(mode: int, keys: Array, pos: Array) -> tuple[Array, Array, Array, Array]:
+    """What `evaluate_track` finds of one track's knots (K,) at positions (N,) before it
+    blends values: the knot times as float64 (K,), the rows around each position and the
+    fraction between them (N,) (a caller evaluating many value sets on the same knots, the
+    slack pass, finds them once)."""
     left, right, u = locate(keys, pos)
     if mode == STEP:
         u = np.floor(u)
-    return hermite_rows(keys.astype(np.float64), values, out_t, in_t, left, right, u)
+    return keys.astype(np.float64), left, right, u
+
+
+def evaluate_track(
+    mode: int,
+    keys: Array,
+    values: Array,
+    out_t: Array,
+    in_t: Array,
+    pos: Array,
+    search: tuple[Array, Array, Array, Array] | None = None,
+) -> Array:
+    """Values (N, C) of one track at positions (N,) in samples (`search`: its knot_search
+    at pos, when the caller has it)."""
+    times, left, right, u = knot_search(mode, keys, pos) if search is None else search
+    c = np.ascontiguousarray  # one compiled layout whatever the caller's strides
+    return _hermite_track(times, c(values, np.float64), c(out_t), c(in_t), left, right, u)
+
+
+@kernel
+def _hermite_track(
+    times: Array, values: Array, out_t: Array, in_t: Array, left: Array, right: Array, u: Array
+) -> Array:
+    """`hermite_rows` of one track's positions (N,): the same operations in the same order
+    (the same bits), without numpy's temporaries (the slack pass evaluates a track hundreds
+    of times)."""
+    C = values.shape[1]
+    out = np.empty((left.shape[0], C))
+    for n in range(left.shape[0]):
+        a, b = left[n], right[n]
+        h = times[b] - times[a]
+        x = u[n]
+        x2 = x * x
+        x3 = x2 * x
+        h00 = 2.0 * x3 - 3.0 * x2 + 1.0
+        h10 = (x3 - 2.0 * x2 + x) * h
+        h01 = -2.0 * x3 + 3.0 * x2
+        h11 = (x3 - x2) * h
+        for c in range(C):
+            out[n, c] = (
+                h00 * values[a, c] + h10 * out_t[a, c] + h01 * values[b, c] + h11 * in_t[b, c]
+            )
+    return out

@@ -30,6 +30,7 @@ STEP_RATIO = 0.84  # steps tried shrink by this factor
 MAX_TRIES = 40
 MAX_INT = 1 << 40  # |q| at most: hostile payloads stop there
 FINEST = 2.0**-30  # the finest step, times the track's largest magnitude (+1)
+_KEPT = [np.array([c for c in range(4) if c != drop]) for drop in range(4)]  # stored components
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ class Grid:
         """(n, C stored) the components a track's values (n, C) keep."""
         if self.drop == ALL:
             return full
-        return np.delete(full, self.drop, axis=-1)
+        return full[..., _KEPT[self.drop]]  # np.delete's result, cheaper
 
     def quantise(self, full: Array) -> Array:
         """(n, C stored) int64 nearest grid integers of values (n, C)."""
