@@ -228,6 +228,8 @@ class BindModes:
             }
         if not tried[chosen]["strict"]:
             details["strict"] = False
+        if progress is not None:  # modes screened out never reported their share
+            progress(1.0, "done")
         return dataclasses.replace(encoded, details=details)
 
     def _mode(
