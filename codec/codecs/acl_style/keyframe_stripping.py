@@ -333,19 +333,31 @@ def surely_over(
     c = np.ascontiguousarray
     out = np.empty(len(rows), dtype=np.bool_)
     i64 = np.int64
+    poses, skeleton = _kernel_args(decoded, raw, parents, shell, precision)
     _over(
-        *(c(a, dtype=np.float64) for a in decoded),
-        *(c(a, dtype=np.float64) for a in raw),
+        *poses,
         c(first, dtype=i64),
         c(second, dtype=i64),
         c(rows, dtype=i64),
         c(alpha, dtype=np.float64),
-        c(parents, dtype=i64),
-        c(shell, dtype=np.float64),
-        c(precision, dtype=np.float64),
+        *skeleton,
         out,
     )
     return out
+
+
+def _kernel_args(
+    decoded: Rows, raw: Rows, parents: Array, shell: Array, precision: Array
+) -> tuple[list[Array], list[Array]]:
+    """The screening kernels' arrays as numba compiled them (C-contiguous float64 poses and
+    shell data, int64 parents): the six pose arrays, then parents, shell and precision."""
+    c = np.ascontiguousarray
+    poses = [c(a, dtype=np.float64) for a in (*decoded, *raw)]
+    return poses, [
+        c(parents, dtype=np.int64),
+        c(shell, dtype=np.float64),
+        c(precision, dtype=np.float64),
+    ]
 
 
 @kernel
@@ -402,15 +414,12 @@ def span_bounds(
     width = int(np.max(ends - starts)) + 1 if len(starts) else 1
     lo = np.full((len(starts), width), np.nan)
     hi = np.full((len(starts), width), np.nan)
-    i64 = np.int64
+    poses, skeleton = _kernel_args(decoded, raw, parents, shell, precision)
     _span_bounds(
-        *(c(a, dtype=np.float64) for a in decoded),
-        *(c(a, dtype=np.float64) for a in raw),
-        c(starts, dtype=i64),
-        c(ends, dtype=i64),
-        c(parents, dtype=i64),
-        c(shell, dtype=np.float64),
-        c(precision, dtype=np.float64),
+        *poses,
+        c(starts, dtype=np.int64),
+        c(ends, dtype=np.int64),
+        *skeleton,
         SPAN_GIVE_UP,
         lo,
         hi,
