@@ -20,6 +20,13 @@ compressor run) shows they cannot be smaller (details["bind_modes"]["screened"] 
 - beside a strict strip, additive gets BEST_ADDITIVE_ROUNDS: its optimiser measures the additive's
   hierarchy (bones the length of the offsets from the bind pose), so a first round that
   misses the precision is far off, and on the bench's clips no tightened round beat strip.
+  Only a strict round can win there, so the round stops at the first solved segment with
+  a keyframe it keeps whatever stripping does that is, applied to the bind pose, over a
+  joint's precision (details["bind_modes"]["screened"] says where): the round could not be
+  strict. Kept: a segment's first and last keyframe (keyframe_stripping never strips them),
+  and all of them where (non-destructive stripping) every first removal, each keyframe
+  rebuilt from its two neighbours, is over a joint's precision in the round's own measure:
+  that segment strips nothing. On Fox and the CMU mocap clips an early segment already is.
 Measured on tests/data's 26 clips: best's choice and size are those of trying everything.
 
 A clip with an additive base of its own (ACL SJSON `base_tracks`) is always stored as its
@@ -49,21 +56,23 @@ from typing import Any
 
 import numpy as np
 
-from codec.codecs.acl_style.decoder import CompressedClip
-from codec.codecs.acl_style.encoder import Compressor
+from codec.codecs.acl_style.decoder import CompressedClip, normalise
+from codec.codecs.acl_style.encoder import Compressor, Judge
+from codec.codecs.acl_style.keyframe_stripping import StripSettings, rebuild
 from codec.codecs.acl_style.layout import BIND_CODES
 from codec.codecs.base import Encoded, Progress, TrackKind, sample_keys_of
 from codec.errors import Cancelled
-from codec.measure.error_metric import clip_errors
+from codec.measure.error_metric import array_errors, clip_errors
 from codec.measure.shells import ancestor_scale
 from codec.model import additive
 from codec.model.additive import AdditiveBase
-from codec.model.clip import Clip, Skeleton
+from codec.model.clip import Clip, Skeleton, exactly_unit
 from codec.model.sampling import Pose, blend, sample_keys_batch
 from codec.model.transforms import decompose, object_space
 from codec.settings import CompressionSettings
 
 Array = np.ndarray
+Rows = tuple[Array, Array, Array]
 MODES = ("none", "strip", "additive")
 ADDITIVE_ROUNDS = 5  # encodings of an additive clip at most
 BEST_ADDITIVE_ROUNDS = 1  # encodings of `additive` at most when best tries it beside strip
@@ -71,6 +80,7 @@ COMPENSATED_ROUNDS = 10  # compensated encodings at most (each against the last 
 SINGULAR = 1e-12  # |det| of a parent's object transform below which it is not inverted
 NEGLIGIBLE = 0.01  # a default straying this share of its precision changes no bit rate
 TIGHTEN_FLOOR = 0.25  # a round tightens a joint's precision by at most this factor
+OVER_MARGIN = 1e-6  # relative: a keyframe stops a round only when over by more than rounding
 
 
 class AppliedDecoder:
@@ -198,7 +208,13 @@ class BindModes:
             told = _part(progress, i, len(modes), mode)
             started = time.perf_counter()
             beat = None if best is None else len(best[2].payload)
-            encoded, strict = self._mode(clip, mode, inner, told, cancel, None, beat, strict_strip)
+            try:
+                encoded, strict = self._mode(
+                    clip, mode, inner, told, cancel, None, beat, strict_strip
+                )
+            except _CannotBeStrict as stopped:
+                screened[mode] = str(stopped)
+                continue
             tried[mode] = _tried(encoded, strict, time.perf_counter() - started)
             rank = (not strict, len(encoded.payload))
             if best is None or rank < best[0]:
@@ -252,7 +268,8 @@ class BindModes:
         samples compensate (module docstring). `beat`: the payload size to beat; rounds stop
         (not strict) once an encoding that is not yet strict is no smaller, as tightening
         only adds bits. `short`: an additive gets BEST_ADDITIVE_ROUNDS (best, beside a strict
-        strip: only a strict encoding can win there)."""
+        strip: only a strict encoding can win there) and raises _CannotBeStrict from the
+        first segment whose kept ends are over a joint's precision (module docstring)."""
         sk = clip.skeleton
         base = _base_of(clip, mode)
         stored_sk = self.clip.skeleton
@@ -294,8 +311,13 @@ class BindModes:
         elif base is not None and short:
             rounds = BEST_ADDITIVE_ROUNDS  # beside a strict strip (best): module docstring
         precision = sk.precision.copy()
+        judge = None
+        if base is not None and short:
+            judge = _strict_judge(clip, compressor.clip, base, settings)
         for _ in range(rounds):
-            encoded = compressor.run(settings, progress, cancel, target.with_settings(precision))
+            encoded = compressor.run(
+                settings, progress, cancel, target.with_settings(precision), judge
+            )
             self.segments_solved += compressor.segments_solved
             inner = encoded.decoder.on_skeleton(sk)
             decoder = inner if base is None else AppliedDecoder(inner, base, sk)
@@ -313,6 +335,73 @@ class BindModes:
                 compensate = dataclasses.replace(encoded, decoder=decoder)
                 compressor = Compressor(as_stored(_compensated(clip, compensate)), code)
         return dataclasses.replace(encoded, decoder=decoder), False
+
+
+class _CannotBeStrict(Exception):
+    """A mode's round stopped where it already misses a joint's precision (the reason)."""
+
+
+def _strict_judge(
+    clip: Clip, stored: Clip, base: AdditiveBase, settings: CompressionSettings
+) -> Judge:
+    """The encoder's Judge of a round storing `clip` (settings applied) as the additive
+    `stored` on `base`, at `clip`'s precisions: raises _CannotBeStrict at a solved segment
+    with a keyframe the round keeps (module docstring) that, applied to the base and measured
+    as `BindModes._mode` measures the decoded clip, is over a joint's precision. The stripping
+    side is measured as the encoder's stripping measures it (on `stored`). Both ask for
+    OVER_MARGIN more than the precision, so rounding in another order cannot turn them. A
+    later segment leaving a joint stuck would make the encoder try other kinds: the encoder
+    stops judging at the first one."""
+    sk = clip.skeleton
+    limit = sk.precision * (1.0 + OVER_MARGIN)
+    duration = (clip.num_samples - 1) / clip.sample_rate
+    strip = StripSettings(
+        settings.strip_trivial, settings.strip_proportion, settings.strip_threshold
+    )
+
+    def over(raw: Rows, lossy: Rows) -> Array:
+        """(n, J) whether each joint of the n lossy poses is over its precision."""
+        ks = np.arange(len(lossy[0]))
+        err = array_errors(raw, lossy, ks, np.zeros(len(ks)), sk.parents, sk.shell_distance)
+        return err > limit
+
+    def as_decoded(rows: Rows) -> Rows:
+        """Decoded rows as a decoded clip holds them (decoder.decoded_clip, then Clip)."""
+        normalise(rows[0])
+        return exactly_unit(rows[0]), rows[1], rows[2]
+
+    def kept(rows: Array, decoded: Rows) -> Array:
+        """(n,) bool: the segment's keyframes that stripping leaves, whatever it does."""
+        out = np.zeros(len(rows), dtype=bool)
+        out[[0, -1]] = True
+        if not strip.enabled:
+            return np.ones(len(rows), dtype=bool)
+        if strip.destructive or len(rows) < 3:
+            return out
+        inner = rows[1:-1]
+        a = tuple(v[:-2] for v in decoded)
+        b = tuple(v[2:] for v in decoded)
+        rebuilt = as_decoded(rebuild(a, b, np.full(len(inner), 0.5)))
+        raw = (stored.rotations[inner], stored.translations[inner], stored.scales[inner])
+        return out | bool(np.all(np.any(over(raw, rebuilt), axis=1)))
+
+    def judge(rows: Array, decoded: Rows) -> None:
+        keep = kept(rows, decoded)
+        rows = rows[keep]
+        add = as_decoded(tuple(v[keep] for v in decoded))
+        rot, tr, sc = additive.apply(
+            base.format, base.at_times(rows / clip.sample_rate, duration), add
+        )
+        raw = (clip.rotations[rows], clip.translations[rows], clip.scales[rows])
+        bad = np.argwhere(over(raw, (exactly_unit(rot), tr, sc)))
+        if len(bad):
+            (s, j), *_ = bad
+            raise _CannotBeStrict(
+                f"its round stopped at sample {int(rows[s])}, a keyframe it keeps over "
+                f"joint {int(j)}'s precision"
+            )
+
+    return judge
 
 
 def _cannot_win(mode: str, clip: Clip, strip: Encoded) -> str | None:

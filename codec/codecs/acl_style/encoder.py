@@ -76,6 +76,10 @@ from codec.settings import CompressionSettings, resolve_level
 
 Array = np.ndarray
 Progress = Callable[[float, str], None]
+# judge(rows (n,), decoded): a solved segment's stored samples as the encoding decodes them
+# before any keyframe is stripped (local rotations (n, J, 4), translations, scales (n, J, 3));
+# it may raise to stop the run (bind_modes: an additive over its precision at a kept one)
+Judge = Callable[[Array, keyframe_stripping.Rows], None]
 
 __all__ = ["Compressor", "encode"]
 
@@ -232,9 +236,11 @@ class Compressor:
         progress: Progress | None = None,
         cancel: Callable[[], bool] | None = None,
         skeleton: Skeleton | None = None,
+        judge: Judge | None = None,
     ) -> Encoded:
         """Encode with `settings` (see `encode`); `skeleton` gives other per-joint
-        precisions and shell distances (the same joints, parents and bind pose)."""
+        precisions and shell distances (the same joints, parents and bind pose); `judge`
+        sees each solved segment while no joint is stuck (Judge)."""
         settings = settings or CompressionSettings()
         clip = self.clip
         if skeleton is not None:
@@ -262,7 +268,9 @@ class Compressor:
         for attempt in range(ATTEMPTS):
             found = detect_kinds(clip, dom_dist, local_prec / split, forced, raw.exact, raw.first)
             kinds = _Kinds(*found, raw.first.stored)
-            enc, tables, stuck = self._encode(clip, kinds, framing, level, report, check, attempt)
+            enc, tables, stuck = self._encode(
+                clip, kinds, framing, level, report, check, attempt, judge
+            )
             if len(stuck) == 0:
                 break
             # the constant and default sub-tracks on a failing chain each kept within the
@@ -322,6 +330,7 @@ class Compressor:
         report: Progress,
         check: Callable[[], None],
         attempt: int,
+        judge: Judge | None = None,
     ) -> tuple[ssc_format.EncodedClip, tuple[Array, Array], Array]:
         """Layouts, ranges and bit rates of every segment for given sub-track kinds.
 
@@ -335,7 +344,7 @@ class Compressor:
             return _static(clip, kinds, framing)
         quant = _quantize(clip, tracks, framing)
         rates, q, stuck = self._optimise(
-            clip, kinds, tracks, quant, framing, level, report, check, attempt
+            clip, kinds, tracks, quant, framing, level, report, check, attempt, judge
         )
         enc, tables = _encoded(clip, kinds, tracks, quant, framing, rates, q)
         return enc, tables, stuck
@@ -351,6 +360,7 @@ class Compressor:
         report: Progress,
         check: Callable[[], None],
         attempt: int,
+        judge: Judge | None = None,
     ) -> tuple[Array, Array, Array]:
         """Bit rates (G, Ka) and packed samples (stored, Ka, 3), both in stored order, and
         the joints that cannot meet their precision: each segment solved by the optimiser
@@ -407,6 +417,10 @@ class Compressor:
             first, n = table[g]
             rates[g, order] = seg_rates
             q[first : first + n][:, order] = seg_q
+            if judge is not None and not np.any(stuck_all):  # a stuck joint: another attempt
+                rows = np.arange(first, first + n)
+                enc, tables = _encoded(clip, kinds, tracks, quant, framing, rates, q)
+                judge(rows, _decoded(clip, enc, tables, kinds.fixed, framing, rows))
 
         try:
             for g in range(G):
@@ -629,12 +643,13 @@ def _decoded(
     tables: tuple[Array, Array],
     base: tuple[Array, Array, Array],
     framing: _Framing,
+    rows: Array | None = None,
 ) -> keyframe_stripping.Rows:
-    """Every stored sample of the encoding (no keyframe stripped), as the decoder gives it
-    (CompressedClip.decode_rows); decoded once for stripping and the lossy clip."""
+    """Every stored sample of the encoding, or `rows` (no keyframe stripped), as the decoder
+    gives them (CompressedClip.decode_rows); decoded once for stripping and the lossy clip."""
     unwritten = ssc_format.ParsedPayload(enc, np.zeros(0), np.zeros(0), b"")
     decoder = CompressedClip(unwritten, clip.skeleton, tables, base)
-    return decoder.decode_rows(np.arange(framing.stored))
+    return decoder.decode_rows(np.arange(framing.stored) if rows is None else rows)
 
 
 def _strip(

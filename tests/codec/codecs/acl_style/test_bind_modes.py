@@ -9,6 +9,7 @@ taken from the code under test.
 from __future__ import annotations
 
 import dataclasses
+import re
 import struct
 from pathlib import Path
 
@@ -17,7 +18,7 @@ import pytest
 
 from codec.cli.compress import bind_line
 from codec.codecs import container
-from codec.codecs.acl_style.bind_modes import compensated
+from codec.codecs.acl_style.bind_modes import AppliedDecoder, BindModes, _base_of, compensated
 from codec.codecs.acl_style.codec import CODEC
 from codec.compression import compress
 from codec.errors import CompressedFormatError
@@ -56,7 +57,7 @@ def test_best_is_the_smallest_strict_mode_and_never_larger_than_strip(path) -> N
     [
         (DATA / "acl" / "cmu_09_02.acl.sjson", None, {"none"}),
         (DATA / "bvh" / "cmu_02_02_walk_daz.bvh", None, {"none", "additive"}),
-        (DATA / "gltf" / "Fox.glb", "Walk", {"none"}),
+        (DATA / "gltf" / "Fox.glb", "Walk", {"none", "additive"}),
     ],
 )
 def test_best_leaves_out_only_modes_that_are_no_smaller_than_strip(
@@ -75,6 +76,52 @@ def test_best_leaves_out_only_modes_that_are_no_smaller_than_strip(
         assert t["compressed_size"] >= strip or not t["strict"]
     assert best.details["bind_mode"] in modes["tried"]
     assert all(f"{m} not tried" in bind_line(best.details) for m in screened)
+
+
+@pytest.mark.parametrize(
+    ("path", "animation", "stop"),
+    [
+        (DATA / "gltf" / "Fox.glb", "Walk", 0),
+        (DATA / "acl" / "cmu_09_02_multi_root.acl.sjson", None, 6),
+        (DATA / "keyed" / "cmu_81_18_looping_keys4_linear.acl.sjson.xz", None, 197),
+        (DATA / "keyed" / "cmu_13_07_keys6_linear.acl.sjson.xz", None, None),
+        (DATA / "acl" / "cmu_09_02.acl.sjson", None, None),
+    ],
+    ids=["fox_walk", "multi_root", "keyed_looping", "keyed_strict", "cmu_09_02"],
+)
+def test_best_stops_an_additive_round_only_at_a_kept_keyframe_over_its_precision(
+    path, animation, stop
+) -> None:
+    """Beside a strict strip, best stops the additive's round at a solved segment whose
+    keyframe, kept whatever stripping does, is over a joint's precision on the applied pose.
+    The same round run to its end without a judge keeps that keyframe, over the precision
+    there (multi_root stops inside a segment where stripping removes nothing; the keyed
+    clips strip, the first keyframes over the precision before stripping among them: the
+    looping one stops past those, and the other's round ends strict); a round that is not
+    stopped is the one best tried."""
+    clip = load_clip(path, **({"animation": animation} if animation else {}))
+    settings = CompressionSettings(**FAST)
+    modes = BindModes(clip)
+    best = modes.run(settings)
+    why = best.details["bind_modes"]["screened"].get("additive", "")
+    found = re.search(r"round stopped at sample (\d+)", why)
+    assert (None if found is None else int(found.group(1))) == stop
+    # the round best ran, on the compressor it made, to its end
+    applied = settings.apply(clip)
+    sk = applied.skeleton
+    compressor = modes._compressors[("additive",)]
+    target = compressor.clip.skeleton.with_settings(sk.precision, sk.shell_distance)
+    inner = dataclasses.replace(settings, precision=None, shell_distance=None)
+    whole = compressor.run(inner, skeleton=target)
+    decoder = AppliedDecoder(whole.decoder.on_skeleton(sk), _base_of(applied, "additive"), sk)
+    over = np.any(clip_errors(applied, decoder.decode_source()) > sk.precision, axis=1)
+    if stop is None:
+        tried = best.details["bind_modes"]["tried"]["additive"]
+        assert tried["strict"] == (not over.any())
+        assert tried["compressed_size"] == container.HEADER_SIZE + len(whole.payload)
+    else:
+        assert over[stop] and whole.decoder.retained[stop]
+        assert best.details["bind_mode"] == "strip"
 
 
 def test_best_tries_none_where_the_identity_holds_what_strip_stores() -> None:

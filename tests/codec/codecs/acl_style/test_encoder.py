@@ -225,3 +225,31 @@ def test_a_looser_precision_never_costs_more(path: str, animation: str | None) -
         assert r.stats["max_error"] <= precision
         sizes.append(r.stats["compressed_size"])
     assert sizes == sorted(sizes, reverse=True), sizes
+
+
+def test_a_judge_sees_every_segment_as_the_encoding_decodes_it_and_may_stop_the_run():
+    """Compressor.run's judge: each solved segment's stored samples, in order, decoded as the
+    finished encoding decodes them; what it raises ends the run."""
+    from codec.codecs.acl_style.encoder import Compressor
+    from codec.formats import load_clip
+
+    clip = load_clip(DATA / "gltf" / "Fox.glb", animation="Survey")
+    seen = []
+    encoded = Compressor(clip).run(
+        CompressionSettings(), judge=lambda rows, dec: seen.append((rows, dec))
+    )
+    rows = np.concatenate([r for r, _ in seen])
+    np.testing.assert_array_equal(rows, np.arange(encoded.decoder.num_samples))
+    assert len(seen) == encoded.decoder.encoded.num_segments > 1
+    kept = encoded.decoder.retained
+    for r, dec in seen:
+        want = encoded.decoder.decode_rows(r[kept[r]])
+        for got, exact in zip(dec, want, strict=True):
+            np.testing.assert_array_equal(got[kept[r]], exact)
+
+    def stop(rows, dec):
+        if rows[0] > 0:
+            raise Cancelled("judged")
+
+    with pytest.raises(Cancelled, match="judged"):
+        Compressor(clip).run(CompressionSettings(), judge=stop)
