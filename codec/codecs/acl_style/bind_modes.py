@@ -370,32 +370,33 @@ def _strict_judge(
         normalise(rows[0])
         return exactly_unit(rows[0]), rows[1], rows[2]
 
-    def kept(rows: Array, decoded: Rows) -> Array:
-        """(n,) bool: the segment's keyframes that stripping leaves, whatever it does."""
-        out = np.zeros(len(rows), dtype=bool)
-        out[[0, -1]] = True
+    def strips_nothing(rows: Array, decoded: Rows) -> bool:
+        """Whether stripping leaves every keyframe of the segment, whatever it does: none
+        enabled, or (trivial stripping) every first removal is over (module docstring)."""
         if not strip.enabled:
-            return np.ones(len(rows), dtype=bool)
-        if strip.destructive or len(rows) < 3:
-            return out
+            return True
+        if strip.destructive:
+            return False
         inner = rows[1:-1]
         a = tuple(v[:-2] for v in decoded)
         b = tuple(v[2:] for v in decoded)
         rebuilt = as_decoded(rebuild(a, b, np.full(len(inner), 0.5)))
         raw = (stored.rotations[inner], stored.translations[inner], stored.scales[inner])
-        return out | bool(np.all(np.any(over(raw, rebuilt), axis=1)))
+        return bool(np.all(np.any(over(raw, rebuilt), axis=1)))
 
     def judge(rows: Array, decoded: Rows) -> None:
-        keep = kept(rows, decoded)
-        rows = rows[keep]
-        add = as_decoded(tuple(v[keep] for v in decoded))
-        rot, tr, sc = additive.apply(
-            base.format, base.at_times(rows / clip.sample_rate, duration), add
-        )
+        add = as_decoded((decoded[0].copy(), decoded[1], decoded[2]))
+        at = base.at_times(rows / clip.sample_rate, duration)
+        rot, tr, sc = additive.apply(base.format, at, add)
         raw = (clip.rotations[rows], clip.translations[rows], clip.scales[rows])
-        bad = np.argwhere(over(raw, (exactly_unit(rot), tr, sc)))
-        if len(bad):
-            (s, j), *_ = bad
+        bad = over(raw, (exactly_unit(rot), tr, sc))
+        kept = np.zeros(len(rows), dtype=bool)
+        kept[[0, -1]] = True  # never stripped
+        if np.any(bad[1:-1]) and strips_nothing(rows, decoded):
+            kept[:] = True
+        found = np.argwhere(bad & kept[:, None])
+        if len(found):
+            (s, j), *_ = found
             raise _CannotBeStrict(
                 f"its round stopped at sample {int(rows[s])}, a keyframe it keeps over "
                 f"joint {int(j)}'s precision"
