@@ -253,3 +253,22 @@ def test_a_judge_sees_every_segment_as_the_encoding_decodes_it_and_may_stop_the_
 
     with pytest.raises(Cancelled, match="judged"):
         Compressor(clip).run(CompressionSettings(), judge=stop)
+
+
+def test_the_unstrip_check_measures_every_rebuilt_keyframe_as_the_whole_clip_would():
+    """The check after stripping measures only the stripped keyframes of the written payload:
+    each the very error the whole decoded clip gives it, and nothing at a stored one."""
+    from codec.codecs.acl_style.encoder import Compressor, _rebuilt_errors
+    from codec.measure.error_metric import clip_errors
+    from tests.codec.helpers import data_clip, keyed_clip
+
+    clip = keyed_clip(codec.load_clip(data_clip("cmu_49_15.acl.sjson")), 6)
+    settings = CompressionSettings(precision=0.01, shell_distance=3.0, skin_error=False)
+    decoder = Compressor(clip).run(settings).decoder
+    clip = settings.apply(clip)
+    retained = decoder.encoded.retained
+    assert retained is not None and 0 < np.sum(~retained) < len(retained) - 2
+    got = _rebuilt_errors(clip, decoder, retained)
+    whole = clip_errors(clip, decoder.decode_source())[: len(retained)]
+    np.testing.assert_array_equal(got[~retained], whole[~retained])
+    assert np.all(got[retained] == 0.0) and np.all(np.any(got[~retained] > 0.0, axis=1))
