@@ -97,6 +97,11 @@ SEGMENTS_MASK = (1 << BIND_SHIFT) - 1
 FLAG_WRAP = 1  # as read from the segments word
 FLAG_LAYOUTS = 4
 FLAG_STRIPPED = 8
+# the kinds as plain ints: an IntEnum member looked up on its class costs more than the
+# comparison it feeds (Python 3.11), and every encode asks a few times
+_ANIMATED = int(TrackKind.ANIMATED)
+_CONSTANT = int(TrackKind.CONSTANT)
+_DEFAULT = int(TrackKind.DEFAULT)
 SEGMENT_ENTRY = struct.Struct("<HI")
 LAYOUT_BITS = 2  # per rotation that does not drop w (after one bit for every rotation)
 _PER_SEGMENT_CODE = 3  # PER_SEGMENT as stored (w needs no code: the bit says it)
@@ -151,12 +156,12 @@ class EncodedClip:
     @cached_property
     def animated(self) -> Array:
         """(Ka, 2) joint and sub-track of every animated sub-track, in stored order."""
-        return np.argwhere(self.kinds == TrackKind.ANIMATED)
+        return np.argwhere(self.kinds == _ANIMATED)
 
     @cached_property
     def constant_tracks(self) -> Array:
         """(Kc, 2) joint and sub-track of every constant sub-track, in stored order."""
-        return np.argwhere(self.kinds == TrackKind.CONSTANT)
+        return np.argwhere(self.kinds == _CONSTANT)
 
     @property
     def has_layouts(self) -> bool:
@@ -212,9 +217,9 @@ def _segments_bytes(enc: EncodedClip) -> tuple[list[bytes], bytes, Array]:
     """Each segment's keyframe mask, rate bytes and ranges; every segment's packed samples
     one after the other and where each segment's start in them (G + 1,)."""
     g_count, ka = enc.bit_rates.shape
-    starts, sizes = enc.segment_starts, enc.segment_sizes
     masks = [b""] * g_count
     if enc.retained is not None:
+        starts, sizes = enc.segment_starts, enc.segment_sizes
         masks = [_mask_of(enc.retained[a : a + n]) for a, n in zip(starts, sizes, strict=True)]
     if ka == 0:  # nothing animated: no rates, ranges nor samples
         return masks, b"", np.zeros(g_count + 1, dtype=np.int64)
@@ -223,13 +228,17 @@ def _segments_bytes(enc: EncodedClip) -> tuple[list[bytes], bytes, Array]:
     rate_bytes = (rates | (np.where(per_segment, enc.seg_dropped, 0) << DROPPED_SHIFT)).astype(
         np.uint8
     )
-    ranged = has_segment_range(rates, g_count > 1)
-    slots = np.zeros((g_count, ka, SLOT_BYTES), dtype=np.uint8)  # 3 x u16, or 3 + 3 x u8
-    slots[rates == 0] = (
-        enc.seg_constant.astype("<u2").view(np.uint8).reshape(g_count, ka, SLOT_BYTES)[rates == 0]
-    )
-    slots[ranged] = np.concatenate((enc.seg_min, enc.seg_extent), axis=-1)[ranged]
-    used = (rates == 0) | ranged
+    constant = rates == 0
+    if g_count > 1:  # ranges only where several segments store them (has_segment_range)
+        ranged = has_segment_range(rates, True)
+        used = constant | ranged
+        ranges = np.concatenate((enc.seg_min, enc.seg_extent), axis=-1)
+    else:
+        used, ranges = constant, np.zeros((g_count, ka, SLOT_BYTES), dtype=np.uint8)
+    # each slot: the constant's 3 x u16 where rate 0, else the range's 3 + 3 x u8 (unused
+    # slots are not written)
+    consts = enc.seg_constant.astype("<u2").view(np.uint8).reshape(g_count, ka, SLOT_BYTES)
+    slots = np.where(constant[..., None], consts, ranges)
     heads = [
         mask + rate_bytes[g].tobytes() + slots[g][used[g]].tobytes() for g, mask in enumerate(masks)
     ]
@@ -265,7 +274,7 @@ def _layout_codes(enc: EncodedClip) -> Array:
         enc.constant_tracks[:, 1] == 0
     ]
     codes[enc.animated[enc.animated[:, 1] == 0, 0]] = enc.clip_layout[enc.animated[:, 1] == 0]
-    return codes[rot != TrackKind.DEFAULT]
+    return codes[rot != _DEFAULT]
 
 
 def _kinds_bytes(kinds: Array) -> bytes:
