@@ -103,6 +103,7 @@ _ANIMATED = int(TrackKind.ANIMATED)
 _CONSTANT = int(TrackKind.CONSTANT)
 _DEFAULT = int(TrackKind.DEFAULT)
 SEGMENT_ENTRY = struct.Struct("<HI")
+_SEGMENT_ROW = np.dtype([("n", "<u2"), ("at", "<u4")])  # SEGMENT_ENTRY as a numpy row
 LAYOUT_BITS = 2  # per rotation that does not drop w (after one bit for every rotation)
 _PER_SEGMENT_CODE = 3  # PER_SEGMENT as stored (w needs no code: the bit says it)
 RATE_MASK = 0x1F
@@ -257,23 +258,26 @@ def _clip_range_bytes(enc: EncodedClip) -> bytes:
         return b""
     four = enc.range_components() == 4
     idx = np.zeros((ka, 4), dtype=np.int64)
-    idx[:, :3] = enc.stored_components()[0]
+    idx[:, :3] = kept_components(enc.seg_dropped[0])  # the first segment's: the clip's
     idx[four] = np.arange(4)
+    track = np.arange(ka)[:, None]
+    both = np.empty((ka, 2, 4), dtype="<f4")  # min then extent of each track
+    both[:, 0], both[:, 1] = enc.clip_min[track, idx], enc.clip_extent[track, idx]
+    if not four.any():  # every range on three components
+        return both[:, :, :3].tobytes()
     take = np.ones((ka, 2, 4), dtype=bool)
     take[~four, :, 3] = False
-    track = np.arange(ka)[:, None]
-    both = np.stack((enc.clip_min[track, idx], enc.clip_extent[track, idx]), axis=1)
-    return both[take].astype("<f4").tobytes()
+    return both[take].tobytes()
 
 
 def _layout_codes(enc: EncodedClip) -> Array:
     """Layout code of every constant or animated rotation, in joint order."""
     rot = enc.kinds[:, 0]
     codes = np.full(enc.num_joints, -1, dtype=np.int64)
-    codes[enc.constant_tracks[enc.constant_tracks[:, 1] == 0, 0]] = enc.const_dropped[
-        enc.constant_tracks[:, 1] == 0
-    ]
-    codes[enc.animated[enc.animated[:, 1] == 0, 0]] = enc.clip_layout[enc.animated[:, 1] == 0]
+    # constants and animated sub-tracks are in joint order, their rotations the ones with a
+    # dropped component (-1: not a rotation)
+    codes[rot == _CONSTANT] = enc.const_dropped[enc.const_dropped >= 0]
+    codes[rot == _ANIMATED] = enc.clip_layout[enc.clip_layout >= 0]
     return codes[rot != _DEFAULT]
 
 
@@ -303,10 +307,10 @@ def write(enc: EncodedClip) -> ParsedPayload:
     heads, packed, packed_ends = _segments_bytes(enc)
     g_count = enc.num_segments
     head_sizes = np.array([len(h) for h in heads], dtype=np.int64)
-    sizes = head_sizes + np.diff(packed_ends)
+    sizes = head_sizes + (packed_ends[1:] - packed_ends[:-1])
     offsets = len(body) + SEGMENT_ENTRY.size * g_count + np.cumsum(sizes) - sizes
     packed_at = HEADER_SIZE + offsets + head_sizes
-    table = np.empty(g_count, dtype=np.dtype([("n", "<u2"), ("at", "<u4")]))
+    table = np.empty(g_count, dtype=_SEGMENT_ROW)
     table["n"], table["at"] = enc.segment_sizes, offsets
     body += table.tobytes()
     for g, head in enumerate(heads):
