@@ -33,10 +33,14 @@ _ANIMATED = int(TrackKind.ANIMATED)
 
 
 @kernel
-def _decide(rot, tr, sc, bind, const, dom, forced, exact, kinds, trial, use, v10, mats):
+def _decide(rot, tr, sc, bind, const, dom_dist, dom_prec, forced, exact, kinds):
     """kinds (J, 3) by the tests of the module docstring. rot / tr / sc the raw samples,
-    bind / const (J, 10) QVV rows, dom (2, J) dominant distance and precision; trial (10,),
-    use (3,), v10 (2, 10) and mats (2, 12) scratch."""
+    bind / const (J, 10) QVV rows, dom_dist and dom_prec (J,) dominant distance and
+    precision."""
+    trial = np.zeros(10)
+    use = np.zeros(3, dtype=np.bool_)
+    v10 = np.empty((2, 10))
+    mats = np.empty((2, 12))
     raw = v10[0]
     for j in range(rot.shape[1]):
         for k in range(3):
@@ -70,7 +74,7 @@ def _decide(rot, tr, sc, bind, const, dom, forced, exact, kinds, trial, use, v10
                             )
                         qvv_matrix(raw, mats[0])
                         qvv_matrix(v10[1], mats[1])
-                        if shell_error(mats[0], mats[1], dom[0, j]) > dom[1, j]:
+                        if shell_error(mats[0], mats[1], dom_dist[j]) > dom_prec[j]:
                             ok = False
                             break
                     if ok:
@@ -268,14 +272,11 @@ def detect_kinds(
         c(clip.scales),
         first.bind10,
         first.const10,
-        np.stack((dom_dist, dom_prec)).astype(np.float64),
+        c(dom_dist, dtype=np.float64),
+        c(dom_prec, dtype=np.float64),
         np.asarray(forced, np.bool_),
         np.asarray(exact, np.int64),
         kinds,
-        np.zeros(10),
-        np.zeros(3, np.bool_),
-        np.empty((2, 10)),
-        np.empty((2, 12)),
     )
     constant = kinds == _CONSTANT
     fixed = tuple(np.where(constant[:, k, None], first.values[k], first.binds[k]) for k in range(3))

@@ -596,7 +596,7 @@ def _encoded(
         seg_min=quant.seg_min[:, inv],
         seg_extent=quant.seg_ext[:, inv],
         seg_constant=quant.seg_const[:, inv],
-        samples=np.split(q, framing.table[1:, 0]),
+        samples=[q] if len(framing.table) == 1 else np.split(q, framing.table[1:, 0]),
     )
     tables = (np.ascontiguousarray(quant.lay[:, inv]), np.ascontiguousarray(quant.dec[:, inv]))
     return enc, tables
