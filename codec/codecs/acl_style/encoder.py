@@ -486,7 +486,8 @@ def _quantize(clip: Clip, tracks: _Tracks, framing: _Framing) -> _Quantized:
     G = len(table)
     starts = table[:, 0]
     stored = framing.stored
-    seg_of = np.repeat(np.arange(G), table[:, 1])
+    # each sample's segment; one segment's rows (1, ...) broadcast over the samples as they are
+    seg_of: Array | slice = np.repeat(np.arange(G), table[:, 1]) if G > 1 else slice(0, 1)
     per_kind = tracks.per_kind
     ka, kr = len(tracks.order), len(per_kind[0])
     rot = clip.rotations[:stored, per_kind[0]]
