@@ -267,16 +267,15 @@ class Clip:
             if a.shape != (s, j, 3):
                 raise ClipValidationError(f"{label} have shape {a.shape}, expected {(s, j, 3)}")
         for label, a in (("rotation", rot), ("translation", tr), ("scale", sc)):
-            bad = ~np.isfinite(a)
-            if np.any(bad):
-                si, ji, _ = _first_bad(bad)
+            if not np.isfinite(a).all():  # the mask only when something is wrong
+                si, ji, _ = _first_bad(~np.isfinite(a))
                 raise ClipValidationError(
                     f"{label} of joint {ji} ({names[ji]!r}) at sample {si} is not finite "
                     f"({a[si, ji].tolist()})"
                 )
         norm = np.sqrt(np.einsum("...i,...i->...", rot, rot))
         norm_err = np.abs(norm - 1.0)
-        if np.any(norm_err > UNIT_QUAT_TOLERANCE):
+        if norm_err.max() > UNIT_QUAT_TOLERANCE:
             si, ji = _first_bad(norm_err > UNIT_QUAT_TOLERANCE)
             raise ClipValidationError(
                 f"rotation of joint {ji} ({names[ji]!r}) at sample {si} is not a unit quaternion "
