@@ -6,7 +6,6 @@ finiteness and hierarchy order without checking again.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
@@ -90,9 +89,12 @@ class Skeleton:
     def _per_joint(self, attr: str, value: Array | float) -> Array:
         """A validated read-only (J,) copy of a per-joint setting (precision, shell distance)."""
         n = len(self.names)
-        a = np.array(np.broadcast_to(value, (n,)), dtype=np.float64)
-        ok = np.isfinite(a) & (a > 0) & (a <= MAX_VALUE)
-        if not np.all(ok):
+        if isinstance(value, np.ndarray) and value.shape == (n,):
+            a = value.astype(np.float64)  # a copy; broadcast_to's view cost more than it
+        else:
+            a = np.array(np.broadcast_to(value, (n,)), dtype=np.float64)
+        if not (a.min() > 0 and a.max() <= MAX_VALUE):  # NaN fails both, infinities one
+            ok = np.isfinite(a) & (a > 0) & (a <= MAX_VALUE)
             j = _first_bad(~ok)[0]
             raise ClipValidationError(
                 f"{attr} of joint {j} ({self.names[j]!r}) is {a[j]}: it must be > 0 and at "
@@ -187,7 +189,8 @@ class Skeleton:
         """Copy with new per-joint precision and/or shell distance. Only those are validated
         again: the joints, hierarchy and bind pose are this skeleton's, already validated (a
         codec re-tunes precisions many times per clip), and so are its cached topology."""
-        out = copy.copy(self)
+        out = object.__new__(type(self))  # copy.copy, without its reduce protocol's detour
+        out.__dict__.update(self.__dict__)
         if precision is not None:
             object.__setattr__(out, "precision", self._per_joint("precision", precision))
         if shell_distance is not None:
@@ -264,16 +267,15 @@ class Clip:
             if a.shape != (s, j, 3):
                 raise ClipValidationError(f"{label} have shape {a.shape}, expected {(s, j, 3)}")
         for label, a in (("rotation", rot), ("translation", tr), ("scale", sc)):
-            bad = ~np.isfinite(a)
-            if np.any(bad):
-                si, ji, _ = _first_bad(bad)
+            if not np.isfinite(a).all():  # the mask only when something is wrong
+                si, ji, _ = _first_bad(~np.isfinite(a))
                 raise ClipValidationError(
                     f"{label} of joint {ji} ({names[ji]!r}) at sample {si} is not finite "
                     f"({a[si, ji].tolist()})"
                 )
         norm = np.sqrt(np.einsum("...i,...i->...", rot, rot))
         norm_err = np.abs(norm - 1.0)
-        if np.any(norm_err > UNIT_QUAT_TOLERANCE):
+        if norm_err.max() > UNIT_QUAT_TOLERANCE:
             si, ji = _first_bad(norm_err > UNIT_QUAT_TOLERANCE)
             raise ClipValidationError(
                 f"rotation of joint {ji} ({names[ji]!r}) at sample {si} is not a unit quaternion "
@@ -343,6 +345,7 @@ class Clip:
     def _under(self, skeleton: Skeleton) -> Clip:
         """This clip under `skeleton` (the same joints and bind pose, checked by the caller):
         the same samples, meshes and curves, valid as they were, so not validated again."""
-        out = copy.copy(self)
+        out = object.__new__(type(self))  # copy.copy, without its reduce protocol's detour
+        out.__dict__.update(self.__dict__)
         out.skeleton = skeleton
         return out

@@ -16,6 +16,7 @@ def test_warm_up_compiles_every_kernel_of_a_compression() -> None:
     for kernel in (
         shells._dominant,
         constant_tracks._decide,
+        constant_tracks._constants_of,
         optimizer._solve,
         error_metric._pose_errors,
         error_metric._object_matrices,

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from codec.codecs.acl_style import quantize, rotation_layout
+from codec.codecs.acl_style.rotation_layout import MIN_DROPPED_CONSTANT
 from codec.codecs.base import TrackKind
 from codec.jit import helper, kernel
 from codec.model.affine import pack_qvv, qvv_matrix, shell_error
@@ -32,10 +33,14 @@ _ANIMATED = int(TrackKind.ANIMATED)
 
 
 @kernel
-def _decide(rot, tr, sc, bind, const, dom, forced, exact, kinds, trial, use, v10, mats):
+def _decide(rot, tr, sc, bind, const, dom_dist, dom_prec, forced, exact, kinds):
     """kinds (J, 3) by the tests of the module docstring. rot / tr / sc the raw samples,
-    bind / const (J, 10) QVV rows, dom (2, J) dominant distance and precision; trial (10,),
-    use (3,), v10 (2, 10) and mats (2, 12) scratch."""
+    bind / const (J, 10) QVV rows, dom_dist and dom_prec (J,) dominant distance and
+    precision."""
+    trial = np.zeros(10)
+    use = np.zeros(3, dtype=np.bool_)
+    v10 = np.empty((2, 10))
+    mats = np.empty((2, 12))
     raw = v10[0]
     for j in range(rot.shape[1]):
         for k in range(3):
@@ -69,7 +74,7 @@ def _decide(rot, tr, sc, bind, const, dom, forced, exact, kinds, trial, use, v10
                             )
                         qvv_matrix(raw, mats[0])
                         qvv_matrix(v10[1], mats[1])
-                        if shell_error(mats[0], mats[1], dom[0, j]) > dom[1, j]:
+                        if shell_error(mats[0], mats[1], dom_dist[j]) > dom_prec[j]:
                             ok = False
                             break
                     if ok:
@@ -83,15 +88,59 @@ def _decide(rot, tr, sc, bind, const, dom, forced, exact, kinds, trial, use, v10
                     trial[c] = bind[j, c] if kind == _DEFAULT else const[j, c]
 
 
+@kernel
+def _constants_of(first, dropped, stored, values):
+    """`constant_rotations` row by row (first (K, 4) float64 -> dropped (K,), stored (K, 3)
+    float32, values (K, 4) float64): the arithmetic of rotation_layout.choose_constant and
+    `rebuild_rotations`, operation for operation (float32 rebuild with its sums in index
+    order, then a float64 length whose squares add x, y, z, w in turn as numpy's sum over
+    four does). One call instead of some thirty numpy ones: a compressor makes it per clip,
+    and on a one-sample clip that was an eighth of the encode."""
+    q = np.empty(4, dtype=np.float32)
+    zero = np.float32(0.0)
+    for j in range(first.shape[0]):
+        d = 3
+        if not abs(first[j, 3]) >= MIN_DROPPED_CONSTANT:  # the largest, the first of ties
+            d = 0
+            for c in range(1, 4):
+                if abs(first[j, c]) > abs(first[j, d]):
+                    d = c
+        flip = first[j, d] < 0.0
+        for c in range(4):
+            q[c] = np.float32(-first[j, c] if flip else first[j, c])
+        i = 0
+        for c in range(4):
+            if c != d:
+                stored[j, i] = q[c]
+                i += 1
+        q[d] = zero
+        rest = np.float32(1.0) - (((q[0] * q[0] + q[1] * q[1]) + q[2] * q[2]) + q[3] * q[3])
+        if rest < zero:
+            rest = zero
+        q[d] = np.float32(np.sqrt(np.float64(rest)))  # float32's root, correctly rounded
+        sq = ((q[0] * q[0] + q[1] * q[1]) + q[2] * q[2]) + q[3] * q[3]
+        n = np.float64(np.float32(np.sqrt(np.float64(sq))))
+        for c in range(4):
+            q[c] = np.float32(np.float64(q[c]) / n)  # float32's quotient, correctly rounded
+        length = 0.0
+        for c in range(4):
+            length += np.float64(q[c]) * np.float64(q[c])
+        length = np.sqrt(length)
+        for c in range(4):
+            values[j, c] = np.float64(q[c]) / length
+        dropped[j] = d
+
+
 def constant_rotations(first: Array) -> tuple[Array, Array, Array]:
     """How rotations (K, 4) are stored as constants: dropped component (K,), the three kept
-    float32 values (K, 3), and what they decode to (K, 4) float64."""
-    rows = np.arange(len(first))
-    dropped = rotation_layout.choose_constant(first)
-    signed = np.where((first[rows, dropped] < 0)[:, None], -first, first).astype(F32)
-    stored = signed[rows[:, None], rotation_layout.kept_components(dropped)]
-    signed[rows, dropped] = 0.0  # the kept components in place, as rebuild_rotations puts them
-    return dropped, stored, _unit_rotations(signed, dropped)
+    float32 values (K, 3), and what they decode to (K, 4) float64 (as `rebuild_rotations`
+    decodes the stored values)."""
+    k = len(first)
+    dropped = np.empty(k, dtype=np.int64)
+    stored = np.empty((k, 3), dtype=F32)
+    values = np.empty((k, 4))
+    _constants_of(np.ascontiguousarray(first, dtype=np.float64), dropped, stored, values)
+    return dropped, stored, values
 
 
 def rebuild_rotations(stored: Array, dropped: Array) -> Array:
@@ -223,14 +272,11 @@ def detect_kinds(
         c(clip.scales),
         first.bind10,
         first.const10,
-        np.stack((dom_dist, dom_prec)).astype(np.float64),
+        c(dom_dist, dtype=np.float64),
+        c(dom_prec, dtype=np.float64),
         np.asarray(forced, np.bool_),
         np.asarray(exact, np.int64),
         kinds,
-        np.zeros(10),
-        np.zeros(3, np.bool_),
-        np.empty((2, 10)),
-        np.empty((2, 12)),
     )
     constant = kinds == _CONSTANT
     fixed = tuple(np.where(constant[:, k, None], first.values[k], first.binds[k]) for k in range(3))

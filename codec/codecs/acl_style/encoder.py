@@ -339,9 +339,9 @@ class Compressor:
         Works in the optimiser's track order (rotations, translations, scales) and stores in
         joint order; every array that grows with the samples is float32 or uint32.
         """
-        tracks = _Tracks.of(kinds.kinds)
-        if len(tracks.order) == 0:  # nothing animated (a static pose): nothing to choose
+        if not np.any(kinds.kinds == _ANIMATED):  # a static pose: nothing to choose
             return _static(clip, kinds, framing)
+        tracks = _Tracks.of(kinds.kinds)
         quant = _quantize(clip, tracks, framing)
         rates, q, stuck = self._optimise(
             clip, kinds, tracks, quant, framing, level, report, check, attempt, judge
@@ -500,7 +500,8 @@ def _quantize(clip: Clip, tracks: _Tracks, framing: _Framing) -> _Quantized:
     G = len(table)
     starts = table[:, 0]
     stored = framing.stored
-    seg_of = np.repeat(np.arange(G), table[:, 1])
+    # each sample's segment; one segment's rows (1, ...) broadcast over the samples as they are
+    seg_of: Array | slice = np.repeat(np.arange(G), table[:, 1]) if G > 1 else slice(0, 1)
     per_kind = tracks.per_kind
     ka, kr = len(tracks.order), len(per_kind[0])
     rot = clip.rotations[:stored, per_kind[0]]
@@ -576,14 +577,15 @@ def _problem(
 def _header(clip: Clip, kinds: _Kinds, framing: _Framing) -> dict[str, Any]:
     """The EncodedClip fields an animated and an all-constant clip fill alike: sizes,
     sub-track kinds, constant values and segment sizes."""
+    consts = np.argwhere(kinds.kinds == _CONSTANT)  # (Kc, 2) joint, sub-track: stored order
     return {
         "num_joints": clip.num_joints,
         "num_samples": framing.stored,
         "sample_rate": clip.sample_rate,
         "wrap": framing.wrap,
         "kinds": kinds.kinds,
-        "constants": _constant_values(clip, kinds.kinds, kinds.stored_rotations),
-        "const_dropped": _constant_layouts(kinds.kinds, kinds.const_dropped),
+        "constants": _constant_values(clip, consts, kinds.stored_rotations),
+        "const_dropped": _constant_layouts(consts, kinds.const_dropped),
         "segment_sizes": framing.table[:, 1].copy(),
     }
 
@@ -609,7 +611,7 @@ def _encoded(
         seg_min=quant.seg_min[:, inv],
         seg_extent=quant.seg_ext[:, inv],
         seg_constant=quant.seg_const[:, inv],
-        samples=np.split(q, framing.table[1:, 0]),
+        samples=[q] if len(framing.table) == 1 else np.split(q, framing.table[1:, 0]),
     )
     tables = (np.ascontiguousarray(quant.lay[:, inv]), np.ascontiguousarray(quant.dec[:, inv]))
     return enc, tables
@@ -665,7 +667,9 @@ def _strip(
     the error measure's own arithmetic; nothing when it would not make the file smaller."""
     table, stored = framing.table, framing.stored
     none = keyframe_stripping.no_stripping(table, stored)
-    if not strip.enabled or len(enc.animated) == 0 or np.all(table[:, 1] <= 2):
+    # cheapest first: segments of at most two samples (a clip of one or two) have no
+    # keyframe between two others to strip
+    if not strip.enabled or int(table[:, 1].max()) <= 2 or len(enc.animated) == 0:
         return none
     decoded = decode()
     sk = clip.skeleton
@@ -722,7 +726,11 @@ def _rebuilt_errors(clip: Clip, decoder: CompressedClip, retained: Array) -> Arr
 def _segment_sizes(parsed: ssc_format.ParsedPayload) -> Array:
     """(G,) bytes of each segment as written (segments end the payload): what
     EncodedClip.segment_bytes counts, without counting again."""
-    return np.diff(parsed.segment_offsets, append=len(parsed.data) - ssc_format.HEADER_SIZE)
+    at = parsed.segment_offsets
+    sizes = np.empty(len(at), dtype=np.int64)
+    sizes[:-1] = at[1:] - at[:-1]  # np.diff(append=) cost more than a static clip's packing
+    sizes[-1] = len(parsed.data) - ssc_format.HEADER_SIZE - at[-1]
+    return sizes
 
 
 def _with_retained(enc: ssc_format.EncodedClip, stripping: Stripping) -> ssc_format.EncodedClip:
@@ -775,15 +783,16 @@ def _segment_key(digest: hashlib.blake2b, g: int, p: SegmentProblem) -> bytes:
     return digest.digest()
 
 
-def _constant_values(clip: Clip, kinds: Array, rotations: Array) -> Array:
-    """(Kc, 3) float32 stored values of the constant sub-tracks, in stored order; rotations
-    (J, 3) float32 are the kept components as a constant stores them (FirstSamples.stored)."""
-    j, k = np.nonzero(kinds == _CONSTANT)
-    values = np.stack((rotations, clip.translations[0], clip.scales[0]), axis=1)  # (J, 3, 3)
-    return values[j, k].astype(F32)
+def _constant_values(clip: Clip, consts: Array, rotations: Array) -> Array:
+    """(Kc, 3) float32 stored values of the constant sub-tracks `consts` (Kc, 2) (joint,
+    sub-track in stored order); rotations (J, 3) float32 are the kept components as a
+    constant stores them (FirstSamples.stored)."""
+    values = np.empty((clip.num_joints, 3, 3), dtype=F32)  # float32 as each is stored
+    values[:, 0], values[:, 1], values[:, 2] = rotations, clip.translations[0], clip.scales[0]
+    return values[consts[:, 0], consts[:, 1]]
 
 
-def _constant_layouts(kinds: Array, const_dropped: Array) -> Array:
-    """(Kc,) the dropped component of each constant sub-track (-1: not a rotation)."""
-    consts = np.argwhere(kinds == _CONSTANT)
+def _constant_layouts(consts: Array, const_dropped: Array) -> Array:
+    """(Kc,) the dropped component of each constant sub-track `consts` (Kc, 2) (-1: not a
+    rotation)."""
     return np.where(consts[:, 1] == 0, const_dropped[consts[:, 0]], -1)

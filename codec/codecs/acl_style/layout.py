@@ -97,7 +97,13 @@ SEGMENTS_MASK = (1 << BIND_SHIFT) - 1
 FLAG_WRAP = 1  # as read from the segments word
 FLAG_LAYOUTS = 4
 FLAG_STRIPPED = 8
+# the kinds as plain ints: an IntEnum member looked up on its class costs more than the
+# comparison it feeds (Python 3.11), and every encode asks a few times
+_ANIMATED = int(TrackKind.ANIMATED)
+_CONSTANT = int(TrackKind.CONSTANT)
+_DEFAULT = int(TrackKind.DEFAULT)
 SEGMENT_ENTRY = struct.Struct("<HI")
+_SEGMENT_ROW = np.dtype([("n", "<u2"), ("at", "<u4")])  # SEGMENT_ENTRY as a numpy row
 LAYOUT_BITS = 2  # per rotation that does not drop w (after one bit for every rotation)
 _PER_SEGMENT_CODE = 3  # PER_SEGMENT as stored (w needs no code: the bit says it)
 RATE_MASK = 0x1F
@@ -151,12 +157,12 @@ class EncodedClip:
     @cached_property
     def animated(self) -> Array:
         """(Ka, 2) joint and sub-track of every animated sub-track, in stored order."""
-        return np.argwhere(self.kinds == TrackKind.ANIMATED)
+        return np.argwhere(self.kinds == _ANIMATED)
 
     @cached_property
     def constant_tracks(self) -> Array:
         """(Kc, 2) joint and sub-track of every constant sub-track, in stored order."""
-        return np.argwhere(self.kinds == TrackKind.CONSTANT)
+        return np.argwhere(self.kinds == _CONSTANT)
 
     @property
     def has_layouts(self) -> bool:
@@ -212,9 +218,9 @@ def _segments_bytes(enc: EncodedClip) -> tuple[list[bytes], bytes, Array]:
     """Each segment's keyframe mask, rate bytes and ranges; every segment's packed samples
     one after the other and where each segment's start in them (G + 1,)."""
     g_count, ka = enc.bit_rates.shape
-    starts, sizes = enc.segment_starts, enc.segment_sizes
     masks = [b""] * g_count
     if enc.retained is not None:
+        starts, sizes = enc.segment_starts, enc.segment_sizes
         masks = [_mask_of(enc.retained[a : a + n]) for a, n in zip(starts, sizes, strict=True)]
     if ka == 0:  # nothing animated: no rates, ranges nor samples
         return masks, b"", np.zeros(g_count + 1, dtype=np.int64)
@@ -223,13 +229,17 @@ def _segments_bytes(enc: EncodedClip) -> tuple[list[bytes], bytes, Array]:
     rate_bytes = (rates | (np.where(per_segment, enc.seg_dropped, 0) << DROPPED_SHIFT)).astype(
         np.uint8
     )
-    ranged = has_segment_range(rates, g_count > 1)
-    slots = np.zeros((g_count, ka, SLOT_BYTES), dtype=np.uint8)  # 3 x u16, or 3 + 3 x u8
-    slots[rates == 0] = (
-        enc.seg_constant.astype("<u2").view(np.uint8).reshape(g_count, ka, SLOT_BYTES)[rates == 0]
-    )
-    slots[ranged] = np.concatenate((enc.seg_min, enc.seg_extent), axis=-1)[ranged]
-    used = (rates == 0) | ranged
+    constant = rates == 0
+    if g_count > 1:  # ranges only where several segments store them (has_segment_range)
+        ranged = has_segment_range(rates, True)
+        used = constant | ranged
+        ranges = np.concatenate((enc.seg_min, enc.seg_extent), axis=-1)
+    else:
+        used, ranges = constant, np.zeros((g_count, ka, SLOT_BYTES), dtype=np.uint8)
+    # each slot: the constant's 3 x u16 where rate 0, else the range's 3 + 3 x u8 (unused
+    # slots are not written)
+    consts = enc.seg_constant.astype("<u2").view(np.uint8).reshape(g_count, ka, SLOT_BYTES)
+    slots = np.where(constant[..., None], consts, ranges)
     heads = [
         mask + rate_bytes[g].tobytes() + slots[g][used[g]].tobytes() for g, mask in enumerate(masks)
     ]
@@ -248,24 +258,27 @@ def _clip_range_bytes(enc: EncodedClip) -> bytes:
         return b""
     four = enc.range_components() == 4
     idx = np.zeros((ka, 4), dtype=np.int64)
-    idx[:, :3] = enc.stored_components()[0]
+    idx[:, :3] = kept_components(enc.seg_dropped[0])  # the first segment's: the clip's
     idx[four] = np.arange(4)
+    track = np.arange(ka)[:, None]
+    both = np.empty((ka, 2, 4), dtype="<f4")  # min then extent of each track
+    both[:, 0], both[:, 1] = enc.clip_min[track, idx], enc.clip_extent[track, idx]
+    if not four.any():  # every range on three components
+        return both[:, :, :3].tobytes()
     take = np.ones((ka, 2, 4), dtype=bool)
     take[~four, :, 3] = False
-    track = np.arange(ka)[:, None]
-    both = np.stack((enc.clip_min[track, idx], enc.clip_extent[track, idx]), axis=1)
-    return both[take].astype("<f4").tobytes()
+    return both[take].tobytes()
 
 
 def _layout_codes(enc: EncodedClip) -> Array:
     """Layout code of every constant or animated rotation, in joint order."""
     rot = enc.kinds[:, 0]
     codes = np.full(enc.num_joints, -1, dtype=np.int64)
-    codes[enc.constant_tracks[enc.constant_tracks[:, 1] == 0, 0]] = enc.const_dropped[
-        enc.constant_tracks[:, 1] == 0
-    ]
-    codes[enc.animated[enc.animated[:, 1] == 0, 0]] = enc.clip_layout[enc.animated[:, 1] == 0]
-    return codes[rot != TrackKind.DEFAULT]
+    # constants and animated sub-tracks are in joint order, their rotations the ones with a
+    # dropped component (-1: not a rotation)
+    codes[rot == _CONSTANT] = enc.const_dropped[enc.const_dropped >= 0]
+    codes[rot == _ANIMATED] = enc.clip_layout[enc.clip_layout >= 0]
+    return codes[rot != _DEFAULT]
 
 
 def _kinds_bytes(kinds: Array) -> bytes:
@@ -294,10 +307,10 @@ def write(enc: EncodedClip) -> ParsedPayload:
     heads, packed, packed_ends = _segments_bytes(enc)
     g_count = enc.num_segments
     head_sizes = np.array([len(h) for h in heads], dtype=np.int64)
-    sizes = head_sizes + np.diff(packed_ends)
+    sizes = head_sizes + (packed_ends[1:] - packed_ends[:-1])
     offsets = len(body) + SEGMENT_ENTRY.size * g_count + np.cumsum(sizes) - sizes
     packed_at = HEADER_SIZE + offsets + head_sizes
-    table = np.empty(g_count, dtype=np.dtype([("n", "<u2"), ("at", "<u4")]))
+    table = np.empty(g_count, dtype=_SEGMENT_ROW)
     table["n"], table["at"] = enc.segment_sizes, offsets
     body += table.tobytes()
     for g, head in enumerate(heads):

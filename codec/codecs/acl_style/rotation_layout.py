@@ -46,6 +46,9 @@ def choose(segment_min_abs: Array) -> tuple[Array, Array]:
     k = segment_min_abs.shape[1]
     if k == 0:
         return np.zeros(0, np.int64), np.zeros((len(segment_min_abs), 0), np.int64)
+    if len(segment_min_abs) == 1:  # one segment: its pick is the clip's, whatever it drops
+        pick = _pick(segment_min_abs[0]).astype(np.int64)
+        return pick, pick[None].copy()
     whole = segment_min_abs.min(axis=0)  # (K, 4)
     clip_pick = _pick(whole)
     fixed = whole[np.arange(k), clip_pick] >= MIN_DROPPED

@@ -35,5 +35,7 @@ def split_segments(
 
 def segment_table(num_samples: int) -> np.ndarray:
     """(G, 2) first sample and sample count of every segment."""
+    if 1 <= num_samples <= MAX_SEGMENT_SIZE:  # one segment (every short clip: no arithmetic)
+        return np.array([[0, num_samples]], dtype=np.int64)
     sizes = split_segments(num_samples)
     return np.stack((np.cumsum(sizes) - sizes, sizes), axis=1)
