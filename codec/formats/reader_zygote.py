@@ -9,9 +9,10 @@ a fork of an interpreter that has done its imports, not a new one.
 Processes: the zygote (`python -m codec.formats.reader_zygote MODULE FD`, single-threaded)
 takes requests on a SOCK_SEQPACKET socket: a JSON line and four descriptors (the reader's
 stdin, stdout, stderr and a status socket). For each it forks a waiter, which forks the
-reader and reports on the status socket first the reader's pid, then its exit code (negative:
-the signal that ended it, as Popen says). The waiter leaves the reader a zombie until the
-parent closes the status socket, so the pid the parent may kill is never another process's.
+reader and reports on the status socket first the reader's pid, then, once the parent holds
+a pidfd of it (so a kill can never reach another process), its exit code (negative: the
+signal that ended it, as Popen says), CPU seconds and peak RSS (what RUSAGE_CHILDREN would
+tell of a child of one's own).
 The zygote ends when its socket closes (the parent ended or let it go), and removes its
 TMPDIR, the folder usd-core writes a crash report to (it reads TMPDIR once, as it loads).
 """
@@ -41,14 +42,16 @@ _MESSAGE = 1 << 16
 class ReaderChild:
     """One forked reader, seen from the parent as codec.formats.reader_process uses a Popen:
     pid, stdin, stdout, stderr, wait(timeout), kill(), returncode; a context manager that
-    closes its pipes, lets the waiter reap it and removes what it left (its TMPDIR, and a
-    crash report usd-core wrote in the zygote's)."""
+    closes its pipes and removes what it left (its TMPDIR, and a crash report usd-core wrote
+    in the zygote's)."""
 
     def __init__(
         self, pid: int, status: socket.socket, pipes: tuple[int, int, int], scratch: str
     ) -> None:
         self.pid = pid
         self.returncode: int | None = None
+        self._pidfd = os.pidfd_open(pid)  # the waiter reaps it only after this
+        status.sendall(b"k")
         self._status = status
         self._scratch = Path(scratch)
         self.stdin: IO[bytes] = open(pipes[0], "wb")  # closed by __exit__
@@ -63,17 +66,16 @@ class ReaderChild:
             except TimeoutError:
                 raise subprocess.TimeoutExpired("reader", timeout or 0.0) from None
             # no message: the waiter itself was killed (never the case but by hand)
-            code, cpu = message.split() if message else (-signal.SIGKILL, 0.0)
+            code, cpu, kib = message.split() if message else (-signal.SIGKILL, 0.0, 0)
             self.returncode = int(code)
-            global _READERS_CPU_S
             with _LOCK:
-                _READERS_CPU_S += float(cpu)
+                _USAGE[0] += float(cpu)
+                _USAGE[1] = max(_USAGE[1], int(kib))
         return self.returncode
 
     def kill(self) -> None:
-        if self.returncode is None:  # still ours: a zombie at worst, until _status closes
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
 
     def __enter__(self) -> ReaderChild:
         return self
@@ -82,7 +84,8 @@ class ReaderChild:
         for f in (self.stdin, self.stdout, self.stderr):
             with contextlib.suppress(OSError):
                 f.close()
-        self._status.close()  # the waiter reaps the reader now
+        self._status.close()
+        os.close(self._pidfd)
         shutil.rmtree(self._scratch, ignore_errors=True)
         if self.returncode != 0:  # `st_python3.11.PID`: nothing the user needs
             for entry in self._scratch.parent.glob("st_*"):
@@ -144,13 +147,13 @@ class Zygote:
             message = status.recv(_MESSAGE)
             if not message:
                 raise OSError(f"the {self.module} zygote ended")
+            return ReaderChild(int(message), status, pipes, scratch)
         except OSError:
             status.close()
             for fd in pipes:
                 os.close(fd)
             shutil.rmtree(scratch, ignore_errors=True)
             raise
-        return ReaderChild(int(message), status, pipes, scratch)
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -168,14 +171,14 @@ class Zygote:
 
 _ZYGOTES: dict[str, Zygote] = {}
 _LOCK = threading.Lock()
-_READERS_CPU_S = 0.0
+_USAGE = [0.0, 0]  # CPU seconds of the readers that ended, the largest peak RSS in KiB
 
 
-def readers_cpu_seconds() -> float:
-    """CPU seconds the readers this process forked have used, summed as each ends: they are
-    its zygotes' grandchildren, so os.times()'s children_* never count them."""
+def readers_usage() -> tuple[float, int]:
+    """(CPU seconds summed, largest peak RSS in KiB) of the readers this process forked, as
+    each ended: its zygotes' grandchildren, which os.times() and RUSAGE_CHILDREN never see."""
     with _LOCK:
-        return _READERS_CPU_S
+        return _USAGE[0], _USAGE[1]
 
 
 @atexit.register
@@ -244,8 +247,8 @@ def _serve(module: str, sock: socket.socket) -> None:
 
 
 def _wait_for(module: str, request: dict, fds: list[int]) -> None:
-    """The waiter: fork the reader, say its pid, then its exit code; reap it once the parent
-    is done with the pid (closed the status socket)."""
+    """The waiter: fork the reader, say its pid and, once the parent has a pidfd of it, reap
+    it and say how it ended."""
     code = 1
     try:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
@@ -258,27 +261,14 @@ def _wait_for(module: str, request: dict, fds: list[int]) -> None:
             os.close(fd)
         with contextlib.suppress(OSError):
             status.sendall(str(pid).encode())
-        info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
-        exited = info.si_code == os.CLD_EXITED
-        code = info.si_status if exited else -info.si_status
+            status.recv(1)  # the parent holds a pidfd of the reader (or it has gone)
+        _, how, usage = os.wait4(pid, 0)
+        cpu = usage.ru_utime + usage.ru_stime
         with contextlib.suppress(OSError):
-            status.sendall(f"{code} {_cpu_of_zombie(pid)!r}".encode())
-            status.settimeout(None)
-            status.recv(1)  # until the parent closes it
-        os.waitpid(pid, 0)
+            status.sendall(f"{os.waitstatus_to_exitcode(how)} {cpu!r} {usage.ru_maxrss}".encode())
         code = 0
     finally:
         os._exit(code)
-
-
-def _cpu_of_zombie(pid: int) -> float:
-    """CPU seconds a process that has ended (not yet reaped) used, with its own children's."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            fields = f.read().rsplit(b")", 1)[1].split()
-        return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError):
-        return 0.0
 
 
 def _read(module: str, request: dict, fds: list[int]) -> None:
