@@ -42,9 +42,10 @@ for first in spec["imports"]:  # a call's peak is its own, not the first import'
 out = open(sys.argv[2], "w")
 out.write("ready\\n")  # imports done: from here on the parent's guard is per call
 out.flush()
-def cpu():  # this process's threads and the children it waited for (a reader's child)
+from codec.formats.reader_zygote import readers_usage
+def cpu():  # this process's threads, the children it waited for and the readers it forked
     t = os.times()
-    return t.user + t.system + t.children_user + t.children_system
+    return t.user + t.system + t.children_user + t.children_system + readers_usage()[0]
 for args in spec["calls"]:
     tracemalloc.start()
     start, cpu_start = time.perf_counter(), cpu()

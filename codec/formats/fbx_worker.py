@@ -41,6 +41,8 @@ import numpy as np
 from codec.formats.reader_process import EXIT_BAD_FILE, child_message
 from codec.model.limits import FREE_TRANSFORMS, over_budget, rate_problem
 
+# what codec.formats.reader_zygote imports once, before it forks a child per file
+PRELOAD = ("ufbx",)
 _KEEP: list[Any] = []  # every ufbx element fetched, alive until the process exits
 _AXIS = ("+X", "-X", "+Y", "-Y", "+Z", "-Z", None)
 

@@ -10,8 +10,12 @@ child process each of those is one line for the user and the window keeps its cl
   address space it never touches, so RLIMIT_AS alone cannot hold RSS near the target);
 - time: killed after `codec.model.limits.reader_seconds` of the file;
 - crashes: a signal becomes "usd-core crashed while reading NAME: SIGSEGV";
-- files: the child's TMPDIR is a folder of its own, removed when it ends, so the crash
-  report usd-core writes as it aborts (`st_python3.11.PID`, else in /var/tmp) goes with it;
+- files: the child's TMPDIR is a folder of its own, removed when it ends, and the crash
+  report usd-core writes as it aborts (`st_python3.11.PID`, in the TMPDIR its zygote had as
+  it imported usd-core) is removed with it;
+- start: the child is a fork of a process that has imported the reader once
+  (codec.formats.reader_zygote), not a new interpreter: a file's read no longer pays
+  usd-core's and numpy's imports, and still has a process of its own;
 - stderr: the child's stderr (usd-core's "Warning: in _ReportErrors ..." banners, numpy
   warnings) is captured, never shown; the reader's own message is the line it writes after
   MESSAGE_MARK, and a crash's message carries the useful part of the noise (a parse error's
@@ -34,7 +38,6 @@ import resource
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -44,6 +47,7 @@ from typing import IO
 import numpy as np
 
 from codec.errors import ClipFormatError
+from codec.formats.reader_zygote import ReaderChild, forked_reader
 from codec.model.limits import READER_ADDRESS_SPACE, file_bytes, reader_memory, reader_seconds
 
 Array = np.ndarray
@@ -74,7 +78,8 @@ def run_reader(
     seconds: float | None = None,
     doing: str = "reading",
 ) -> dict[str, Array]:
-    """Run `python -m module` on the file; its .npz answer as a dict of arrays, or
+    """Run `module`'s main() on the file in a child of its own (forked from the module's
+    zygote, as if `python -m module`); its .npz answer as a dict of arrays, or
     ClipFormatError naming the file (never another exception for anything the file does).
 
     `library` names the native reader in messages ("usd-core", "ufbx"); `seconds` replaces
@@ -87,49 +92,20 @@ def run_reader(
     env = dict(os.environ)
     env.update(_CHILD_ENV)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_ROOT), env.get("PYTHONPATH")) if p)
-    limit = address_space + memory
-    with tempfile.TemporaryDirectory(prefix="shellscope-reader-") as scratch:
-        # the child's temporary files, and a crash report usd-core writes as it aborts
-        # (st_python3.11.PID, in TMPDIR or else /var/tmp), go here and go with it
-        env["TMPDIR"] = scratch
-        return _run(path, size, memory, payload, env, limit, module, library, seconds, doing)
-
-
-def _run(
-    path: object,
-    size: int,
-    memory: int,
-    payload: bytes,
-    env: dict[str, str],
-    limit: int,
-    module: str,
-    library: str,
-    seconds: float | None,
-    doing: str,
-) -> dict[str, Array]:
-
-    def confine() -> None:  # in the child, before exec (never above an inherited limit)
-        hard = resource.getrlimit(resource.RLIMIT_AS)[1]
-        cap = limit if hard == resource.RLIM_INFINITY else min(limit, hard)
-        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a crash leaves no core file
-
+    seconds = reader_seconds(size) if seconds is None else seconds
     name = os.path.basename(os.fspath(path))  # type: ignore[arg-type]
     try:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", module],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=env,
-            preexec_fn=confine,
-        )
+        # a fork of the module's zygote (codec.formats.reader_zygote): a process of its own,
+        # with its own TMPDIR (where the zygote's imports are already done)
+        proc = forked_reader(module, env, _no_core, address_space + memory, seconds)
+    except TimeoutError:
+        raise ClipFormatError(path, f"{library} took over {seconds:g} s; it was stopped") from None
     except OSError as e:
         raise ClipFormatError(
             path, f"cannot start the {library} reader: {e.strerror or e}"
         ) from None
-    seconds = reader_seconds(size) if seconds is None else seconds
-    out, err, killed = _wait(proc, payload, memory, seconds)
+    with proc:
+        out, err, killed = _wait(proc, payload, memory, seconds)
     text = err.decode("utf-8", "replace")
     if killed == "memory":
         raise ClipFormatError(
@@ -150,8 +126,13 @@ def _run(
         raise ClipFormatError(path, f"{library} gave no readable answer ({e})") from None
 
 
+def _no_core() -> None:
+    """In the zygote, before exec: a crash of any reader it forks leaves no core file."""
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
 def _wait(
-    proc: subprocess.Popen, payload: bytes, memory: int, seconds: float
+    proc: ReaderChild, payload: bytes, memory: int, seconds: float
 ) -> tuple[bytes, bytes, str]:
     """(stdout, stderr, "" | "memory" | "time"): feed the child and wait, killing it past
     `memory` bytes resident or `seconds`. Pipes are served by threads, so a child that

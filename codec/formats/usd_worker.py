@@ -21,6 +21,22 @@ import warnings
 
 import numpy as np
 
+# what codec.formats.reader_zygote imports once, before it forks a child per file
+PRELOAD = (
+    "pxr.Ar",
+    "pxr.Gf",
+    "pxr.Sdf",
+    "pxr.Tf",
+    "pxr.Usd",
+    "pxr.UsdGeom",
+    "pxr.UsdSkel",
+    "pxr.Vt",
+    "codec.formats.clip_arrays",
+    "codec.formats.usd",
+    "codec.formats.usd_crate",
+    "codec.formats.usd_lossy",
+)
+
 
 def _answer(request: dict, data: bytes | None) -> bytes:
     from codec.formats.clip_arrays import clip_to_npz

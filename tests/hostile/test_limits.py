@@ -13,6 +13,7 @@ import pytest
 
 from codec.errors import ClipFormatError
 from codec.formats import load_clip
+from codec.formats.reader_zygote import live_zygotes
 from codec.sidecar import SidecarError, load_sidecar
 from tests.hostile.cases import DATA, bvh, clip, sparse
 from tests.traced import traced_calls
@@ -88,12 +89,16 @@ def test_every_number_of_a_sidecar_is_checked_where_it_is_read(tmp_path, text, w
 
 @pytest.mark.timeout(120)
 def test_a_crash_report_leaves_with_the_reader_process() -> None:
-    """usd-core writes `st_python3.11.PID` in its TMPDIR (else /var/tmp) as it aborts: the
-    reader's child has a TMPDIR of its own, removed with it. This run's TMPDIR (the suite's
-    private one) gets nothing."""
+    """usd-core writes `st_python3.11.PID` as it aborts, in the TMPDIR it read as it loaded:
+    its zygote's folder (codec.formats.reader_zygote), which holds nothing once the reader is
+    gone, neither the report nor the reader's own TMPDIR. This run's TMPDIR (the suite's
+    private one) gets nothing but the folder of a zygote still running."""
     here = Path(tempfile.gettempdir())
     before = set(os.listdir(here))
     with pytest.raises(ClipFormatError, match="SIGABRT"):
         load_clip(DATA / "hostile" / "usd_crate_invalid_spec.usdc")
-    new = set(os.listdir(here)) - before
+    zygotes = [z.folder for z in live_zygotes()]
+    assert any(f.parent == here for f in zygotes)
+    new = set(os.listdir(here)) - before - {f.name for f in zygotes}
     assert not [n for n in new if n.startswith(("st_", "shellscope-reader-"))], new
+    assert not [e for f in zygotes for e in os.listdir(f)]
