@@ -15,7 +15,8 @@ child process each of those is one line for the user and the window keeps its cl
   it imported usd-core) is removed with it;
 - start: the child is a fork of a process that has imported the reader once
   (codec.formats.reader_zygote), not a new interpreter: a file's read no longer pays
-  usd-core's and numpy's imports, and still has a process of its own;
+  usd-core's and numpy's imports, and still has a process of its own (Linux; where pidfds
+  are missing, macOS, a fresh `python -m module` per file, as before);
 - stderr: the child's stderr (usd-core's "Warning: in _ReportErrors ..." banners, numpy
   warnings) is captured, never shown; the reader's own message is the line it writes after
   MESSAGE_MARK, and a crash's message carries the useful part of the noise (a parse error's
@@ -38,6 +39,7 @@ import resource
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -47,6 +49,7 @@ from typing import IO
 import numpy as np
 
 from codec.errors import ClipFormatError
+from codec.formats import reader_zygote
 from codec.formats.reader_zygote import ReaderChild, forked_reader
 from codec.model.limits import READER_ADDRESS_SPACE, file_bytes, reader_memory, reader_seconds
 
@@ -96,8 +99,14 @@ def run_reader(
     name = os.path.basename(os.fspath(path))  # type: ignore[arg-type]
     try:
         # a fork of the module's zygote (codec.formats.reader_zygote): a process of its own,
-        # with its own TMPDIR (where the zygote's imports are already done)
-        proc = forked_reader(module, env, _no_core, address_space + memory, seconds)
+        # with its own TMPDIR (where the zygote's imports are already done); where the
+        # platform cannot fork one, a fresh interpreter
+        if reader_zygote.WARM_START:
+            proc: ReaderChild | _Spawned = forked_reader(
+                module, env, _no_core, address_space + memory, seconds
+            )
+        else:
+            proc = _Spawned(module, env, address_space + memory)
     except TimeoutError:
         raise ClipFormatError(path, f"{library} took over {seconds:g} s; it was stopped") from None
     except OSError as e:
@@ -126,13 +135,47 @@ def run_reader(
         raise ClipFormatError(path, f"{library} gave no readable answer ({e})") from None
 
 
+class _Spawned(subprocess.Popen):
+    """`python -m module` under RLIMIT_AS `limit`, with a TMPDIR of its own removed as it
+    ends (where usd-core writes its crash report): the start without a zygote."""
+
+    def __init__(self, module: str, env: dict[str, str], limit: int) -> None:
+        self.scratch = tempfile.TemporaryDirectory(prefix="shellscope-reader-")
+
+        def confine() -> None:  # in the child, before exec (never above an inherited limit)
+            hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+            cap = limit if hard == resource.RLIM_INFINITY else min(limit, hard)
+            resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+            _no_core()
+
+        try:
+            super().__init__(
+                [sys.executable, "-m", module],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env={**env, "TMPDIR": self.scratch.name},
+                preexec_fn=confine,
+            )
+        except BaseException:
+            self.scratch.cleanup()
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            super().__exit__(*exc)
+        finally:
+            self.scratch.cleanup()
+
+
 def _no_core() -> None:
-    """In the zygote, before exec: a crash of any reader it forks leaves no core file."""
+    """Before the reader runs (in the zygote, or a fresh child before exec): a crash of a
+    reader leaves no core file."""
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
 def _wait(
-    proc: ReaderChild, payload: bytes, memory: int, seconds: float
+    proc: ReaderChild | _Spawned, payload: bytes, memory: int, seconds: float
 ) -> tuple[bytes, bytes, str]:
     """(stdout, stderr, "" | "memory" | "time"): feed the child and wait, killing it past
     `memory` bytes resident or `seconds`. Pipes are served by threads, so a child that

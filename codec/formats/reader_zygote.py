@@ -37,6 +37,14 @@ from pathlib import Path
 from typing import IO
 
 _MESSAGE = 1 << 16
+# a warm start needs fork, pidfds and descriptors over a socket (Linux); elsewhere
+# codec.formats.reader_process starts a fresh interpreter per file, as it did before zygotes
+WARM_START = (
+    sys.platform.startswith("linux")
+    and hasattr(os, "pidfd_open")
+    and hasattr(signal, "pidfd_send_signal")
+    and hasattr(socket, "send_fds")
+)
 
 
 class ReaderChild:

@@ -93,3 +93,30 @@ def test_real_usd_crashes_are_one_line(name: str, tmp_path: Path) -> None:
 def test_a_valid_clip_still_reads_through_the_child() -> None:
     clip = load_clip(hf.HOSTILE_DATA.parent / "usd" / "CesiumMan.usdz")
     assert (clip.num_joints, clip.num_samples, len(clip.meshes)) == (19, 48, 1)
+
+
+@pytest.mark.timeout(60)
+def test_without_a_warm_start_each_file_gets_a_fresh_interpreter_and_the_same_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the platform cannot fork a zygote's reader (no pidfds: macOS), the reader is a
+    fresh `python -m module` with the same limits and messages, its TMPDIR removed."""
+    import tempfile
+
+    from codec.formats import reader_zygote
+
+    monkeypatch.setattr(reader_zygote, "WARM_START", False)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    zygotes, usage = reader_zygote.live_zygotes(), readers_usage()
+    spawned = tmp_path / "files"
+    spawned.mkdir()
+    assert _refusal(spawned, "segv").endswith("usd-core crashed while reading clip.usdc: SIGSEGV")
+    assert _refusal(spawned, "abort").endswith("(Dereferenced an invalid SdfPrimSpec)")
+    assert _refusal(spawned, "sleep", seconds=1.0).endswith(
+        "usd-core took over 1 s; it was stopped"
+    )
+    clip = load_clip(hf.HOSTILE_DATA.parent / "usd" / "CesiumMan.usdz")
+    assert (clip.num_joints, clip.num_samples, len(clip.meshes)) == (19, 48, 1)
+    assert reader_zygote.live_zygotes() == zygotes  # none started for these reads
+    assert readers_usage() == usage  # and no zygote's reader ran them
+    assert [p.name for p in tmp_path.iterdir()] == ["files"]  # every reader's TMPDIR removed
