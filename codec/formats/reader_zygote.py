@@ -13,7 +13,8 @@ reader and reports on the status socket first the reader's pid, then, once the p
 a pidfd of it (so a kill can never reach another process), its exit code (negative: the
 signal that ended it, as Popen says), CPU seconds and peak RSS (what RUSAGE_CHILDREN would
 tell of a child of one's own).
-The zygote ends when its socket closes (the parent ended or let it go), and removes its
+The zygote ends when its socket closes (the parent ended or let it go) or after IDLE_S without
+a request (the parent starts another for the next file), and removes its
 TMPDIR, the folder usd-core writes a crash report to (it reads TMPDIR once, as it loads).
 """
 
@@ -37,6 +38,9 @@ from pathlib import Path
 from typing import IO
 
 _MESSAGE = 1 << 16
+# a zygote idle this long ends (its ~100 MB resident with usd-core imported go back); the
+# next read starts another, paying the imports once more
+IDLE_S = 300.0
 # a warm start needs fork, pidfds and descriptors over a socket (Linux); elsewhere
 # codec.formats.reader_process starts a fresh interpreter per file, as it did before zygotes
 WARM_START = (
@@ -113,7 +117,7 @@ class Zygote:
         self._socket = ours
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", __name__, module, str(theirs.fileno())],
+                [sys.executable, "-m", __name__, module, str(theirs.fileno()), repr(IDLE_S)],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
@@ -226,6 +230,8 @@ def forked_reader(
     try:
         return z.fork(address_space, timeout)
     except OSError:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            z.proc.wait(1.0)  # one that ended idle as this request came is on its way out
         if z.alive():
             raise
     return zygote_for(module, env, limits).fork(address_space, timeout)
@@ -234,14 +240,15 @@ def forked_reader(
 # ------------------------------------------------------------------ in the zygote
 
 
-def _serve(module: str, sock: socket.socket) -> None:
+def _serve(module: str, sock: socket.socket, idle: float) -> None:
     importlib.import_module(module)
     for name in getattr(sys.modules[module], "PRELOAD", ()):
         importlib.import_module(name)
+    sock.settimeout(idle)
     while True:
         try:
             message, fds, _, _ = socket.recv_fds(sock, _MESSAGE, 4)
-        except OSError:
+        except OSError:  # the parent let it go, or idle for `idle` s (TimeoutError)
             break
         if not message:
             break
@@ -314,4 +321,4 @@ def _read(module: str, request: dict, fds: list[int]) -> None:
 
 
 if __name__ == "__main__":
-    _serve(sys.argv[1], socket.socket(fileno=int(sys.argv[2])))
+    _serve(sys.argv[1], socket.socket(fileno=int(sys.argv[2])), float(sys.argv[3]))

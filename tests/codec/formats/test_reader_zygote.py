@@ -6,6 +6,7 @@ again."""
 from __future__ import annotations
 
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -55,3 +56,29 @@ def test_a_zygote_that_died_is_started_again(tmp_path: Path) -> None:
     assert load_clip(path).num_samples == 3
     again = _zygote("codec.formats.usd_worker")
     assert again is not zygote and again.alive()
+
+
+@pytest.mark.timeout(60)
+def test_an_idle_zygote_ends_and_the_next_file_starts_another(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A zygote gives its memory back after IDLE_S without a request; a read after it (and
+    one sent just as it ends) is served by a new one."""
+    from codec.formats import reader_zygote
+
+    path = tmp_path / "clip.usdc"
+    path.write_bytes(b"x")
+    for z in live_zygotes():
+        if z.module == MODULE:
+            z.close()
+    monkeypatch.setattr(reader_zygote, "IDLE_S", 1.0)
+    _crash(path)
+    zygote = _zygote(MODULE)
+    assert zygote.proc.wait(10.0) == 0  # ended by itself, idle
+    assert not zygote.folder.exists()
+    _crash(path)
+    again = _zygote(MODULE)
+    assert again is not zygote and again.alive()
+    for _ in range(5):  # requests landing just as the zygote times out
+        time.sleep(0.95)
+        _crash(path)
