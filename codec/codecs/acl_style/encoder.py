@@ -417,10 +417,29 @@ class Compressor:
             first, n = table[g]
             rates[g, order] = seg_rates
             q[first : first + n][:, order] = seg_q
-            if judge is not None and not np.any(stuck_all):  # a stuck joint: another attempt
-                rows = np.arange(first, first + n)
-                enc, tables = _encoded(clip, kinds, tracks, quant, framing, rates, q)
-                judge(rows, _decoded(clip, enc, tables, kinds.fixed, framing, rows))
+            unjudged.append(g)
+            if len(unjudged) >= max(1, judged[0]):
+                judge_unjudged()
+
+        unjudged: list[int] = []  # solved segments the judge has not seen, in order
+        judged = [0]
+
+        def judge_unjudged() -> None:
+            """The judge sees each of `unjudged`, decoded in one pass: batches that double
+            (1, 1, 2, 4, ...), so a long clip builds its encoding O(log G) times, not G."""
+            if judge is None or not unjudged or np.any(stuck_all):  # stuck: another attempt
+                unjudged.clear()
+                return
+            lo = int(table[unjudged[0]][0])
+            hi = int(table[unjudged[-1]][0] + table[unjudged[-1]][1])
+            enc, tables = _encoded(clip, kinds, tracks, quant, framing, rates, q)
+            decoded = _decoded(clip, enc, tables, kinds.fixed, framing, np.arange(lo, hi))
+            for s in unjudged:
+                first, n = (int(v) for v in table[s])
+                part = tuple(v[first - lo : first - lo + n] for v in decoded)
+                judge(np.arange(first, first + n), part)  # type: ignore[arg-type]
+            judged[0] += len(unjudged)
+            unjudged.clear()
 
         try:
             for g in range(G):
@@ -447,6 +466,7 @@ class Compressor:
             while pending:
                 check()
                 take(*pending.popleft())
+            judge_unjudged()
         finally:
             for _, _, solved, _ in pending:  # a cancelled run leaves nothing running behind it
                 if isinstance(solved, Future):
