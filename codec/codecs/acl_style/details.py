@@ -34,8 +34,7 @@ def track_costs(
     rates[:, anim[:, 0], anim[:, 1]] = enc.bit_rates
     bits = _BITS_OR_NONE[rates]
     table = np.empty((enc.num_segments, 2), dtype=np.int64)  # first sample, sample count
-    table[:, 1] = enc.segment_sizes
-    table[:, 0] = np.cumsum(table[:, 1]) - table[:, 1]
+    table[:, 0], table[:, 1] = enc.segment_starts, enc.segment_sizes
     sizes = np.asarray(enc.segment_bytes() if sizes is None else sizes, dtype=np.int64)
     retained = None if enc.retained is None else np.asarray(enc.retained, dtype=bool)
     return TrackCosts(np.asarray(enc.kinds), table, rates, bits, sizes, shells, retained)

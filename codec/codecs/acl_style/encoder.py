@@ -418,15 +418,16 @@ class Compressor:
             rates[g, order] = seg_rates
             q[first : first + n][:, order] = seg_q
             unjudged.append(g)
-            if len(unjudged) >= max(1, judged[0]):
+            if len(unjudged) >= max(1, judged):
                 judge_unjudged()
 
         unjudged: list[int] = []  # solved segments the judge has not seen, in order
-        judged = [0]
+        judged = 0
 
         def judge_unjudged() -> None:
             """The judge sees each of `unjudged`, decoded in one pass: batches that double
             (1, 1, 2, 4, ...), so a long clip builds its encoding O(log G) times, not G."""
+            nonlocal judged
             if judge is None or not unjudged or np.any(stuck_all):  # stuck: another attempt
                 unjudged.clear()
                 return
@@ -438,7 +439,7 @@ class Compressor:
                 first, n = (int(v) for v in table[s])
                 part = tuple(v[first - lo : first - lo + n] for v in decoded)
                 judge(np.arange(first, first + n), part)  # type: ignore[arg-type]
-            judged[0] += len(unjudged)
+            judged += len(unjudged)
             unjudged.clear()
 
         try:
