@@ -1,9 +1,10 @@
-"""What `--bind best` costs against `--bind strip` alone, clip by clip, in one run (issue 39).
+"""What `--bind best` and `auto` (the default) cost against `--bind strip` alone, clip by
+clip, in one run (issue 39).
 
     .venv/bin/python bench/bind_best_cost.py [--repeat N] [--commit REV] [CLIP ...]
 
 Per clip (the bench's clips, bench/codec_vs_acl.py's names, or the ones named): acl-style's
-encode with `--bind strip` and with `--bind best` taken in turns, their medians and ratio, how
+encode with `--bind strip`, `auto` and `best` taken in turns, their medians and ratio, how
 many compressor runs each made (Compressor.run calls: best's modes and rounds), the modes best
 ran and those its screen left out, and both sizes. With `--commit REV`, best as REV's
 bind_modes.py does it (the rest of the codec this checkout's) takes its turn too: the ratio
@@ -91,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     specs = [c for c in default_clips() if not args.clips or c.name in args.clips]
     rows = []
     with tempfile.TemporaryDirectory(prefix="shellscope-bind-") as tmp:
-        sides = {"strip": (bind_modes, "strip"), "best": (bind_modes, "best")}
+        sides = {m: (bind_modes, m) for m in ("strip", "auto", "best")}
         if args.commit:
             sides[f"best@{args.commit}"] = (bind_modes_at(args.commit, Path(tmp)), "best")
         for spec in specs:
@@ -107,20 +108,20 @@ def main(argv: list[str] | None = None) -> int:
                     last[name] = (encoded, runs)
             ms = {name: 1000.0 * float(np.median(t)) for name, t in times.items()}
             best = last["best"][0].details["bind_modes"]
-            row = [spec.name, f"{ms['strip']:.1f}", f"{ms['best']:.1f}"]
-            row += [f"{ms['best'] / ms['strip']:.2f}x"]
+            row = [spec.name, f"{ms['strip']:.1f}", f"{ms['auto']:.1f}", f"{ms['best']:.1f}"]
+            row += [f"{ms['auto'] / ms['strip']:.2f}x", f"{ms['best'] / ms['strip']:.2f}x"]
             if args.commit:
                 name = f"best@{args.commit}"
                 row += [f"{ms[name] / ms['strip']:.2f}x", str(last[name][1])]
             row += [str(last["best"][1]), ",".join(best["tried"])]
             row += [",".join(best.get("screened", {})) or "-"]
-            row += [f"{len(last['strip'][0].payload):,}", f"{len(last['best'][0].payload):,}"]
+            row += [f"{len(last[m][0].payload):,}" for m in ("strip", "auto", "best")]
             rows.append(row)
             print(f"{spec.name} done", file=sys.stderr, flush=True)
-    head = ["clip", "strip ms", "best ms", "best/strip"]
+    head = ["clip", "strip ms", "auto ms", "best ms", "auto/strip", "best/strip"]
     if args.commit:
         head += [f"@{args.commit}/strip", f"runs @{args.commit}"]
-    head += ["runs", "ran", "screened", "strip B", "best B"]
+    head += ["runs", "ran", "screened", "strip B", "auto B", "best B"]
     print(table([head, *rows], right=range(1, len(head))))
     return 0
 

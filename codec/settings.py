@@ -11,7 +11,8 @@ from codec.model.clip import Clip
 from codec.model.limits import MAX_VALUE
 
 LEVELS = ("lowest", "low", "medium", "high", "highest", "automatic")
-BIND_MODES = ("best", "strip", "none", "additive")  # codec.codecs.acl_style.bind_modes
+# codec.codecs.acl_style.bind_modes
+BIND_MODES = ("auto", "best", "strip", "none", "additive")
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,8 @@ class CompressionSettings:
     needs a skinned mesh and cannot go with destructive stripping.
 
     `bind` (acl-style): what default sub-tracks stand for, BIND_MODES: `best` tries each of
-    strip, none and additive and keeps the smallest strict one; `compensate` tries in-place
+    strip, none and additive and keeps the smallest strict one; `auto` (default) the same at
+    strip's cost, trying the others only where they may win big; `compensate` tries in-place
     error compensation on the chosen mode and keeps it where it is smaller and strict
     (codec.codecs.acl_style.bind_modes). `clean_defaults` (clip units, 0 off): DESTRUCTIVE,
     sub-tracks within that of their bind value are snapped to it before any codec runs, and
@@ -55,7 +57,7 @@ class CompressionSettings:
     strip_proportion: float = 0.0
     strip_threshold: float = 0.0
     skin_strict: bool = False
-    bind: str = "best"
+    bind: str = "auto"
     compensate: bool = False
     clean_defaults: float = 0.0
 

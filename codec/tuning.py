@@ -204,7 +204,7 @@ class GlobalSettings:
     strip_threshold: float = 0.0
     skin_strict: bool = False
     codec: str = "acl-style"
-    bind: str = "best"
+    bind: str = "auto"
     compensate: bool = False
     clean_defaults: float = 0.0
 

@@ -157,9 +157,11 @@ class SettingsPanel(Panel):
         self.bind.setToolTip(
             "acl-style: what default sub-tracks hold. strip: the bind pose (ACL's stripping); "
             "none: the identity; additive: the clip stored as an additive on the bind pose; "
-            "best: each of them, keeping the smallest strict one"
+            "best: each of them, keeping the smallest strict one; auto (default): strip, and "
+            "the others only where they may win big (best's choice on 44 of 45 clips, at "
+            "strip's cost)"
         )
-        self.bind_pick = QLabel()  # best's choice
+        self.bind_pick = QLabel()  # auto's or best's choice
         self.clean_defaults = QDoubleSpinBox()
         self.clean_defaults.setRange(0.0, 1.0)
         self.clean_defaults.setDecimals(4)

@@ -377,8 +377,8 @@ class StatsPanel(Panel):
 
 
 def bind_mode_text(stats: dict[str, Any]) -> str:
-    """acl-style's bind mode: the one kept, what the others tried cost (best), and error
-    compensation's size when it was tried."""
+    """acl-style's bind mode: the one kept, what the others tried cost (best, auto), and
+    error compensation's size when it was tried."""
     tried = stats.get("bind_modes", {}).get("tried", {})
     mode = str(stats["bind_mode"])
     others = [
@@ -388,8 +388,10 @@ def bind_mode_text(stats: dict[str, Any]) -> str:
     ]
     text = mode + (f" (vs {', '.join(others)})" if others else "")
     screened = stats.get("bind_modes", {}).get("screened", {})
-    if screened:
-        text += f"; {', '.join(screened)} not run (cannot beat strip)"
+    if screened:  # auto leaves to best modes that might win by a few bytes
+        auto = stats["bind_modes"].get("asked") == "auto"
+        text += f"; {', '.join(screened)} not run"
+        text += " (auto: --bind best tries them)" if auto else " (cannot beat strip)"
     base = stats.get("additive_base")
     if base:
         named = f" {base['name']!r}" if base["name"] else ""

@@ -92,9 +92,11 @@ def add_tuning_flags(p: Any) -> None:
             "--bind",
             {
                 "choices": BIND_MODES,
-                "help": "acl-style: what default sub-tracks hold; best (default) tries strip "
-                "(the bind pose, ACL's stripping), none (the identity) and additive (the clip "
-                "stored as an additive0 on the bind pose) and keeps the smallest strict one",
+                "help": "acl-style: what default sub-tracks hold; best tries strip (the bind "
+                "pose, ACL's stripping), none (the identity) and additive (the clip stored as "
+                "an additive0 on the bind pose) and keeps the smallest strict one; auto "
+                "(default) runs strip and tries the others only where they may win big, at "
+                "strip's cost (README: Bind modes)",
             },
         ),
         (

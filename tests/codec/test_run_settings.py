@@ -129,7 +129,7 @@ def _block() -> dict:
          "expected a number"),
         ({"units": "furlong"}, "shellscope.units", "expected one of auto"),
         ({"bvh_positions": "both"}, "shellscope.bvh_positions", "expected one of auto, add"),
-        ({"bind": "twice"}, "shellscope.bind", "expected one of best, strip"),
+        ({"bind": "twice"}, "shellscope.bind", "expected one of auto, best, strip"),
         ({"compensate": 1}, "shellscope.compensate", "expected true or false"),
     ],
 )  # fmt: skip
@@ -164,7 +164,7 @@ def test_bind_modes_are_settings_and_older_blocks_read_as_strip() -> None:
         True,
         0.002,
     )
-    assert RunSettings().block()["bind"] == "best"
+    assert RunSettings().block()["bind"] == "auto"
     for key in ("bind", "compensate", "clean_defaults"):
         del block[key]
     old = from_block(block, "x.json").compression_settings()

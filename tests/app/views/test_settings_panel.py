@@ -190,9 +190,10 @@ def test_the_skin_strict_switch_compresses_the_skin_within_budget(qtbot, tmp_pat
 
 
 def test_the_bind_pose_control_compresses_each_way_and_says_what_best_kept(qtbot) -> None:
-    """Issue 34 in the window: Settings' Bind pose (best by default) names the mode best kept
-    (additive on the two-sample clip, where it is smallest); choosing strip or compensate
-    recompresses that way; the Stats row lists what each mode cost."""
+    """Issue 34 in the window: Settings' Bind pose (auto by default: strip here, the others
+    left to best) names the mode kept; best keeps additive on the two-sample clip, where it
+    is smallest; choosing strip or compensate recompresses that way; the Stats row lists
+    what each mode cost."""
     import codec
     from app.controller import Controller
     from app.model.document import Document
@@ -211,7 +212,16 @@ def test_the_bind_pose_control_compresses_each_way_and_says_what_best_kept(qtbot
     try:
         with qtbot.waitSignal(ctl.result_ready, timeout=60_000):
             ctl.open_clip(clip)
-        assert panel.bind.currentText() == "best" and doc.settings.bind == "best"
+        assert panel.bind.currentText() == "auto" and doc.settings.bind == "auto"
+        auto = doc.result.stats
+        assert auto["bind_mode"] == "strip" and set(auto["bind_modes"]["tried"]) == {"strip"}
+        assert panel.bind_pick.text() == "→ strip"
+        assert stats.values["bind_mode"].text() == (
+            "strip; none, additive not run (auto: --bind best tries them)"
+        )
+        with qtbot.waitSignal(ctl.result_ready, timeout=60_000):
+            panel.bind.setCurrentText("best")
+        assert doc.settings.bind == "best"
         best = doc.result.stats
         tried = best["bind_modes"]["tried"]
         assert (

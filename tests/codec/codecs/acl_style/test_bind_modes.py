@@ -29,6 +29,7 @@ from codec.settings import CompressionSettings
 DATA = Path(__file__).resolve().parents[3] / "data"
 ADDITIVE = DATA / "acl" / "additive_relative_chain.acl.sjson"
 FAST = {"supersample": 0, "skin_error": False}
+BEST = {**FAST, "bind": "best"}
 
 
 def _payload(result) -> bytes:
@@ -40,7 +41,7 @@ def _payload(result) -> bytes:
 )
 def test_best_is_the_smallest_strict_mode_and_never_larger_than_strip(path) -> None:
     clip = load_clip(path)
-    best = compress(clip, CompressionSettings(**FAST))
+    best = compress(clip, CompressionSettings(**BEST))
     tried = best.details["bind_modes"]["tried"]
     assert set(tried) | set(best.details["bind_modes"]["screened"]) == {"strip", "none", "additive"}
     strict = {m: t["compressed_size"] for m, t in tried.items() if t["strict"]}
@@ -66,7 +67,7 @@ def test_best_leaves_out_only_modes_that_are_no_smaller_than_strip(
     """best's screen runs no compressor for a mode it leaves out: each such mode, encoded
     alone, is strict-and-no-smaller than strip or not strict, so best's size is unchanged."""
     clip = load_clip(path, **({"animation": animation} if animation else {}))
-    best = CODEC.encode(clip, CompressionSettings(**FAST))
+    best = CODEC.encode(clip, CompressionSettings(**BEST))
     modes = best.details["bind_modes"]
     assert set(modes["screened"]) == screened and "strip" in modes["tried"]
     strip = modes["tried"]["strip"]["compressed_size"]
@@ -100,7 +101,7 @@ def test_best_stops_an_additive_round_only_at_a_kept_keyframe_over_its_precision
     looping one stops past those, and the other's round ends strict); a round that is not
     stopped is the one best tried."""
     clip = load_clip(path, **({"animation": animation} if animation else {}))
-    settings = CompressionSettings(**FAST)
+    settings = CompressionSettings(**BEST)
     modes = BindModes(clip)
     best = modes.run(settings)
     why = best.details["bind_modes"]["screened"].get("additive", "")
@@ -124,9 +125,11 @@ def test_best_stops_an_additive_round_only_at_a_kept_keyframe_over_its_precision
         assert best.details["bind_mode"] == "strip"
 
 
-def test_best_tries_none_where_the_identity_holds_what_strip_stores() -> None:
+@pytest.mark.parametrize("mode", ["best", "auto"])
+def test_best_and_auto_try_none_where_the_identity_holds_what_strip_stores(mode) -> None:
     """Joints held exactly at the identity under a bind pose that turns them: strip stores
-    them as constants, none as nothing. The screen must let none through, and best keep it."""
+    them as constants, none as nothing. The screen must let none through, and best (and
+    auto, for which this is none's one case) keep it."""
     clip = load_clip(DATA / "acl" / "cmu_81_16_two_samples.acl.sjson")
     sk = clip.skeleton
     turned = np.arange(1, sk.num_joints, 3)
@@ -135,11 +138,55 @@ def test_best_tries_none_where_the_identity_holds_what_strip_stores() -> None:
     bind = sk.bind_rotations.copy()
     bind[turned] = [np.sqrt(0.5), 0.0, 0.0, np.sqrt(0.5)]
     clip = clip.replace(skeleton=dataclasses.replace(sk, bind_rotations=bind), rotations=rot)
-    best = CODEC.encode(clip, CompressionSettings(**FAST))
+    best = CODEC.encode(clip, CompressionSettings(**{**FAST, "bind": mode}))
     modes = best.details["bind_modes"]
     assert "none" in modes["tried"] and "none" not in modes["screened"]
     assert best.details["bind_mode"] == "none"
     assert modes["tried"]["none"]["compressed_size"] < modes["tried"]["strip"]["compressed_size"]
+
+
+@pytest.mark.parametrize(
+    ("path", "animation", "best_keeps", "best_tries"),
+    [
+        (DATA / "acl" / "cmu_09_02.acl.sjson", None, "strip", {"strip", "additive"}),
+        (DATA / "acl" / "cmu_81_16_two_samples.acl.sjson", None, "additive", {"strip", "additive"}),
+        (DATA / "gltf" / "Fox.glb", "Survey", "strip", {"strip", "none"}),
+    ],
+    ids=["cmu_09_02", "two_samples", "fox_survey"],
+)
+def test_auto_is_strips_own_encoding_beside_a_strict_strip(
+    path, animation, best_keeps, best_tries
+) -> None:
+    """The default, auto: beside a strict strip, where none's screen finds nothing the
+    identity could hold, no other compressor runs: the payload is strip's, byte for byte,
+    and the stats say what was left to best. best still tries them: the two-sample clip is
+    the one of the 45 where that wins (additive, 6 B), Fox Survey's none is best's "closer
+    default" try, which does not win."""
+    clip = load_clip(path, **({"animation": animation} if animation else {}))
+    assert CompressionSettings().bind == "auto"
+    auto = CODEC.encode(clip, CompressionSettings(**FAST))
+    modes = auto.details["bind_modes"]
+    assert modes["asked"] == "auto" and set(modes["tried"]) == {"strip"}
+    assert auto.details["bind_mode"] == "strip" and set(modes["screened"]) == {"none", "additive"}
+    assert all("--bind best" in why for why in modes["screened"].values())
+    strip = CODEC.encode(clip, CompressionSettings(bind="strip", **FAST))
+    assert auto.payload == strip.payload
+    best = CODEC.encode(clip, CompressionSettings(**BEST))
+    assert set(best.details["bind_modes"]["tried"]) == best_tries
+    assert best.details["bind_mode"] == best_keeps
+    assert len(best.payload) <= len(auto.payload)
+
+
+def test_auto_tries_every_mode_where_strip_misses_a_precision() -> None:
+    """At a precision float32 samples cannot hold, strip is not strict: auto tries none and
+    additive with their full rounds, as best does, and keeps the least over (additive)."""
+    clip = load_clip(DATA / "acl" / "cmu_81_16_two_samples.acl.sjson")
+    settings = CompressionSettings(precision=1e-6, **FAST)
+    auto = CODEC.encode(clip, settings)
+    best = CODEC.encode(clip, dataclasses.replace(settings, bind="best"))
+    tried = auto.details["bind_modes"]["tried"]
+    assert set(tried) == {"strip", "none", "additive"} and not tried["strip"]["strict"]
+    assert auto.payload == best.payload and auto.details["bind_mode"] == "additive"
 
 
 @pytest.mark.parametrize("bind", ["none", "additive"])
