@@ -158,7 +158,7 @@ class _Ours:
     (nothing carried over from one to the next) at ACL's default settings (level automatic,
     compression only: no skin analysis, which ACL has not)."""
 
-    def __init__(self, clip_spec: BenchClip) -> None:
+    def __init__(self, clip_spec: BenchClip, bind: str = "auto") -> None:
         from codec.codecs import registry
         from codec.formats import load_clip
         from codec.settings import CompressionSettings
@@ -166,7 +166,7 @@ class _Ours:
         kwargs = {"animation": clip_spec.animation} if clip_spec.animation else {}
         self.clip = load_clip(clip_spec.path, **kwargs)
         self.settings = CompressionSettings(
-            precision=PRECISION, shell_distance=SHELL_DISTANCE, skin_error=False
+            precision=PRECISION, shell_distance=SHELL_DISTANCE, skin_error=False, bind=bind
         )
         self.codec = registry.get(self.settings.codec)
         self.encodes: list[float] = []
@@ -209,6 +209,8 @@ class _Ours:
             "max_error": s["max_error"],
             "precision_met": s["precision_met"],
             "num_segments": s["num_segments"],
+            "bind_mode": s.get("bind_mode"),
+            "bind_modes_tried": list(s.get("bind_modes", {}).get("tried", {})),
             "encode_time_s_median": float(np.median(self.encodes)),
             "compression_time_s_median": float(np.median(self.compressions)),
             "compression_cpu_s_median": float(np.median(self.cpu)),
@@ -281,9 +283,11 @@ def measure(
     rng: np.random.Generator,
     peer: Path | None = None,
     work: Path | None = None,
+    bind: str = "auto",
 ) -> dict[str, Any]:
-    """One clip: our numbers, and with `peer` ACL's, its runs taking turns with ours."""
-    ours = _Ours(clip_spec)
+    """One clip: our numbers (acl-style's `bind` mode), and with `peer` ACL's, its runs
+    taking turns with ours."""
+    ours = _Ours(clip_spec, bind)
     first = ours.first()
     acl = None
     if peer is not None:
@@ -381,8 +385,10 @@ def run(
     reference: str | Path | None = None,
     processes: bool = True,
     progress: Callable[[str], object] | None = None,
+    bind: str = "auto",
 ) -> dict[str, Any]:
-    """Benchmark the clips; returns the report (JSON-ready dict)."""
+    """Benchmark the clips with acl-style's `bind` mode (auto: the codec's default); returns
+    the report (JSON-ready dict)."""
     clips = clips if clips is not None else default_clips()
     say = progress or (lambda m: None)
     ref_path = Path(reference) if reference else REFERENCE
@@ -398,7 +404,7 @@ def run(
     with tempfile.TemporaryDirectory(prefix="shellscope-bench-") as tmp:
         for spec in clips:
             say(f"bench: {spec.name}" + (" (and ACL, in turns)" if peer_path else ""))
-            row = measure(spec, repeat, rng, peer_path, Path(tmp))
+            row = measure(spec, repeat, rng, peer_path, Path(tmp), bind)
             acl = ref.get(f"{spec.name}.acl.sjson", {}).get("automatic")
             if peer_path is None and acl is not None:
                 row["acl_compressed_size"] = acl["compressed_size"]
@@ -422,6 +428,7 @@ def run(
         "precision": PRECISION,
         "shell_distance": SHELL_DISTANCE,
         "level": "automatic",
+        "bind": bind,
         "repeat": repeat,
         "peer": str(peer_path or ""),
     }
@@ -570,7 +577,7 @@ def format_report(report: dict[str, Any]) -> str:
     source = f"ACL: {s['peer']} in this run" if s["peer"] else "ACL: reference results (8 clips)"
     lines = [
         f"precision {s['precision']} cm, shell distance {s['shell_distance']} cm, level "
-        f"{s['level']}; {source}",
+        f"{s['level']}, bind {s.get('bind', 'auto')}; {source}",
         "",
         table(sizes, right=range(1, 9)),
         f"times: medians of {s['repeat']} runs taken in turns; encode = the codec's encode "

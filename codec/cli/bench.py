@@ -16,6 +16,7 @@ from typing import Any, TextIO
 
 from codec.cli.failures import EXIT_FAIL, EXIT_OK, PROG, CliError
 from codec.cli.files import check_outputs, dumps_json, write_text_output
+from codec.settings import BIND_MODES
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "codec_vs_acl.py"
 MODULE = "codec_vs_acl"
@@ -101,6 +102,13 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--json", metavar="FILE|-", help="also dump the numbers as JSON")
     p.add_argument(
+        "--bind",
+        choices=BIND_MODES,
+        default="auto",
+        help="acl-style's bind mode (default auto, the codec's own default; best races "
+        "best's search of every mode)",
+    )
+    p.add_argument(
         "--codecs",
         choices=("all",),
         help="every codec instead (bench/survey_codecs.py): size at strict error, strict, "
@@ -127,6 +135,7 @@ def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         reference=args.reference,
         processes=not args.no_processes,
         progress=lambda m: (err.write(m + "\n"), err.flush()),
+        bind=args.bind,
     )
     out.write(bench.format_report(report))
     if args.json:

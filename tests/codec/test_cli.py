@@ -349,6 +349,18 @@ def test_bench_on_a_small_reference(tmp_path: Path) -> None:
     assert row["size_ratio"] == pytest.approx(row["compressed_size"] / 1147)
     assert row["sample_s_median"] > 0 and row["decode_all_s_median"] > 0
     assert row["acl_source"] == "reference"
+    assert report["settings"]["bind"] == "auto" and "bind auto;" in out
+    assert row["bind_mode"] == "strip" and row["bind_modes_tried"] == ["strip"]
+    # --bind best races best's search: on the two-sample clip it keeps additive
+    two = DATA / "acl" / "cmu_81_16_two_samples.acl.sjson"
+    for bind, kept in (("auto", "strip"), ("best", "additive")):
+        out_json = tmp_path / f"{bind}.json"
+        code, out, err = run(*args[:2], two, *args[3:], "--bind", bind, "--json", out_json)
+        assert code == 0, err
+        assert f"bind {bind};" in out
+        report = json.loads(out_json.read_text())
+        assert report["settings"]["bind"] == bind
+        assert report["clips"]["cmu_81_16_two_samples"]["bind_mode"] == kept
     code, _, err = run("bench", "--clips", tmp_path / "missing.acl.sjson")
     assert code == 2
     assert_one_line_error(err, "missing.acl.sjson", "no such clip")
