@@ -325,10 +325,9 @@ class BindModes:
         judge = None
         if base is not None and short:
             judge = _strict_judge(clip, compressor.clip, base, settings)
+        rounded = target  # the first round's precisions are the clip's own
         for _ in range(rounds):
-            encoded = compressor.run(
-                settings, progress, cancel, target.with_settings(precision), judge
-            )
+            encoded = compressor.run(settings, progress, cancel, rounded, judge)
             self.segments_solved += compressor.segments_solved
             inner = encoded.decoder.on_skeleton(sk)
             decoder = inner if base is None else AppliedDecoder(inner, base, sk)
@@ -342,6 +341,7 @@ class BindModes:
                 raise Cancelled("compression cancelled")
             scale = np.clip(0.9 * sk.precision[over] / worst[over], TIGHTEN_FLOOR, 1.0)
             precision[over] = precision[over] * scale
+            rounded = target.with_settings(precision)
             if compensate is not None:  # compensate the parents this round decoded
                 compensate = dataclasses.replace(encoded, decoder=decoder)
                 compressor = Compressor(as_stored(_compensated(clip, compensate)), code)
@@ -486,10 +486,10 @@ def _identity_reach(clip: Clip, distance: Array) -> Array:
     auto screens every clip with it, and on a one-sample clip the general form cost half
     as much as the whole encode."""
     w = np.abs(clip.rotations[..., 3]).min(axis=0)
-    angle = 2.0 * np.arccos(np.minimum(w, 1.0)) * distance
-    tr = np.maximum(np.abs(clip.translations.max(axis=0)), np.abs(clip.translations.min(axis=0)))
-    sc = np.maximum(np.abs(clip.scales.max(axis=0) - 1.0), np.abs(1.0 - clip.scales.min(axis=0)))
-    low = np.stack((angle, tr.max(axis=-1), sc.max(axis=-1) * distance), axis=-1)
+    low = np.empty((clip.num_joints, 3))
+    low[:, 0] = 2.0 * np.arccos(np.minimum(w, 1.0)) * distance
+    low[:, 1] = np.abs(clip.translations).max(axis=(0, 2))  # max(|hi|, |lo|), per component
+    low[:, 2] = np.abs(clip.scales - 1.0).max(axis=(0, 2)) * distance
     return low * ancestor_scale(clip)[:, None]
 
 

@@ -177,6 +177,28 @@ def test_auto_is_strips_own_encoding_beside_a_strict_strip(
     assert len(best.payload) <= len(auto.payload)
 
 
+@pytest.mark.parametrize(
+    "path",
+    [
+        DATA / "acl" / "cmu_09_02_with_zero_scale.acl.sjson",
+        DATA / "acl" / "cmu_81_16_two_samples.acl.sjson",
+        DATA / "gltf" / "Fox.glb",
+        DATA / "bvh" / "cmu_02_03_run_ccrig.bvh",
+    ],
+    ids=lambda p: p.name.split(".")[0],
+)
+def test_autos_screen_finds_the_identitys_reach_as_bests_does(path) -> None:
+    """auto's none screen measures the identity's reach in its own few reductions: the same
+    bounds, bit for bit, as best's general form gives for the identity pose."""
+    from codec.codecs.acl_style.bind_modes import _deviations, _identity_reach
+    from codec.model import additive
+
+    clip = load_clip(path)
+    distance = np.linspace(0.5, 7.0, clip.num_joints)
+    low, _ = _deviations(clip, (additive.identity("additive0", clip.num_joints),), distance)
+    np.testing.assert_array_equal(_identity_reach(clip, distance), low[0])
+
+
 def test_auto_tries_every_mode_where_strip_misses_a_precision() -> None:
     """At a precision float32 samples cannot hold, strip is not strict: auto tries none and
     additive with their full rounds, as best does, and keeps the least over (additive)."""
