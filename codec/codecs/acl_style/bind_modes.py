@@ -331,8 +331,8 @@ class BindModes:
             self.segments_solved += compressor.segments_solved
             inner = encoded.decoder.on_skeleton(sk)
             decoder = inner if base is None else AppliedDecoder(inner, base, sk)
-            worst = clip_errors(clip, decoder.decode_source(clip.name)).max(axis=0)
-            over = worst > sk.precision
+            worst = _worst_errors(clip, decoder)
+            over = ~(worst <= sk.precision)  # NaN: over
             if not np.any(over):
                 return dataclasses.replace(encoded, decoder=decoder), True
             if beat is not None and len(encoded.payload) >= beat:
@@ -346,6 +346,25 @@ class BindModes:
                 compensate = dataclasses.replace(encoded, decoder=decoder)
                 compressor = Compressor(as_stored(_compensated(clip, compensate)), code)
         return dataclasses.replace(encoded, decoder=decoder), False
+
+
+def _worst_errors(clip: Clip, decoder: CompressedClip | AppliedDecoder) -> Array:
+    """(J,) each joint's worst error at the clip's samples as `decoder` decodes them:
+    `clip_errors(clip, decoder.decode_source())`, bit for bit. A CompressedClip's rows are
+    measured as the decoded Clip would hold them (decoded_clip: unit in float64, then
+    exactly_unit) without making that Clip: its checks were a sixth of a two-sample
+    clip's encode, and the measurement after the encode makes it anyway."""
+    if not isinstance(decoder, CompressedClip):
+        return clip_errors(clip, decoder.decode_source(clip.name)).max(axis=0)
+    rows = np.arange(clip.num_samples)
+    rows[decoder.num_samples :] = 0  # a wrapping clip's dropped last sample: the first
+    rot, tr, sc = decoder.decode_rows(rows)
+    normalise(rot)
+    raw = (clip.rotations, clip.translations, clip.scales)
+    at, sk = np.arange(len(rows)), clip.skeleton
+    lossy = (exactly_unit(rot), tr, sc)
+    errors = array_errors(raw, lossy, at, np.zeros(len(rows)), sk.parents, sk.shell_distance)
+    return errors.max(axis=0)
 
 
 class _CannotBeStrict(Exception):

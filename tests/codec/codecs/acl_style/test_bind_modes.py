@@ -199,6 +199,32 @@ def test_autos_screen_finds_the_identitys_reach_as_bests_does(path) -> None:
     np.testing.assert_array_equal(_identity_reach(clip, distance), low[0])
 
 
+@pytest.mark.parametrize(
+    ("path", "animation", "bind"),
+    [
+        (DATA / "acl" / "cmu_81_16_two_samples.acl.sjson", None, "strip"),
+        (DATA / "acl" / "cmu_81_18_looping.acl.sjson.xz", None, "none"),  # wraps
+        (DATA / "gltf" / "Fox.glb", "Run", "strip"),  # keyframes stripped
+        (DATA / "acl" / "cmu_09_02.acl.sjson", None, "additive"),  # applied to the bind pose
+    ],
+    ids=["two_samples", "looping", "fox_run_stripped", "additive"],
+)
+def test_a_modes_check_measures_what_the_decoded_clip_holds(path, animation, bind) -> None:
+    """Each mode's strictness check measures its decoder's rows without making the decoded
+    Clip: the same errors, bit for bit, as measuring decode_source."""
+    from codec.codecs.acl_style.bind_modes import _worst_errors
+
+    clip = load_clip(path, **({"animation": animation} if animation else {}))
+    clip = CompressionSettings(**FAST).apply(clip)
+    decoder = CODEC.encode(clip, CompressionSettings(bind=bind, **FAST)).decoder
+    if "looping" in path.name:
+        assert decoder.wrap
+    if animation == "Run":
+        assert not decoder.retained.all()
+    expected = clip_errors(clip, decoder.decode_source(clip.name)).max(axis=0)
+    np.testing.assert_array_equal(_worst_errors(clip, decoder), expected)
+
+
 def test_auto_tries_every_mode_where_strip_misses_a_precision() -> None:
     """At a precision float32 samples cannot hold, strip is not strict: auto tries none and
     additive with their full rounds, as best does, and keeps the least over (additive)."""
