@@ -40,6 +40,27 @@ def _pack_runs(values, widths, counts, offsets, out):
         first += counts[g]
 
 
+@kernel
+def _packed_runs(values, widths, counts):
+    """`pack_runs` in one call: -1 (or the index of the first width past 0..32 or value
+    wider than its width, then nothing is packed), the bytes of every run with 8 bytes of
+    slack, and where each run starts (G + 1,)."""
+    offsets = np.zeros(counts.shape[0] + 1, np.int64)
+    first = 0
+    for g in range(counts.shape[0]):
+        bits = 0
+        for i in range(first, first + counts[g]):
+            w = widths[i]
+            if w < 0 or w > 32 or (np.uint64(values[i]) >> np.uint64(w)) != 0:
+                return i, np.zeros(0, np.uint8), offsets
+            bits += w
+        offsets[g + 1] = offsets[g] + (bits + 7) // 8
+        first += counts[g]
+    out = np.zeros(offsets[-1] + 8, np.uint8)
+    _pack_runs(values, widths, counts, offsets, out)
+    return -1, out, offsets
+
+
 def _checked(values: Array, widths: Array) -> tuple[Array, Array]:
     """values (N,) uint64 and widths (N,) int64, contiguous and writable (numba compiles a
     read-only array as another type, and a specialisation the warm-up did not make would
@@ -78,14 +99,17 @@ def pack_runs(values: Array, widths: Array, counts: Array) -> tuple[bytes, Array
     """`pack` of each run of `counts (G,)` consecutive values (both (N,), N = counts.sum()),
     each run padded to a byte on its own, in one pass: the bytes of every run one after
     the other, and where each run starts in them (G + 1,) (the last: their length)."""
-    values, widths = _checked(values, widths)
+    values = np.require(values, None, ("C", "W")).reshape(-1)  # numba: writable, as warmed
+    widths = np.require(widths, np.int64, ("C", "W")).reshape(-1)
     counts = np.require(counts, np.int64, ("C", "W"))
-    ends = np.cumsum(counts)
-    bits = np.concatenate(([0], np.cumsum(widths)))
-    nbytes = (bits[ends] - bits[ends - counts] + 7) // 8
-    offsets = np.concatenate(([0], np.cumsum(nbytes))).astype(np.int64)
-    out = np.zeros(int(offsets[-1]) + 8, dtype=np.uint8)
-    _pack_runs(values, widths, counts, offsets, out)
+    if values.shape != widths.shape or int(counts.sum()) != len(values):
+        raise ValueError("values, widths and counts differ in length")
+    if values.dtype.kind not in "iu":
+        values = _checked(values, widths)[0]  # a float source: whole numbers or an error
+    bad, out, offsets = _packed_runs(values, widths, counts)
+    if bad >= 0:
+        _checked(values, widths)  # says which value, or which width
+        raise ValueError(f"value {values[bad]} does not fit in {widths[bad]} bits")
     return out[: offsets[-1]].tobytes(), offsets
 
 
