@@ -57,6 +57,7 @@ from codec.codecs.base import Encoded, TrackKind
 from codec.errors import Cancelled
 from codec.measure.error_metric import (
     array_errors,
+    errors_against,
     object_matrices,
     rounding_margin,
     shell_error,
@@ -502,8 +503,9 @@ def _loops(clip: Clip) -> bool:
     level-by-level batches."""
     sk = clip.skeleton
     ends = (clip.rotations[[0, -1]], clip.translations[[0, -1]], clip.scales[[0, -1]])
-    mats = object_matrices(ends, sk.parents).reshape(2, -1, 3, 4)
-    approx = shell_error(mats[0], mats[1], sk.shell_distance)
+    mats = object_matrices(ends, sk.parents)
+    last = tuple(v[1:] for v in ends)
+    approx = errors_against(mats[:1], last, sk.parents, sk.shell_distance)[0]
     margin = rounding_margin(sk.precision, sk.shell_distance, float(np.abs(mats).max()))
     if np.any(approx > sk.precision + margin):
         return False

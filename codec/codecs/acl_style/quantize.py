@@ -29,12 +29,15 @@ def clip_ranges(seg_lo: Array, seg_hi: Array, comps: Array) -> tuple[Array, Arra
     """Clip-wide float32 min and extent (T, 4) of every clip component, from each segment's
     min and max (G, T, 3) of the values it stores and the clip component each stored value
     belongs to (G, T, 3); a component no segment stores gets 0 and 0."""
-    shape = (*seg_lo.shape[:2], 4)
-    lo = np.full(shape, np.inf, dtype=F32)
-    hi = np.full(shape, -np.inf, dtype=F32)
-    np.put_along_axis(lo, comps, seg_lo, axis=2)
-    np.put_along_axis(hi, comps, seg_hi, axis=2)
-    lo, hi = lo.min(axis=0), hi.max(axis=0)
+    g, t = seg_lo.shape[:2]
+    lo = np.full((g, t, 4), np.inf, dtype=F32)
+    hi = np.full((g, t, 4), -np.inf, dtype=F32)
+    at = (np.arange(g)[:, None, None], np.arange(t)[None, :, None], comps)  # put_along_axis's
+    lo[at], hi[at] = seg_lo, seg_hi
+    if g > 1:
+        lo, hi = lo.min(axis=0), hi.max(axis=0)
+    else:
+        lo, hi = lo[0], hi[0]
     kept = np.isfinite(lo)
     lo = np.where(kept, lo, F32(0.0)).astype(F32)
     return lo, np.where(kept, hi - lo, F32(0.0)).astype(F32)
@@ -42,10 +45,11 @@ def clip_ranges(seg_lo: Array, seg_hi: Array, comps: Array) -> tuple[Array, Arra
 
 def normalize(values: Array, lo: Array, extent: Array) -> Array:
     """Map (..., T, C) into [0, 1] with a clip range; a zero extent maps to 0."""
-    v = values.astype(F32)
-    safe = np.where(extent > 0, extent, F32(1.0))
-    n = np.where(extent > 0, (v - lo) / safe, F32(0.0))
-    return np.clip(n, F32(0.0), F32(1.0)).astype(F32)
+    v = np.asarray(values, dtype=F32)
+    ranged = extent > 0
+    n = np.zeros(np.broadcast_shapes(v.shape, extent.shape), dtype=F32)
+    np.divide(v - lo, extent, out=n, where=ranged)
+    return np.clip(n, F32(0.0), F32(1.0), out=n)
 
 
 def segment_range_decode(q_min: Array, q_ext: Array) -> tuple[Array, Array]:
@@ -119,19 +123,14 @@ def decode_params(
 ) -> tuple[Array, Array]:
     """Pack per-track decoding parameters (..., T, ...) into `lay (..., T, 4)` and
     `dec (..., T, 17)` (see above)."""
-    lay = np.concatenate((comp, np.asarray(dropped)[..., None]), axis=-1).astype(np.int64)
     shape = seg_min.shape[:-1]
-    dec = np.concatenate(
-        (
-            np.broadcast_to(clip_min, (*shape, 4)),
-            np.broadcast_to(clip_ext, (*shape, 4)),
-            seg_min,
-            seg_ext,
-            seg_const.astype(F32),
-        ),
-        axis=-1,
-    ).astype(F32)
-    return np.ascontiguousarray(lay), np.ascontiguousarray(dec)
+    lay = np.empty((*comp.shape[:-1], 4), dtype=np.int64)
+    lay[..., :3], lay[..., 3] = comp, dropped
+    dec = np.empty((*shape, DEC_SIZE), dtype=F32)  # each part cast to float32 as it is put
+    dec[..., DEC_MIN:DEC_EXT], dec[..., DEC_EXT:DEC_SEG_MIN] = clip_min, clip_ext
+    dec[..., DEC_SEG_MIN:DEC_SEG_EXT], dec[..., DEC_SEG_EXT:DEC_CONST] = seg_min, seg_ext
+    dec[..., DEC_CONST:] = seg_const
+    return lay, dec
 
 
 @helper
