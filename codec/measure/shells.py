@@ -105,6 +105,33 @@ def ancestor_scale(clip: Clip) -> Array:
     return out
 
 
+def identity_strays(clip: Clip) -> tuple[Array, Array]:
+    """How near the identity each joint's samples stay, per joint (J, 3): the smallest |w|
+    of its rotations, the largest |component| of its translations, the largest
+    |component - 1| of its scales; and its `ancestor_scale` (J,). One compiled pass: a
+    screen that runs beside every encode (bind_modes' none) paid more in numpy's calls
+    than a short clip's whole analysis."""
+    c = np.ascontiguousarray
+    strays, scale = np.empty((clip.num_joints, 3)), np.zeros(clip.num_joints)
+    parents = np.asarray(clip.skeleton.parents, np.int64)
+    _identity_strays(c(clip.rotations), c(clip.translations), c(clip.scales), parents, strays)
+    _ancestor_scale(c(clip.scales), parents, scale)
+    return strays, scale
+
+
+@kernel
+def _identity_strays(rot, tr, sc, parents, out):
+    """out (J, 3): `identity_strays`' first part of rotations (S, J, 4), translations and
+    scales (S, J, 3)."""
+    for j in range(parents.shape[0]):
+        out[j, 0], out[j, 1], out[j, 2] = np.inf, 0.0, 0.0
+        for s in range(rot.shape[0]):
+            out[j, 0] = min(out[j, 0], abs(rot[s, j, 3]))
+            for c in range(3):
+                out[j, 1] = max(out[j, 1], abs(tr[s, j, c]))
+                out[j, 2] = max(out[j, 2], abs(sc[s, j, c] - 1.0))
+
+
 @kernel
 def _ancestor_scale(sc, parents, out):
     """out (J,) zeros: `ancestor_scale` of scales (S, J, 3), sample by sample (a joint's

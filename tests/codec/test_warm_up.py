@@ -15,6 +15,7 @@ def test_warm_up_compiles_every_kernel_of_a_compression() -> None:
     assert warm_up.is_warm()
     for kernel in (
         shells._dominant,
+        shells._identity_strays,
         constant_tracks._decide,
         constant_tracks._constants_of,
         optimizer._solve,

@@ -74,7 +74,7 @@ from codec.codecs.acl_style.layout import BIND_CODES
 from codec.codecs.base import Encoded, Progress, TrackKind, sample_keys_of
 from codec.errors import Cancelled
 from codec.measure.error_metric import array_errors, clip_errors
-from codec.measure.shells import ancestor_scale
+from codec.measure.shells import ancestor_scale, identity_strays
 from codec.model import additive
 from codec.model.additive import AdditiveBase
 from codec.model.clip import Clip, Skeleton, exactly_unit
@@ -504,12 +504,12 @@ def _identity_reach(clip: Clip, distance: Array) -> Array:
     """(J, 3) `_deviations`' lower bound for the identity pose alone, in a few reductions:
     auto screens every clip with it, and on a one-sample clip the general form cost half
     as much as the whole encode."""
-    w = np.abs(clip.rotations[..., 3]).min(axis=0)
+    strays, scale = identity_strays(clip)  # |w| at least, |t| and |s - 1| at most
     low = np.empty((clip.num_joints, 3))
-    low[:, 0] = 2.0 * np.arccos(np.minimum(w, 1.0)) * distance
-    low[:, 1] = np.abs(clip.translations).max(axis=(0, 2))  # max(|hi|, |lo|), per component
-    low[:, 2] = np.abs(clip.scales - 1.0).max(axis=(0, 2)) * distance
-    return low * ancestor_scale(clip)[:, None]
+    low[:, 0] = 2.0 * np.arccos(np.minimum(strays[:, 0], 1.0)) * distance
+    low[:, 1] = strays[:, 1]
+    low[:, 2] = strays[:, 2] * distance
+    return low * scale[:, None]
 
 
 def _under(clip: Clip, skeleton: Skeleton) -> Clip:
