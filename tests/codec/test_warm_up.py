@@ -23,7 +23,6 @@ def test_warm_up_compiles_every_kernel_of_a_compression() -> None:
         error_metric._object_matrices,
         error_metric._errors_against,
         pose_blend._blend,
-        bitstream._pack,
         bitstream._packed_runs,
         decoder._decode_rows,
         pose_space._pose_matrices,

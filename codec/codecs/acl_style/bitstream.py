@@ -88,11 +88,8 @@ def pack(values: Array, widths: Array) -> bytes:
 
     Returns ceil(sum(widths) / 8) bytes; a value wider than its width is an error.
     """
-    values, widths = _checked(values, widths)
-    total = int(widths.sum())
-    out = np.zeros((total + 7) // 8 + 8, dtype=np.uint8)
-    _pack(values, widths, out)
-    return out[: (total + 7) // 8].tobytes()
+    values = np.asarray(values).reshape(-1)
+    return pack_runs(values, widths, np.array([len(values)], dtype=np.int64))[0]
 
 
 def pack_runs(values: Array, widths: Array, counts: Array) -> tuple[bytes, Array]:

@@ -167,8 +167,8 @@ class EncodedClip:
     @property
     def has_layouts(self) -> bool:
         """Whether any rotation drops something other than w (the layouts block is written)."""
-        const, anim = self.const_dropped, self.clip_layout  # -1: not a rotation
-        return bool(np.any((const >= 0) & (const != W)) or np.any((anim >= 0) & (anim != W)))
+        codes = np.concatenate((self.const_dropped, self.clip_layout))  # -1: not a rotation
+        return bool(((codes >= 0) & (codes != W)).any())
 
     def has_range(self, g: int) -> Array:
         """(Ka,) which sub-tracks of segment g store an 8-bit segment range."""
