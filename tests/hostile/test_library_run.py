@@ -63,8 +63,11 @@ def test_a_run_listens_on_loopback_only_and_a_kill_leaves_no_semaphore(tmp_path:
     and there is no dashboard; the semaphores its nannies share with their workers have no
     name left (they would stay in /dev/shm, or make the resource tracker warn of "leaked
     semaphore objects"); then SIGKILL: the workers go with it, nothing is left or said."""
-    for k in range(6):
-        clip(tmp_path, f"c{k}.acl.sjson", precision=0.01 + 0.001 * k)
+    # enough work that the run outlives the watching below (the workers up, the names
+    # released and settled for a second; it is killed then): 40 clips were done 0.9 s after
+    # the workers came up, 200 take seconds
+    for k in range(200):
+        clip(tmp_path, f"c{k}.acl.sjson", precision=0.01 + 0.00001 * k)
     err_file = tmp_path / "stderr"
     with open(err_file, "wb") as err:
         proc = subprocess.Popen(
