@@ -68,7 +68,7 @@ from typing import Any
 import numpy as np
 
 from codec.codecs.acl_style.decoder import CompressedClip, normalise
-from codec.codecs.acl_style.encoder import Compressor, Judge
+from codec.codecs.acl_style.encoder import Compressor, Judge, row_errors
 from codec.codecs.acl_style.keyframe_stripping import StripSettings, rebuild
 from codec.codecs.acl_style.layout import BIND_CODES
 from codec.codecs.base import Encoded, Progress, TrackKind, sample_keys_of
@@ -356,15 +356,10 @@ def _worst_errors(clip: Clip, decoder: CompressedClip | AppliedDecoder) -> Array
     clip's encode, and the measurement after the encode makes it anyway."""
     if not isinstance(decoder, CompressedClip):
         return clip_errors(clip, decoder.decode_source(clip.name)).max(axis=0)
-    rows = np.arange(clip.num_samples)
+    samples = np.arange(clip.num_samples)
+    rows = samples.copy()
     rows[decoder.num_samples :] = 0  # a wrapping clip's dropped last sample: the first
-    rot, tr, sc = decoder.decode_rows(rows)
-    normalise(rot)
-    raw = (clip.rotations, clip.translations, clip.scales)
-    at, sk = np.arange(len(rows)), clip.skeleton
-    lossy = (exactly_unit(rot), tr, sc)
-    errors = array_errors(raw, lossy, at, np.zeros(len(rows)), sk.parents, sk.shell_distance)
-    return errors.max(axis=0)
+    return row_errors(clip, clip.rotations, samples, decoder.decode_rows(rows)).max(axis=0)
 
 
 class _CannotBeStrict(Exception):

@@ -702,7 +702,7 @@ def _strip(
     def errors_of(first: Array, second: Array, rows: Array, alpha: Array) -> Array:
         a = tuple(v[first] for v in decoded)
         b = tuple(v[second] for v in decoded)
-        return _row_errors(clip, raw_rot, rows, keyframe_stripping.rebuild(a, b, alpha))
+        return row_errors(clip, raw_rot, rows, keyframe_stripping.rebuild(a, b, alpha))
 
     def screen(first: Array, second: Array, rows: Array, alpha: Array) -> Array:
         raw = (clip.rotations, clip.translations, clip.scales)
@@ -723,10 +723,11 @@ def _strip(
     return chosen if _saves_bytes(enc, chosen) else none
 
 
-def _row_errors(clip: Clip, raw_rot: Array, rows: Array, lossy: keyframe_stripping.Rows) -> Array:
-    """(N, J) `clip_errors(raw rows, decoded_clip(lossy))` at stored samples `rows (N,)`,
-    without the two clips: `lossy`'s rotations (taken over) made unit as they would make
-    them, the raw ones `raw_rot (S, J, 4)`."""
+def row_errors(clip: Clip, raw_rot: Array, rows: Array, lossy: keyframe_stripping.Rows) -> Array:
+    """(N, J) `clip_errors(raw rows, decoded_clip(lossy))` against the raw clip's samples
+    `rows (N,)`, without the two clips: `lossy`'s rotations (taken over) made unit as a
+    decoded Clip would make them, the raw ones `raw_rot (S, J, 4)`. Stripping and each bind
+    mode's strictness check measure decoded rows this way."""
     rot, tr, sc = lossy
     normalise(rot)
     sk = clip.skeleton
@@ -742,7 +743,7 @@ def _rebuilt_errors(clip: Clip, decoder: CompressedClip, retained: Array) -> Arr
     of decoding and measuring the whole clip."""
     stripped = np.flatnonzero(~retained)
     error = np.zeros((len(retained), clip.num_joints))
-    error[stripped] = _row_errors(clip, clip.rotations, stripped, decoder.decode_rows(stripped))
+    error[stripped] = row_errors(clip, clip.rotations, stripped, decoder.decode_rows(stripped))
     return error
 
 
