@@ -60,7 +60,7 @@ from functools import cached_property
 
 import numpy as np
 
-from codec.codecs.acl_style import bitstream
+from codec.codecs.acl_style import bitstream, writing
 from codec.codecs.acl_style.bit_rates import (
     BIT_RATE_BITS,
     NUM_BIT_RATES,
@@ -209,115 +209,53 @@ def mask_bytes(num_samples: int) -> int:
     return (num_samples + 7) // 8
 
 
-def _mask_of(retained: Array) -> bytes:
-    """A segment's keyframe mask (retained (n,) bool), LSB first."""
-    return np.packbits(np.asarray(retained, dtype=np.uint8), bitorder="little").tobytes()
+def _c(a: Array, dtype: type) -> Array:
+    """`a` as a contiguous, writable array of `dtype` for writing.body (numba compiles a
+    read-only array as another type: a specialisation the warm-up did not make)."""
+    if a.dtype == dtype and a.flags.c_contiguous and a.flags.writeable:
+        return a
+    return np.array(a, dtype=dtype, order="C")
 
 
-def _segments_bytes(enc: EncodedClip) -> tuple[list[bytes], bytes, Array]:
-    """Each segment's keyframe mask, rate bytes and ranges; every segment's packed samples
-    one after the other and where each segment's start in them (G + 1,)."""
-    g_count, ka = enc.bit_rates.shape
-    masks = [b""] * g_count
-    if enc.retained is not None:
-        starts, sizes = enc.segment_starts, enc.segment_sizes
-        masks = [_mask_of(enc.retained[a : a + n]) for a, n in zip(starts, sizes, strict=True)]
-    if ka == 0:  # nothing animated: no rates, ranges nor samples
-        return masks, b"", np.zeros(g_count + 1, dtype=np.int64)
-    rates = enc.bit_rates.astype(np.int64)
-    per_segment = enc.clip_layout == PER_SEGMENT
-    rate_bytes = (rates | (np.where(per_segment, enc.seg_dropped, 0) << DROPPED_SHIFT)).astype(
-        np.uint8
-    )
-    constant = rates == 0
-    if g_count > 1:  # ranges only where several segments store them (has_segment_range)
-        ranged = has_segment_range(rates, True)
-        used = constant | ranged
-        ranges = np.concatenate((enc.seg_min, enc.seg_extent), axis=-1)
-    else:
-        used, ranges = constant, np.zeros((g_count, ka, SLOT_BYTES), dtype=np.uint8)
-    # each slot: the constant's 3 x u16 where rate 0, else the range's 3 + 3 x u8 (unused
-    # slots are not written)
-    consts = enc.seg_constant.astype("<u2").view(np.uint8).reshape(g_count, ka, SLOT_BYTES)
-    slots = np.where(constant[..., None], consts, ranges)
-    heads = [
-        mask + rate_bytes[g].tobytes() + slots[g][used[g]].tobytes() for g, mask in enumerate(masks)
-    ]
-    # every stored value on its rate's bits, sample-major within each segment
-    counts = np.array([len(q) for q in enc.samples], dtype=np.int64)
-    seg = np.repeat(np.arange(g_count), counts)
-    widths = np.repeat(BIT_RATE_BITS[rates][seg], 3, axis=1).reshape(-1)
-    packed, offsets = bitstream.pack_runs(np.concatenate(enc.samples), widths, counts * ka * 3)
-    return heads, packed, offsets
-
-
-def _clip_range_bytes(enc: EncodedClip) -> bytes:
-    """Every animated sub-track's clip min then extent, each on the components it stores."""
-    ka = len(enc.clip_layout)
-    if ka == 0:
-        return b""
-    four = enc.range_components() == 4
-    idx = np.zeros((ka, 4), dtype=np.int64)
-    idx[:, :3] = kept_components(enc.seg_dropped[0])  # the first segment's: the clip's
-    idx[four] = np.arange(4)
-    track = np.arange(ka)[:, None]
-    both = np.empty((ka, 2, 4), dtype="<f4")  # min then extent of each track
-    both[:, 0], both[:, 1] = enc.clip_min[track, idx], enc.clip_extent[track, idx]
-    if not four.any():  # every range on three components
-        return both[:, :, :3].tobytes()
-    take = np.ones((ka, 2, 4), dtype=bool)
-    take[~four, :, 3] = False
-    return both[take].tobytes()
-
-
-def _layout_codes(enc: EncodedClip) -> Array:
-    """Layout code of every constant or animated rotation, in joint order."""
-    rot = enc.kinds[:, 0]
-    codes = np.full(enc.num_joints, -1, dtype=np.int64)
-    # constants and animated sub-tracks are in joint order, their rotations the ones with a
-    # dropped component (-1: not a rotation)
-    codes[rot == _CONSTANT] = enc.const_dropped[enc.const_dropped >= 0]
-    codes[rot == _ANIMATED] = enc.clip_layout[enc.clip_layout >= 0]
-    return codes[rot != _DEFAULT]
-
-
-def _kinds_bytes(kinds: Array) -> bytes:
-    """`bitstream.pack` of the kinds (J, 3) on 2 bits each: every value's two low bits, LSB
-    first, without the kernel's checks and call (a static clip's payload is mostly this)."""
-    k = np.asarray(kinds, dtype=np.uint8).reshape(-1, 1)
-    if np.any(k > 3):
-        raise ValueError("a sub-track kind does not fit in 2 bits")
-    bits = np.unpackbits(k, axis=1, count=2, bitorder="little")
-    return np.packbits(bits.reshape(-1), bitorder="little").tobytes()
+def _le_bytes(a: Array, itemsize: int, dtype: str) -> Array:
+    """(..., n) values of `dtype` -> (..., n * itemsize) u8, little-endian."""
+    le = np.ascontiguousarray(a, dtype=dtype)
+    return le.view(np.uint8).reshape(*le.shape[:-1], le.shape[-1] * itemsize)
 
 
 def write(enc: EncodedClip) -> ParsedPayload:
     """Serialise; returns the written payload as `read` would parse it (without parsing)."""
-    body = bytearray(_kinds_bytes(enc.kinds))
-    layouts = enc.has_layouts
-    if layouts:
-        codes = _layout_codes(enc)
-        other = codes != W
-        stored = np.where(codes == PER_SEGMENT, _PER_SEGMENT_CODE, codes)[other]
-        values = np.concatenate((other, stored)).astype(np.uint64)
-        widths = np.concatenate((np.ones(len(codes)), np.full(len(stored), LAYOUT_BITS)))
-        body += bitstream.pack(values, widths.astype(np.int64))
-    body += enc.constants.astype("<f4").tobytes()
-    body += _clip_range_bytes(enc)
-    heads, packed, packed_ends = _segments_bytes(enc)
     g_count = enc.num_segments
-    head_sizes = np.array([len(h) for h in heads], dtype=np.int64)
-    sizes = head_sizes + (packed_ends[1:] - packed_ends[:-1])
-    offsets = len(body) + SEGMENT_ENTRY.size * g_count + np.cumsum(sizes) - sizes
-    packed_at = HEADER_SIZE + offsets + head_sizes
-    table = np.empty(g_count, dtype=_SEGMENT_ROW)
-    table["n"], table["at"] = enc.segment_sizes, offsets
-    body += table.tobytes()
-    for g, head in enumerate(heads):
-        body += head
-        body += packed[packed_ends[g] : packed_ends[g + 1]]
+    samples = enc.samples[0] if len(enc.samples) == 1 else np.concatenate(enc.samples)
+    status, detail, out, offsets, packed_at, layouts = writing.body(
+        _c(enc.kinds, np.uint8),
+        _c(enc.const_dropped, np.int64),
+        _c(enc.clip_layout, np.int64),
+        _le_bytes(enc.constants, 4, "<f4").reshape(-1),
+        _le_bytes(enc.clip_min, 4, "<f4"),
+        _le_bytes(enc.clip_extent, 4, "<f4"),
+        _c(enc.segment_sizes, np.int64),
+        _c(enc.retained, np.bool_) if enc.retained is not None else _NO_MASKS,
+        _c(enc.bit_rates, np.uint8),
+        _c(enc.seg_dropped, np.int64),
+        _c(enc.seg_min, np.uint8),
+        _c(enc.seg_extent, np.uint8),
+        _le_bytes(enc.seg_constant, 2, "<u2"),
+        _c(samples, np.uint32),
+        np.array([len(q) for q in enc.samples], dtype=np.int64),
+        BIT_RATE_BITS,
+    )
+    if status:
+        raise ValueError(
+            {
+                writing.BAD_KIND: f"a sub-track kind ({detail}) does not fit in 2 bits",
+                writing.BAD_RATE: f"bit rate index {detail} is past the table",
+                writing.BAD_SAMPLE: f"value {detail} does not fit in its bit rate's bits",
+                writing.BAD_LAYOUT: f"rotation layout code {detail} does not follow the kinds",
+            }[status]
+        )
     word = (
-        enc.num_segments
+        g_count
         | (WRAP_BIT if enc.wrap else 0)
         | (LAYOUTS_BIT if layouts else 0)
         | (STRIPPED_BIT if enc.retained is not None else 0)
@@ -326,10 +264,13 @@ def write(enc: EncodedClip) -> ParsedPayload:
     head = HEADER.pack(enc.num_joints, enc.num_samples, enc.sample_rate, word)
     return ParsedPayload(
         encoded=enc,
-        packed_offsets=packed_at,
+        packed_offsets=HEADER_SIZE + packed_at,
         segment_offsets=offsets,
-        data=head + bytes(body),
+        data=head + out[:detail].tobytes(),
     )
+
+
+_NO_MASKS = np.zeros(0, dtype=np.bool_)
 
 
 class _Reader:
