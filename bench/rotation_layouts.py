@@ -1,7 +1,8 @@
 """Which rotation encoding: the options measured by size at strict error, on the same clips.
 
 Each option is a rule for the component an animated rotation drops
-(acl_style.rotation_layout._pick; constants keep w down to |w| 0.1, except under drop-w):
+(acl_style.rotation_layout's rule at a threshold, rotation_layout.MIN_DROPPED, which the
+encoder hands its quantisation kernel; constants keep w down to |w| 0.1, except under drop-w):
 
 - drop-w: always w, as ACL 2.1 (and our format version 1) does;
 - w-unless-small (ours): w while it stays >= T over the segment or clip, else the component
@@ -33,27 +34,14 @@ from codec.settings import CompressionSettings
 W = rotation_layout.W
 
 
-def drop_w(min_abs: np.ndarray) -> np.ndarray:
-    return np.full(min_abs.shape[:-1], W)
-
-
-def w_unless_small(threshold: float):
-    def pick(min_abs: np.ndarray) -> np.ndarray:
-        return np.where(min_abs[..., W] >= threshold, W, np.argmax(min_abs, axis=-1))
-
-    return pick
-
-
-def largest(min_abs: np.ndarray) -> np.ndarray:
-    return np.argmax(min_abs, axis=-1)
-
-
+# each option as the threshold of rotation_layout's rule (w while its smallest magnitude
+# stays at or above it, else the largest): 0 always keeps w out, 2 never does
 OPTIONS = {
-    "drop-w (ACL, format 1)": (drop_w, 0.0),
-    "w unless < 0.3": (w_unless_small(0.3), 0.3),
-    "w unless < 0.5 (ours)": (w_unless_small(0.5), 0.5),
-    "w unless < 0.7": (w_unless_small(0.7), 0.7),
-    "largest": (largest, 0.0),
+    "drop-w (ACL, format 1)": 0.0,
+    "w unless < 0.3": 0.3,
+    "w unless < 0.5 (ours)": 0.5,
+    "w unless < 0.7": 0.7,
+    "largest": 2.0,
 }
 
 
@@ -68,14 +56,13 @@ def main() -> None:
         for s in specs
     ]
     settings = CompressionSettings(precision=bench.PRECISION, shell_distance=bench.SHELL_DISTANCE)
-    saved = rotation_layout._pick, rotation_layout.MIN_DROPPED, rotation_layout.choose_constant
+    saved = rotation_layout.MIN_DROPPED, rotation_layout.choose_constant
     print(f"{'option':26s} {'reference B':>12s} {'hard B':>10s}  clips over 0.01 cm")
     try:
-        for label, (pick, threshold) in OPTIONS.items():
-            rotation_layout._pick = pick
-            rotation_layout.MIN_DROPPED = threshold if threshold > 0 else 2.0
+        for label, threshold in OPTIONS.items():
+            rotation_layout.MIN_DROPPED = threshold
             rotation_layout.choose_constant = (
-                (lambda v: np.full(len(v), W)) if pick is drop_w else saved[2]
+                (lambda v: np.full(len(v), W)) if threshold == 0.0 else saved[1]
             )
             ref = hard = 0
             over = []
@@ -89,7 +76,7 @@ def main() -> None:
                     over.append(f"{name} {s['max_error']:.4f}")
             print(f"{label:26s} {ref:12,d} {hard:10,d}  {', '.join(over) or 'none'}")
     finally:
-        rotation_layout._pick, rotation_layout.MIN_DROPPED, rotation_layout.choose_constant = saved
+        rotation_layout.MIN_DROPPED, rotation_layout.choose_constant = saved
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ from codec import warm_up
 
 
 def test_warm_up_compiles_every_kernel_of_a_compression() -> None:
-    from codec.codecs.acl_style import constant_tracks, decoder, optimizer, writing
+    from codec.codecs.acl_style import constant_tracks, decoder, optimizer, quantize, writing
     from codec.codecs.curve import placement, tangents
     from codec.measure import error_metric, shells
     from codec.model import pose_blend, pose_space
@@ -24,6 +24,7 @@ def test_warm_up_compiles_every_kernel_of_a_compression() -> None:
         error_metric._errors_against,
         pose_blend._blend,
         writing.body,
+        quantize.quantised,
         decoder._decode_rows,
         pose_space._pose_matrices,
         placement.place_knots,  # the other codecs' too: the warm-up runs auto

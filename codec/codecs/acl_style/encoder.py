@@ -43,15 +43,7 @@ from codec.codecs.acl_style.optimizer import (
     TrackTable,
     optimize_segment,
 )
-from codec.codecs.acl_style.quantize import (
-    F32,
-    clip_ranges,
-    constant_value,
-    decode_params,
-    normalize,
-    segment_ranges,
-    to_segment_space,
-)
+from codec.codecs.acl_style.quantize import F32, quantised
 from codec.codecs.acl_style.segments import segment_table
 from codec.codecs.base import Encoded, TrackKind
 from codec.errors import Cancelled
@@ -517,55 +509,21 @@ def _loops(clip: Clip) -> bool:
 
 def _quantize(clip: Clip, tracks: _Tracks, framing: _Framing) -> _Quantized:
     """Rotation layouts from each segment's smallest component magnitudes, the stored
-    components of every sample, the clip and segment ranges, and the decoding parameters.
-    Every segment at once: each sample takes its segment's layout and ranges (seg_of)."""
+    components of every sample, the clip and segment ranges, and the decoding parameters:
+    every segment in one compiled pass (quantize.quantised)."""
     table = framing.table
-    G = len(table)
-    starts = table[:, 0]
-    stored = framing.stored
-    # each sample's segment; one segment's rows (1, ...) broadcast over the samples as they are
-    seg_of: Array | slice = np.repeat(np.arange(G), table[:, 1]) if G > 1 else slice(0, 1)
-    per_kind = tracks.per_kind
-    ka, kr = len(tracks.order), len(per_kind[0])
-    rot = clip.rotations[:stored, per_kind[0]]
-    mins = np.minimum.reduceat(np.abs(rot), starts, axis=0)  # (G, kr, 4)
-    layout = np.full(ka, -1, dtype=np.int64)
-    dropped = np.full((G, ka), -1, dtype=np.int64)
-    layout[:kr], dropped[:, :kr] = rotation_layout.choose(mins)
-    comps = rotation_layout.kept_components(dropped)  # (G, Ka, 3)
-
-    # the stored components of every sample (float32): the three kept, negated where the
-    # dropped one is negative (rotation_layout.signed), gathered before negating
-    values = np.empty((stored, ka, 3), dtype=F32)
-    at_sample, at_track = np.arange(stored)[:, None], np.arange(kr)[None, :]
-    kept = rot[at_sample[..., None], at_track[..., None], comps[seg_of, :kr]]
-    negative = rot[at_sample, at_track, dropped[seg_of, :kr]] < 0
-    values[:, :kr] = np.where(negative[..., None], -kept, kept)
-    col = kr
-    for source, joints in ((clip.translations, per_kind[1]), (clip.scales, per_kind[2])):
-        values[:, col : col + len(joints)] = source[:stored, joints]
-        col += len(joints)
-    clip_min, clip_ext = clip_ranges(
-        np.minimum.reduceat(values, starts, axis=0),
-        np.maximum.reduceat(values, starts, axis=0),
-        comps,
-    )
-    track = np.arange(ka)[:, None]
-    lo = clip_min[track, comps]  # (G, Ka, 3) per stored value
-    ext = clip_ext[track, comps]
-    unit = normalize(values, lo[seg_of], ext[seg_of])  # clip-normalised, then segment space
-    seg_const = constant_value(unit, starts)
-    if G > 1 and ka:
-        seg_min, seg_ext, smin, sext = segment_ranges(unit, starts)
-        unit = to_segment_space(unit, smin[seg_of], sext[seg_of])
-    else:
-        seg_min = np.zeros((G, ka, 3), dtype=np.uint8)
-        seg_ext = np.zeros((G, ka, 3), dtype=np.uint8)
-        smin = np.zeros((G, ka, 3), dtype=F32)
-        sext = np.ones((G, ka, 3), dtype=F32)
-    lay, dec = decode_params(comps, dropped, clip_min, clip_ext, smin, sext, seg_const)
+    counts = np.array([len(j) for j in tracks.per_kind], dtype=np.int64)
     return _Quantized(
-        layout, dropped, values, unit, clip_min, clip_ext, seg_min, seg_ext, seg_const, lay, dec
+        *quantised(
+            clip.rotations,
+            clip.translations,
+            clip.scales,
+            tracks.joint,  # the optimiser's order: rotations, translations, scales
+            counts,
+            np.ascontiguousarray(table[:, 0], dtype=np.int64),
+            np.ascontiguousarray(table[:, 1], dtype=np.int64),
+            float(rotation_layout.MIN_DROPPED),  # read now: bench/rotation_layouts.py sets it
+        )
     )
 
 

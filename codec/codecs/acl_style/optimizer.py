@@ -288,7 +288,7 @@ def _solve(s, slack_rounds, steps, max_depth):
     _slack_round(s, slack_rounds)
     unit, raw_bits, rate = s.unit, s.raw_bits, s.rate
     q = np.empty(unit.shape, dtype=np.uint32)
-    for n in range(q.shape[0]):  # _quantized: quantize.quantize at each track's rate
+    for n in range(q.shape[0]):  # each track at its rate, rounded half up
         for k in range(rate.shape[0]):
             r = rate[k]
             scale = float((1 << r) - 1)
@@ -322,7 +322,7 @@ def _candidate(s, t, r, qi, out4):
                 cand[t, r, i, c] = cand[t, r, 0, c]
             continue
         if 0 < r < RAW_BIT_RATE:
-            for k in range(3):  # codec.codecs.acl_style.quantize.quantize, one value at a time
+            for k in range(3):  # rounded half up, as _solve quantises
                 qi[k] = np.uint32(np.floor(np.float64(unit[n, t, k]) * scale + 0.5))
         out4[3] = 0.0
         decode_value(qi, raw_values[n, t], r, lay[t], dec[t], out4)

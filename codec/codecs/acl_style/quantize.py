@@ -19,37 +19,11 @@ from codec.codecs.acl_style.bit_rates import (
     RAW_BIT_RATE,
     SEGMENT_RANGE_MAX,
 )
-from codec.jit import helper
+from codec.codecs.acl_style.rotation_layout import PER_SEGMENT, W
+from codec.jit import helper, kernel
 
 Array = np.ndarray
 F32 = np.float32
-
-
-def clip_ranges(seg_lo: Array, seg_hi: Array, comps: Array) -> tuple[Array, Array]:
-    """Clip-wide float32 min and extent (T, 4) of every clip component, from each segment's
-    min and max (G, T, 3) of the values it stores and the clip component each stored value
-    belongs to (G, T, 3); a component no segment stores gets 0 and 0."""
-    g, t = seg_lo.shape[:2]
-    lo = np.full((g, t, 4), np.inf, dtype=F32)
-    hi = np.full((g, t, 4), -np.inf, dtype=F32)
-    at = (np.arange(g)[:, None, None], np.arange(t)[None, :, None], comps)  # put_along_axis's
-    lo[at], hi[at] = seg_lo, seg_hi
-    if g > 1:
-        lo, hi = lo.min(axis=0), hi.max(axis=0)
-    else:
-        lo, hi = lo[0], hi[0]
-    kept = np.isfinite(lo)
-    lo = np.where(kept, lo, F32(0.0)).astype(F32)
-    return lo, np.where(kept, hi - lo, F32(0.0)).astype(F32)
-
-
-def normalize(values: Array, lo: Array, extent: Array) -> Array:
-    """Map (..., T, C) into [0, 1] with a clip range; a zero extent maps to 0."""
-    v = np.asarray(values, dtype=F32)
-    ranged = extent > 0
-    n = np.zeros(np.broadcast_shapes(v.shape, extent.shape), dtype=F32)
-    np.divide(v - lo, extent, out=n, where=ranged)
-    return np.clip(n, F32(0.0), F32(1.0), out=n)
 
 
 def segment_range_decode(q_min: Array, q_ext: Array) -> tuple[Array, Array]:
@@ -58,50 +32,6 @@ def segment_range_decode(q_min: Array, q_ext: Array) -> tuple[Array, Array]:
         (q_min.astype(F32) / F32(SEGMENT_RANGE_MAX)).astype(F32),
         (q_ext.astype(F32) / F32(SEGMENT_RANGE_MAX)).astype(F32),
     )
-
-
-def segment_ranges(normalized: Array, starts: Array) -> tuple[Array, Array, Array, Array]:
-    """8-bit min and extent (G, T, 3) of every segment of clip-normalised values (S, T, 3)
-    (segments begin at `starts (G,)`), and the same decoded to float32.
-
-    Rounded outward, then widened until the decoded range really contains every sample.
-    """
-    lo32 = np.minimum.reduceat(normalized, starts, axis=0)
-    hi32 = np.maximum.reduceat(normalized, starts, axis=0)
-    q_min = np.clip(np.floor(lo32.astype(np.float64) * SEGMENT_RANGE_MAX), 0, SEGMENT_RANGE_MAX)
-    q_max = np.clip(np.ceil(hi32.astype(np.float64) * SEGMENT_RANGE_MAX), 0, SEGMENT_RANGE_MAX)
-    q_min = q_min.astype(np.int64)
-    q_max = q_max.astype(np.int64)
-    for _ in range(4):
-        d_min, d_ext = segment_range_decode(q_min, q_max - q_min)
-        low_bad = d_min > lo32
-        high_bad = (d_min + d_ext).astype(F32) < hi32
-        if not (np.any(low_bad) or np.any(high_bad)):
-            break
-        q_min = np.where(low_bad, np.maximum(q_min - 1, 0), q_min)
-        q_max = np.where(high_bad, np.minimum(q_max + 1, SEGMENT_RANGE_MAX), q_max)
-    q_min, q_ext = q_min.astype(np.uint8), (q_max - q_min).astype(np.uint8)
-    return (q_min, q_ext, *segment_range_decode(q_min, q_ext))
-
-
-def to_segment_space(normalized: Array, d_min: Array, d_ext: Array) -> Array:
-    """Renormalise clip-normalised values (n, T, 3) into decoded segment ranges (T, 3)."""
-    safe = np.where(d_ext > 0, d_ext, F32(1.0))
-    s = np.where(d_ext > 0, (normalized - d_min) / safe, F32(0.0))
-    return np.clip(s, F32(0.0), F32(1.0)).astype(F32)
-
-
-def quantize(unit: Array, bits: int) -> Array:
-    """Round values in [0, 1] to `bits`-bit integers (round half up)."""
-    scale = float((1 << bits) - 1)
-    return np.floor(unit.astype(np.float64) * scale + 0.5).astype(np.uint32)
-
-
-def constant_value(normalized: Array, starts: Array) -> Array:
-    """16-bit value (G, T, 3) in the middle of each segment's clip-normalised range (rate 0)."""
-    lo = np.minimum.reduceat(normalized, starts, axis=0).astype(np.float64)
-    hi = np.maximum.reduceat(normalized, starts, axis=0)
-    return quantize(0.5 * (lo + hi), 16).astype(np.uint16)
 
 
 # Decoding parameters of one sub-track (in one segment), as the kernels take them:
@@ -209,3 +139,227 @@ def _rebuild(q: Array, dropped: Array) -> Array:
     q[rows, dropped] = np.sqrt(np.maximum(rest, F32(0.0)))
     n = np.sqrt(((q[:, 0] * q[:, 0] + q[:, 1] * q[:, 1]) + q[:, 2] * q[:, 2]) + q[:, 3] * q[:, 3])
     return (q / n[:, None]).astype(F32)
+
+
+@helper
+def _smaller(a, b):
+    """numpy.minimum's pick for non-NaN values: `b` unless `a` is smaller (so of -0.0 and
+    0.0 the later one, as a reduction over the samples keeps it: the bytes depend on it)."""
+    return a if a < b else b
+
+
+@helper
+def _larger(a, b):
+    """numpy.maximum's pick for non-NaN values (see _smaller)."""
+    return a if a > b else b
+
+
+@helper
+def _unit(x):
+    """numpy.clip(x, 0, 1) of a float32."""
+    x = x if x > np.float32(0.0) else np.float32(0.0)
+    return x if x < np.float32(1.0) else np.float32(1.0)
+
+
+@helper
+def _pick(m, min_dropped):
+    """rotation_layout's dropped component from the smallest magnitudes m (4,): w when it
+    stays at or above `min_dropped`, else the largest (the first of ties)."""
+    if m[W] >= min_dropped:
+        return W
+    best = 0
+    for c in range(1, 4):
+        if m[c] > m[best]:
+            best = c
+    return best
+
+
+@kernel
+def quantised(rotations, translations, scales, joints, counts, starts, sizes, min_dropped):
+    """The optimiser's inputs for every segment at once, in float32 exactly as a runtime
+    decodes: rotation layouts (rotation_layout's rules), stored components, clip ranges,
+    8-bit segment ranges (several segments only), rate-0 constants and decoding parameters.
+
+    rotations (S, J, 4), translations and scales (S, J, 3) float64, the clip's (its first
+    `sizes.sum()` samples are stored); joints (Ka,) of the animated sub-tracks in the
+    optimiser's order, the first counts[0] rotations, then counts[1] translations, then
+    scales; starts, sizes (G,) the segments; min_dropped rotation_layout.MIN_DROPPED.
+
+    Returns layout (Ka,) (-1: not a rotation), dropped (G, Ka), values and unit (stored,
+    Ka, 3) float32 (the stored components; in segment space), clip_min and clip_ext (Ka, 4)
+    float32, seg_min and seg_ext (G, Ka, 3) uint8, seg_const (G, Ka, 3) uint16, lay
+    (G, Ka, 4) and dec (G, Ka, 17) (decode_params).
+    """
+    g_count, ka = sizes.shape[0], joints.shape[0]
+    stored = 0
+    for g in range(g_count):
+        stored += sizes[g]
+    kr = counts[0]
+    layout = np.full(ka, -1, np.int64)
+    dropped = np.full((g_count, ka), -1, np.int64)
+    # rotation layouts from each segment's smallest |component|
+    mins = np.empty((g_count, 4))
+    whole = np.empty(4)
+    for t in range(kr):
+        j = joints[t]
+        for g in range(g_count):
+            for c in range(4):
+                m = abs(rotations[starts[g], j, c])
+                for s in range(starts[g] + 1, starts[g] + sizes[g]):
+                    m = _smaller(m, abs(rotations[s, j, c]))
+                mins[g, c] = m
+        if g_count == 1:  # one segment: its pick is the clip's, whatever it drops
+            layout[t] = dropped[0, t] = _pick(mins[0], min_dropped)
+            continue
+        for c in range(4):
+            m = mins[0, c]
+            for g in range(1, g_count):
+                m = _smaller(m, mins[g, c])
+            whole[c] = m
+        clip_pick = _pick(whole, min_dropped)
+        first = _pick(mins[0], min_dropped)
+        uniform = True
+        for g in range(g_count):
+            dropped[g, t] = _pick(mins[g], min_dropped)
+            uniform = uniform and dropped[g, t] == first
+        if whole[clip_pick] >= min_dropped:
+            layout[t] = clip_pick
+        elif uniform:
+            layout[t] = first
+        else:
+            layout[t] = PER_SEGMENT
+        if layout[t] != PER_SEGMENT:
+            for g in range(g_count):
+                dropped[g, t] = layout[t]
+    comps = np.empty((g_count, ka, 3), np.int64)
+    for g in range(g_count):
+        for t in range(ka):
+            d = dropped[g, t]
+            i = 0
+            for c in range(4):
+                if c != d and i < 3:  # kept_components: -1 (a vector) keeps x, y, z
+                    comps[g, t, i] = c
+                    i += 1
+    # the stored components (float32): a rotation's three kept, negated where the dropped
+    # one is negative
+    values = np.empty((stored, ka, 3), np.float32)
+    for g in range(g_count):
+        for s in range(starts[g], starts[g] + sizes[g]):
+            for t in range(ka):
+                j = joints[t]
+                if t < kr:
+                    flip = rotations[s, j, dropped[g, t]] < 0
+                    for i in range(3):
+                        v = rotations[s, j, comps[g, t, i]]
+                        values[s, t, i] = np.float32(-v if flip else v)
+                else:
+                    src = translations if t < kr + counts[1] else scales
+                    for i in range(3):
+                        values[s, t, i] = np.float32(src[s, j, i])
+    # clip ranges: every segment's min and max of what it stores, per clip component
+    big = np.float32(np.inf)
+    clip_min = np.zeros((ka, 4), np.float32)
+    clip_ext = np.zeros((ka, 4), np.float32)
+    lo = np.empty((g_count, 4), np.float32)
+    hi = np.empty((g_count, 4), np.float32)
+    for t in range(ka):
+        lo[:] = big
+        hi[:] = -big
+        for g in range(g_count):
+            for i in range(3):
+                a = values[starts[g], t, i]
+                b = a
+                for s in range(starts[g] + 1, starts[g] + sizes[g]):
+                    a = _smaller(a, values[s, t, i])
+                    b = _larger(b, values[s, t, i])
+                lo[g, comps[g, t, i]] = a
+                hi[g, comps[g, t, i]] = b
+        for c in range(4):
+            a = lo[0, c]
+            b = hi[0, c]
+            for g in range(1, g_count):
+                a = _smaller(a, lo[g, c])
+                b = _larger(b, hi[g, c])
+            if np.isfinite(a):
+                clip_min[t, c] = a
+                clip_ext[t, c] = b - a
+    # clip-normalised values, their segments' rate-0 constants and 8-bit ranges, then
+    # segment space
+    unit = np.empty((stored, ka, 3), np.float32)
+    seg_min = np.zeros((g_count, ka, 3), np.uint8)
+    seg_ext = np.zeros((g_count, ka, 3), np.uint8)
+    seg_const = np.empty((g_count, ka, 3), np.uint16)
+    smin = np.zeros((g_count, ka, 3), np.float32)
+    sext = np.ones((g_count, ka, 3), np.float32)
+    ranged = g_count > 1
+    top = np.float32(SEGMENT_RANGE_MAX)
+    for g in range(g_count):
+        a0, n = starts[g], sizes[g]
+        for t in range(ka):
+            for i in range(3):
+                c = comps[g, t, i]
+                cmin, cext = clip_min[t, c], clip_ext[t, c]
+                for s in range(a0, a0 + n):
+                    x = np.float32(0.0)
+                    if cext > 0:
+                        x = np.float32(values[s, t, i] - cmin) / cext
+                    unit[s, t, i] = _unit(x)
+                a = unit[a0, t, i]
+                b = a
+                for s in range(a0 + 1, a0 + n):
+                    a = _smaller(a, unit[s, t, i])
+                    b = _larger(b, unit[s, t, i])
+                mid = 0.5 * (np.float64(a) + np.float64(b))
+                seg_const[g, t, i] = np.uint16(np.floor(mid * float(CONSTANT_MAX) + 0.5))
+                if not ranged:
+                    continue
+                # rounded outward, widened until the decoded range holds every sample
+                q_min = int(min(max(np.floor(np.float64(a) * SEGMENT_RANGE_MAX), 0.0), top))
+                q_max = int(min(max(np.ceil(np.float64(b) * SEGMENT_RANGE_MAX), 0.0), top))
+                for _ in range(4):
+                    d_min = np.float32(q_min) / top
+                    d_ext = np.float32(q_max - q_min) / top
+                    low_bad = d_min > a
+                    high_bad = np.float32(d_min + d_ext) < b
+                    if not (low_bad or high_bad):
+                        break
+                    if low_bad:
+                        q_min = max(q_min - 1, 0)
+                    if high_bad:
+                        q_max = min(q_max + 1, SEGMENT_RANGE_MAX)
+                seg_min[g, t, i] = q_min
+                seg_ext[g, t, i] = q_max - q_min
+                d_min = np.float32(seg_min[g, t, i]) / top
+                d_ext = np.float32(seg_ext[g, t, i]) / top
+                smin[g, t, i], sext[g, t, i] = d_min, d_ext
+                for s in range(a0, a0 + n):
+                    x = np.float32(0.0)
+                    if d_ext > 0:
+                        x = np.float32(unit[s, t, i] - d_min) / d_ext
+                    unit[s, t, i] = _unit(x)
+    lay = np.empty((g_count, ka, 4), np.int64)
+    dec = np.empty((g_count, ka, DEC_SIZE), np.float32)
+    for g in range(g_count):
+        for t in range(ka):
+            for i in range(3):
+                lay[g, t, i] = comps[g, t, i]
+                dec[g, t, DEC_SEG_MIN + i] = smin[g, t, i]
+                dec[g, t, DEC_SEG_EXT + i] = sext[g, t, i]
+                dec[g, t, DEC_CONST + i] = np.float32(seg_const[g, t, i])
+            lay[g, t, 3] = dropped[g, t]
+            for c in range(4):
+                dec[g, t, DEC_MIN + c] = clip_min[t, c]
+                dec[g, t, DEC_EXT + c] = clip_ext[t, c]
+    return (
+        layout,
+        dropped,
+        values,
+        unit,
+        clip_min,
+        clip_ext,
+        seg_min,
+        seg_ext,
+        seg_const,
+        lay,
+        dec,
+    )

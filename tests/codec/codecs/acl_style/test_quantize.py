@@ -4,30 +4,81 @@ import pytest
 
 from codec.codecs.acl_style.bit_rates import BIT_RATE_BITS, RAW_BIT_RATE
 from codec.codecs.acl_style.quantize import (
+    DEC_CONST,
+    DEC_EXT,
+    DEC_MIN,
+    DEC_SEG_EXT,
+    DEC_SEG_MIN,
     F32,
-    clip_ranges,
-    decode_params,
     decode_value,
     decode_values,
-    normalize,
-    quantize,
+    quantised,
     rebuild_rotations,
     segment_range_decode,
-    segment_ranges,
-    to_segment_space,
 )
+from codec.codecs.acl_style.rotation_layout import MIN_DROPPED
 
 
-def test_segment_range_always_contains_its_samples():
+def _vectors(values: np.ndarray, starts: np.ndarray, sizes: np.ndarray) -> tuple:
+    """`quantised` of vector sub-tracks only: values (S, T, 3) as T translations."""
+    s, t = values.shape[:2]
+    rot = np.zeros((s, t, 4))
+    rot[..., 3] = 1.0
+    return quantised(
+        rot,
+        values.astype(np.float64),
+        np.ones((s, t, 3)),
+        np.arange(t),
+        np.array([0, t, 0]),
+        starts,
+        sizes,
+        MIN_DROPPED,
+    )
+
+
+def _quantize(unit: np.ndarray, bits: int) -> np.ndarray:
+    """The optimiser's rounding (round half up) of values in [0, 1] to `bits` bits."""
+    return np.floor(unit.astype(np.float64) * ((1 << bits) - 1) + 0.5).astype(np.uint32)
+
+
+def test_segment_ranges_always_contain_their_samples():
+    """Several segments: each one's 8-bit range, decoded, holds every clip-normalised value
+    of its segment (nothing is clipped), and the segment-space values run over [0, 1]."""
     rng = np.random.default_rng(0)
-    for _ in range(200):
-        n = rng.uniform(0, 1, (34, 5, 3)).astype(F32) ** rng.uniform(0.2, 5)
-        q_min, q_ext, lo, ext = segment_ranges(n, np.array([0, 17]))
-        np.testing.assert_array_equal((lo, ext), segment_range_decode(q_min, q_ext))
-        for g, seg in enumerate((n[:17], n[17:])):
-            assert np.all(lo[g] <= seg.min(axis=0))
-            assert np.all((lo[g] + ext[g]).astype(F32) >= seg.max(axis=0))
+    for _ in range(100):
+        values = rng.uniform(-3, 7, (34, 5, 3)) * rng.uniform(0, 1, (34, 5, 3)) ** rng.uniform(
+            0.2, 5
+        )
+        starts, sizes = np.array([0, 17]), np.array([17, 17])
+        _, _, stored, unit, cmin, cext, q_min, q_ext, const, _, dec = _vectors(
+            values, starts, sizes
+        )
+        np.testing.assert_array_equal(stored, values.astype(F32))
+        lo, ext = segment_range_decode(q_min, q_ext)
+        np.testing.assert_array_equal(dec[..., DEC_SEG_MIN:DEC_SEG_EXT], lo)
+        np.testing.assert_array_equal(dec[..., DEC_SEG_EXT:DEC_CONST], ext)
         assert np.all(q_min.astype(int) + q_ext <= 255)
+        assert unit.min() >= 0 and unit.max() <= 1
+        for g, a in enumerate(starts):
+            normalised = (stored[a : a + 17] - cmin[:, :3]) / cext[:, :3]
+            assert np.all(lo[g] <= normalised.min(axis=0) + 1e-7)
+            assert np.all(lo[g] + ext[g] >= normalised.max(axis=0) - 1e-7)
+            back = (unit[a : a + 17] * ext[g] + lo[g]) * cext[:, :3] + cmin[:, :3]
+            np.testing.assert_allclose(back, stored[a : a + 17], atol=2e-5 * 10)
+
+
+def test_one_segment_has_no_range_and_its_constant_is_the_middle():
+    values = np.array([[[0.2, 0.5, 0.9]], [[0.3, 0.5, 1.0]], [[0.25, 0.5, 0.95]]])
+    _, _, _, unit, cmin, cext, q_min, q_ext, const, _, dec = _vectors(
+        values, np.array([0]), np.array([3])
+    )
+    assert not q_min.any() and not q_ext.any()
+    np.testing.assert_array_equal(dec[0, 0, DEC_SEG_MIN:DEC_SEG_EXT], 0.0)
+    np.testing.assert_array_equal(dec[0, 0, DEC_SEG_EXT:DEC_CONST], 1.0)
+    np.testing.assert_array_equal(cmin[0, :3], np.array([0.2, 0.5, 0.9], F32))
+    assert cext[0, 1] == 0 and np.all(unit[:, 0, 1] == 0)  # a still component maps to 0
+    assert unit[0, 0, 0] == 0 and unit[1, 0, 0] == 1
+    np.testing.assert_array_equal(const[0, 0], [32768, 0, 32768])  # (lo + hi) / 2 of 65,535
 
 
 @numba.njit
@@ -43,40 +94,23 @@ def _decode(q, raw, rate, lay, dec):
 
 def test_quantisation_error_is_within_half_a_step_at_every_rate():
     rng = np.random.default_rng(1)
-    values = rng.uniform(-50, 50, (20, 1, 4)).astype(F32)
-    values[..., 3] = 0
-    comps = np.array([[[0, 1, 2]]])
-    lo, ext = clip_ranges(values[..., :3].min(0)[None], values[..., :3].max(0)[None], comps)
+    values = rng.uniform(-50, 50, (20, 1, 3))
+    _, _, stored, unit, lo, ext, _, _, _, lay, dec = _vectors(values, np.array([0]), np.array([20]))
     assert np.all(ext[0, 3] == 0) and np.all(lo[0, 3] == 0)  # never stored
-    norm = normalize(values, lo, ext)[..., :3]
-    assert norm.min() == 0.0 and norm.max() == 1.0
-    lay, dec = decode_params(
-        np.array([[0, 1, 2]]),
-        np.array([-1]),
-        lo,
-        ext,
-        np.zeros((1, 3), F32),
-        np.ones((1, 3), F32),
-        np.zeros((1, 3)),
-    )
+    np.testing.assert_array_equal(dec[0, 0, DEC_MIN : DEC_MIN + 4], lo[0])
+    np.testing.assert_array_equal(dec[0, 0, DEC_EXT : DEC_EXT + 4], ext[0])
+    assert unit.min() == 0.0 and unit.max() == 1.0
     for rate in range(1, RAW_BIT_RATE):
-        q = quantize(norm, rate)
-        v = np.array([_decode(q[s, 0], values[s, 0, :3], rate, lay[0], dec[0]) for s in range(20)])
+        q = _quantize(unit, int(BIT_RATE_BITS[rate]))
+        v = np.array(
+            [_decode(q[s, 0], stored[s, 0], rate, lay[0, 0], dec[0, 0]) for s in range(20)]
+        )
         step = ext[0, :3] / ((1 << int(BIT_RATE_BITS[rate])) - 1)
-        assert np.all(np.abs(v[:, :3] - values[:, 0, :3]) <= 0.5 * step + 1e-5 * 50 + 1e-6)
+        assert np.all(np.abs(v[:, :3] - stored[:, 0]) <= 0.5 * step + 1e-5 * 50 + 1e-6)
     raw = np.array(
-        [_decode(np.zeros(3), values[s, 0, :3], RAW_BIT_RATE, lay[0], dec[0]) for s in range(20)]
+        [_decode(np.zeros(3), stored[s, 0], RAW_BIT_RATE, lay[0, 0], dec[0, 0]) for s in range(20)]
     )
-    np.testing.assert_array_equal(raw[:, :3], values[:, 0, :3])
-
-
-def test_segment_space_maps_into_unit_interval():
-    n = np.array([[[0.2, 0.5, 0.9]], [[0.3, 0.5, 1.0]]], dtype=F32)
-    _, _, lo, ext = segment_ranges(n, np.array([0]))
-    lo, ext = lo[0], ext[0]
-    s = to_segment_space(n, lo, ext)
-    assert s.min() >= 0 and s.max() <= 1
-    np.testing.assert_allclose(s * ext + lo, n, atol=1e-6)  # renormalising is reversible
+    np.testing.assert_array_equal(raw[:, :3], stored[:, 0])
 
 
 @pytest.mark.parametrize("dropped", range(4))

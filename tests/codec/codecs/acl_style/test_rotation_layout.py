@@ -5,6 +5,8 @@ import pytest
 
 import codec
 from codec.codecs.acl_style import rotation_layout
+from codec.codecs.acl_style.quantize import F32, quantised
+from codec.codecs.acl_style.rotation_layout import MIN_DROPPED
 from codec.compression import compress
 from codec.model import quat
 from codec.settings import CompressionSettings
@@ -19,15 +21,36 @@ def test_w_is_kept_out_for_ordinary_rotations_and_a_large_component_otherwise():
 def test_a_rotation_turning_through_180_degrees_varies_by_segment():
     t = np.linspace(0, 1, 64)
     q = quat.from_axis_angle(np.array([0, 1.0, 0]), 2 * np.pi * t)[:, None]  # a full turn
-    table = np.array([[0, 16], [16, 16], [32, 16], [48, 16]])
-    mins = np.stack([np.abs(q[a : a + n]).min(axis=0) for a, n in table])
-    clip_layout, per_segment = rotation_layout.choose(mins)
+    still = np.zeros((64, 1, 3))
+    starts, sizes = np.arange(0, 64, 16), np.full(4, 16)
+    out = quantised(q, still, still, np.array([0]), np.array([1, 0, 0]), starts, sizes, MIN_DROPPED)
+    clip_layout, per_segment, values = out[0], out[1], out[2]
     assert clip_layout[0] == rotation_layout.PER_SEGMENT
-    for g, (first, n) in enumerate(table):
-        seg = np.abs(q[first : first + n, 0, per_segment[g, 0]])
-        assert seg.min() >= 0.5  # the rebuilt component never comes near zero
-    signed = rotation_layout.signed(q[:, 0], per_segment[np.arange(64) // 16, 0])
-    assert np.all(np.take_along_axis(signed, per_segment[np.arange(64) // 16][:, :1], 1) >= 0)
+    assert len(set(per_segment[:, 0].tolist())) > 1
+    for g, first in enumerate(starts):
+        d = per_segment[g, 0]
+        seg = q[first : first + 16, 0]
+        assert np.abs(seg[:, d]).min() >= 0.5  # the rebuilt component never comes near zero
+        # stored: the kept components of the rotation signed so the dropped one is >= 0
+        signed = np.where(seg[:, d : d + 1] < 0, -seg, seg)
+        kept = rotation_layout.kept_components(np.array(d))
+        np.testing.assert_array_equal(values[first : first + 16, 0], signed[:, kept].astype(F32))
+
+
+def test_an_ordinary_rotation_drops_w_for_the_whole_clip():
+    q = quat.from_axis_angle(np.array([0, 0, 1.0]), np.linspace(-1.0, 1.0, 40))[:, None]
+    still = np.zeros((40, 1, 3))
+    out = quantised(
+        q,
+        still,
+        still,
+        np.array([0]),
+        np.array([1, 0, 0]),
+        np.array([0, 20]),
+        np.array([20, 20]),
+        MIN_DROPPED,
+    )
+    assert out[0][0] == rotation_layout.W and np.all(out[1][:, 0] == rotation_layout.W)
 
 
 def test_kept_components_skip_the_dropped_one():
