@@ -179,7 +179,7 @@ class Compression:
         clip = with_mesh_shells(clip)
         user = clip.skeleton.precision
         budget = skin_budget.vertex_budget(skin, user)
-        inner = dataclasses.replace(settings, precision=None, shell_distance=None)
+        inner = settings.skeleton_values()
         precision = user.copy()
         rounds: list[dict[str, Any]] = []
         while True:

@@ -103,6 +103,17 @@ class CompressionSettings:
         """Whether keyframes may be stripped beyond the precision (proportion or threshold)."""
         return self.strip_proportion > 0 or self.strip_threshold > 0
 
+    def skeleton_values(self) -> CompressionSettings:
+        """These settings without a global precision or shell distance, so the skeleton's
+        own values (after `apply`) hold. Not validated again: turning those two to None
+        cannot make valid settings invalid (every encode asks, and validation costs more
+        than a one-sample clip's optimisation)."""
+        out = object.__new__(type(self))
+        out.__dict__.update(self.__dict__)
+        object.__setattr__(out, "precision", None)
+        object.__setattr__(out, "shell_distance", None)
+        return out
+
     def apply(self, clip: Clip) -> Clip:
         """The clip with the global precision / shell distance written into its skeleton."""
         sk = clip.skeleton

@@ -6,6 +6,7 @@ finiteness and hierarchy order without checking again.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
@@ -30,6 +31,13 @@ UNIT_EXACT = 2.0**-50  # a float64 unit quaternion's length is within this of 1
 
 def _first_bad(mask: Array) -> tuple[int, ...]:
     return tuple(int(i) for i in np.argwhere(mask)[0])
+
+
+@functools.lru_cache(maxsize=64)
+def _depths_of(parents: bytes) -> Array:
+    depth = topology.depths(np.frombuffer(parents, dtype=np.int64))
+    depth.setflags(write=False)
+    return depth
 
 
 @dataclass(frozen=True, eq=False)
@@ -144,10 +152,10 @@ class Skeleton:
 
     @cached_property
     def depths(self) -> Array:
-        """(J,) number of ancestors of every joint (0 for a root)."""
-        depth = topology.depths(self.parents)
-        depth.setflags(write=False)
-        return depth
+        """(J,) number of ancestors of every joint (0 for a root); read-only, shared by every
+        skeleton of the same hierarchy (each compression's settings make a fresh one)."""
+        parents = np.ascontiguousarray(self.parents, dtype=np.int64)
+        return _depths_of(parents.tobytes())
 
     def depth_levels(self) -> list[Array]:
         """Joint indices grouped by depth, roots first (a level composes in one batch)."""

@@ -83,6 +83,8 @@ from codec.model.transforms import decompose, object_space
 from codec.settings import CompressionSettings
 
 Array = np.ndarray
+# the kinds as plain ints: an array compared with an IntEnum member converts it slowly
+_DEFAULT, _ANIMATED = int(TrackKind.DEFAULT), int(TrackKind.ANIMATED)
 Rows = tuple[Array, Array, Array]
 MODES = ("none", "strip", "additive")
 ADDITIVE_ROUNDS = 5  # encodings of an additive clip at most
@@ -195,7 +197,7 @@ class BindModes:
         settings = settings or CompressionSettings()
         clip = self.clip if skeleton is None else self.clip.with_skeleton(skeleton)
         clip = settings.apply(clip)
-        inner = dataclasses.replace(settings, precision=None, shell_distance=None)
+        inner = settings.skeleton_values()
         self.segments_solved = 0
         if clip.additive is not None:
             modes: tuple[str, ...] = ("base-" + clip.additive.format,)
@@ -441,7 +443,7 @@ def _cannot_win(mode: str, clip: Clip, strip: Encoded, thorough: bool = True) ->
     if strip.costs is None or strip.costs.dominant_shells is None:
         return None
     sk = clip.skeleton
-    stored = np.asarray(strip.costs.kinds) != TrackKind.DEFAULT
+    stored = np.asarray(strip.costs.kinds) != _DEFAULT
     if mode == "additive":
         turned = np.any(sk.bind_rotations[:, :3] != 0.0, axis=-1)
         scaled = np.any(sk.bind_scales != 1.0, axis=-1)
@@ -451,13 +453,14 @@ def _cannot_win(mode: str, clip: Clip, strip: Encoded, thorough: bool = True) ->
     if mode != "none":
         return None
     shells = strip.costs.dominant_shells
-    budget = np.broadcast_to(shells.precision[:, None], stored.shape)
     if not thorough:  # auto: only the identity's reach (what _deviations finds, alone)
-        if np.any(_identity_reach(clip, shells.distance)[stored] <= 2.0 * budget[stored]):
+        within = _identity_reach(clip, shells.distance) <= 2.0 * shells.precision[:, None]
+        if np.any(within & stored):
             return None  # none might store as nothing what strip stores
         return "none stores strip's samples; whether its defaults are closer is --bind best's"
     first = (clip.rotations[0], clip.translations[0], clip.scales[0])
     poses = ((sk.bind_rotations, sk.bind_translations, sk.bind_scales), first)
+    budget = np.broadcast_to(shells.precision[:, None], stored.shape)
     low, high = _deviations(
         clip, (*poses, additive.identity("additive0", sk.num_joints)), shells.distance
     )
@@ -523,7 +526,7 @@ def compensated(
     parents it compensates) and whether it is strict: what `compensate` tries, alone."""
     modes = BindModes(clip)
     clip = settings.apply(clip)
-    inner = dataclasses.replace(settings, precision=None, shell_distance=None)
+    inner = settings.skeleton_values()
     plain, _ = modes._mode(clip, mode, inner, None, None, None)  # no size to beat: to the end
     return modes._mode(clip, mode, inner, None, None, plain)
 
@@ -556,7 +559,7 @@ def _compensated(clip: Clip, encoded: Encoded) -> tuple[Array, Array, Array]:
         return rot, tr, clip.scales
     kinds = np.asarray(encoded.costs.kinds)
     for j in np.flatnonzero(parents >= 0):
-        animated = kinds[j, :2] == TrackKind.ANIMATED
+        animated = kinds[j, :2] == _ANIMATED
         if not np.any(animated):
             continue
         parent = lossy_obj[:, parents[j]]

@@ -9,6 +9,8 @@ the two cannot disagree; the .ssc writer and reader lay the same numbers out in 
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from codec.codecs.base import CONSTANT_BITS, STORED_COMPONENTS
@@ -65,8 +67,14 @@ def segment_cost_bits(num_samples: int, multi_segment: bool) -> Array:
 
     Samples plus what the rate needs beside them: the 16-bit constant (rate 0) or the 8-bit
     segment range (1..23, only with several segments); a raw float needs neither. The rate
-    byte itself is the same at every rate and left out.
+    byte itself is the same at every rate and left out. A fresh array (a copy of the table's
+    row: every compression asks for the same few).
     """
+    return _cost_bits(int(num_samples), bool(multi_segment)).copy()
+
+
+@functools.lru_cache(maxsize=256)
+def _cost_bits(num_samples: int, multi_segment: bool) -> Array:
     cost = BIT_RATE_BITS * STORED_COMPONENTS * num_samples
     if multi_segment:
         cost = cost + 2 * SEGMENT_RANGE_BITS * STORED_COMPONENTS

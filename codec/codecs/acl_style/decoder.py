@@ -84,7 +84,7 @@ class CompressedClip:
     ) -> None:
         enc = self.encoded
         sizes = enc.segment_sizes
-        ka = len(enc.animated)
+        ka = len(enc.clip_layout)
         self._q = np.ascontiguousarray(
             np.concatenate(enc.samples, axis=0) if ka else np.zeros((self.num_samples, 0, 3)),
             dtype=np.uint32,

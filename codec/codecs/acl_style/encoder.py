@@ -159,7 +159,7 @@ class _Tracks:
 
     @classmethod
     def of(cls, kinds: Array) -> _Tracks:
-        anim = np.argwhere(kinds == _ANIMATED)  # (Ka, 2), joint-major: the stored order
+        anim = ssc_format.index_pairs(kinds == _ANIMATED)  # (Ka, 2) joint-major: stored order
         order = np.argsort(anim[:, 1], kind="stable")
         joint = np.ascontiguousarray(anim[order, 0])
         kind = np.ascontiguousarray(anim[order, 1])
@@ -377,17 +377,20 @@ class Compressor:
         )
         # a segment's samples, as stored, follow from the clip (this Compressor's), the kinds
         # and the layouts; its ranges are in `dec`: those, not the samples, are hashed
-        common = hashlib.blake2b(digest_size=16)  # what every segment's solution depends on
-        for a in (
-            kinds.kinds,
-            quant.dropped,
-            base,
-            shell,
-            precision,
-            np.array([framing.wrap, G]),
-            np.frombuffer(level.encode(), np.uint8),
-        ):
-            common.update(np.ascontiguousarray(a))
+        common = hashlib.blake2b(  # what every segment's solution depends on, in one pass
+            b"".join(
+                (
+                    kinds.kinds.tobytes(),
+                    quant.dropped.tobytes(),
+                    base.tobytes(),
+                    shell.tobytes(),
+                    precision.tobytes(),
+                    np.array([framing.wrap, G]).tobytes(),
+                    level.encode(),
+                )
+            ),
+            digest_size=16,
+        )
 
         rates = np.zeros((G, ka), dtype=np.int64)
         q = np.zeros((framing.stored, ka, 3), dtype=np.uint32)  # stored order
@@ -558,7 +561,7 @@ def _problem(
 def _header(clip: Clip, kinds: _Kinds, framing: _Framing) -> dict[str, Any]:
     """The EncodedClip fields an animated and an all-constant clip fill alike: sizes,
     sub-track kinds, constant values and segment sizes."""
-    consts = np.argwhere(kinds.kinds == _CONSTANT)  # (Kc, 2) joint, sub-track: stored order
+    consts = ssc_format.index_pairs(kinds.kinds == _CONSTANT)  # (Kc, 2) joint, sub-track
     return {
         "num_joints": clip.num_joints,
         "num_samples": framing.stored,
@@ -759,9 +762,8 @@ def _unstrip_failing(
 def _segment_key(digest: hashlib.blake2b, g: int, p: SegmentProblem) -> bytes:
     """What a segment's solution depends on besides `digest`'s clip-wide inputs (its raw
     and stored samples are fixed by those and the segment's index)."""
-    digest.update(np.array([g]))
-    for a in (p.lay, p.dec, p.dom_dist, p.dom_prec):
-        digest.update(np.ascontiguousarray(a))
+    parts = (np.array([g]), p.lay, p.dec, p.dom_dist, p.dom_prec)
+    digest.update(b"".join(a.tobytes() for a in parts))
     return digest.digest()
 
 

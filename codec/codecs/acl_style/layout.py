@@ -113,6 +113,12 @@ MAX_SAMPLES = 1 << 24
 TRANSFORMS_PER_BYTE = 16  # what a .ssc may decode to, per byte of it (codec.model.limits)
 
 
+def index_pairs(mask: Array) -> Array:
+    """(N, 2) row and column of a 2-D mask's set entries, row-major: np.argwhere's, without
+    its wrappers' calls (every encode asks a few times)."""
+    return np.array(mask.nonzero()).T
+
+
 @dataclass(eq=False)
 class EncodedClip:
     """Everything the animation data holds, as arrays (see the module docstring).
@@ -157,12 +163,12 @@ class EncodedClip:
     @cached_property
     def animated(self) -> Array:
         """(Ka, 2) joint and sub-track of every animated sub-track, in stored order."""
-        return np.argwhere(self.kinds == _ANIMATED)
+        return index_pairs(self.kinds == _ANIMATED)
 
     @cached_property
     def constant_tracks(self) -> Array:
         """(Kc, 2) joint and sub-track of every constant sub-track, in stored order."""
-        return np.argwhere(self.kinds == _CONSTANT)
+        return index_pairs(self.kinds == _CONSTANT)
 
     @property
     def has_layouts(self) -> bool:
