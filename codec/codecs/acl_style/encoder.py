@@ -79,10 +79,20 @@ _ANIMATED = int(TrackKind.ANIMATED)
 _CONSTANT = int(TrackKind.CONSTANT)
 _MEMO_LIMIT = 4096  # segment solutions kept per clip
 THREADS = 2  # segments optimised at once (the kernels release the GIL)
+# below this many segments the calling thread solves a segment whenever a pool thread is
+# busy (one pool thread at a time): on 2 cores a third runnable thread stalled its set-up of
+# the next segments (Fox Survey, 5 segments: 3-8 % faster); longer clips keep both pool threads
+# busy while it prepares (the jumps, 160 segments: 12 % slower otherwise)
+CALLER_SOLVES = 16
 THREADED_SEGMENTS = 4  # clips with fewer segments than this run on the calling thread
 ATTEMPTS = 4  # encodings at most: the first, two with tighter budgets on failing chains, forced
 TIGHTEN = 4.0  # how much a failing chain's constant and default budgets shrink per attempt
 _POOL: ThreadPoolExecutor | None = None
+
+
+def _idle(pending: deque) -> bool:
+    """Whether no pool thread is solving one of the `pending` segments' problems."""
+    return not any(isinstance(p[2], Future) and not p[2].done() for p in pending)
 
 
 def _segment_pool() -> ThreadPoolExecutor | None:
@@ -449,9 +459,9 @@ class Compressor:
                 key = _segment_key(common.copy(), g, problem)
                 solved: Future | Solved | None = self._memo.get(key)
                 fresh = solved is None
-                if solved is None and pool is not None:
+                if solved is None and pool is not None and (G >= CALLER_SOLVES or _idle(pending)):
                     solved = pool.submit(optimize_segment, problem, h, level)
-                elif solved is None:
+                elif solved is None:  # a short clip: this thread is the other worker
                     solved = optimize_segment(problem, h, level)
                 pending.append((g, key, solved, fresh))
                 while pending and (
