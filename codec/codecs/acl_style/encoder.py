@@ -528,9 +528,9 @@ def _quantize(clip: Clip, tracks: _Tracks, framing: _Framing) -> _Quantized:
     counts = np.array([len(j) for j in tracks.per_kind], dtype=np.int64)
     return _Quantized(
         *quantised(
-            clip.rotations,
-            clip.translations,
-            clip.scales,
+            np.ascontiguousarray(clip.rotations),  # as the other kernels take a clip's arrays
+            np.ascontiguousarray(clip.translations),
+            np.ascontiguousarray(clip.scales),
             tracks.joint,  # the optimiser's order: rotations, translations, scales
             counts,
             np.ascontiguousarray(table[:, 0], dtype=np.int64),
