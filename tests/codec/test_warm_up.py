@@ -6,7 +6,14 @@ from codec import warm_up
 
 
 def test_warm_up_compiles_every_kernel_of_a_compression() -> None:
-    from codec.codecs.acl_style import constant_tracks, decoder, optimizer, quantize, writing
+    from codec.codecs.acl_style import (
+        constant_tracks,
+        decoder,
+        details,
+        optimizer,
+        quantize,
+        writing,
+    )
     from codec.codecs.curve import placement, tangents
     from codec.measure import error_metric, shells
     from codec.model import pose_blend, pose_space
@@ -25,6 +32,8 @@ def test_warm_up_compiles_every_kernel_of_a_compression() -> None:
         pose_blend._blend,
         writing.body,
         quantize.quantised,
+        details._per_track,
+        details._counts,
         decoder._decode_rows,
         pose_space._pose_matrices,
         placement.place_knots,  # the other codecs' too: the warm-up runs auto

@@ -15,11 +15,13 @@ from codec.codecs.acl_style.keyframe_stripping import Stripping, StripSettings
 from codec.codecs.acl_style.layout import EncodedClip
 from codec.codecs.acl_style.segments import IDEAL_SEGMENT_SIZE, MAX_SEGMENT_SIZE
 from codec.codecs.base import SUB_TRACKS, TrackCosts, TrackKind
+from codec.jit import kernel
 from codec.measure.shells import DominantShells
 
 Array = np.ndarray
 _KIND_NAMES = tuple((kind.name.lower(), int(kind)) for kind in TrackKind)
 _BITS_OR_NONE = np.append(BIT_RATE_BITS, -1)  # by rate index; -1 (not animated) gives -1
+_ANIMATED = int(TrackKind.ANIMATED)
 
 
 def track_costs(
@@ -29,15 +31,56 @@ def track_costs(
     per component (G, J, 3) (-1 where not animated), bytes per segment (G,): `sizes` when
     the caller has them from the written payload (layout.ParsedPayload.segment_sizes), else
     counted again."""
-    anim = enc.animated
-    rates = np.full((enc.num_segments, enc.num_joints, 3), -1, dtype=np.int16)
-    rates[:, anim[:, 0], anim[:, 1]] = enc.bit_rates
-    bits = _BITS_OR_NONE[rates]
-    table = np.empty((enc.num_segments, 2), dtype=np.int64)  # first sample, sample count
-    table[:, 0], table[:, 1] = enc.segment_starts, enc.segment_sizes
+    kinds = np.ascontiguousarray(enc.kinds, dtype=np.uint8)
+    rates, bits, table = _per_track(
+        kinds,
+        np.ascontiguousarray(enc.bit_rates, dtype=np.uint8),
+        np.ascontiguousarray(enc.segment_sizes, dtype=np.int64),
+        _BITS_OR_NONE,
+    )
     sizes = np.asarray(enc.segment_bytes() if sizes is None else sizes, dtype=np.int64)
     retained = None if enc.retained is None else np.asarray(enc.retained, dtype=bool)
     return TrackCosts(np.asarray(enc.kinds), table, rates, bits, sizes, shells, retained)
+
+
+@kernel
+def _per_track(kinds, bit_rates, sizes, bits_of):
+    """track_costs' tables in one pass: rates (G, J, 3) int16 and their bits (-1 where not
+    animated: bits_of[-1]), and the segments' first sample and count (G, 2). bit_rates
+    (G, Ka) are the animated sub-tracks' in stored (joint-major) order."""
+    g_count, nj = sizes.shape[0], kinds.shape[0]
+    rates = np.full((g_count, nj, 3), -1, np.int16)
+    bits = np.full((g_count, nj, 3), bits_of[-1], np.int64)
+    a = 0
+    for j in range(nj):
+        for k in range(3):
+            if kinds[j, k] == _ANIMATED:
+                for g in range(g_count):
+                    rates[g, j, k] = bit_rates[g, a]
+                    bits[g, j, k] = bits_of[bit_rates[g, a]]
+                a += 1
+    table = np.empty((g_count, 2), np.int64)
+    first = 0
+    for g in range(g_count):
+        table[g, 0], table[g, 1] = first, sizes[g]
+        first += sizes[g]
+    return rates, bits, table
+
+
+@kernel
+def _counts(bits, kinds, num_kinds):
+    """How many animated sub-track segments store each width (33,) (bits (G, J, 3), -1 not
+    animated), and how many sub-tracks of each row (rotation, translation, scale) are of
+    each kind (3, num_kinds)."""
+    widths = np.zeros(33, np.int64)
+    for b in bits.ravel():
+        if b >= 0:
+            widths[b] += 1
+    per_kind = np.zeros((3, num_kinds), np.int64)
+    for j in range(kinds.shape[0]):
+        for k in range(3):
+            per_kind[k, kinds[j, k]] += 1
+    return widths, per_kind
 
 
 def stats_details(
@@ -49,12 +92,12 @@ def stats_details(
 ) -> dict[str, Any]:
     """The stats keys only acl-style has (ACL's names)."""
     segs = costs.segments
-    rates = costs.bit_rates[costs.bit_rates >= 0]
-    histogram = np.bincount(BIT_RATE_BITS[rates.astype(np.int64)]).tolist()
-    kinds = np.asarray(costs.kinds, dtype=np.int64)
-    nk = len(TrackKind)  # every sub-track's kind counted at once: row k, column kind
-    counts = np.bincount((kinds + nk * np.arange(3)).reshape(-1), minlength=3 * nk)
-    counts = counts.reshape(3, nk).tolist()
+    widths, per_kind = _counts(
+        np.ascontiguousarray(costs.bits_per_component, dtype=np.int64),
+        np.ascontiguousarray(costs.kinds, dtype=np.uint8),
+        len(TrackKind),
+    )
+    histogram, counts = widths.tolist(), per_kind.tolist()
     return {
         "num_stored_samples": int(enc.num_samples),
         "looping": bool(enc.wrap),
