@@ -46,6 +46,15 @@ def _put_le(out, at, value, size):
 
 
 @kernel
+def _next_rotation(codes, i):
+    """The next rotation's layout code in `codes` from index i (-1 entries are not
+    rotations; -1 when none is left), and the index after it."""
+    while i < codes.shape[0] and codes[i] < 0:
+        i += 1
+    return (codes[i] if i < codes.shape[0] else -1), i + 1
+
+
+@kernel
 def body(
     kinds,
     const_dropped,
@@ -105,16 +114,10 @@ def body(
         for j in range(nj):
             kind = kinds[j, 0]
             if kind == _CONSTANT:
-                while ci < kc and const_dropped[ci] < 0:
-                    ci += 1
-                codes[n_codes] = const_dropped[ci] if ci < kc else -1
-                ci += 1
+                codes[n_codes], ci = _next_rotation(const_dropped, ci)
                 n_codes += 1
             elif kind == _ANIMATED:
-                while ai < ka and clip_layout[ai] < 0:
-                    ai += 1
-                codes[n_codes] = clip_layout[ai] if ai < ka else -1
-                ai += 1
+                codes[n_codes], ai = _next_rotation(clip_layout, ai)
                 n_codes += 1
         for i in range(n_codes):
             if codes[i] < 0 or codes[i] > _PER_SEGMENT:
