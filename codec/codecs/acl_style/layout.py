@@ -103,7 +103,6 @@ _ANIMATED = int(TrackKind.ANIMATED)
 _CONSTANT = int(TrackKind.CONSTANT)
 _DEFAULT = int(TrackKind.DEFAULT)
 SEGMENT_ENTRY = struct.Struct("<HI")
-_SEGMENT_ROW = np.dtype([("n", "<u2"), ("at", "<u4")])  # SEGMENT_ENTRY as a numpy row
 LAYOUT_BITS = 2  # per rotation that does not drop w (after one bit for every rotation)
 _PER_SEGMENT_CODE = 3  # PER_SEGMENT as stored (w needs no code: the bit says it)
 RATE_MASK = 0x1F

@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from codec.codecs.acl_style.bit_rates import SLOT_BYTES as _SLOT
+from codec.codecs.acl_style.rotation_layout import PER_SEGMENT as _PER_SEGMENT
+from codec.codecs.acl_style.rotation_layout import W as _W
+from codec.codecs.base import TrackKind
 from codec.jit import kernel
 
 Array = np.ndarray
@@ -21,9 +25,10 @@ BAD_SAMPLE = 2  # a packed value wider than its rate's bits
 BAD_KIND = 3  # a sub-track kind past 0..3
 BAD_RATE = 4  # a bit rate index past the table
 
-_ANIMATED, _CONSTANT, _DEFAULT = 2, 1, 0  # codec.codecs.base.TrackKind, as plain ints
-_W, _PER_SEGMENT, _PER_SEGMENT_CODE = 3, 4, 3  # rotation_layout's codes, and as stored
-_LAYOUT_BITS, _DROPPED_SHIFT, _ENTRY, _SLOT = 2, 5, 6, 6
+_ANIMATED, _CONSTANT = int(TrackKind.ANIMATED), int(TrackKind.CONSTANT)  # plain ints
+# layout's: PER_SEGMENT as stored, bits per layout code, the rate byte's dropped-component
+# shift and a segment table entry's bytes (layout imports this module: not from there)
+_PER_SEGMENT_CODE, _LAYOUT_BITS, _DROPPED_SHIFT, _ENTRY = 3, 2, 5, 6
 
 
 @kernel

@@ -220,3 +220,13 @@ def test_every_bit_rate_packs_its_extremes_and_reads_back() -> None:
             samples=[q],
         )
         _same(one, layout.read(layout.write(one).data).encoded)
+
+
+def test_the_writer_uses_the_layouts_own_numbers() -> None:
+    """writing keeps copies of layout's constants (layout imports it): they must agree."""
+    from codec.codecs.acl_style import writing
+
+    assert writing._PER_SEGMENT_CODE == layout._PER_SEGMENT_CODE
+    assert writing._LAYOUT_BITS == layout.LAYOUT_BITS
+    assert writing._DROPPED_SHIFT == layout.DROPPED_SHIFT
+    assert writing._ENTRY == layout.SEGMENT_ENTRY.size
