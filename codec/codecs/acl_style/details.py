@@ -22,6 +22,7 @@ Array = np.ndarray
 _KIND_NAMES = tuple((kind.name.lower(), int(kind)) for kind in TrackKind)
 _BITS_OR_NONE = np.append(BIT_RATE_BITS, -1)  # by rate index; -1 (not animated) gives -1
 _ANIMATED = int(TrackKind.ANIMATED)
+_NUM_WIDTHS = int(BIT_RATE_BITS.max()) + 1  # 0..32 bits per component
 
 
 def track_costs(
@@ -69,10 +70,10 @@ def _per_track(kinds, bit_rates, sizes, bits_of):
 
 @kernel
 def _counts(bits, kinds, num_kinds):
-    """How many animated sub-track segments store each width (33,) (bits (G, J, 3), -1 not
-    animated), and how many sub-tracks of each row (rotation, translation, scale) are of
-    each kind (3, num_kinds)."""
-    widths = np.zeros(33, np.int64)
+    """How many animated sub-track segments store each width (_NUM_WIDTHS,) (bits (G, J, 3),
+    -1 not animated), and how many sub-tracks of each row (rotation, translation, scale) are
+    of each kind (3, num_kinds)."""
+    widths = np.zeros(_NUM_WIDTHS, np.int64)
     for b in bits.ravel():
         if b >= 0:
             widths[b] += 1
