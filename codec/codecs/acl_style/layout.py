@@ -169,20 +169,6 @@ class EncodedClip:
         """(Kc, 2) joint and sub-track of every constant sub-track, in stored order."""
         return index_pairs(self.kinds == _CONSTANT)
 
-    @property
-    def has_layouts(self) -> bool:
-        """Whether any rotation drops something other than w (the layouts block is written)."""
-        codes = np.concatenate((self.const_dropped, self.clip_layout))  # -1: not a rotation
-        return bool(((codes >= 0) & (codes != W)).any())
-
-    def has_range(self, g: int) -> Array:
-        """(Ka,) which sub-tracks of segment g store an 8-bit segment range."""
-        return has_segment_range(self.bit_rates[g], self.num_segments > 1)
-
-    def range_components(self) -> Array:
-        """(Ka,) how many components each clip range stores (3, or 4 for per-segment)."""
-        return np.where(self.clip_layout == PER_SEGMENT, 4, 3)
-
     def stored_components(self) -> Array:
         """(G, Ka, 3) the clip component of each stored value, per segment."""
         return kept_components(self.seg_dropped)
@@ -222,10 +208,10 @@ def _c(a: Array, dtype: type) -> Array:
     return np.array(a, dtype=dtype, order="C")
 
 
-def _le_bytes(a: Array, itemsize: int, dtype: str) -> Array:
-    """(..., n) values of `dtype` -> (..., n * itemsize) u8, little-endian."""
+def _le_bytes(a: Array, dtype: str) -> Array:
+    """(..., n) values as little-endian `dtype` -> (..., n * its size) u8."""
     le = np.ascontiguousarray(a, dtype=dtype)
-    return le.view(np.uint8).reshape(*le.shape[:-1], le.shape[-1] * itemsize)
+    return le.view(np.uint8).reshape(*le.shape[:-1], le.shape[-1] * le.itemsize)
 
 
 def write(enc: EncodedClip) -> ParsedPayload:
@@ -236,16 +222,16 @@ def write(enc: EncodedClip) -> ParsedPayload:
         _c(enc.kinds, np.uint8),
         _c(enc.const_dropped, np.int64),
         _c(enc.clip_layout, np.int64),
-        _le_bytes(enc.constants, 4, "<f4").reshape(-1),
-        _le_bytes(enc.clip_min, 4, "<f4"),
-        _le_bytes(enc.clip_extent, 4, "<f4"),
+        _le_bytes(enc.constants, "<f4").reshape(-1),
+        _le_bytes(enc.clip_min, "<f4"),
+        _le_bytes(enc.clip_extent, "<f4"),
         _c(enc.segment_sizes, np.int64),
         _c(enc.retained, np.bool_) if enc.retained is not None else _NO_MASKS,
         _c(enc.bit_rates, np.uint8),
         _c(enc.seg_dropped, np.int64),
         _c(enc.seg_min, np.uint8),
         _c(enc.seg_extent, np.uint8),
-        _le_bytes(enc.seg_constant, 2, "<u2"),
+        _le_bytes(enc.seg_constant, "<u2"),
         _c(samples, np.uint32),
         np.array([len(q) for q in enc.samples], dtype=np.int64),
         BIT_RATE_BITS,

@@ -19,7 +19,7 @@ from codec.codecs.acl_style.bit_rates import (
     RAW_BIT_RATE,
     SEGMENT_RANGE_MAX,
 )
-from codec.codecs.acl_style.rotation_layout import PER_SEGMENT, W
+from codec.codecs.acl_style.rotation_layout import KEPT, PER_SEGMENT, W
 from codec.jit import helper, kernel
 
 Array = np.ndarray
@@ -231,15 +231,10 @@ def quantised(rotations, translations, scales, joints, counts, starts, sizes, mi
         if layout[t] != PER_SEGMENT:
             for g in range(g_count):
                 dropped[g, t] = layout[t]
-    comps = np.empty((g_count, ka, 3), np.int64)
+    comps = np.empty((g_count, ka, 3), np.int64)  # rotation_layout.kept_components
     for g in range(g_count):
         for t in range(ka):
-            d = dropped[g, t]
-            i = 0
-            for c in range(4):
-                if c != d and i < 3:  # kept_components: -1 (a vector) keeps x, y, z
-                    comps[g, t, i] = c
-                    i += 1
+            comps[g, t] = KEPT[dropped[g, t] + 1]
     # the stored components (float32): a rotation's three kept, negated where the dropped
     # one is negative
     values = np.empty((stored, ka, 3), np.float32)

@@ -41,10 +41,11 @@ def choose_constant(values: Array) -> Array:
 
 
 # kept components by dropped component + 1: -1 (a vector) and anything past w keep x, y, z
-_KEPT = np.array([[0, 1, 2], [1, 2, 3], [0, 2, 3], [0, 1, 3], [0, 1, 2]], dtype=np.int64)
+# (the kernels read this table too)
+KEPT = np.array([[0, 1, 2], [1, 2, 3], [0, 2, 3], [0, 1, 3], [0, 1, 2]], dtype=np.int64)
 
 
 def kept_components(dropped: Array) -> Array:
     """(..., 3) indices of the components stored beside a dropped one (in index order);
     -1 (a vector sub-track) keeps x, y, z. One table look-up (short clips call it often)."""
-    return _KEPT.take(np.asarray(dropped, dtype=np.int64) + 1, axis=0, mode="clip")
+    return KEPT.take(np.asarray(dropped, dtype=np.int64) + 1, axis=0, mode="clip")

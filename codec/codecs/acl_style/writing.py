@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from codec.codecs.acl_style.bit_rates import SLOT_BYTES as _SLOT
+from codec.codecs.acl_style.rotation_layout import KEPT
 from codec.codecs.acl_style.rotation_layout import PER_SEGMENT as _PER_SEGMENT
 from codec.codecs.acl_style.rotation_layout import W as _W
 from codec.codecs.base import TrackKind
@@ -179,19 +180,13 @@ def body(
         at += layout_size
     out[at : at + len(const_bytes)] = const_bytes
     at += len(const_bytes)
-    kept = np.zeros(4, np.int64)
     for i in range(ka):
-        n = 4 if four[i] else 3
-        d = seg_dropped[0, i] if g_count > 0 else -1
-        c = 0
-        for comp in range(4):
-            if (four[i] or comp != d) and c < n:  # kept_components: -1 and past w keep x, y, z
-                kept[c] = comp
-                c += 1
+        kept = KEPT[max(0, min(seg_dropped[0, i] + 1, 4))]  # the first segment's: the clip's
         for part in range(2):
             src = min_bytes if part == 0 else ext_bytes
-            for c in range(n):
-                out[at : at + 4] = src[i, 4 * kept[c] : 4 * kept[c] + 4]
+            for c in range(4 if four[i] else 3):
+                comp = c if four[i] else kept[c]
+                out[at : at + 4] = src[i, 4 * comp : 4 * comp + 4]
                 at += 4
     for g in range(g_count):
         _put_le(out, start + _ENTRY * g, sizes[g], 2)
