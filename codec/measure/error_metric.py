@@ -144,6 +144,55 @@ def _errors_against(raw_mats, rot, tr, sc, parents, shell, pose, mats, out):
             out[i, j] = _shell_error(raw_mats[i, j], mats[j], shell[j])
 
 
+@kernel
+def _ends_within(rot, tr, sc, parents, shell, precision, pose, mats):
+    """Whether the last pose of rot (S, J, 4), tr and sc (S, J, 3) is within every joint's
+    precision of the first on its shell: 1 clearly (by more than `rounding_margin` at
+    every joint), 0 clearly not (over by more than it at some joint), -1 where rounding
+    could decide. The error is `errors_against`'s (the first pose raw), the margin's size
+    the largest coordinate of either pose's object matrices (J, 12) in mats (2, J, 12)."""
+    last = rot.shape[0] - 1
+    size = 0.0
+    for side in range(2):
+        i = 0 if side == 0 else last
+        for j in range(parents.shape[0]):
+            _local_matrix(rot, tr, sc, i, j, pose, mats[side, j])
+            p = parents[j]
+            if p >= 0:
+                _compose(mats[side, p], mats[side, j], mats[side, j])
+            for c in range(12):
+                size = max(size, abs(mats[side, j, c]))
+    within = 1
+    for j in range(parents.shape[0]):
+        err = _shell_error(mats[0, j], mats[1, j], shell[j])
+        margin = MARGIN_RELATIVE * precision[j] + MARGIN_SIZE * size * (1.0 + shell[j])
+        if err > precision[j] + margin:
+            return 0
+        if not err <= precision[j] - margin:  # NaN too: numpy's arithmetic decides
+            within = -1
+    return within
+
+
+def ends_within(
+    poses: tuple[Array, Array, Array], parents: Array, shell: Array, precision: Array
+) -> int:
+    """`_ends_within` of local rotations (S, J, 4), translations and scales (S, J, 3),
+    float64 C-contiguous (a Clip's), S >= 1: 1, 0 or -1 (rounding could decide)."""
+    nj = len(parents)
+    return int(
+        _ends_within(
+            poses[0],
+            poses[1],
+            poses[2],
+            parents,
+            shell,
+            precision,
+            np.empty(10),
+            np.empty((2, nj, 12)),
+        )
+    )
+
+
 def object_matrices(poses: tuple[Array, Array, Array], parents: Array) -> Array:
     """(N, J, 12) object-space matrices (rows of 3x4) of local rotations (N, J, 4),
     translations and scales (N, J, 3): the raw side of `errors_against`, computed once for

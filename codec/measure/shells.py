@@ -147,10 +147,27 @@ def _ancestor_scale(sc, parents, out):
 
 
 def local_precision(precision: Array, scale: Array) -> Array:
-    """Object-space precisions (..., J) as bounds on errors measured in each parent's space;
-    under ancestors scaled to nothing any local error is allowed."""
-    with np.errstate(divide="ignore", over="ignore"):
-        return np.where(scale > 0.0, precision / np.where(scale > 0.0, scale, 1.0), np.inf)
+    """Object-space precisions (..., J) as bounds on errors measured in each parent's space,
+    given each joint's `ancestor_scale` (J,); under ancestors scaled to nothing any local
+    error is allowed."""
+    precision = np.ascontiguousarray(precision, dtype=np.float64)
+    out = np.empty(precision.shape)
+    num_joints = len(scale)
+    _local_precision(
+        precision.reshape(-1, num_joints),
+        np.ascontiguousarray(scale, dtype=np.float64),
+        out.reshape(-1, num_joints),
+    )
+    return out
+
+
+@kernel
+def _local_precision(precision, scale, out):
+    """out (N, J): precision (N, J) / scale (J,) where scale > 0, else infinity (nothing to
+    silence: numpy's errstate and two where cost more than a short clip's analysis)."""
+    for i in range(precision.shape[0]):
+        for j in range(precision.shape[1]):
+            out[i, j] = precision[i, j] / scale[j] if scale[j] > 0.0 else np.inf
 
 
 def segment_dominant_shells(clip: Clip, table: Array, wrap: bool) -> tuple[Array, Array]:

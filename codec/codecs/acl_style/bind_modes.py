@@ -72,6 +72,7 @@ from codec.codecs.acl_style.encoder import Compressor, Judge, row_errors
 from codec.codecs.acl_style.keyframe_stripping import StripSettings, rebuild
 from codec.codecs.acl_style.layout import BIND_CODES
 from codec.codecs.base import Encoded, Progress, TrackKind, sample_keys_of
+from codec.codecs.container import HEADER_SIZE
 from codec.errors import Cancelled
 from codec.measure.error_metric import array_errors, clip_errors
 from codec.measure.shells import ancestor_scale, identity_strays
@@ -584,8 +585,6 @@ def _affine(m: Array) -> Array:
 
 
 def _tried(encoded: Encoded, strict: bool, seconds: float) -> dict[str, Any]:
-    from codec.codecs.container import HEADER_SIZE
-
     return {
         "compressed_size": HEADER_SIZE + len(encoded.payload),
         "strict": bool(strict),

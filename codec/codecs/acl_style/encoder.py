@@ -49,9 +49,7 @@ from codec.codecs.base import Encoded, TrackKind
 from codec.errors import Cancelled
 from codec.measure.error_metric import (
     array_errors,
-    errors_against,
-    object_matrices,
-    rounding_margin,
+    ends_within,
     shell_error,
 )
 from codec.measure.shells import (
@@ -497,25 +495,22 @@ def _framing(
         seg_dist, seg_prec = dom[0][None].copy(), dom[1][None].copy()
     else:
         seg_dist, seg_prec = segment_dominant_shells(clip, table, wrap)
-    local = local_precision(seg_prec, scale[None, :])
+    local = local_precision(seg_prec, scale)
     return _Framing(table, wrap, stored, seg_dist, seg_prec, local)
 
 
 def _loops(clip: Clip) -> bool:
     """Whether the last sample equals the first within every joint's precision (numpy's
-    object space decides). The compiled object space decides first where it is clear by
-    more than rounding (error_metric.rounding_margin): almost always, and without numpy's
-    level-by-level batches."""
+    object space decides). The compiled comparison decides first where it is clear by more
+    than rounding (error_metric.ends_within): almost always, in one call and without
+    numpy's level-by-level batches."""
     sk = clip.skeleton
+    c = np.ascontiguousarray
+    poses = (c(clip.rotations), c(clip.translations), c(clip.scales))
+    clear = ends_within(poses, sk.parents, sk.shell_distance, sk.precision)
+    if clear >= 0:
+        return bool(clear)
     ends = (clip.rotations[[0, -1]], clip.translations[[0, -1]], clip.scales[[0, -1]])
-    mats = object_matrices(ends, sk.parents)
-    last = tuple(v[1:] for v in ends)
-    approx = errors_against(mats[:1], last, sk.parents, sk.shell_distance)[0]
-    margin = rounding_margin(sk.precision, sk.shell_distance, float(np.abs(mats).max()))
-    if np.any(approx > sk.precision + margin):
-        return False
-    if np.all(approx <= sk.precision - margin):
-        return True
     exact = object_space(*ends, sk.parents)
     return bool(np.all(shell_error(exact[0], exact[1], sk.shell_distance) <= sk.precision))
 
