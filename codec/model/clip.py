@@ -97,6 +97,12 @@ class Skeleton:
     def _per_joint(self, attr: str, value: Array | float) -> Array:
         """A validated read-only (J,) copy of a per-joint setting (precision, shell distance)."""
         n = len(self.names)
+        one = isinstance(value, float | int) and not isinstance(value, bool)
+        if one and 0 < value <= MAX_VALUE:  # one valid number (every encode sets one)
+            a = np.empty(n)
+            a.fill(value)
+            a.setflags(write=False)
+            return a
         if isinstance(value, np.ndarray) and value.shape == (n,):
             a = value.astype(np.float64)  # a copy; broadcast_to's view cost more than it
         else:
@@ -187,6 +193,25 @@ class Skeleton:
         order.setflags(write=False)
         return order
 
+    def _copy(self) -> Skeleton:
+        """A shallow copy sharing this skeleton's topology caches, its depths computed here
+        first (every compression's settings copy asks for them: once per skeleton)."""
+        self.depths  # noqa: B018 (a cached property: computed into self.__dict__)
+        out = object.__new__(type(self))  # copy.copy, without its reduce protocol's detour
+        out.__dict__.update(self.__dict__)
+        return out
+
+    def with_settings_of(self, other: Skeleton) -> Skeleton:
+        """Copy with `other`'s per-joint precision and shell distance (the same number of
+        joints), validated when `other` was made: not again (every bind mode of every
+        encode makes one)."""
+        if len(other.names) != len(self.names):
+            raise ValueError(f"{len(other.names)} joints' settings for {len(self.names)} joints")
+        out = self._copy()
+        object.__setattr__(out, "precision", other.precision)
+        object.__setattr__(out, "shell_distance", other.shell_distance)
+        return out
+
     def with_ancestors(self, joints: Array) -> Array:
         """(J,) bool: the given joints (indices or a mask) and all their ancestors."""
         return topology.with_ancestors(self.parents, joints)
@@ -197,8 +222,7 @@ class Skeleton:
         """Copy with new per-joint precision and/or shell distance. Only those are validated
         again: the joints, hierarchy and bind pose are this skeleton's, already validated (a
         codec re-tunes precisions many times per clip), and so are its cached topology."""
-        out = object.__new__(type(self))  # copy.copy, without its reduce protocol's detour
-        out.__dict__.update(self.__dict__)
+        out = self._copy()
         if precision is not None:
             object.__setattr__(out, "precision", self._per_joint("precision", precision))
         if shell_distance is not None:

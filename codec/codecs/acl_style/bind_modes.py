@@ -317,7 +317,7 @@ class BindModes:
             compressor = self._compressor((mode,), lambda: Compressor(as_stored(raw), code))
         else:
             compressor = Compressor(as_stored(_compensated(clip, compensate)), code)
-        target = stored_sk.with_settings(sk.precision, sk.shell_distance)
+        target = stored_sk.with_settings_of(sk)
         # strip and none: the optimiser measures the clip's own poses, one round says all
         rounds = 1 if base is None and compensate is None else ADDITIVE_ROUNDS
         if compensate is not None:

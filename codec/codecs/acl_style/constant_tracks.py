@@ -33,10 +33,15 @@ _ANIMATED = int(TrackKind.ANIMATED)
 
 
 @kernel
-def _decide(rot, tr, sc, bind, const, dom_dist, dom_prec, forced, exact, kinds):
-    """kinds (J, 3) by the tests of the module docstring. rot / tr / sc the raw samples,
-    bind / const (J, 10) QVV rows, dom_dist and dom_prec (J,) dominant distance and
-    precision."""
+def _decide(
+    rot, tr, sc, bind, const, dropped, dom_dist, dom_prec, forced, exact, kinds, f_rot, f_tr, f_sc
+):
+    """kinds (J, 3) by the tests of the module docstring, and the fixed values f_rot (J, 4),
+    f_tr and f_sc (J, 3): each sub-track's constant value where constant, its bind value
+    elsewhere. rot / tr / sc the
+    raw samples, bind / const (J, 10) QVV rows, dropped (J,) the dropped component of each
+    first rotation as a constant, dom_dist and dom_prec (J,) dominant distance and
+    precision. Returns nothing; dropped becomes -1 where the rotation is not constant."""
     trial = np.zeros(10)
     use = np.zeros(3, dtype=np.bool_)
     v10 = np.empty((2, 10))
@@ -86,6 +91,11 @@ def _decide(rot, tr, sc, bind, const, dom_dist, dom_prec, forced, exact, kinds):
                 use[k] = True
                 for c in range(lo, hi):
                     trial[c] = bind[j, c] if kind == _DEFAULT else const[j, c]
+            out = f_rot[j] if k == 0 else (f_tr[j] if k == 1 else f_sc[j])
+            for c in range(lo, hi):
+                out[c - lo] = const[j, c] if kind == _CONSTANT else bind[j, c]
+        if kinds[j, 0] != _CONSTANT:
+            dropped[j] = -1
 
 
 @kernel
@@ -264,7 +274,10 @@ def detect_kinds(
     comes from `exact_kinds`; `first` is `FirstSamples.of(clip)` when the caller has it.
     """
     first = FirstSamples.of(clip) if first is None else first
-    kinds = np.zeros((clip.num_joints, 3), dtype=np.int64)
+    kinds = np.empty((clip.num_joints, 3), dtype=np.uint8)
+    n = clip.num_joints
+    fixed = (np.empty((n, 4)), np.empty((n, 3)), np.empty((n, 3)))
+    const_dropped = first.dropped.copy()
     c = np.ascontiguousarray
     _decide(
         c(clip.rotations),
@@ -272,13 +285,12 @@ def detect_kinds(
         c(clip.scales),
         first.bind10,
         first.const10,
+        const_dropped,
         c(dom_dist, dtype=np.float64),
         c(dom_prec, dtype=np.float64),
         np.asarray(forced, np.bool_),
         np.asarray(exact, np.int64),
         kinds,
+        *fixed,
     )
-    constant = kinds == _CONSTANT
-    fixed = tuple(np.where(constant[:, k, None], first.values[k], first.binds[k]) for k in range(3))
-    const_dropped = np.where(constant[:, 0], first.dropped, -1)
-    return kinds.astype(np.uint8), fixed, const_dropped
+    return kinds, fixed, const_dropped

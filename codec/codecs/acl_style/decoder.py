@@ -9,8 +9,6 @@ source frame and a stripped keyframe shows as its rebuild.
 
 from __future__ import annotations
 
-import copy
-
 import numpy as np
 
 from codec.codecs.acl_style import layout as ssc_format
@@ -89,9 +87,12 @@ class CompressedClip:
             np.concatenate(enc.samples, axis=0) if ka else np.zeros((self.num_samples, 0, 3)),
             dtype=np.uint32,
         )
-        self._seg_of = np.repeat(np.arange(enc.num_segments), sizes).astype(np.int64)
+        self._seg_of = np.repeat(np.arange(enc.num_segments, dtype=np.int64), sizes)
         self.retained = enc.retained_mask()  # (S,) which keyframes the file stores
-        self._packed = np.cumsum(self.retained) - 1  # stored sample -> row of self._q
+        if enc.retained is None:  # stored sample -> row of self._q
+            self._packed = np.arange(len(self.retained), dtype=np.int64)
+        else:
+            self._packed = np.cumsum(self.retained) - 1
         self._rate = np.ascontiguousarray(enc.bit_rates, dtype=np.int64)
         if tables is None:
             smin, sext = segment_range_decode(enc.seg_min, enc.seg_extent)
@@ -115,7 +116,8 @@ class CompressedClip:
         """This decoder giving its clips `skeleton` (the same joints and parents; the
         default values stay those it was made with): a bind mode's encoding of a clip whose
         bind pose it replaced, handed back under the clip's own skeleton."""
-        out = copy.copy(self)
+        out = object.__new__(type(self))  # copy.copy, without its reduce protocol's detour
+        out.__dict__.update(self.__dict__)
         out.skeleton = skeleton
         return out
 

@@ -154,27 +154,6 @@ class _Kinds:
 
 
 @dataclass(frozen=True, eq=False)
-class _Tracks:
-    """The animated sub-tracks: in stored order joint-major, and in the optimiser's order
-    (rotations, then translations, then scales). order (Ka,) optimiser position -> stored
-    position; joint, kind (Ka,) of each in the optimiser's order; per_kind the joints of
-    the animated rotations, translations and scales."""
-
-    order: Array
-    joint: Array
-    kind: Array
-    per_kind: list[Array]
-
-    @classmethod
-    def of(cls, kinds: Array) -> _Tracks:
-        anim = ssc_format.index_pairs(kinds == _ANIMATED)  # (Ka, 2) joint-major: stored order
-        order = np.argsort(anim[:, 1], kind="stable")
-        joint = np.ascontiguousarray(anim[order, 0])
-        kind = np.ascontiguousarray(anim[order, 1])
-        return cls(order, joint, kind, [joint[kind == k] for k in range(3)])
-
-
-@dataclass(frozen=True, eq=False)
 class _Shared:
     """What every segment's problem shares in one run: the fixed values of default and
     constant sub-tracks (J, 10), every joint's shell distance and precision (J,), every
@@ -340,9 +319,9 @@ class Compressor:
         Works in the optimiser's track order (rotations, translations, scales) and stores in
         joint order; every array that grows with the samples is float32 or uint32.
         """
-        if not np.any(kinds.kinds == _ANIMATED):  # a static pose: nothing to choose
+        tracks = TrackTable.of(kinds.kinds)
+        if len(tracks.joint) == 0:  # a static pose: nothing to choose
             return _static(clip, kinds, framing)
-        tracks = _Tracks.of(kinds.kinds)
         quant = _quantize(clip, tracks, framing)
         rates, q, stuck = self._optimise(
             clip, kinds, tracks, quant, framing, level, report, check, attempt, judge
@@ -354,7 +333,7 @@ class Compressor:
         self,
         clip: Clip,
         kinds: _Kinds,
-        tracks: _Tracks,
+        tracks: TrackTable,
         quant: _Quantized,
         framing: _Framing,
         level: str,
@@ -381,7 +360,7 @@ class Compressor:
             precision,
             pack_qvv(clip.rotations, clip.translations, clip.scales),
             {n: segment_cost_bits(n, G > 1) for n in set(table[:, 1].tolist())},
-            TrackTable.of(tracks.joint, tracks.kind, h),
+            tracks,
         )
         # a segment's samples, as stored, follow from the clip (this Compressor's), the kinds
         # and the layouts; its ranges are in `dec`: those, not the samples, are hashed
@@ -515,19 +494,18 @@ def _loops(clip: Clip) -> bool:
     return bool(np.all(shell_error(exact[0], exact[1], sk.shell_distance) <= sk.precision))
 
 
-def _quantize(clip: Clip, tracks: _Tracks, framing: _Framing) -> _Quantized:
+def _quantize(clip: Clip, tracks: TrackTable, framing: _Framing) -> _Quantized:
     """Rotation layouts from each segment's smallest component magnitudes, the stored
     components of every sample, the clip and segment ranges, and the decoding parameters:
     every segment in one compiled pass (quantize.quantised)."""
     table = framing.table
-    counts = np.array([len(j) for j in tracks.per_kind], dtype=np.int64)
     return _Quantized(
         *quantised(
             np.ascontiguousarray(clip.rotations),  # as the other kernels take a clip's arrays
             np.ascontiguousarray(clip.translations),
             np.ascontiguousarray(clip.scales),
             tracks.joint,  # the optimiser's order: rotations, translations, scales
-            counts,
+            tracks.counts,
             np.ascontiguousarray(table[:, 0], dtype=np.int64),
             np.ascontiguousarray(table[:, 1], dtype=np.int64),
             float(rotation_layout.MIN_DROPPED),  # read now: bench/rotation_layouts.py sets it
@@ -582,14 +560,14 @@ def _header(clip: Clip, kinds: _Kinds, framing: _Framing) -> dict[str, Any]:
 def _encoded(
     clip: Clip,
     kinds: _Kinds,
-    tracks: _Tracks,
+    tracks: TrackTable,
     quant: _Quantized,
     framing: _Framing,
     rates: Array,
     q: Array,
 ) -> tuple[ssc_format.EncodedClip, tuple[Array, Array]]:
     """The encoding in stored order, and its decoding parameters."""
-    inv = np.argsort(tracks.order)  # stored position -> optimiser position
+    inv = tracks.inv  # stored position -> optimiser position
     enc = ssc_format.EncodedClip(
         **_header(clip, kinds, framing),
         clip_layout=quant.layout[inv],

@@ -52,10 +52,12 @@ import numpy as np
 
 from codec.codecs.acl_style import quantize
 from codec.codecs.acl_style.bit_rates import NUM_BIT_RATES, RAW_BIT_RATE
+from codec.codecs.base import TrackKind
 from codec.jit import helper, inlined, kernel
 from codec.model import affine, topology
 
 Array = np.ndarray
+_ANIMATED = int(TrackKind.ANIMATED)
 
 LEVELS = {"medium": 0, "high": 1, "highest": 2}
 SLACK_ROUNDS = (1, 2, 3)
@@ -117,24 +119,65 @@ def _hierarchy(parents: bytes) -> Hierarchy:
 class TrackTable:
     """The animated tracks (T) in the optimiser's order (rotations, then translations, then
     scales), the same for every segment of a compression: each one's joint and kind (T,),
-    and joint j's tracks at joint_tracks[track_ptr[j]:track_ptr[j + 1]] (J + 1,); int64."""
+    joint j's tracks at joint_tracks[track_ptr[j]:track_ptr[j + 1]] (J + 1,); where each
+    is stored (the payload's joint-major order): order (T,) optimiser position -> stored
+    position and inv its inverse; counts (3,) the animated rotations, translations and
+    scales. All int64."""
 
     joint: Array
     kind: Array
     joint_tracks: Array
     track_ptr: Array
+    order: Array
+    inv: Array
+    counts: Array
 
     @classmethod
-    def of(cls, track_joint: Array, track_kind: Array, h: Hierarchy) -> TrackTable:
-        joint = np.array(track_joint, dtype=np.int64)
-        joint_tracks = np.argsort(joint, kind="stable").astype(np.int64)
-        track_ptr = np.searchsorted(joint[joint_tracks], np.arange(len(h.parents) + 1))
-        return cls(
-            joint,
-            np.array(track_kind, dtype=np.int64),
-            joint_tracks,
-            track_ptr.astype(np.int64),
-        )
+    def of(cls, kinds: Array) -> TrackTable:
+        """The table of sub-track kinds (J, 3) (codec.codecs.base.TrackKind)."""
+        kinds = np.ascontiguousarray(kinds, dtype=np.uint8)
+        num_joints = kinds.shape[0]
+        t = int(np.count_nonzero(kinds == _ANIMATED))
+        joint, kind, joint_tracks, order, inv = np.empty((5, t), dtype=np.int64)
+        track_ptr = np.empty(num_joints + 1, dtype=np.int64)
+        counts = np.empty(3, dtype=np.int64)
+        _track_table(kinds, _ANIMATED, order, inv, joint, kind, counts, joint_tracks, track_ptr)
+        return cls(joint, kind, joint_tracks, track_ptr, order, inv, counts)
+
+
+@kernel
+def _track_table(kinds, animated, order, inv, joint, kind, counts, joint_tracks, track_ptr):
+    """TrackTable.of's arrays of kinds (J, 3): the stable sorts numpy's argsort and
+    searchsorted made, as the counting they are."""
+    num_joints = kinds.shape[0]
+    stored = np.empty((num_joints, 3), dtype=np.int64)
+    at = np.empty((num_joints, 3), dtype=np.int64)
+    p = 0
+    for j in range(num_joints):
+        for k in range(3):
+            if kinds[j, k] == animated:
+                stored[j, k] = p
+                p += 1
+    t = 0
+    for k in range(3):
+        counts[k] = 0
+        for j in range(num_joints):
+            if kinds[j, k] == animated:
+                order[t] = stored[j, k]
+                inv[stored[j, k]] = t
+                joint[t] = j
+                kind[t] = k
+                at[j, k] = t
+                counts[k] += 1
+                t += 1
+    i = 0
+    for j in range(num_joints):
+        track_ptr[j] = i
+        for k in range(3):
+            if kinds[j, k] == animated:
+                joint_tracks[i] = at[j, k]
+                i += 1
+    track_ptr[num_joints] = i
 
 
 @dataclass(eq=False)

@@ -1,3 +1,5 @@
+import warnings
+
 import numpy as np
 
 from codec.measure.shells import (
@@ -80,3 +82,17 @@ def test_ancestor_scale_is_the_product_of_the_ancestors_largest_scales() -> None
     local = local_precision(np.full(4, 0.01), bound)
     np.testing.assert_allclose(local[:3], [0.01, 1e-4, 0.01 / 300])
     assert local[3] == np.inf  # under a zero scale no local error reaches object space
+
+
+def test_local_precision_divides_by_the_scale_per_joint_for_every_segment() -> None:
+    """(G, J) precisions against one (J,) scale: each row divided as numpy divides, and
+    infinity (no warning) under a scale of zero or NaN."""
+    precision = np.array([[0.01, 0.02, 0.03, 0.04], [0.1, 0.2, 0.3, 0.4]])
+    scale = np.array([2.0, 0.0, np.nan, 3.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = local_precision(precision, scale)
+    assert out.shape == (2, 4) and out.dtype == np.float64
+    assert out[:, 0].tolist() == [0.01 / 2.0, 0.1 / 2.0]
+    assert out[:, 3].tolist() == [0.04 / 3.0, 0.4 / 3.0]
+    assert np.all(np.isinf(out[:, 1:3]))

@@ -80,6 +80,31 @@ def test_new_settings_are_validated_and_the_rest_is_shared_not_validated_again()
     assert c.skeleton is sk and c.skeleton.precision.tolist() == [0.01, 0.01]
 
 
+def test_one_number_for_every_joint_is_checked_as_the_arrays_are():
+    """A single precision (what every encode's settings give) takes a shorter path than an
+    array: it must refuse and accept exactly what the array path does."""
+    sk = make().skeleton
+    for bad in (0, -0.5, np.nan, np.inf, 1e300, np.float64(0.0)):
+        with pytest.raises(ClipValidationError, match="precision of joint 0"):
+            sk.with_settings(precision=bad)
+    for good in (0.25, 2, np.float64(0.125), True):
+        out = sk.with_settings(precision=good).precision
+        assert out.dtype == np.float64 and out.shape == (2,) and not out.flags.writeable
+        assert out.tolist() == [float(good)] * 2
+
+
+def test_settings_of_another_skeleton_are_taken_as_they_are():
+    c = make()
+    sk = c.skeleton
+    other = sk.with_settings(np.array([0.5, 0.25]), 3.0)
+    out = sk.with_settings_of(other)
+    assert out.precision is other.precision and out.shell_distance is other.shell_distance
+    assert out.bind_rotations is sk.bind_rotations and out.depths is sk.depths
+    one = Skeleton.create(["a"], [-1])
+    with pytest.raises(ValueError, match="1 joints' settings for 2 joints"):
+        sk.with_settings_of(one)
+
+
 @pytest.mark.parametrize("make_clip", ["tiny", "fox"])
 def test_with_skeleton_takes_new_settings_and_refuses_another_hierarchy(make_clip):
     c = make() if make_clip == "tiny" else codec.load_clip(FOX)

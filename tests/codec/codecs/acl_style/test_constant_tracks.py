@@ -36,3 +36,29 @@ def test_constant_rotations_store_and_decode_as_the_decoder_rebuilds_them():
         assert values.dtype == np.float64
         np.testing.assert_array_equal(values.view(np.uint64), rebuilt.view(np.uint64))
         np.testing.assert_allclose(np.abs(np.sum(values * q, axis=-1)), 1.0, atol=1e-6)
+
+
+def test_the_fixed_values_are_the_constants_where_constant_and_the_bind_elsewhere():
+    """detect_kinds' fixed values and constant layouts (filled by its kernel) against the
+    selection they stand for, on a real clip at a loose and a tight precision."""
+    from codec.codecs.acl_style.constant_tracks import FirstSamples, detect_kinds, exact_kinds
+    from codec.measure.shells import dominant_shells
+
+    clip = load_clip(DATA / "acl" / "cmu_09_02.acl.sjson")
+    first = FirstSamples.of(clip)
+    exact = exact_kinds(clip)
+    seen = set()
+    for precision in (1.0, 0.001):
+        c = clip.with_skeleton_settings(precision=precision)
+        dist, prec = dominant_shells(c)
+        forced = np.zeros((c.num_joints, 3), dtype=bool)
+        kinds, fixed, dropped = detect_kinds(c, dist, prec, forced, exact, first)
+        assert kinds.dtype == np.uint8
+        constant = kinds == 1
+        seen.update(kinds.ravel().tolist())
+        for k in range(3):
+            want = np.where(constant[:, k, None], first.values[k], first.binds[k])
+            np.testing.assert_array_equal(fixed[k].view(np.uint64), want.view(np.uint64))
+            assert fixed[k].flags.c_contiguous
+        np.testing.assert_array_equal(dropped, np.where(constant[:, 0], first.dropped, -1))
+    assert seen == {0, 1, 2}  # default, constant and animated sub-tracks all met

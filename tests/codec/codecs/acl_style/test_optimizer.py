@@ -74,3 +74,35 @@ def test_the_kernels_write_only_their_own_state(problems: list[tuple]) -> None:
         rates, stuck, q = first
         assert rates.shape == (len(p.tracks.joint),) and stuck.shape == (p.raw.shape[1],)
         assert q.shape == p.unit.shape and q.dtype == np.uint32
+
+
+def test_the_track_table_is_the_stable_sorts_of_the_kinds() -> None:
+    """TrackTable.of (one kernel) against numpy's stable sorts on random kinds and a real
+    clip's: the optimiser's order (rotations, translations, scales, each by joint), where
+    each track is stored (joint-major) and back, and each joint's tracks."""
+    from codec.codecs.acl_style.constant_tracks import exact_kinds
+    from codec.codecs.acl_style.layout import index_pairs
+
+    rng = np.random.default_rng(7)
+    real = exact_kinds(load_clip(data_clip("cmu_09_02.acl.sjson"))).astype(np.uint8)
+    for kinds in [real, np.zeros((3, 3), np.uint8)] + [
+        rng.integers(0, 3, (int(rng.integers(1, 30)), 3)).astype(np.uint8) for _ in range(200)
+    ]:
+        stored = index_pairs(kinds == 2)  # (T, 2) joint, sub-track in stored order
+        order = np.argsort(stored[:, 1], kind="stable")
+        joint = stored[order, 0]
+        joint_tracks = np.argsort(joint, kind="stable")
+        table = optimizer.TrackTable.of(kinds)
+        expected = {
+            "order": order,
+            "inv": np.argsort(order),
+            "joint": joint,
+            "kind": stored[order, 1],
+            "joint_tracks": joint_tracks,
+            "track_ptr": np.searchsorted(joint[joint_tracks], np.arange(len(kinds) + 1)),
+            "counts": np.bincount(stored[:, 1], minlength=3),
+        }
+        for name, want in expected.items():
+            got = getattr(table, name)
+            assert got.dtype == np.int64, name
+            np.testing.assert_array_equal(got, want, err_msg=name)
