@@ -10,6 +10,7 @@ def test_warm_up_compiles_every_kernel_of_a_compression() -> None:
         constant_tracks,
         decoder,
         details,
+        layout,
         optimizer,
         quantize,
         writing,
@@ -25,7 +26,9 @@ def test_warm_up_compiles_every_kernel_of_a_compression() -> None:
         shells._identity_strays,
         shells._local_precision,
         constant_tracks._decide,
-        constant_tracks._constants_of,
+        constant_tracks._first_samples,  # _constants_of compiled into it
+        constant_tracks._stored_constants,
+        layout._sub_tracks_of,
         optimizer._solve,
         optimizer._track_table,
         error_metric._pose_errors,

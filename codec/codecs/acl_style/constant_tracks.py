@@ -21,7 +21,7 @@ from codec.codecs.acl_style import quantize, rotation_layout
 from codec.codecs.acl_style.rotation_layout import MIN_DROPPED_CONSTANT
 from codec.codecs.base import TrackKind
 from codec.jit import helper, kernel
-from codec.model.affine import pack_qvv, qvv_matrix, shell_error
+from codec.model.affine import qvv_matrix, shell_error
 from codec.model.clip import Clip
 
 Array = np.ndarray
@@ -234,28 +234,53 @@ class FirstSamples:
     """Every joint's sub-tracks held at their first sample as a constant stores them, and
     at the bind pose: what the constant and default tests try, settings-free (a
     compressor makes it once per clip). dropped (J,) each rotation's dropped component,
-    stored (J, 3) float32 the kept rotation components as written, values the decoded
-    rotations (J, 4), translations and scales (J, 3) float64, binds the bind pose, and both
-    as QVV rows (J, 10) for the kernel."""
+    stored (J, 3) float32 the kept rotation components as written, const10 the decoded
+    constants (rotations, float32 translations and scales, in float64) and bind10 the bind
+    pose, both as QVV rows (J, 10) for the kernels."""
 
     dropped: Array
     stored: Array
-    values: tuple[Array, Array, Array]
-    binds: tuple[Array, Array, Array]
     const10: Array
     bind10: Array
 
     @classmethod
     def of(cls, clip: Clip) -> FirstSamples:
         sk = clip.skeleton
-        binds = (sk.bind_rotations, sk.bind_translations, sk.bind_scales)
-        dropped, stored, const_rot = constant_rotations(clip.rotations[0])
-        values = (
-            const_rot,
-            clip.translations[0].astype(F32).astype(np.float64),
-            clip.scales[0].astype(F32).astype(np.float64),
+        n = clip.num_joints
+        dropped, stored = np.empty(n, dtype=np.int64), np.empty((n, 3), dtype=F32)
+        const10, bind10 = np.empty((2, n, 10))
+        c = np.ascontiguousarray
+        _first_samples(
+            c(clip.rotations[0]),
+            c(clip.translations[0]),
+            c(clip.scales[0]),
+            c(sk.bind_rotations, dtype=np.float64),
+            c(sk.bind_translations, dtype=np.float64),
+            c(sk.bind_scales, dtype=np.float64),
+            dropped,
+            stored,
+            const10,
+            bind10,
         )
-        return cls(dropped, stored, values, binds, pack_qvv(*values), pack_qvv(*binds))
+        return cls(dropped, stored, const10, bind10)
+
+
+@kernel
+def _first_samples(rot, tr, sc, b_rot, b_tr, b_sc, dropped, stored, const10, bind10):
+    """FirstSamples' arrays of the first sample's rotations (J, 4), translations and scales
+    (J, 3) and the bind pose: the rotations as `constant_rotations` stores and decodes them,
+    translations and scales rounded to float32 (as stored) and back."""
+    values = np.empty((rot.shape[0], 4))
+    _constants_of(rot, dropped, stored, values)
+    for j in range(rot.shape[0]):
+        for c in range(4):
+            const10[j, c] = values[j, c]
+            bind10[j, c] = b_rot[j, c]
+        for c in range(3):
+            const10[j, 4 + c] = np.float64(np.float32(tr[j, c]))
+            const10[j, 7 + c] = np.float64(np.float32(sc[j, c]))
+            bind10[j, 4 + c] = b_tr[j, c]
+            bind10[j, 7 + c] = b_sc[j, c]
 
 
 def detect_kinds(
@@ -294,3 +319,45 @@ def detect_kinds(
         *fixed,
     )
     return kinds, fixed, const_dropped
+
+
+def stored_constants(
+    kinds: Array, rotations: Array, translations: Array, scales: Array, dropped: Array
+) -> tuple[Array, Array]:
+    """What the payload stores of the constant sub-tracks of kinds (J, 3), joint-major:
+    values (Kc, 3) float32 (a rotation's kept components `rotations` (J, 3) float32 as
+    FirstSamples stores them, the first sample's translation or scale (J, 3) rounded to
+    float32) and each one's dropped component (Kc,) (`dropped` (J,) for a rotation, -1)."""
+    n = kinds.shape[0] * 3
+    values, layouts = np.empty((n, 3), dtype=F32), np.empty(n, dtype=np.int64)
+    c = np.ascontiguousarray
+    count = _stored_constants(
+        c(kinds, dtype=np.uint8),
+        c(rotations, dtype=F32),
+        c(translations, dtype=np.float64),
+        c(scales, dtype=np.float64),
+        c(dropped, dtype=np.int64),
+        values,
+        layouts,
+    )
+    return values[:count], layouts[:count]
+
+
+@kernel
+def _stored_constants(kinds, rotations, translations, scales, dropped, values, layouts):
+    """`stored_constants` into values (J * 3, 3) and layouts (J * 3,); returns how many."""
+    n = 0
+    for j in range(kinds.shape[0]):
+        for k in range(3):
+            if kinds[j, k] != _CONSTANT:
+                continue
+            for c in range(3):
+                if k == 0:
+                    values[n, c] = rotations[j, c]
+                elif k == 1:
+                    values[n, c] = np.float32(translations[j, c])
+                else:
+                    values[n, c] = np.float32(scales[j, c])
+            layouts[n] = dropped[j] if k == 0 else -1
+            n += 1
+    return n

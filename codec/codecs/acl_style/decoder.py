@@ -87,7 +87,10 @@ class CompressedClip:
             np.concatenate(enc.samples, axis=0) if ka else np.zeros((self.num_samples, 0, 3)),
             dtype=np.uint32,
         )
-        self._seg_of = np.repeat(np.arange(enc.num_segments, dtype=np.int64), sizes)
+        if len(sizes) == 1:  # stored sample -> its segment
+            self._seg_of = np.zeros(self.num_samples, dtype=np.int64)
+        else:
+            self._seg_of = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
         self.retained = enc.retained_mask()  # (S,) which keyframes the file stores
         if enc.retained is None:  # stored sample -> row of self._q
             self._packed = np.arange(len(self.retained), dtype=np.int64)

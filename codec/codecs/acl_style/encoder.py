@@ -33,7 +33,12 @@ import numpy as np
 from codec.codecs.acl_style import keyframe_stripping, rotation_layout
 from codec.codecs.acl_style import layout as ssc_format
 from codec.codecs.acl_style.bit_rates import segment_cost_bits
-from codec.codecs.acl_style.constant_tracks import FirstSamples, detect_kinds, exact_kinds
+from codec.codecs.acl_style.constant_tracks import (
+    FirstSamples,
+    detect_kinds,
+    exact_kinds,
+    stored_constants,
+)
 from codec.codecs.acl_style.decoder import CompressedClip, normalise
 from codec.codecs.acl_style.details import stats_details, track_costs
 from codec.codecs.acl_style.keyframe_stripping import Stripping, StripSettings
@@ -74,7 +79,6 @@ Judge = Callable[[Array, keyframe_stripping.Rows], None]
 __all__ = ["Compressor", "encode"]
 
 _ANIMATED = int(TrackKind.ANIMATED)
-_CONSTANT = int(TrackKind.CONSTANT)
 _MEMO_LIMIT = 4096  # segment solutions kept per clip
 THREADS = 2  # segments optimised at once (the kernels release the GIL)
 # below this many segments the calling thread solves a segment whenever a pool thread is
@@ -544,15 +548,21 @@ def _problem(
 def _header(clip: Clip, kinds: _Kinds, framing: _Framing) -> dict[str, Any]:
     """The EncodedClip fields an animated and an all-constant clip fill alike: sizes,
     sub-track kinds, constant values and segment sizes."""
-    consts = ssc_format.index_pairs(kinds.kinds == _CONSTANT)  # (Kc, 2) joint, sub-track
+    values, layouts = stored_constants(
+        kinds.kinds,
+        kinds.stored_rotations,
+        clip.translations[0],
+        clip.scales[0],
+        kinds.const_dropped,
+    )
     return {
         "num_joints": clip.num_joints,
         "num_samples": framing.stored,
         "sample_rate": clip.sample_rate,
         "wrap": framing.wrap,
         "kinds": kinds.kinds,
-        "constants": _constant_values(clip, consts, kinds.stored_rotations),
-        "const_dropped": _constant_layouts(consts, kinds.const_dropped),
+        "constants": values,
+        "const_dropped": layouts,
         "segment_sizes": framing.table[:, 1].copy(),
     }
 
@@ -748,18 +758,3 @@ def _segment_key(digest: hashlib.blake2b, g: int, p: SegmentProblem) -> bytes:
     parts = (np.array([g]), p.lay, p.dec, p.dom_dist, p.dom_prec)
     digest.update(b"".join(a.tobytes() for a in parts))
     return digest.digest()
-
-
-def _constant_values(clip: Clip, consts: Array, rotations: Array) -> Array:
-    """(Kc, 3) float32 stored values of the constant sub-tracks `consts` (Kc, 2) (joint,
-    sub-track in stored order); rotations (J, 3) float32 are the kept components as a
-    constant stores them (FirstSamples.stored)."""
-    values = np.empty((clip.num_joints, 3, 3), dtype=F32)  # float32 as each is stored
-    values[:, 0], values[:, 1], values[:, 2] = rotations, clip.translations[0], clip.scales[0]
-    return values[consts[:, 0], consts[:, 1]]
-
-
-def _constant_layouts(consts: Array, const_dropped: Array) -> Array:
-    """(Kc,) the dropped component of each constant sub-track `consts` (Kc, 2) (-1: not a
-    rotation)."""
-    return np.where(consts[:, 1] == 0, const_dropped[consts[:, 0]], -1)

@@ -73,6 +73,7 @@ from codec.codecs.acl_style.bit_rates import (
 from codec.codecs.acl_style.rotation_layout import PER_SEGMENT, W, kept_components
 from codec.codecs.base import TrackKind
 from codec.errors import CompressedFormatError
+from codec.jit import kernel
 from codec.model.limits import (
     over_budget,
     rate_problem,
@@ -112,10 +113,24 @@ MAX_SAMPLES = 1 << 24
 TRANSFORMS_PER_BYTE = 16  # what a .ssc may decode to, per byte of it (codec.model.limits)
 
 
-def index_pairs(mask: Array) -> Array:
-    """(N, 2) row and column of a 2-D mask's set entries, row-major: np.argwhere's, without
-    its wrappers' calls (every encode asks a few times)."""
-    return np.array(mask.nonzero()).T
+def sub_tracks_of(kinds: Array, kind: int) -> Array:
+    """(N, 2) joint and sub-track of every sub-track of `kind` in kinds (J, 3), joint-major
+    (the stored order), C-contiguous int64: np.argwhere(kinds == kind) in one call."""
+    kinds = np.ascontiguousarray(kinds, dtype=np.uint8)
+    out = np.empty((kinds.size, 2), dtype=np.int64)
+    return out[: _sub_tracks_of(kinds, kind, out)]
+
+
+@kernel
+def _sub_tracks_of(kinds, kind, out):
+    """`sub_tracks_of` into out (J * 3, 2); returns how many."""
+    n = 0
+    for j in range(kinds.shape[0]):
+        for k in range(kinds.shape[1]):
+            if kinds[j, k] == kind:
+                out[n, 0], out[n, 1] = j, k
+                n += 1
+    return n
 
 
 @dataclass(eq=False)
@@ -162,12 +177,12 @@ class EncodedClip:
     @cached_property
     def animated(self) -> Array:
         """(Ka, 2) joint and sub-track of every animated sub-track, in stored order."""
-        return index_pairs(self.kinds == _ANIMATED)
+        return sub_tracks_of(self.kinds, _ANIMATED)
 
     @cached_property
     def constant_tracks(self) -> Array:
         """(Kc, 2) joint and sub-track of every constant sub-track, in stored order."""
-        return index_pairs(self.kinds == _CONSTANT)
+        return sub_tracks_of(self.kinds, _CONSTANT)
 
     def stored_components(self) -> Array:
         """(G, Ka, 3) the clip component of each stored value, per segment."""

@@ -56,9 +56,50 @@ def test_the_fixed_values_are_the_constants_where_constant_and_the_bind_elsewher
         assert kinds.dtype == np.uint8
         constant = kinds == 1
         seen.update(kinds.ravel().tolist())
-        for k in range(3):
-            want = np.where(constant[:, k, None], first.values[k], first.binds[k])
+        spans = ((0, 4), (4, 7), (7, 10))
+        for k, (lo, hi) in enumerate(spans):
+            want = np.where(constant[:, k, None], first.const10[:, lo:hi], first.bind10[:, lo:hi])
             np.testing.assert_array_equal(fixed[k].view(np.uint64), want.view(np.uint64))
             assert fixed[k].flags.c_contiguous
         np.testing.assert_array_equal(dropped, np.where(constant[:, 0], first.dropped, -1))
     assert seen == {0, 1, 2}  # default, constant and animated sub-tracks all met
+
+
+def test_first_samples_are_the_constants_as_stored_and_decoded():
+    """FirstSamples (one kernel) against its definition: the rotations as constant_rotations
+    stores and decodes them, translations and scales through float32, the bind pose."""
+    from codec.codecs.acl_style.constant_tracks import FirstSamples
+
+    clip = load_clip(DATA / "acl" / "cmu_09_02.acl.sjson")
+    sk = clip.skeleton
+    first = FirstSamples.of(clip)
+    dropped, stored, values = constant_rotations(clip.rotations[0])
+    np.testing.assert_array_equal(first.dropped, dropped)
+    assert first.stored.dtype == F32
+    np.testing.assert_array_equal(first.stored, stored)
+    const = np.concatenate(
+        (values, clip.translations[0].astype(F32), clip.scales[0].astype(F32)), axis=-1
+    ).astype(np.float64)
+    np.testing.assert_array_equal(first.const10.view(np.uint64), const.view(np.uint64))
+    bind = np.concatenate((sk.bind_rotations, sk.bind_translations, sk.bind_scales), axis=-1)
+    np.testing.assert_array_equal(first.bind10.view(np.uint64), bind.view(np.uint64))
+
+
+def test_stored_constants_are_the_constant_sub_tracks_joint_major():
+    """stored_constants (one kernel) against the selection it stands for, on random kinds:
+    kept rotation components or float32 first samples, rotations' dropped components."""
+    from codec.codecs.acl_style.constant_tracks import stored_constants
+
+    rng = np.random.default_rng(4)
+    for _ in range(50):
+        n = int(rng.integers(1, 20))
+        kinds = rng.integers(0, 3, (n, 3)).astype(np.uint8)
+        rot = rng.normal(size=(n, 3)).astype(F32)
+        tr, sc = rng.normal(size=(n, 3)) * 100, rng.normal(size=(n, 3))
+        dropped = rng.integers(0, 4, n)
+        values, layouts = stored_constants(kinds, rot, tr, sc, dropped)
+        pairs = np.argwhere(kinds == 1)
+        table = np.stack((rot, tr.astype(F32), sc.astype(F32)), axis=1)  # (J, 3, 3)
+        assert values.dtype == F32 and layouts.dtype == np.int64
+        np.testing.assert_array_equal(values, table[pairs[:, 0], pairs[:, 1]])
+        np.testing.assert_array_equal(layouts, np.where(pairs[:, 1] == 0, dropped[pairs[:, 0]], -1))

@@ -169,3 +169,16 @@ def test_load_clip_of_a_looping_ssc_has_the_source_sample_count(tmp_path):
     back = codec.load_clip(path)
     assert back.num_samples == 41 and back.looping and back.name == "loop"
     np.testing.assert_array_equal(back.rotations, r.lossy.rotations)
+
+
+def test_sub_tracks_of_a_kind_are_argwheres_pairs() -> None:
+    from codec.codecs.acl_style.layout import sub_tracks_of
+
+    rng = np.random.default_rng(2)
+    for kinds in [np.zeros((1, 3), np.uint8)] + [
+        rng.integers(0, 3, (int(rng.integers(1, 40)), 3)).astype(np.uint8) for _ in range(100)
+    ]:
+        for kind in range(3):
+            got = sub_tracks_of(kinds, kind)
+            assert got.dtype == np.int64 and got.flags.c_contiguous
+            np.testing.assert_array_equal(got, np.argwhere(kinds == kind).reshape(-1, 2))

@@ -81,14 +81,13 @@ def test_the_track_table_is_the_stable_sorts_of_the_kinds() -> None:
     clip's: the optimiser's order (rotations, translations, scales, each by joint), where
     each track is stored (joint-major) and back, and each joint's tracks."""
     from codec.codecs.acl_style.constant_tracks import exact_kinds
-    from codec.codecs.acl_style.layout import index_pairs
 
     rng = np.random.default_rng(7)
     real = exact_kinds(load_clip(data_clip("cmu_09_02.acl.sjson"))).astype(np.uint8)
     for kinds in [real, np.zeros((3, 3), np.uint8)] + [
         rng.integers(0, 3, (int(rng.integers(1, 30)), 3)).astype(np.uint8) for _ in range(200)
     ]:
-        stored = index_pairs(kinds == 2)  # (T, 2) joint, sub-track in stored order
+        stored = np.argwhere(kinds == 2)  # (T, 2) joint, sub-track in stored order
         order = np.argsort(stored[:, 1], kind="stable")
         joint = stored[order, 0]
         joint_tracks = np.argsort(joint, kind="stable")
