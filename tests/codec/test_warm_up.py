@@ -41,6 +41,7 @@ def test_warm_up_compiles_every_kernel_of_a_compression() -> None:
         details._per_track,
         details._counts,
         decoder._decode_rows,
+        decoder._unit_rows,
         pose_space._pose_matrices,
         placement.place_knots,  # the other codecs' too: the warm-up runs auto
         placement.fewest_knots,

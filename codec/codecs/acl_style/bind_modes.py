@@ -67,7 +67,7 @@ from typing import Any
 
 import numpy as np
 
-from codec.codecs.acl_style.decoder import CompressedClip, normalise
+from codec.codecs.acl_style.decoder import CompressedClip, unit_decoded
 from codec.codecs.acl_style.encoder import Compressor, Judge, row_errors
 from codec.codecs.acl_style.keyframe_stripping import StripSettings, rebuild
 from codec.codecs.acl_style.layout import BIND_CODES
@@ -395,8 +395,7 @@ def _strict_judge(
 
     def as_decoded(rows: Rows) -> Rows:
         """Decoded rows as a decoded clip holds them (decoder.decoded_clip, then Clip)."""
-        normalise(rows[0])
-        return exactly_unit(rows[0]), rows[1], rows[2]
+        return unit_decoded(rows[0]), rows[1], rows[2]
 
     def strips_nothing(rows: Array, decoded: Rows) -> bool:
         """Whether stripping leaves every keyframe of the segment, whatever it does: none

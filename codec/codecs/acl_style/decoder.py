@@ -20,7 +20,7 @@ from codec.codecs.base import sample_keys_of
 from codec.errors import ClipValidationError, CompressedFormatError
 from codec.jit import inlined, kernel
 from codec.model import additive
-from codec.model.clip import Clip, Skeleton
+from codec.model.clip import UNIT_EXACT, Clip, Skeleton, exactly_unit
 from codec.model.pose_blend import blend_rows
 from codec.model.sampling import (
     Pose,
@@ -306,6 +306,49 @@ def normalise(rot: Array) -> None:
     divides by zero: the Clip made of them says so)."""
     with np.errstate(invalid="ignore", divide="ignore"):
         rot /= np.sqrt(np.einsum("...i,...i->...", rot, rot))[..., None]
+
+
+def unit_decoded(rot: Array) -> Array:
+    """Decoded rotations (n, J, 4), taken over, as the Clip made of them holds them:
+    `normalise`, then codec.model.clip.exactly_unit (the very array: it is fresh). One
+    compiled pass where numpy's einsum sums the squares in the order the kernel does
+    (SUMS_PAIRWISE), else numpy's own steps; the same bits either way."""
+    if SUMS_PAIRWISE and rot.ndim == 3 and rot.flags.c_contiguous and rot.dtype == np.float64:
+        _unit_rows(rot.reshape(-1, 4), UNIT_EXACT)
+        return rot
+    normalise(rot)
+    return exactly_unit(rot)
+
+
+@kernel
+def _unit_rows(rot, unit_exact):
+    """`unit_decoded` of rows (N, 4) in place: each divided by its length, then again by
+    the new length where that is off 1 by more than unit_exact (exactly_unit's test)."""
+    for i in range(rot.shape[0]):
+        for step in range(2):
+            x, y, z, w = rot[i, 0], rot[i, 1], rot[i, 2], rot[i, 3]
+            n = np.sqrt((x * x + z * z) + (y * y + w * w))  # numpy's einsum, here
+            if step == 1 and not abs(n - 1.0) > unit_exact:
+                break
+            for c in range(4):
+                rot[i, c] = rot[i, c] / n
+
+
+def _sums_pairwise() -> bool:
+    """Whether numpy's einsum("...i,...i->...") sums a quaternion's squares as
+    (x² + z²) + (y² + w²), as its SIMD reduction does on x86-64 (another CPU may fuse
+    multiply-adds or add in turn): checked once per process on rows whose sums those orders
+    round apart, in the shapes decoding hands it."""
+    rng = np.random.default_rng(20261129)
+    for shape in ((1, 1, 4), (2, 44, 4), (26, 7, 4), (300, 3, 4)):
+        q = rng.normal(size=shape) * rng.uniform(0.1, 10.0, (*shape[:-1], 1))
+        x, y, z, w = (q[..., c] for c in range(4))
+        if not np.array_equal(np.einsum("...i,...i->...", q, q), (x * x + z * z) + (y * y + w * w)):
+            return False
+    return True
+
+
+SUMS_PAIRWISE = _sums_pairwise()
 
 
 def decoded_clip(

@@ -39,7 +39,7 @@ from codec.codecs.acl_style.constant_tracks import (
     exact_kinds,
     stored_constants,
 )
-from codec.codecs.acl_style.decoder import CompressedClip, normalise
+from codec.codecs.acl_style.decoder import CompressedClip, unit_decoded
 from codec.codecs.acl_style.details import stats_details, track_costs
 from codec.codecs.acl_style.keyframe_stripping import Stripping, StripSettings
 from codec.codecs.acl_style.optimizer import (
@@ -683,10 +683,9 @@ def row_errors(clip: Clip, raw_rot: Array, rows: Array, lossy: keyframe_strippin
     decoded Clip would make them, the raw ones `raw_rot (S, J, 4)`. Stripping and each bind
     mode's strictness check measure decoded rows this way."""
     rot, tr, sc = lossy
-    normalise(rot)
     sk = clip.skeleton
     raw = (raw_rot[rows], clip.translations[rows], clip.scales[rows])
-    lossy = (exactly_unit(rot), tr, sc)
+    lossy = (unit_decoded(rot), tr, sc)
     at = np.arange(len(rows))
     return array_errors(raw, lossy, at, np.zeros(len(rows)), sk.parents, sk.shell_distance)
 

@@ -10,7 +10,7 @@ import codec
 from codec.codecs.acl_style import decoder as decoder_module
 from codec.codecs.acl_style.decoder import CompressedClip
 from codec.codecs.registry import decode_file
-from codec.model.clip import Clip
+from codec.model.clip import UNIT_EXACT, Clip
 from codec.model.sampling import Pose, blend, sample_keys_batch
 from codec.settings import CompressionSettings
 from tests.codec.helpers import chain_clip, data_clip
@@ -107,3 +107,45 @@ def test_decode_source_is_decode_all_with_the_dropped_sample_and_one_clip(
         want = tuple(np.concatenate((a, a[:1])) for a in want)
     _assert_bits((got.rotations, got.translations, got.scales), want)
     assert fresh._rows is not None and len(fresh._rows[0]) == whole.num_samples
+
+
+def _numpy_unit(rot: np.ndarray) -> np.ndarray:
+    """What a Clip of decoded rotations holds, numpy's way: normalise, then exactly_unit."""
+    from codec.model.clip import exactly_unit
+
+    rot = rot.copy()
+    decoder_module.normalise(rot)
+    with np.errstate(invalid="ignore", divide="ignore"):  # the corrupt rows' second division
+        return exactly_unit(rot)
+
+
+def test_unit_decoded_is_numpys_normalise_and_exactly_unit_to_the_bit() -> None:
+    """The compiled pass against numpy's steps: random lengths, float32-decoded rows, rows
+    that need the second division, zeros and NaN (corrupt data), and a real clip's decoded
+    rows. On x86-64 numpy sums pairwise and the kernel runs; elsewhere numpy's own steps do
+    (and this compares them with themselves)."""
+    import platform
+
+    if platform.machine() in ("x86_64", "AMD64"):
+        assert decoder_module.SUMS_PAIRWISE
+    rng = np.random.default_rng(5)
+    q = rng.normal(size=(400, 9, 4)) * rng.uniform(1e-3, 1e3, (400, 9, 1))
+    q[:100] = q[:100].astype(np.float32)
+    q[100:200] /= np.linalg.norm(q[100:200], axis=-1, keepdims=True)  # nearly unit already
+    q[200, 0] = 0.0
+    q[201, 1, 2] = np.nan
+    q[202, 2] = [1e-300, 0.0, 0.0, 1e-300]
+    q[203] = rng.normal(size=(9, 4)) * 1e-160  # subnormal squares: off 1 after one division
+    q[204, 0] = [1e200, 0.0, 0.0, 1.0]  # an infinite length
+    encoded = codec.compress(codec.load_clip(data_clip("cmu_09_02.acl.sjson"))).decoder
+    real = encoded.decode_rows(np.arange(encoded.num_samples))[0]
+    for rot in (q, real):
+        want = _numpy_unit(rot)
+        with np.errstate(all="raise"):  # the kernel warns of nothing
+            got = decoder_module.unit_decoded(rot.copy())
+        assert got.dtype == np.float64 and got.shape == rot.shape
+        np.testing.assert_array_equal(got.view(np.uint64), want.view(np.uint64))
+    once = q.copy()
+    decoder_module.normalise(once)
+    length = np.sqrt(np.einsum("...i,...i->...", once, once))
+    assert np.sum(np.abs(length - 1.0) > UNIT_EXACT) >= 5  # the second division is met
