@@ -46,11 +46,12 @@ def _kernel_sources(package: Path) -> list[Path]:
         if "from codec.jit import" not in text:
             continue
         found.add(path)
-        for source, group in re.findall(
-            r"^\s*from codec((?:\.\w+)*) import ([\w, ]+)$", text, re.MULTILINE
+        for source, group, wrapped in re.findall(  # one line, or parenthesised over several
+            r"^\s*from codec((?:\.\w+)*) import (?:([\w, ]+)$|\(([^)]*)\))", text, re.MULTILINE
         ):
             base = [p for p in source.split(".") if p]
-            names = [n.strip().split(" as ")[0] for n in group.split(",")]
+            names = [n.strip().split(" as ")[0] for n in (group or wrapped).split(",")]
+            names = [n for n in names if n]
             for dep in [package.joinpath(*base).with_suffix(".py")] + [
                 package.joinpath(*base, n).with_suffix(".py") for n in names
             ]:

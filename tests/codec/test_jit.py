@@ -30,6 +30,18 @@ def test_a_changed_source_drops_the_cached_kernels(tmp_path: Path) -> None:
     assert (pkg / "kernels.py").exists() and (pkg / "callee.py").exists()
 
 
+def test_a_callee_imported_in_parentheses_is_followed_too(tmp_path: Path) -> None:
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "kernels.py").write_text(
+        "from codec.jit import kernel\nfrom codec.sub.limits import (\n    A,\n    B as C,\n)\n"
+    )
+    (pkg / "sub" / "limits.py").write_text("A = 1\nB = 2\n")
+    (pkg / "other.py").write_text("z = 1\n")
+    found = jit._kernel_sources(pkg)
+    assert pkg / "sub" / "limits.py" in found and pkg / "other.py" not in found
+
+
 def test_a_script_that_imports_numba_first_still_loads_every_kernel_from_the_cache() -> None:
     """numba imported before the codec read its settings without NUMBA_CPU_NAME=generic: the
     first kernel looked for this CPU's machine code, missed the cache and compiled (1.7 s
