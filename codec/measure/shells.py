@@ -119,6 +119,51 @@ def identity_strays(clip: Clip) -> tuple[Array, Array]:
     return strays, scale
 
 
+def identity_within(clip: Clip, distance: Array, bound: Array, stored: Array) -> int:
+    """Whether some sub-track of `stored` (J, 3) bool stays, at every sample, within
+    `bound` (J,) of the identity on its shell `distance` (J,) times its ancestor_scale: a
+    rotation's angle times the distance, a translation's largest component, a scale's
+    largest |component - 1| times the distance (how bind_modes screens `none`). 1 or 0, or
+    -1 where a rotation's angle is within rounding of its bound (the kernel's acos may
+    differ from numpy's arccos by an ulp: numpy's must decide)."""
+    c = np.ascontiguousarray
+    return int(
+        _identity_within(
+            c(clip.rotations),
+            c(clip.translations),
+            c(clip.scales),
+            np.asarray(clip.skeleton.parents, np.int64),
+            c(distance, dtype=np.float64),
+            c(bound, dtype=np.float64),
+            c(stored, dtype=np.bool_),
+        )
+    )
+
+
+@kernel
+def _identity_within(rot, tr, sc, parents, distance, bound, stored):
+    """`identity_within`: identity_strays and ancestor_scale's numbers, compared as numpy
+    compares them (((2 acos(min(|w|, 1))) d) s, t s, (|s - 1| d) s against the bound)."""
+    nj = parents.shape[0]
+    strays = np.empty((nj, 3))
+    scale = np.zeros(nj)
+    _identity_strays(rot, tr, sc, parents, strays)
+    _ancestor_scale(sc, parents, scale)
+    unclear = False
+    for j in range(nj):
+        if stored[j, 1] and strays[j, 1] * scale[j] <= bound[j]:
+            return 1
+        if stored[j, 2] and (strays[j, 2] * distance[j]) * scale[j] <= bound[j]:
+            return 1
+        if stored[j, 0]:
+            reach = ((2.0 * np.arccos(min(strays[j, 0], 1.0))) * distance[j]) * scale[j]
+            if reach <= bound[j] * (1.0 - 1e-12):
+                return 1
+            if not reach > bound[j] * (1.0 + 1e-12):
+                unclear = True
+    return -1 if unclear else 0
+
+
 @kernel
 def _identity_strays(rot, tr, sc, parents, out):
     """out (J, 3): `identity_strays`' first part of rotations (S, J, 4), translations and

@@ -173,6 +173,10 @@ class Skeleton:
 
     def longest_chain(self) -> int:
         """Number of joints on the longest root-to-leaf chain."""
+        return self._longest_chain
+
+    @cached_property
+    def _longest_chain(self) -> int:
         return int(self.depths.max()) + 1
 
     def chains(self) -> list[list[int]]:
@@ -194,9 +198,10 @@ class Skeleton:
         return order
 
     def _copy(self) -> Skeleton:
-        """A shallow copy sharing this skeleton's topology caches, its depths computed here
-        first (every compression's settings copy asks for them: once per skeleton)."""
-        self.depths  # noqa: B018 (a cached property: computed into self.__dict__)
+        """A shallow copy sharing this skeleton's topology caches, its depths and longest
+        chain computed here first (every compression's settings copy asks for them: once
+        per skeleton)."""
+        self._longest_chain  # noqa: B018 (cached properties: computed into self.__dict__)
         out = object.__new__(type(self))  # copy.copy, without its reduce protocol's detour
         out.__dict__.update(self.__dict__)
         return out

@@ -25,6 +25,7 @@ def test_warm_up_compiles_every_kernel_of_a_compression() -> None:
         shells._dominant,
         shells._identity_strays,
         shells._local_precision,
+        shells._identity_within,
         constant_tracks._decide,
         constant_tracks._first_samples,  # _constants_of compiled into it
         constant_tracks._stored_constants,

@@ -75,7 +75,7 @@ from codec.codecs.base import Encoded, Progress, TrackKind, sample_keys_of
 from codec.codecs.container import HEADER_SIZE
 from codec.errors import Cancelled
 from codec.measure.error_metric import array_errors, clip_errors
-from codec.measure.shells import ancestor_scale, identity_strays
+from codec.measure.shells import ancestor_scale, identity_strays, identity_within
 from codec.model import additive
 from codec.model.additive import AdditiveBase
 from codec.model.clip import Clip, Skeleton, exactly_unit
@@ -454,8 +454,11 @@ def _cannot_win(mode: str, clip: Clip, strip: Encoded, thorough: bool = True) ->
         return None
     shells = strip.costs.dominant_shells
     if not thorough:  # auto: only the identity's reach (what _deviations finds, alone)
-        within = _identity_reach(clip, shells.distance) <= 2.0 * shells.precision[:, None]
-        if np.any(within & stored):
+        bound = 2.0 * shells.precision
+        some = identity_within(clip, shells.distance, bound, stored)
+        if some < 0:  # a rotation within rounding of its bound: numpy's arccos decides
+            some = int(np.any((_identity_reach(clip, shells.distance) <= bound[:, None]) & stored))
+        if some:
             return None  # none might store as nothing what strip stores
         return "none stores strip's samples; whether its defaults are closer is --bind best's"
     first = (clip.rotations[0], clip.translations[0], clip.scales[0])

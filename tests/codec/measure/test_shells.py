@@ -96,3 +96,46 @@ def test_local_precision_divides_by_the_scale_per_joint_for_every_segment() -> N
     assert out[:, 0].tolist() == [0.01 / 2.0, 0.1 / 2.0]
     assert out[:, 3].tolist() == [0.04 / 3.0, 0.4 / 3.0]
     assert np.all(np.isinf(out[:, 1:3]))
+
+
+def test_identity_within_decides_as_numpys_reach_does() -> None:
+    """identity_within (one kernel) against identity_strays, ancestor_scale and numpy's
+    arccos: bounds far off, at each sub-track's reach (clear or, for rotations, within
+    rounding: -1) and just around it, random stored masks."""
+    from codec.measure.shells import identity_strays, identity_within
+
+    rng = np.random.default_rng(9)
+    seen = {-1: 0, 0: 0, 1: 0}
+    for trial in range(300):
+        s, j = int(rng.integers(1, 4)), int(rng.integers(1, 8))
+        rot = rng.normal(size=(s, j, 4)) * [0.1, 0.1, 0.1, 1.0]
+        rot /= np.linalg.norm(rot, axis=-1, keepdims=True)
+        tr = rng.normal(size=(s, j, 3))
+        sc = 1.0 + 0.1 * rng.normal(size=(s, j, 3))
+        clip = clip_of(np.zeros((s, j, 3)), [1.0] * j, [0.01] * j)
+        clip = Clip(clip.skeleton, 30.0, rot, tr, sc)
+        distance = rng.uniform(0.5, 5.0, j)
+        strays, scale = identity_strays(clip)
+        reach = (
+            np.stack(
+                (
+                    2.0 * np.arccos(np.minimum(strays[:, 0], 1.0)) * distance,
+                    strays[:, 1],
+                    strays[:, 2] * distance,
+                ),
+                axis=-1,
+            )
+            * scale[:, None]
+        )
+        stored = rng.random((j, 3)) < 0.5
+        pick = reach[np.arange(j), rng.integers(0, 3, j)]
+        bound = [pick, pick * (1 + 1e-14), pick * 0.5, pick * 2.0][trial % 4]
+        want = bool(np.any((reach <= bound[:, None]) & stored))
+        got = identity_within(clip, distance, bound, stored)
+        seen[got] += 1
+        if got >= 0:
+            assert bool(got) == want, trial
+        else:  # unclear only where a stored rotation's reach is within rounding
+            near = np.abs(reach[:, 0] - bound) <= 1e-11 * bound
+            assert np.any(near & stored[:, 0]), trial
+    assert min(seen.values()) > 0, seen
