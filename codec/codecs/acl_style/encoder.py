@@ -249,7 +249,8 @@ class Compressor:
         split = np.ones(clip.num_joints)  # local budgets shared out on failing chains
         self.segments_solved = 0
         for attempt in range(ATTEMPTS):
-            found = detect_kinds(clip, dom_dist, local_prec / split, forced, raw.exact, raw.first)
+            budget = local_prec / split if attempt else local_prec  # x / 1.0 is x
+            found = detect_kinds(clip, dom_dist, budget, forced, raw.exact, raw.first)
             kinds = _Kinds(*found, raw.first.stored)
             enc, tables, stuck = self._encode(
                 clip, kinds, framing, level, report, check, attempt, judge
