@@ -39,6 +39,7 @@ def test_warm_up_compiles_every_kernel_of_a_compression() -> None:
         pose_blend._blend,
         writing.body,
         quantize.quantised,
+        quantize.in_stored_order,
         details._per_track,
         details._counts,
         decoder._decode_rows,

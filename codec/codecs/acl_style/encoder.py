@@ -48,7 +48,7 @@ from codec.codecs.acl_style.optimizer import (
     TrackTable,
     optimize_segment,
 )
-from codec.codecs.acl_style.quantize import F32, quantised
+from codec.codecs.acl_style.quantize import F32, in_stored_order, quantised
 from codec.codecs.acl_style.segments import segment_table
 from codec.codecs.base import Encoded, TrackKind
 from codec.errors import Cancelled
@@ -347,15 +347,16 @@ class Compressor:
         attempt: int,
         judge: Judge | None = None,
     ) -> tuple[Array, Array, Array]:
-        """Bit rates (G, Ka) and packed samples (stored, Ka, 3), both in stored order, and
-        the joints that cannot meet their precision: each segment solved by the optimiser
-        (two at once on long clips) or taken from an earlier run with the same inputs.
-        Frees `quant`'s sample arrays when done."""
+        """Bit rates (G, Ka) and packed samples (stored, Ka, 3), both in the optimiser's
+        track order (`_encoded` stores them in the payload's), and the joints that cannot
+        meet their precision: each segment solved by the optimiser (two at once on long
+        clips) or taken from an earlier run with the same inputs. Frees `quant`'s sample
+        arrays when done."""
         h = self._raw.hierarchy
         sk = clip.skeleton
         table = framing.table
         G = len(table)
-        order, ka = tracks.order, len(tracks.order)
+        ka = len(tracks.joint)
         base = pack_qvv(*kinds.fixed)
         shell = np.ascontiguousarray(sk.shell_distance, dtype=np.float64)
         precision = np.ascontiguousarray(sk.precision, dtype=np.float64)
@@ -385,7 +386,7 @@ class Compressor:
         )
 
         rates = np.zeros((G, ka), dtype=np.int64)
-        q = np.zeros((framing.stored, ka, 3), dtype=np.uint32)  # stored order
+        q = np.zeros((framing.stored, ka, 3), dtype=np.uint32)
         stuck_all = np.zeros(clip.num_joints, dtype=bool)
         pool = _segment_pool() if G >= THREADED_SEGMENTS else None
         Solved = tuple[Array, Array, Array]
@@ -403,8 +404,8 @@ class Compressor:
             seg_rates, stuck, seg_q = solved
             stuck_all[:] |= stuck
             first, n = table[g]
-            rates[g, order] = seg_rates
-            q[first : first + n][:, order] = seg_q
+            rates[g] = seg_rates
+            q[first : first + n] = seg_q
             unjudged.append(g)
             if len(unjudged) >= max(1, judged):
                 judge_unjudged()
@@ -578,21 +579,24 @@ def _encoded(
     q: Array,
 ) -> tuple[ssc_format.EncodedClip, tuple[Array, Array]]:
     """The encoding in stored order, and its decoding parameters."""
-    inv = tracks.inv  # stored position -> optimiser position
+    per_track = (quant.layout, quant.clip_min, quant.clip_ext, quant.dropped, quant.seg_min)
+    per_track += (quant.seg_ext, quant.seg_const, quant.lay, quant.dec)
+    layout, c_min, c_ext, dropped, s_min, s_ext, s_const, lay, dec, rates, q = in_stored_order(
+        tracks.inv, *per_track, rates, q
+    )
     enc = ssc_format.EncodedClip(
         **_header(clip, kinds, framing),
-        clip_layout=quant.layout[inv],
-        clip_min=quant.clip_min[inv],
-        clip_extent=quant.clip_ext[inv],
-        bit_rates=rates.astype(np.uint8),
-        seg_dropped=quant.dropped[:, inv],
-        seg_min=quant.seg_min[:, inv],
-        seg_extent=quant.seg_ext[:, inv],
-        seg_constant=quant.seg_const[:, inv],
+        clip_layout=layout,
+        clip_min=c_min,
+        clip_extent=c_ext,
+        bit_rates=rates,
+        seg_dropped=dropped,
+        seg_min=s_min,
+        seg_extent=s_ext,
+        seg_constant=s_const,
         samples=[q] if len(framing.table) == 1 else np.split(q, framing.table[1:, 0]),
     )
-    tables = (np.ascontiguousarray(quant.lay[:, inv]), np.ascontiguousarray(quant.dec[:, inv]))
-    return enc, tables
+    return enc, (lay, dec)
 
 
 def _static(

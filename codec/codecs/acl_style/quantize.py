@@ -358,3 +358,42 @@ def quantised(rotations, translations, scales, joints, counts, starts, sizes, mi
         lay,
         dec,
     )
+
+
+@kernel
+def in_stored_order(
+    inv, layout, clip_min, clip_ext, dropped, seg_min, seg_ext, seg_const, lay, dec, rates, q
+):
+    """The per-track arrays of `quantised` (the track axis first, or second after segments'
+    or samples'), the optimiser's rates (G, T) and quantised samples q (stored, T, 3), each
+    track moved to its stored position s from the optimiser's inv[s]: the payload's order
+    (the decoder's tables lay and dec too). The rates come out as uint8, as written."""
+    out = (
+        np.empty_like(layout),
+        np.empty_like(clip_min),
+        np.empty_like(clip_ext),
+        np.empty_like(dropped),
+        np.empty_like(seg_min),
+        np.empty_like(seg_ext),
+        np.empty_like(seg_const),
+        np.empty_like(lay),
+        np.empty_like(dec),
+        np.empty(rates.shape, np.uint8),
+        np.empty_like(q),
+    )
+    for s in range(inv.shape[0]):
+        t = inv[s]
+        out[0][s] = layout[t]
+        out[1][s] = clip_min[t]
+        out[2][s] = clip_ext[t]
+        for g in range(dropped.shape[0]):
+            out[3][g, s] = dropped[g, t]
+            out[4][g, s] = seg_min[g, t]
+            out[5][g, s] = seg_ext[g, t]
+            out[6][g, s] = seg_const[g, t]
+            out[7][g, s] = lay[g, t]
+            out[8][g, s] = dec[g, t]
+            out[9][g, s] = rates[g, t]
+        for n in range(q.shape[0]):
+            out[10][n, s] = q[n, t]
+    return out

@@ -179,3 +179,29 @@ def test_numpy_and_kernel_rebuild_agree_bit_for_bit():
         lay = np.array([*kept[i], dropped[i]], dtype=np.int64)
         got = _decode(np.zeros(3), values[i], RAW_BIT_RATE, lay, np.zeros(17, F32))
         np.testing.assert_array_equal(got, expect[i])
+
+
+def test_in_stored_order_moves_every_track_as_fancy_indexing_does() -> None:
+    from codec.codecs.acl_style.quantize import in_stored_order
+
+    rng = np.random.default_rng(8)
+    for g, ka in ((1, 1), (1, 7), (3, 12)):
+        inv = rng.permutation(ka)
+        arrays = (
+            rng.integers(-1, 4, ka),
+            rng.normal(size=(ka, 4)).astype(np.float32),
+            rng.normal(size=(ka, 4)).astype(np.float32),
+            rng.integers(-1, 4, (g, ka)),
+            rng.integers(0, 256, (g, ka, 3)).astype(np.uint8),
+            rng.integers(0, 256, (g, ka, 3)).astype(np.uint8),
+            rng.integers(0, 65536, (g, ka, 3)).astype(np.uint16),
+            rng.integers(0, 9, (g, ka, 4)),
+            rng.normal(size=(g, ka, 17)).astype(np.float32),
+        )
+        rates = rng.integers(0, 20, (g, ka))
+        q = rng.integers(0, 1 << 20, (5, ka, 3)).astype(np.uint32)
+        got = in_stored_order(inv, *arrays, rates, q)
+        for i, (a, b) in enumerate(zip((*arrays, rates, q), got, strict=True)):
+            want = a[inv] if i < 3 else a[:, inv]
+            assert b.dtype == (np.uint8 if i == 9 else a.dtype) and b.flags.c_contiguous, i
+            np.testing.assert_array_equal(b, want, err_msg=str(i))
