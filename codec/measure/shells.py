@@ -119,34 +119,38 @@ def identity_strays(clip: Clip) -> tuple[Array, Array]:
     return strays, scale
 
 
-def identity_within(clip: Clip, distance: Array, bound: Array, stored: Array) -> int:
+def identity_within(
+    clip: Clip, distance: Array, bound: Array, stored: Array
+) -> tuple[int, Array, Array]:
     """Whether some sub-track of `stored` (J, 3) bool stays, at every sample, within
     `bound` (J,) of the identity on its shell `distance` (J,) times its ancestor_scale: a
     rotation's angle times the distance, a translation's largest component, a scale's
     largest |component - 1| times the distance (how bind_modes screens `none`). 1 or 0, or
     -1 where a rotation's angle is within rounding of its bound (the kernel's acos may
-    differ from numpy's arccos by an ulp: numpy's must decide)."""
+    differ from numpy's arccos by an ulp: numpy's must decide); with the `identity_strays`
+    it measured (J, 3) and (J,) for that."""
     c = np.ascontiguousarray
-    return int(
-        _identity_within(
-            c(clip.rotations),
-            c(clip.translations),
-            c(clip.scales),
-            np.asarray(clip.skeleton.parents, np.int64),
-            c(distance, dtype=np.float64),
-            c(bound, dtype=np.float64),
-            c(stored, dtype=np.bool_),
-        )
+    strays, scale = np.empty((clip.num_joints, 3)), np.zeros(clip.num_joints)
+    some = _identity_within(
+        c(clip.rotations),
+        c(clip.translations),
+        c(clip.scales),
+        np.asarray(clip.skeleton.parents, np.int64),
+        c(distance, dtype=np.float64),
+        c(bound, dtype=np.float64),
+        c(stored, dtype=np.bool_),
+        strays,
+        scale,
     )
+    return int(some), strays, scale
 
 
 @kernel
-def _identity_within(rot, tr, sc, parents, distance, bound, stored):
-    """`identity_within`: identity_strays and ancestor_scale's numbers, compared as numpy
-    compares them (((2 acos(min(|w|, 1))) d) s, t s, (|s - 1| d) s against the bound)."""
+def _identity_within(rot, tr, sc, parents, distance, bound, stored, strays, scale):
+    """`identity_within`: identity_strays' numbers into strays (J, 3) and scale (J,)
+    zeros, compared as numpy compares them (((2 acos(min(|w|, 1))) d) s, t s,
+    (|s - 1| d) s against the bound)."""
     nj = parents.shape[0]
-    strays = np.empty((nj, 3))
-    scale = np.zeros(nj)
     _identity_strays(rot, tr, sc, parents, strays)
     _ancestor_scale(sc, parents, scale)
     unclear = False

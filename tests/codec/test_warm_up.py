@@ -23,9 +23,8 @@ def test_warm_up_compiles_every_kernel_of_a_compression() -> None:
     assert warm_up.is_warm()
     for kernel in (
         shells._dominant,
-        shells._identity_strays,
         shells._local_precision,
-        shells._identity_within,
+        shells._identity_within,  # _identity_strays compiled into it
         constant_tracks._decide,
         constant_tracks._first_samples,  # _constants_of compiled into it
         constant_tracks._stored_constants,

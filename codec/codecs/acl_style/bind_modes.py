@@ -75,7 +75,7 @@ from codec.codecs.base import Encoded, Progress, TrackKind, sample_keys_of
 from codec.codecs.container import HEADER_SIZE
 from codec.errors import Cancelled
 from codec.measure.error_metric import array_errors, clip_errors
-from codec.measure.shells import ancestor_scale, identity_strays, identity_within
+from codec.measure.shells import ancestor_scale, identity_within
 from codec.model import additive
 from codec.model.additive import AdditiveBase
 from codec.model.clip import Clip, Skeleton, exactly_unit
@@ -455,9 +455,10 @@ def _cannot_win(mode: str, clip: Clip, strip: Encoded, thorough: bool = True) ->
     shells = strip.costs.dominant_shells
     if not thorough:  # auto: only the identity's reach (what _deviations finds, alone)
         bound = 2.0 * shells.precision
-        some = identity_within(clip, shells.distance, bound, stored)
+        some, strays, scale = identity_within(clip, shells.distance, bound, stored)
         if some < 0:  # a rotation within rounding of its bound: numpy's arccos decides
-            some = int(np.any((_identity_reach(clip, shells.distance) <= bound[:, None]) & stored))
+            reach = _identity_reach(strays, scale, shells.distance)
+            some = int(np.any((reach <= bound[:, None]) & stored))
         if some:
             return None  # none might store as nothing what strip stores
         return "none stores strip's samples; whether its defaults are closer is --bind best's"
@@ -501,12 +502,11 @@ def _deviations(
     return low, high
 
 
-def _identity_reach(clip: Clip, distance: Array) -> Array:
-    """(J, 3) `_deviations`' lower bound for the identity pose alone, in a few reductions:
-    auto screens every clip with it, and on a one-sample clip the general form cost half
-    as much as the whole encode."""
-    strays, scale = identity_strays(clip)  # |w| at least, |t| and |s - 1| at most
-    low = np.empty((clip.num_joints, 3))
+def _identity_reach(strays: Array, scale: Array, distance: Array) -> Array:
+    """(J, 3) `_deviations`' lower bound for the identity pose alone, from the clip's
+    identity_strays (J, 3) (|w| at least, |t| and |s - 1| at most) and ancestor_scale
+    (J,): auto screens every clip with it (shells.identity_within, where it is clear)."""
+    low = np.empty((len(scale), 3))
     low[:, 0] = 2.0 * np.arccos(np.minimum(strays[:, 0], 1.0)) * distance
     low[:, 1] = strays[:, 1]
     low[:, 2] = strays[:, 2] * distance

@@ -462,7 +462,7 @@ class Compressor:
                 if isinstance(solved, Future):
                     solved.cancel()
         quant.free_samples()
-        return rates, q, np.flatnonzero(stuck_all)
+        return rates, q, stuck_all.nonzero()[0]
 
 
 def _framing(
@@ -523,7 +523,7 @@ def _problem(
     clip: Clip, g: int, quant: _Quantized, framing: _Framing, shared: _Shared
 ) -> SegmentProblem:
     """Segment g's inputs to the optimiser."""
-    first, n = (int(v) for v in framing.table[g])
+    first, n = framing.table[g].tolist()
     span = slice(first, first + n)
     rows = np.arange(n)
     seg_raw = shared.raw[span]

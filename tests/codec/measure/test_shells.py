@@ -131,7 +131,9 @@ def test_identity_within_decides_as_numpys_reach_does() -> None:
         pick = reach[np.arange(j), rng.integers(0, 3, j)]
         bound = [pick, pick * (1 + 1e-14), pick * 0.5, pick * 2.0][trial % 4]
         want = bool(np.any((reach <= bound[:, None]) & stored))
-        got = identity_within(clip, distance, bound, stored)
+        got, got_strays, got_scale = identity_within(clip, distance, bound, stored)
+        np.testing.assert_array_equal(got_strays, strays)
+        np.testing.assert_array_equal(got_scale, scale)
         seen[got] += 1
         if got >= 0:
             assert bool(got) == want, trial

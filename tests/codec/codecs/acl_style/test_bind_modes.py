@@ -191,12 +191,13 @@ def test_autos_screen_finds_the_identitys_reach_as_bests_does(path) -> None:
     """auto's none screen measures the identity's reach in its own few reductions: the same
     bounds, bit for bit, as best's general form gives for the identity pose."""
     from codec.codecs.acl_style.bind_modes import _deviations, _identity_reach
+    from codec.measure.shells import identity_strays
     from codec.model import additive
 
     clip = load_clip(path)
     distance = np.linspace(0.5, 7.0, clip.num_joints)
     low, _ = _deviations(clip, (additive.identity("additive0", clip.num_joints),), distance)
-    np.testing.assert_array_equal(_identity_reach(clip, distance), low[0])
+    np.testing.assert_array_equal(_identity_reach(*identity_strays(clip), distance), low[0])
 
 
 @pytest.mark.parametrize(
