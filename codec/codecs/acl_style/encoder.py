@@ -685,8 +685,8 @@ def _strip(
 def row_errors(clip: Clip, raw_rot: Array, rows: Array, lossy: keyframe_stripping.Rows) -> Array:
     """(N, J) `clip_errors(raw rows, decoded_clip(lossy))` against the raw clip's samples
     `rows (N,)`, without the two clips: `lossy`'s rotations (taken over) made unit as a
-    decoded Clip would make them, the raw ones `raw_rot (S, J, 4)`. Stripping and each bind
-    mode's strictness check measure decoded rows this way."""
+    decoded Clip would make them, the raw ones `raw_rot (S, J, 4)`. Stripping measures
+    decoded rows this way (and bind_modes' strictness check, on every row)."""
     rot, tr, sc = lossy
     sk = clip.skeleton
     raw = (raw_rot[rows], clip.translations[rows], clip.scales[rows])

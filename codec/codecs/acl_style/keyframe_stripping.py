@@ -49,6 +49,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -144,11 +145,11 @@ class Stripping:
     stripped: Array
     trivial: Array
 
-    @property
+    @cached_property  # asked several times per encode; the arrays are not changed after
     def num_stripped(self) -> int:
         return int(self.stripped.sum())
 
-    @property
+    @cached_property
     def num_trivial(self) -> int:
         return int(self.trivial.sum())
 
