@@ -137,18 +137,19 @@ class TrackTable:
         """The table of sub-track kinds (J, 3) (codec.codecs.base.TrackKind)."""
         kinds = np.ascontiguousarray(kinds, dtype=np.uint8)
         num_joints = kinds.shape[0]
-        t = int(np.count_nonzero(kinds == _ANIMATED))
-        joint, kind, joint_tracks, order, inv = np.empty((5, t), dtype=np.int64)
+        rows = np.empty((5, 3 * num_joints), dtype=np.int64)  # room for every sub-track
         track_ptr = np.empty(num_joints + 1, dtype=np.int64)
         counts = np.empty(3, dtype=np.int64)
-        _track_table(kinds, _ANIMATED, order, inv, joint, kind, counts, joint_tracks, track_ptr)
+        t = _track_table(kinds, _ANIMATED, *rows, counts, track_ptr)
+        order, inv, joint, kind, joint_tracks = rows[:, :t]  # contiguous: each a row's start
         return cls(joint, kind, joint_tracks, track_ptr, order, inv, counts)
 
 
 @kernel
-def _track_table(kinds, animated, order, inv, joint, kind, counts, joint_tracks, track_ptr):
+def _track_table(kinds, animated, order, inv, joint, kind, joint_tracks, counts, track_ptr):
     """TrackTable.of's arrays of kinds (J, 3): the stable sorts numpy's argsort and
-    searchsorted made, as the counting they are."""
+    searchsorted made, as the counting they are. Returns how many tracks (T) it wrote at
+    the start of the (J * 3,) arrays."""
     num_joints = kinds.shape[0]
     stored = np.empty((num_joints, 3), dtype=np.int64)
     at = np.empty((num_joints, 3), dtype=np.int64)
@@ -178,6 +179,7 @@ def _track_table(kinds, animated, order, inv, joint, kind, counts, joint_tracks,
                 joint_tracks[i] = at[j, k]
                 i += 1
     track_ptr[num_joints] = i
+    return i
 
 
 @dataclass(eq=False)
