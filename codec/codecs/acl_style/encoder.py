@@ -651,7 +651,7 @@ def _strip(
     none = keyframe_stripping.no_stripping(table, stored)
     # cheapest first: segments of at most two samples (a clip of one or two) have no
     # keyframe between two others to strip
-    if not strip.enabled or int(table[:, 1].max()) <= 2 or len(enc.animated) == 0:
+    if not strip.enabled or max(table[:, 1].tolist()) <= 2 or len(enc.animated) == 0:
         return none
     decoded = decode()
     sk = clip.skeleton

@@ -629,4 +629,6 @@ def _fewest(n: int, starts: Array, ends: Array) -> Array:
 def no_stripping(table: Array, num_stored: int) -> Stripping:
     """Every keyframe stored."""
     g = len(table)
-    return Stripping(np.ones(num_stored, dtype=bool), np.zeros(g, np.int64), np.zeros(g, np.int64))
+    out = Stripping(np.ones(num_stored, dtype=bool), np.zeros(g, np.int64), np.zeros(g, np.int64))
+    out.__dict__.update(num_stripped=0, num_trivial=0)  # the cached counts, known: no sums
+    return out

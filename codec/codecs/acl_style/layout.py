@@ -225,8 +225,7 @@ def _c(a: Array, dtype: type) -> Array:
 
 def _le_bytes(a: Array, dtype: str) -> Array:
     """(..., n) values as little-endian `dtype` -> (..., n * its size) u8."""
-    le = np.ascontiguousarray(a, dtype=dtype)
-    return le.view(np.uint8).reshape(*le.shape[:-1], le.shape[-1] * le.itemsize)
+    return np.ascontiguousarray(a, dtype=dtype).view(np.uint8)  # the last axis widens
 
 
 def write(enc: EncodedClip) -> ParsedPayload:
