@@ -50,7 +50,8 @@ def _kernel_sources(package: Path) -> list[Path]:
             r"^\s*from codec((?:\.\w+)*) import (?:([\w, ]+)$|\(([^)]*)\))", text, re.MULTILINE
         ):
             base = [p for p in source.split(".") if p]
-            names = [n.strip().split(" as ")[0] for n in (group or wrapped).split(",")]
+            listed = group or re.sub(r"#[^\n]*", "", wrapped)  # a comment names nothing
+            names = [n.strip().split(" as ")[0] for n in listed.split(",")]
             names = [n for n in names if n]
             for dep in [package.joinpath(*base).with_suffix(".py")] + [
                 package.joinpath(*base, n).with_suffix(".py") for n in names

@@ -34,7 +34,8 @@ def test_a_callee_imported_in_parentheses_is_followed_too(tmp_path: Path) -> Non
     pkg = tmp_path / "pkg"
     (pkg / "sub").mkdir(parents=True)
     (pkg / "kernels.py").write_text(
-        "from codec.jit import kernel\nfrom codec.sub.limits import (\n    A,\n    B as C,\n)\n"
+        "from codec.jit import kernel\n"
+        "from codec.sub import (\n    other as o,  # why\n    limits,\n)\n"
     )
     (pkg / "sub" / "limits.py").write_text("A = 1\nB = 2\n")
     (pkg / "other.py").write_text("z = 1\n")
