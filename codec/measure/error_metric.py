@@ -105,6 +105,7 @@ def _pose_errors(
 _qvv_matrix = inlined(qvv_matrix)
 _compose = inlined(compose)
 _shell_error = inlined(affine.shell_error)
+_rounding_margin = inlined(rounding_margin)  # one joint's, from its precision and shell
 
 
 @inlined
@@ -118,16 +119,23 @@ def _local_matrix(rot, tr, sc, i, j, pose, out):
     _qvv_matrix(pose, out)
 
 
+@inlined
+def _pose_matrices(rot, tr, sc, i, parents, pose, out):
+    """out (J, 12): object-space matrices of pose i, by the very operations `_pose_errors`
+    applies to a pose at alpha 0."""
+    for j in range(parents.shape[0]):
+        _local_matrix(rot, tr, sc, i, j, pose, out[j])
+        p = parents[j]
+        if p >= 0:
+            _compose(out[p], out[j], out[j])
+
+
 @kernel
 def _object_matrices(rot, tr, sc, parents, pose, out):
     """out (N, J, 12): object-space matrices of N local poses rot (N, J, 4), tr and sc
-    (N, J, 3), by the very operations `_pose_errors` applies to a pose at alpha 0."""
+    (N, J, 3)."""
     for i in range(rot.shape[0]):
-        for j in range(parents.shape[0]):
-            _local_matrix(rot, tr, sc, i, j, pose, out[i, j])
-            p = parents[j]
-            if p >= 0:
-                _compose(out[i, p], out[i, j], out[i, j])
+        _pose_matrices(rot, tr, sc, i, parents, pose, out[i])
 
 
 @kernel
@@ -151,21 +159,15 @@ def _ends_within(rot, tr, sc, parents, shell, precision, pose, mats):
     every joint), 0 clearly not (over by more than it at some joint), -1 where rounding
     could decide. The error is `errors_against`'s (the first pose raw), the margin's size
     the largest coordinate of either pose's object matrices (J, 12) in mats (2, J, 12)."""
-    last = rot.shape[0] - 1
+    _pose_matrices(rot, tr, sc, 0, parents, pose, mats[0])
+    _pose_matrices(rot, tr, sc, rot.shape[0] - 1, parents, pose, mats[1])
     size = 0.0
-    for side in range(2):
-        i = 0 if side == 0 else last
-        for j in range(parents.shape[0]):
-            _local_matrix(rot, tr, sc, i, j, pose, mats[side, j])
-            p = parents[j]
-            if p >= 0:
-                _compose(mats[side, p], mats[side, j], mats[side, j])
-            for c in range(12):
-                size = max(size, abs(mats[side, j, c]))
+    for v in mats.ravel():
+        size = max(size, abs(v))
     within = 1
     for j in range(parents.shape[0]):
         err = _shell_error(mats[0, j], mats[1, j], shell[j])
-        margin = MARGIN_RELATIVE * precision[j] + MARGIN_SIZE * size * (1.0 + shell[j])
+        margin = _rounding_margin(precision[j], shell[j], size)
         if err > precision[j] + margin:
             return 0
         if not err <= precision[j] - margin:  # NaN too: numpy's arithmetic decides

@@ -19,6 +19,9 @@ from codec.model.affine import qvv_matrix
 from codec.model.clip import Clip
 
 Array = np.ndarray
+# relative: a reach this close to its bound may fall on either side of it with numpy's
+# arccos instead of the kernel's acos (an ulp apart at most)
+ACOS_MARGIN = 1e-12
 
 
 @dataclass(frozen=True, eq=False)
@@ -161,9 +164,9 @@ def _identity_within(rot, tr, sc, parents, distance, bound, stored, strays, scal
             return 1
         if stored[j, 0]:
             reach = ((2.0 * np.arccos(min(strays[j, 0], 1.0))) * distance[j]) * scale[j]
-            if reach <= bound[j] * (1.0 - 1e-12):
+            if reach <= bound[j] * (1.0 - ACOS_MARGIN):
                 return 1
-            if not reach > bound[j] * (1.0 + 1e-12):
+            if not reach > bound[j] * (1.0 + ACOS_MARGIN):
                 unclear = True
     return -1 if unclear else 0
 

@@ -68,7 +68,7 @@ from typing import Any
 import numpy as np
 
 from codec.codecs.acl_style.decoder import CompressedClip, unit_decoded
-from codec.codecs.acl_style.encoder import Compressor, Judge
+from codec.codecs.acl_style.encoder import Compressor, Judge, row_errors
 from codec.codecs.acl_style.keyframe_stripping import StripSettings, rebuild
 from codec.codecs.acl_style.layout import BIND_CODES
 from codec.codecs.base import Encoded, Progress, TrackKind, sample_keys_of
@@ -356,19 +356,13 @@ def _worst_errors(clip: Clip, decoder: CompressedClip | AppliedDecoder) -> Array
     `clip_errors(clip, decoder.decode_source())`, bit for bit. A CompressedClip's rows are
     measured as the decoded Clip would hold them (decoded_clip: unit in float64, then
     exactly_unit) without making that Clip: its checks were a sixth of a two-sample
-    clip's encode, and the measurement after the encode makes it anyway (encoder.row_errors
-    of every sample, without gathering the raw clip's rows: they are all of them)."""
+    clip's encode, and the measurement after the encode makes it anyway."""
     if not isinstance(decoder, CompressedClip):
         return clip_errors(clip, decoder.decode_source(clip.name)).max(axis=0)
     samples = np.arange(clip.num_samples)
     rows = samples.copy()
     rows[decoder.num_samples :] = 0  # a wrapping clip's dropped last sample: the first
-    rot, tr, sc = decoder.decode_rows(rows)
-    sk = clip.skeleton
-    raw = (clip.rotations, clip.translations, clip.scales)  # every row, in order: no gather
-    lossy = (unit_decoded(rot), tr, sc)
-    zeros = np.zeros(len(samples))
-    return array_errors(raw, lossy, samples, zeros, sk.parents, sk.shell_distance).max(axis=0)
+    return row_errors(clip, clip.rotations, None, decoder.decode_rows(rows)).max(axis=0)
 
 
 class _CannotBeStrict(Exception):

@@ -38,10 +38,9 @@ def _decide(
 ):
     """kinds (J, 3) by the tests of the module docstring, and the fixed values f_rot (J, 4),
     f_tr and f_sc (J, 3): each sub-track's constant value where constant, its bind value
-    elsewhere. rot / tr / sc the
-    raw samples, bind / const (J, 10) QVV rows, dropped (J,) the dropped component of each
-    first rotation as a constant, dom_dist and dom_prec (J,) dominant distance and
-    precision. Returns nothing; dropped becomes -1 where the rotation is not constant."""
+    elsewhere. rot / tr / sc the raw samples, bind / const (J, 10) QVV rows, dropped (J,)
+    the dropped component of each first rotation as a constant (made -1 where the rotation
+    is not constant), dom_dist and dom_prec (J,) dominant distance and precision."""
     trial = np.zeros(10)
     use = np.zeros(3, dtype=np.bool_)
     v10 = np.empty((2, 10))

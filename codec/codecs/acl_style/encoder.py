@@ -682,17 +682,23 @@ def _strip(
     return chosen if _saves_bytes(enc, chosen) else none
 
 
-def row_errors(clip: Clip, raw_rot: Array, rows: Array, lossy: keyframe_stripping.Rows) -> Array:
+def row_errors(
+    clip: Clip, raw_rot: Array, rows: Array | None, lossy: keyframe_stripping.Rows
+) -> Array:
     """(N, J) `clip_errors(raw rows, decoded_clip(lossy))` against the raw clip's samples
-    `rows (N,)`, without the two clips: `lossy`'s rotations (taken over) made unit as a
-    decoded Clip would make them, the raw ones `raw_rot (S, J, 4)`. Stripping measures
-    decoded rows this way (and bind_modes' strictness check, on every row)."""
+    `rows (N,)` (None: every sample, in order, not gathered), without the two clips:
+    `lossy`'s rotations (taken over) made unit as a decoded Clip would make them, the raw
+    ones `raw_rot (S, J, 4)`. Stripping and each bind mode's strictness check measure
+    decoded rows this way."""
     rot, tr, sc = lossy
     sk = clip.skeleton
-    raw = (raw_rot[rows], clip.translations[rows], clip.scales[rows])
+    if rows is None:
+        raw = (raw_rot, clip.translations, clip.scales)
+    else:
+        raw = (raw_rot[rows], clip.translations[rows], clip.scales[rows])
     lossy = (unit_decoded(rot), tr, sc)
-    at = np.arange(len(rows))
-    return array_errors(raw, lossy, at, np.zeros(len(rows)), sk.parents, sk.shell_distance)
+    at = np.arange(len(rot))
+    return array_errors(raw, lossy, at, np.zeros(len(rot)), sk.parents, sk.shell_distance)
 
 
 def _rebuilt_errors(clip: Clip, decoder: CompressedClip, retained: Array) -> Array:

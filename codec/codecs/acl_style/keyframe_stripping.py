@@ -54,7 +54,7 @@ from functools import cached_property
 import numpy as np
 
 from codec.jit import inlined, kernel
-from codec.measure.error_metric import MARGIN_RELATIVE, MARGIN_SIZE
+from codec.measure.error_metric import rounding_margin
 from codec.model import affine
 
 Array = np.ndarray
@@ -246,6 +246,7 @@ def _screened(frames: Array, screen: ErrorsOf) -> Array:
 _qvv_matrix = inlined(affine.qvv_matrix)
 _compose = inlined(affine.compose)
 _shell_error = inlined(affine.shell_error)
+_rounding_margin = inlined(rounding_margin)
 
 
 @inlined
@@ -310,7 +311,7 @@ def _over(
         size = _posed(d_rot, d_tr, d_sc, r_rot, r_tr, r_sc, a, b, s, t, parents, lossy, raw, v, w)
         over = False
         for j in range(nj):
-            margin = MARGIN_RELATIVE * precision[j] + MARGIN_SIZE * size * (1.0 + shell[j])
+            margin = _rounding_margin(precision[j], shell[j], size)
             if _shell_error(raw[j], lossy[j], shell[j]) > precision[j] + margin:
                 over = True
                 break
@@ -388,7 +389,7 @@ def _span_bounds(
                     d_rot, d_tr, d_sc, r_rot, r_tr, r_sc, a, b, s, t, parents, lossy, raw, v, w
                 )
                 for j in range(nj):
-                    margin = MARGIN_RELATIVE * precision[j] + MARGIN_SIZE * size * (1.0 + shell[j])
+                    margin = _rounding_margin(precision[j], shell[j], size)
                     e = _shell_error(raw[j], lossy[j], shell[j])
                     low = max(low, (e - margin) / precision[j])
                     high = max(high, (e + margin) / precision[j])

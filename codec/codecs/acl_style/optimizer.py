@@ -119,16 +119,15 @@ def _hierarchy(parents: bytes) -> Hierarchy:
 class TrackTable:
     """The animated tracks (T) in the optimiser's order (rotations, then translations, then
     scales), the same for every segment of a compression: each one's joint and kind (T,),
-    joint j's tracks at joint_tracks[track_ptr[j]:track_ptr[j + 1]] (J + 1,); where each
-    is stored (the payload's joint-major order): order (T,) optimiser position -> stored
-    position and inv its inverse; counts (3,) the animated rotations, translations and
-    scales. All int64."""
+    joint j's tracks at joint_tracks[track_ptr[j]:track_ptr[j + 1]] (J + 1,); inv (T,)
+    the optimiser's position of the track stored at each position (the payload's
+    joint-major order); counts (3,) the animated rotations, translations and scales. All
+    int64."""
 
     joint: Array
     kind: Array
     joint_tracks: Array
     track_ptr: Array
-    order: Array
     inv: Array
     counts: Array
 
@@ -137,16 +136,16 @@ class TrackTable:
         """The table of sub-track kinds (J, 3) (codec.codecs.base.TrackKind)."""
         kinds = np.ascontiguousarray(kinds, dtype=np.uint8)
         num_joints = kinds.shape[0]
-        rows = np.empty((5, 3 * num_joints), dtype=np.int64)  # room for every sub-track
+        rows = np.empty((4, 3 * num_joints), dtype=np.int64)  # room for every sub-track
         track_ptr = np.empty(num_joints + 1, dtype=np.int64)
         counts = np.empty(3, dtype=np.int64)
         t = _track_table(kinds, _ANIMATED, *rows, counts, track_ptr)
-        order, inv, joint, kind, joint_tracks = rows[:, :t]  # contiguous: each a row's start
-        return cls(joint, kind, joint_tracks, track_ptr, order, inv, counts)
+        inv, joint, kind, joint_tracks = rows[:, :t]  # contiguous: each a row's start
+        return cls(joint, kind, joint_tracks, track_ptr, inv, counts)
 
 
 @kernel
-def _track_table(kinds, animated, order, inv, joint, kind, joint_tracks, counts, track_ptr):
+def _track_table(kinds, animated, inv, joint, kind, joint_tracks, counts, track_ptr):
     """TrackTable.of's arrays of kinds (J, 3): the stable sorts numpy's argsort and
     searchsorted made, as the counting they are. Returns how many tracks (T) it wrote at
     the start of the (J * 3,) arrays."""
@@ -164,7 +163,6 @@ def _track_table(kinds, animated, order, inv, joint, kind, joint_tracks, counts,
         counts[k] = 0
         for j in range(num_joints):
             if kinds[j, k] == animated:
-                order[t] = stored[j, k]
                 inv[stored[j, k]] = t
                 joint[t] = j
                 kind[t] = k

@@ -93,7 +93,6 @@ def test_the_track_table_is_the_stable_sorts_of_the_kinds() -> None:
         joint_tracks = np.argsort(joint, kind="stable")
         table = optimizer.TrackTable.of(kinds)
         expected = {
-            "order": order,
             "inv": np.argsort(order),
             "joint": joint,
             "kind": stored[order, 1],
